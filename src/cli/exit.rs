@@ -1,0 +1,48 @@
+//! The exit-code policy, in one place.
+//!
+//! 0 success (all jobs accepted), 1 some job failed or was rejected, 2 the
+//! command could not do what was asked (usage, manifest, configuration, an
+//! illegal transition, or a log that cannot be read), 130 interrupted by
+//! Ctrl-C with state saved.
+
+use std::process::ExitCode;
+
+/// How a command that ran to its end went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    Success,
+    JobsFailed,
+    Interrupted,
+}
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Maps a command's result to the process exit code, printing errors as one
+/// line on stderr.
+pub fn exit_code(result: anyhow::Result<Completion>) -> ExitCode {
+    match result {
+        Ok(Completion::Success) => ExitCode::SUCCESS,
+        Ok(Completion::JobsFailed) => ExitCode::from(EXIT_FAILED),
+        Ok(Completion::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
+        Err(err) => {
+            eprintln!("error: {}", one_line(&err));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// The error chain joined into one line, without repeating a cause that the
+/// outer message already quotes.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text.replace('\n', " ")
+}

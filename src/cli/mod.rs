@@ -1,0 +1,33 @@
+//! The command-line edge: parse arguments once, dispatch to a command, map
+//! the result to an exit code. The only layer that prints.
+
+mod args;
+mod exit;
+mod lifecycle;
+mod status;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
+
+/// Entry point used by `main`.
+pub fn main() -> ExitCode {
+    exit_code(run(Cli::parse()))
+}
+
+/// Runs one parsed command.
+pub fn run(cli: Cli) -> anyhow::Result<Completion> {
+    match cli.command {
+        Command::Enqueue { data, id, attempts } => lifecycle::enqueue(&data, &id, attempts),
+        Command::Status { data, json } => status::status(&data, json),
+        Command::Watch { data, interval_ms } => {
+            status::watch(&data, Duration::from_millis(interval_ms))
+        }
+        Command::Cancel { data, id } => lifecycle::cancel(&data, &id),
+        Command::Retry { data, id } => lifecycle::retry(&data, &id),
+    }
+}

@@ -1,0 +1,69 @@
+//! `status` and `watch`: read-only views of the log.
+
+use std::collections::HashSet;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use super::exit::Completion;
+use crate::lifecycle::{DataDir, is_live};
+use crate::log::{Snapshot, read_snapshot};
+use crate::status::{StatusView, render_json, render_notes, render_text};
+
+/// Replays the log and asks the OS which open attempts still have a runner.
+fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
+    let snapshot: Snapshot = read_snapshot(&dir.log())?;
+    let stale: HashSet<(String, u32)> = snapshot
+        .state
+        .jobs()
+        .iter()
+        .filter_map(|job| job.open_attempt.map(|open| (job.id.clone(), open.attempt)))
+        .filter(|(id, attempt)| !is_live(&dir.lease(id, *attempt)))
+        .collect();
+    Ok(StatusView::new(&snapshot, &stale))
+}
+
+pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
+    let view = view(&DataDir::new(data))?;
+    if json {
+        println!("{}", render_json(&view));
+    } else {
+        print!("{}", render_text(&view));
+        for note in render_notes(&view) {
+            eprintln!("{note}");
+        }
+    }
+    Ok(Completion::Success)
+}
+
+pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
+    let dir = DataDir::new(data);
+    let tty = std::io::stdout().is_terminal();
+    let mut last = String::new();
+    loop {
+        let view = view(&dir)?;
+        let mut frame = render_text(&view);
+        for note in render_notes(&view) {
+            frame.push_str(&note);
+            frame.push('\n');
+        }
+        if frame != last {
+            let mut out = std::io::stdout().lock();
+            if tty {
+                // Home the cursor and clear the screen, then draw the frame.
+                write!(out, "\x1b[H\x1b[2J{frame}")?;
+            } else {
+                if !last.is_empty() {
+                    writeln!(out)?;
+                }
+                write!(out, "{frame}")?;
+            }
+            out.flush()?;
+            last = frame;
+        }
+        if view.all_terminal() {
+            return Ok(Completion::Success);
+        }
+        std::thread::sleep(interval);
+    }
+}

@@ -1,0 +1,9 @@
+//! agent-runtime: runs automated coding tasks with language models on a
+//! short leash. See `docs/architecture.md` for the module map.
+
+pub mod cancel;
+pub mod cli;
+pub mod lifecycle;
+pub mod log;
+pub mod state;
+pub mod status;

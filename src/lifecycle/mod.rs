@@ -1,0 +1,15 @@
+//! Job lifecycle on a data directory: ids, paths, leases and the operations
+//! (enqueue, claim, finish, cancel, retry) that append to the log. It decides
+//! nothing itself (the state reducer does) and never prints.
+
+mod cancel_watch;
+mod data_dir;
+mod job_id;
+mod lease;
+mod store;
+
+pub use cancel_watch::{CANCEL_POLL_INTERVAL, watch_for_cancel};
+pub use data_dir::DataDir;
+pub use job_id::{IdError, MAX_ID_LEN, validate_id};
+pub use lease::{Lease, LeaseError, is_live};
+pub use store::{Claim, Store, StoreError};

@@ -1,0 +1,220 @@
+//! The lifecycle operations a runner or a user performs on a data directory,
+//! each one transaction on the log. Every transaction first records attempts
+//! whose runner is gone (a running attempt without a live lease) as
+//! interrupted, so the next writer always notices a crash.
+
+use std::path::PathBuf;
+
+use super::data_dir::DataDir;
+use super::job_id::{IdError, validate_id};
+use super::lease::{Lease, LeaseError, is_live};
+use crate::log::{Event, FailureKind, Follower, LogError, LogWriter, Outcome, Record, Tx};
+use crate::state::{Illegal, State};
+
+/// Failures of lifecycle operations.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Id(#[from] IdError),
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    #[error("failed to create data directory {}: {source}", .path.display())]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl From<Illegal> for StoreError {
+    fn from(e: Illegal) -> Self {
+        StoreError::Log(LogError::Illegal(e))
+    }
+}
+
+/// A writer's handle on a data directory.
+#[derive(Debug)]
+pub struct Store {
+    dir: DataDir,
+    writer: LogWriter,
+}
+
+/// A claimed attempt. The lease is held until the claim is finished or dropped.
+#[derive(Debug)]
+pub struct Claim {
+    pub job: String,
+    pub attempt: u32,
+    lease: Lease,
+    /// Log offset and `seq` just after the claim, where a follower starts.
+    follow_from: (u64, u64),
+}
+
+impl Claim {
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+}
+
+impl Store {
+    /// Opens the data directory (creating it and its log if needed).
+    pub fn open(dir: DataDir) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir.root()).map_err(|source| StoreError::DataDir {
+            path: dir.root().to_path_buf(),
+            source,
+        })?;
+        let mut writer = LogWriter::open(&dir.log())?;
+        let leases = dir.clone();
+        writer.transact(|tx| reap_interrupted(tx, &leases))?;
+        Ok(Store { dir, writer })
+    }
+
+    pub fn dir(&self) -> &DataDir {
+        &self.dir
+    }
+
+    /// The state as of the last transaction.
+    pub fn state(&self) -> &State {
+        self.writer.state()
+    }
+
+    /// Runs `f` in a transaction that first reaps interrupted attempts.
+    pub fn transact<T>(
+        &mut self,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let dir = &self.dir;
+        self.writer.transact(|tx| {
+            reap_interrupted(tx, dir)?;
+            f(tx)
+        })
+    }
+
+    /// Enqueues a bare job. Returns false (and writes nothing) if the id exists.
+    pub fn enqueue(&mut self, id: &str, max_attempts: u32) -> Result<bool, StoreError> {
+        validate_id(id)?;
+        self.transact(|tx| {
+            if tx.state().job(id).is_some() {
+                return Ok(false);
+            }
+            tx.append(Some(id), None, Event::Enqueued { max_attempts })?;
+            Ok(true)
+        })
+    }
+
+    /// Durably cancels a queued or running job. The runner owning a running
+    /// attempt notices through its [`Follower`] and stops.
+    pub fn cancel(&mut self, id: &str) -> Result<(), StoreError> {
+        validate_id(id)?;
+        self.transact(|tx| {
+            tx.append(Some(id), None, Event::Cancelled {})?;
+            Ok(())
+        })
+    }
+
+    /// Requeues a failed job with attempts left; returns the next attempt number.
+    pub fn retry(&mut self, id: &str) -> Result<u32, StoreError> {
+        validate_id(id)?;
+        self.transact(|tx| {
+            tx.append(Some(id), None, Event::Retried {})?;
+            Ok(tx.state().job(id).map_or(1, |j| j.attempts_started + 1))
+        })
+    }
+
+    /// Starts the next attempt of a queued job: takes its lease, then records
+    /// the start, both under the log lock.
+    pub fn claim(&mut self, id: &str) -> Result<Claim, StoreError> {
+        validate_id(id)?;
+        let dir = self.dir.clone();
+        let (attempt, lease, record) = self.transact(|tx| {
+            let job = tx
+                .state()
+                .job(id)
+                .ok_or_else(|| Illegal::UnknownJob(id.to_string()))?;
+            let attempt = job.attempts_started + 1;
+            // Check before taking a lease so an illegal claim leaves no file.
+            let probe = Record {
+                seq: tx.state().last_seq + 1,
+                ts_ms: 0,
+                job: Some(id.to_string()),
+                attempt: Some(attempt),
+                event: Event::AttemptStarted {
+                    pid: std::process::id(),
+                },
+            };
+            tx.state().check(&probe)?;
+            let lease = Lease::acquire(&dir.lease(id, attempt))?;
+            let record = tx.append(Some(id), Some(attempt), probe.event)?;
+            Ok((attempt, lease, record))
+        })?;
+        Ok(Claim {
+            job: id.to_string(),
+            attempt,
+            lease,
+            follow_from: (self.writer.offset(), record.seq),
+        })
+    }
+
+    /// Records the end of a claimed attempt and releases its lease.
+    pub fn finish(
+        &mut self,
+        claim: Claim,
+        outcome: Outcome,
+        failure_kind: Option<FailureKind>,
+    ) -> Result<(), StoreError> {
+        self.transact(|tx| {
+            tx.append(
+                Some(&claim.job),
+                Some(claim.attempt),
+                Event::AttemptFinished {
+                    outcome,
+                    failure_kind,
+                },
+            )?;
+            Ok(())
+        })?;
+        drop(claim);
+        Ok(())
+    }
+
+    /// Appends one event outside the lifecycle helpers.
+    pub fn append(
+        &mut self,
+        job: Option<&str>,
+        attempt: Option<u32>,
+        event: Event,
+    ) -> Result<Record, StoreError> {
+        self.transact(|tx| Ok(tx.append(job, attempt, event)?))
+    }
+
+    /// A follower positioned just after the claim's start record, to watch for
+    /// events other processes append (such as a cancel).
+    pub fn follower(&self, claim: &Claim) -> Result<Follower, StoreError> {
+        let (offset, seq) = claim.follow_from;
+        // Our writer keeps line number == seq, so the next line is seq + 1.
+        Ok(Follower::new(&self.dir.log(), offset, seq + 1, seq)?)
+    }
+
+    /// Flushes grouped events.
+    pub fn sync(&mut self) -> Result<(), StoreError> {
+        Ok(self.writer.sync()?)
+    }
+}
+
+/// Records every open attempt whose lease nobody holds as interrupted.
+fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
+    let stale: Vec<(String, u32, u32)> = tx
+        .state()
+        .jobs()
+        .iter()
+        .filter_map(|job| {
+            job.open_attempt
+                .map(|open| (job.id.clone(), open.attempt, open.pid))
+        })
+        .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))
+        .collect();
+    for (id, attempt, pid) in stale {
+        tx.append(Some(&id), Some(attempt), Event::AttemptInterrupted { pid })?;
+    }
+    Ok(())
+}

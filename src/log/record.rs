@@ -1,0 +1,222 @@
+//! One line of the log: the frame (`crc`, `v`, `seq`, `ts`, `job`, `attempt`)
+//! around an [`Event`], and its encoding with a CRC32 that covers every byte
+//! of the record except the checksum itself.
+//!
+//! A line looks like
+//! `{"crc":"1c291ca3","v":1,"seq":7,"ts":1764410000123,"job":"a","attempt":1,"type":"attempt_started","pid":42}`.
+//! The checksum is computed over the same line with the leading
+//! `"crc":"........",` removed, i.e. over `{"v":1,...}`, so a reader can verify
+//! it without re-serializing anything.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::Event;
+
+/// The log format version this build writes and the newest it can read.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The fixed prefix of every line, up to the checksum digits.
+const CRC_PREFIX: &[u8] = br#"{"crc":""#;
+/// Prefix + 8 hex digits + `",`.
+const FRAME_LEN: usize = CRC_PREFIX.len() + 8 + 2;
+
+/// A decoded log record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Strictly increasing across the log, starting at 1.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch when the writer appended it.
+    pub ts_ms: u64,
+    /// The job the event belongs to (absent for log-level events).
+    pub job: Option<String>,
+    /// The attempt the event belongs to, 1-based (absent outside attempts).
+    pub attempt: Option<u32>,
+    pub event: Event,
+}
+
+#[derive(Serialize)]
+struct WireOut<'a> {
+    v: u32,
+    seq: u64,
+    ts: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+#[derive(Deserialize)]
+struct WireIn {
+    v: u32,
+    seq: u64,
+    ts: u64,
+    #[serde(default)]
+    job: Option<String>,
+    #[serde(default)]
+    attempt: Option<u32>,
+    #[serde(flatten)]
+    event: Event,
+}
+
+/// Why one complete line could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not valid UTF-8")]
+    NotUtf8,
+    #[error("not a record frame (expected it to start with {{\"crc\":\"XXXXXXXX\",)")]
+    BadFrame,
+    #[error("checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    Checksum { stored: u32, computed: u32 },
+    #[error(
+        "format version {0} is newer than this build reads ({FORMAT_VERSION}); upgrade agent-runtime"
+    )]
+    NewerVersion(u32),
+    #[error("invalid record: {0}")]
+    Json(String),
+}
+
+impl Record {
+    /// Encodes the record as one line, including the trailing newline.
+    pub fn encode(&self) -> Vec<u8> {
+        let wire = WireOut {
+            v: FORMAT_VERSION,
+            seq: self.seq,
+            ts: self.ts_ms,
+            job: self.job.as_deref(),
+            attempt: self.attempt,
+            event: &self.event,
+        };
+        // Serializing plain data structs into a Vec cannot fail; fall back to
+        // an empty object rather than panicking so the type stays total.
+        let body = serde_json::to_vec(&wire).unwrap_or_else(|_| b"{}".to_vec());
+        let crc = crc32fast::hash(&body);
+        let mut line = Vec::with_capacity(body.len() + FRAME_LEN + 1);
+        line.extend_from_slice(CRC_PREFIX);
+        line.extend_from_slice(format!("{crc:08x}").as_bytes());
+        line.extend_from_slice(b"\",");
+        // body starts with '{', which the frame already opened.
+        line.extend_from_slice(body.get(1..).unwrap_or_default());
+        line.push(b'\n');
+        line
+    }
+
+    /// Decodes one line (without its newline), verifying the checksum first.
+    pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
+        let text = std::str::from_utf8(line).map_err(|_| DecodeError::NotUtf8)?;
+        let stored = parse_frame(line).ok_or(DecodeError::BadFrame)?;
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(b"{");
+        hasher.update(&line[FRAME_LEN..]);
+        let computed = hasher.finalize();
+        if computed != stored {
+            return Err(DecodeError::Checksum { stored, computed });
+        }
+        let wire: WireIn = serde_json::from_str(text).map_err(|e| {
+            // A newer writer may use event types this build does not know;
+            // say so instead of a confusing "unknown variant".
+            match peek_version(text) {
+                Some(v) if v > FORMAT_VERSION => DecodeError::NewerVersion(v),
+                _ => DecodeError::Json(e.to_string()),
+            }
+        })?;
+        if wire.v > FORMAT_VERSION {
+            return Err(DecodeError::NewerVersion(wire.v));
+        }
+        Ok(Record {
+            seq: wire.seq,
+            ts_ms: wire.ts,
+            job: wire.job,
+            attempt: wire.attempt,
+            event: wire.event,
+        })
+    }
+}
+
+/// Returns the stored checksum if the line starts with a well-formed frame.
+fn parse_frame(line: &[u8]) -> Option<u32> {
+    if line.len() < FRAME_LEN + 1 || !line.starts_with(CRC_PREFIX) {
+        return None;
+    }
+    let hex = &line[CRC_PREFIX.len()..CRC_PREFIX.len() + 8];
+    if &line[CRC_PREFIX.len() + 8..FRAME_LEN] != b"\"," {
+        return None;
+    }
+    let hex = std::str::from_utf8(hex).ok()?;
+    u32::from_str_radix(hex, 16).ok()
+}
+
+fn peek_version(text: &str) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct V {
+        v: u32,
+    }
+    serde_json::from_str::<V>(text).ok().map(|v| v.v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::event::{FailureKind, Outcome};
+
+    fn sample() -> Record {
+        Record {
+            seq: 7,
+            ts_ms: 1_764_410_000_123,
+            job: Some("demo-task".into()),
+            attempt: Some(1),
+            event: Event::AttemptFinished {
+                outcome: Outcome::Failed,
+                failure_kind: Some(FailureKind::VerifyFailed),
+            },
+        }
+    }
+
+    fn strip_newline(mut line: Vec<u8>) -> Vec<u8> {
+        assert_eq!(line.pop(), Some(b'\n'));
+        line
+    }
+
+    #[test]
+    fn round_trips_and_is_plain_json() {
+        let line = strip_newline(sample().encode());
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["type"], "attempt_finished");
+        assert_eq!(value["v"], 1);
+        assert_eq!(Record::decode(&line).unwrap(), sample());
+    }
+
+    #[test]
+    fn every_single_byte_flip_is_detected() {
+        let line = strip_newline(sample().encode());
+        for i in 0..line.len() {
+            let mut bad = line.clone();
+            bad[i] ^= 0x01;
+            assert!(
+                Record::decode(&bad).is_err(),
+                "flip at byte {i} went unnoticed"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_non_utf8_and_bad_frames() {
+        assert_eq!(Record::decode(b"\xff\xfe"), Err(DecodeError::NotUtf8));
+        assert_eq!(Record::decode(br#"{"v":1}"#), Err(DecodeError::BadFrame));
+    }
+
+    #[test]
+    fn newer_versions_are_named() {
+        let body = br#"{"v":9,"seq":1,"ts":1,"type":"from_the_future"}"#;
+        let crc = crc32fast::hash(body);
+        let line = format!(
+            r#"{{"crc":"{crc:08x}",{}"#,
+            std::str::from_utf8(&body[1..]).unwrap()
+        );
+        assert_eq!(
+            Record::decode(line.as_bytes()),
+            Err(DecodeError::NewerVersion(9))
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! The only code that appends to a log.
+//!
+//! Every append happens inside [`LogWriter::transact`]: take the exclusive OS
+//! lock, catch up on whatever other writers appended since we last looked
+//! (repairing a torn tail if a writer died mid-record), let the caller check
+//! the replayed state and append events, each validated by the reducer and
+//! written with one `write`, then `fsync` if any of them changed a job's
+//! state, and release the lock.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::error::LogError;
+use super::event::Event;
+use super::record::Record;
+use super::scan::scan;
+use crate::state::State;
+
+/// Non-transition events are synced at least this often.
+const GROUP_SYNC_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// An open log plus the state replayed from it.
+#[derive(Debug)]
+pub struct LogWriter {
+    path: PathBuf,
+    file: File,
+    /// Bytes of the log already replayed into `state`.
+    offset: u64,
+    /// Line number of the next line to read or write.
+    next_line: u64,
+    state: State,
+    unsynced: bool,
+    last_sync: Instant,
+}
+
+/// The open transaction handed to [`LogWriter::transact`] callers.
+#[derive(Debug)]
+pub struct Tx<'a> {
+    writer: &'a mut LogWriter,
+    transitions: bool,
+}
+
+impl LogWriter {
+    /// Opens (creating if needed) the log at `path` and replays it, repairing
+    /// a torn tail under the lock.
+    pub fn open(path: &Path) -> Result<LogWriter, LogError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(LogError::io("create", parent))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(LogError::io("open", path))?;
+        let mut writer = LogWriter {
+            path: path.to_path_buf(),
+            file,
+            offset: 0,
+            next_line: 1,
+            state: State::default(),
+            unsynced: false,
+            last_sync: Instant::now(),
+        };
+        writer.transact(|_| Ok::<(), LogError>(()))?;
+        Ok(writer)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The state as of the last transaction (other writers may have appended since).
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Byte offset of the end of the replayed log.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Runs `f` under the exclusive lock with the state fully caught up.
+    pub fn transact<T, E: From<LogError>>(
+        &mut self,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.file.lock().map_err(LogError::io("lock", &self.path))?;
+        let result = self.locked(f);
+        // Unlocking also happens when the descriptor closes; an error here
+        // leaves nothing inconsistent, so report the transaction's own result.
+        let _ = self.file.unlock();
+        result
+    }
+
+    fn locked<T, E: From<LogError>>(
+        &mut self,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.catch_up()?;
+        let mut tx = Tx {
+            writer: self,
+            transitions: false,
+        };
+        let result = f(&mut tx);
+        let transitions = tx.transitions;
+        if transitions || (self.unsynced && self.last_sync.elapsed() >= GROUP_SYNC_INTERVAL) {
+            self.sync()?;
+        }
+        result
+    }
+
+    /// Flushes appended events to disk.
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        if self.unsynced {
+            self.file
+                .sync_data()
+                .map_err(LogError::io("sync", &self.path))?;
+            self.unsynced = false;
+            self.last_sync = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// Replays what other writers appended; cuts off a torn tail. Must hold the lock.
+    fn catch_up(&mut self) -> Result<(), LogError> {
+        let len = self
+            .file
+            .metadata()
+            .map_err(LogError::io("stat", &self.path))?
+            .len();
+        if len < self.offset {
+            return Err(LogError::Io {
+                action: "read",
+                path: self.path.clone(),
+                source: std::io::Error::other(format!(
+                    "the log shrank from {} to {len} bytes while open",
+                    self.offset
+                )),
+            });
+        }
+        if len == self.offset {
+            return Ok(());
+        }
+        let mut bytes = vec![0; (len - self.offset) as usize];
+        self.file
+            .read_exact_at(&mut bytes, self.offset)
+            .map_err(LogError::io("read", &self.path))?;
+        let scanned = scan(&bytes, self.next_line, self.state.last_seq).map_err(|corruption| {
+            LogError::Corrupt {
+                path: self.path.clone(),
+                corruption,
+            }
+        })?;
+        for record in &scanned.records {
+            // Records in the log were validated by their writer; an illegal one
+            // can only come from a foreign writer. Replay the rest like readers do.
+            if self.state.apply(record).is_err() {
+                self.state.last_seq = record.seq;
+            }
+        }
+        self.offset += scanned.good_len;
+        self.next_line += scanned.records.len() as u64;
+        if let Some(torn) = scanned.torn {
+            self.file
+                .set_len(self.offset)
+                .map_err(LogError::io("truncate", &self.path))?;
+            let mut tx = Tx {
+                writer: self,
+                transitions: false,
+            };
+            tx.append(
+                None,
+                None,
+                Event::LogRepaired {
+                    line: torn.line,
+                    dropped_bytes: torn.bytes,
+                },
+            )?;
+            self.sync_now()?;
+        }
+        Ok(())
+    }
+
+    fn sync_now(&mut self) -> Result<(), LogError> {
+        self.unsynced = true;
+        self.sync()
+    }
+}
+
+impl Tx<'_> {
+    /// The replayed state, including events appended in this transaction.
+    pub fn state(&self) -> &State {
+        &self.writer.state
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.writer.path
+    }
+
+    /// Validates `event` against the state and appends it as one `write`.
+    pub fn append(
+        &mut self,
+        job: Option<&str>,
+        attempt: Option<u32>,
+        event: Event,
+    ) -> Result<Record, LogError> {
+        let w = &mut *self.writer;
+        let record = Record {
+            seq: w.state.last_seq + 1,
+            ts_ms: now_ms(),
+            job: job.map(str::to_string),
+            attempt,
+            event,
+        };
+        w.state.check(&record)?;
+        let line = record.encode();
+        // O_APPEND puts the record at the end; the lock keeps writers apart.
+        w.file
+            .write_all(&line)
+            .map_err(LogError::io("append to", &w.path))?;
+        w.state.apply(&record)?;
+        w.offset += line.len() as u64;
+        w.next_line += 1;
+        w.unsynced = true;
+        self.transitions |= record.event.is_transition();
+        Ok(record)
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        // Best effort: grouped events not yet synced reach the disk.
+        let _ = self.sync();
+    }
+}

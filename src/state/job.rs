@@ -1,0 +1,79 @@
+//! What the log says about one job.
+
+use serde::Serialize;
+
+use crate::log::{FailureKind, Outcome};
+
+/// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the job will not change again without a user command.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An attempt that started and has not been recorded as finished or interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OpenAttempt {
+    pub attempt: u32,
+    /// The runner's process id, for humans; liveness is decided by the lease.
+    pub pid: u32,
+}
+
+/// The replayed state of one job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    pub id: String,
+    pub state: JobState,
+    pub max_attempts: u32,
+    /// Attempts started so far, including interrupted ones.
+    pub attempts_started: u32,
+    /// The attempt currently holding (or supposed to hold) a lease.
+    pub open_attempt: Option<OpenAttempt>,
+    /// Why the most recent attempt failed, if it did.
+    pub failure_kind: Option<FailureKind>,
+    /// Outcome of the most recent finished attempt.
+    pub last_outcome: Option<Outcome>,
+    /// Type of the last event recorded for this job.
+    pub last_event: &'static str,
+    /// `seq` of the last event recorded for this job.
+    pub last_seq: u64,
+    pub enqueued_ms: u64,
+    pub updated_ms: u64,
+}
+
+impl Job {
+    /// Whether `retry` may requeue the job.
+    pub fn attempts_remain(&self) -> bool {
+        self.attempts_started < self.max_attempts
+    }
+}

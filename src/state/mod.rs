@@ -1,0 +1,8 @@
+//! Job state as a pure fold over log records. No I/O: the reducer is the one
+//! place that decides which lifecycle transitions are legal.
+
+mod job;
+mod reducer;
+
+pub use job::{Job, JobState, OpenAttempt};
+pub use reducer::{Illegal, State, replay};

@@ -1,0 +1,211 @@
+//! Rows and their renderings.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::log::Snapshot;
+use crate::state::Job;
+
+/// Version of the `status --json` document.
+pub const STATUS_SCHEMA_VERSION: u32 = 1;
+
+/// One job as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusRow {
+    pub id: String,
+    pub family: String,
+    pub state: String,
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub steps: u32,
+    pub last_event: String,
+    pub failure_kind: Option<String>,
+    pub acceptance: Option<String>,
+    /// The open attempt's runner is gone; the next writer records it interrupted.
+    pub stale_lease: bool,
+}
+
+/// Everything `status` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusView {
+    pub schema_version: u32,
+    pub log: String,
+    pub events: u64,
+    pub jobs: Vec<StatusRow>,
+    /// `{line, bytes}` of an unterminated last line, if any.
+    pub torn_tail: Option<serde_json::Value>,
+    /// `{line, dropped_bytes}` of each torn tail a writer cut off.
+    pub repairs: Vec<serde_json::Value>,
+    /// Events the reducer refused on replay, as `seq: reason`.
+    pub anomalies: Vec<String>,
+}
+
+impl StatusView {
+    /// Builds the view; `stale` holds `(job, attempt)` pairs without a live lease.
+    pub fn new(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
+        let jobs = snapshot
+            .state
+            .jobs()
+            .iter()
+            .map(|job| row(job, stale))
+            .collect();
+        StatusView {
+            schema_version: STATUS_SCHEMA_VERSION,
+            log: snapshot.path.display().to_string(),
+            events: snapshot.events,
+            jobs,
+            torn_tail: snapshot
+                .torn
+                .as_ref()
+                .map(|t| serde_json::json!({"line": t.line, "bytes": t.bytes})),
+            repairs: snapshot
+                .state
+                .repairs
+                .iter()
+                .map(|(line, bytes)| serde_json::json!({"line": line, "dropped_bytes": bytes}))
+                .collect(),
+            anomalies: snapshot
+                .anomalies
+                .iter()
+                .map(|(seq, e)| format!("seq {seq}: {e}"))
+                .collect(),
+        }
+    }
+
+    /// Whether every job is terminal (and there is at least one).
+    pub fn all_terminal(&self) -> bool {
+        !self.jobs.is_empty()
+            && self
+                .jobs
+                .iter()
+                .all(|j| matches!(j.state.as_str(), "succeeded" | "failed" | "cancelled"))
+    }
+}
+
+fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
+    let stale_lease = job
+        .open_attempt
+        .is_some_and(|open| stale.contains(&(job.id.clone(), open.attempt)));
+    StatusRow {
+        id: job.id.clone(),
+        family: job.id.clone(),
+        state: job.state.as_str().to_string(),
+        attempt: job.attempts_started,
+        max_attempts: job.max_attempts,
+        steps: 0,
+        last_event: job.last_event.to_string(),
+        failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        acceptance: None,
+        stale_lease,
+    }
+}
+
+/// The human table, then notes about the log itself.
+pub fn render_text(view: &StatusView) -> String {
+    let headers = [
+        "JOB",
+        "FAMILY",
+        "STATE",
+        "ATTEMPT",
+        "STEPS",
+        "LAST",
+        "FAILURE",
+        "ACCEPTANCE",
+    ];
+    let cells: Vec<[String; 8]> = view
+        .jobs
+        .iter()
+        .map(|r| {
+            [
+                r.id.clone(),
+                r.family.clone(),
+                if r.stale_lease {
+                    format!("{} (runner gone)", r.state)
+                } else {
+                    r.state.clone()
+                },
+                format!("{}/{}", r.attempt, r.max_attempts),
+                r.steps.to_string(),
+                r.last_event.clone(),
+                r.failure_kind.clone().unwrap_or_else(|| "-".into()),
+                r.acceptance.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(str::len);
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |fields: &[&str]| {
+        let mut text = String::new();
+        for (i, (field, width)) in fields.iter().zip(widths).enumerate() {
+            if i + 1 == fields.len() {
+                text.push_str(field);
+            } else {
+                let _ = write!(text, "{field:<width$}  ");
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&headers);
+    for row in &cells {
+        line(&row.each_ref().map(String::as_str));
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for r in &view.jobs {
+        match counts.iter_mut().find(|(s, _)| *s == r.state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&r.state, 1)),
+        }
+    }
+    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let _ = writeln!(
+        out,
+        "{} job{}{}{}",
+        view.jobs.len(),
+        if view.jobs.len() == 1 { "" } else { "s" },
+        if summary.is_empty() { "" } else { ": " },
+        summary.join(", ")
+    );
+    out
+}
+
+/// Notes about the log itself (torn tail, repairs, anomalies, stale leases), one per line.
+pub fn render_notes(view: &StatusView) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(t) = &view.torn_tail {
+        notes.push(format!(
+            "note: the log's last line ({} bytes at line {}) is torn, a write cut short; the next writer will repair it",
+            t["bytes"], t["line"]
+        ));
+    }
+    for r in &view.repairs {
+        notes.push(format!(
+            "note: a writer repaired a torn tail at line {} ({} bytes dropped)",
+            r["line"], r["dropped_bytes"]
+        ));
+    }
+    for a in &view.anomalies {
+        notes.push(format!(
+            "warning: the log holds an illegal event, ignored on replay: {a}"
+        ));
+    }
+    for r in view.jobs.iter().filter(|r| r.stale_lease) {
+        notes.push(format!(
+            "note: job {} attempt {} has no live runner; the next writer will record it interrupted",
+            r.id, r.attempt
+        ));
+    }
+    notes
+}
+
+/// The `--json` document.
+pub fn render_json(view: &StatusView) -> String {
+    serde_json::to_string_pretty(view).unwrap_or_default()
+}
