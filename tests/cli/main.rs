@@ -1,1 +1,6 @@
-//! Integration tests: drive the real binary.
+//! Integration tests: drive the real binary in temporary directories.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+mod lifecycle;
+mod log_integrity;

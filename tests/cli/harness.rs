@@ -1,0 +1,141 @@
+//! A small fluent harness around the real `agent-runtime` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_agent-runtime");
+
+/// A temporary working directory with a data dir inside it.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `DATA` as used on the command line.
+    pub fn data(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    pub fn log(&self) -> PathBuf {
+        self.data().join("events.log")
+    }
+
+    pub fn log_bytes(&self) -> Vec<u8> {
+        std::fs::read(self.log()).unwrap_or_default()
+    }
+
+    /// Runs `agent-runtime ARGS...` with `DATA` substituted for the data dir.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let data = self.data();
+        let args: Vec<&std::ffi::OsStr> = args
+            .iter()
+            .map(|a| {
+                if *a == "DATA" {
+                    data.as_os_str()
+                } else {
+                    std::ffi::OsStr::new(a)
+                }
+            })
+            .collect();
+        let output = Command::new(BIN)
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        Run::from(output)
+    }
+}
+
+/// What one invocation did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert_eq!(self.code, 0, "expected success: {self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn code(self, code: i32) -> Run {
+        assert_eq!(self.code, code, "unexpected exit code: {self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_has(self, needle: &str) -> Run {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}: {self:#?}"
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(self, needle: &str) -> Run {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}: {self:#?}"
+        );
+        self
+    }
+
+    /// Exactly one line on stderr.
+    #[track_caller]
+    pub fn one_line_error(self) -> Run {
+        assert_eq!(
+            self.stderr.trim_end().lines().count(),
+            1,
+            "not a one-line error: {self:#?}"
+        );
+        assert!(self.stderr.starts_with("error: "), "{self:#?}");
+        self
+    }
+}
+
+/// The state column of `status --json` for one job.
+pub fn job_state(sb: &Sandbox, id: &str) -> String {
+    let run = sb.run(&["status", "DATA", "--json"]).ok();
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] == id)
+        .map(|j| j["state"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// Every line of the log parsed as JSON.
+pub fn log_lines(sb: &Sandbox) -> Vec<serde_json::Value> {
+    String::from_utf8(sb.log_bytes())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
