@@ -108,6 +108,7 @@ fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
     writeln!(out, "timed_out={}", outcome.timed_out)?;
     writeln!(out, "cancelled={}", outcome.cancelled)?;
     writeln!(out, "leaked={}", outcome.leaked)?;
+    writeln!(out, "drain_timed_out={}", outcome.drain_timed_out)?;
     writeln!(out, "sandbox={}", outcome.sandbox_layers.join(","))?;
     if let Some(kib) = peak_rss_kib() {
         writeln!(out, "peak_rss_kib={kib}")?;

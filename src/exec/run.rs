@@ -1,6 +1,7 @@
 //! Running one command: check, resolve, sandbox, spawn, watch for timeout
 //! and cancel, kill the group, drain, report.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -73,7 +74,6 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
             return Err(err);
         }
     };
-    use std::os::unix::process::ExitStatusExt;
     Ok(ExecOutcome {
         program,
         resolved,

@@ -298,3 +298,25 @@ fn the_library_refuses_what_the_rules_do_not_allow() {
     assert!(matches!(err, ExecError::Refused(Refusal::NoMatch { .. })));
     assert_eq!(err.kind(), "refused");
 }
+
+#[test]
+fn a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time() {
+    if !Path::new("/usr/bin/setsid").exists() {
+        eprintln!(
+            "skipping a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time: no setsid"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The sleeper leaves the group (new session) but keeps stdout open.
+    let start = Instant::now();
+    let out = exec(
+        dir.path(),
+        &["--", "sh", "-c", "setsid sleep 5 & echo done"],
+    );
+    let elapsed = start.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(field(&out, "drain_timed_out"), "true");
+    assert!(stdout(&out).contains("done"));
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+}

@@ -251,3 +251,19 @@ fn a_denied_path_inside_a_grant_is_refused() {
     req.sandbox.deny = vec![l.sibling.clone()];
     assert!(run(&req, &CancelToken::new()).unwrap().success());
 }
+
+#[test]
+fn doctor_reports_every_layer_and_what_auto_uses() {
+    let out = Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report = text(&out);
+    for prefix in ["landlock: ", "network: ", "rlimits: ", "auto=", "required="] {
+        assert!(
+            report.lines().any(|l| l.starts_with(prefix)),
+            "no {prefix} in:\n{report}"
+        );
+    }
+}
