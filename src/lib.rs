@@ -3,7 +3,10 @@
 
 pub mod cancel;
 pub mod cli;
+pub mod exec;
 pub mod lifecycle;
 pub mod log;
+pub mod sandbox;
 pub mod state;
 pub mod status;
+pub mod units;

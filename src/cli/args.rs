@@ -2,8 +2,12 @@
 //! values resolved from them.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+
+use crate::sandbox::SandboxMode;
+use crate::units::{parse_duration, parse_size};
 
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]
@@ -43,4 +47,39 @@ pub enum Command {
     Cancel { data: PathBuf, id: String },
     /// Requeue a failed job if attempts remain.
     Retry { data: PathBuf, id: String },
+    /// Run one command through the bounded executor and sandbox; print its result.
+    ///
+    /// Prints key=value lines (exit, signal, duration_ms, bytes, truncated,
+    /// timed_out, cancelled, sandbox layers) and then the captured output.
+    /// Exit code: 0 if the command exited 0, 1 if it ran and failed, 2 if it
+    /// was refused or a required sandbox layer is missing.
+    Exec {
+        /// Allow rule (repeatable), e.g. 'cargo test **'. Without any, the
+        /// rule is the program itself followed by '**' (any arguments).
+        #[arg(long = "allow", value_name = "RULE")]
+        allow: Vec<String>,
+        /// Workspace and working directory [default: the current directory].
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Time limit, e.g. 500ms, 30s, 2m.
+        #[arg(long, default_value = "120s", value_parser = parse_duration)]
+        timeout: Duration,
+        /// Bytes kept per output stream (head and tail), e.g. 4096, 64KiB, 1MiB.
+        #[arg(long, default_value = "64KiB", value_parser = parse_size)]
+        output_cap: u64,
+        /// off | auto (the layers this machine has) | required (fail closed).
+        #[arg(long, default_value = "auto", value_name = "MODE")]
+        sandbox: SandboxMode,
+        /// Let the command use the network (no network namespace, TCP allowed).
+        #[arg(long)]
+        network: bool,
+        /// Extra environment variable for the command (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The command: program name and arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "ARGV")]
+        argv: Vec<String>,
+    },
+    /// Report which sandbox layers this machine supports and what `auto` uses.
+    Doctor,
 }

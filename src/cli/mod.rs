@@ -2,6 +2,7 @@
 //! the result to an exit code. The only layer that prints.
 
 mod args;
+mod exec;
 mod exit;
 mod lifecycle;
 mod status;
@@ -29,5 +30,25 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         }
         Command::Cancel { data, id } => lifecycle::cancel(&data, &id),
         Command::Retry { data, id } => lifecycle::retry(&data, &id),
+        Command::Exec {
+            allow,
+            workspace,
+            timeout,
+            output_cap,
+            sandbox,
+            network,
+            env,
+            argv,
+        } => exec::exec(exec::ExecArgs {
+            allow,
+            workspace,
+            timeout,
+            output_cap,
+            sandbox,
+            network,
+            env,
+            argv,
+        }),
+        Command::Doctor => exec::doctor(),
     }
 }

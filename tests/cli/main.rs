@@ -1,6 +1,8 @@
 //! Integration tests: drive the real binary in temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod exec;
 mod harness;
 mod lifecycle;
 mod log_integrity;
+mod sandbox;

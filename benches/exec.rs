@@ -1,0 +1,77 @@
+//! Executor timings: how fast a timed-out group returns, how fast a cancel
+//! kills a group that ignores SIGTERM, and the runtime's peak RSS while a
+//! child prints 1 GiB. Prints one summary line.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent_runtime::cancel::CancelToken;
+use agent_runtime::exec::{AllowList, ExecRequest, run};
+
+fn request(dir: &std::path::Path, argv: &[&str], timeout: Duration) -> ExecRequest {
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    let allow = AllowList::program_any_args(&argv[0]).unwrap();
+    let mut req = ExecRequest::new(argv, allow, dir.to_path_buf());
+    req.timeout = timeout;
+    req
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let req = request(
+        dir.path(),
+        &["sh", "-c", "sleep 100 & sleep 100"],
+        Duration::from_secs(1),
+    );
+    let start = Instant::now();
+    let outcome = run(&req, &CancelToken::new()).unwrap();
+    let timeout_return = start.elapsed();
+    assert!(outcome.timed_out);
+
+    let req = request(
+        dir.path(),
+        &["sh", "-c", "trap '' TERM; sleep 100 & sleep 100"],
+        Duration::from_secs(60),
+    );
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        trigger.cancel();
+        Instant::now()
+    });
+    let outcome = run(&req, &cancel).unwrap();
+    let cancel_latency = Instant::now() - canceller.join().unwrap();
+    assert!(outcome.cancelled);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
+        .args(["exec", "--output-cap", "64KiB", "--workspace"])
+        .arg(dir.path())
+        .args([
+            "--",
+            "dd",
+            "if=/dev/zero",
+            "bs=1M",
+            "count=1024",
+            "status=none",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or("?")
+            .to_string()
+    };
+    println!(
+        "exec: timeout(1s) returned in {} ms, cancel killed the group in {} ms, \
+         1 GiB output: peak RSS {} KiB in {} ms",
+        timeout_return.as_millis(),
+        cancel_latency.as_millis(),
+        field("peak_rss_kib="),
+        field("duration_ms="),
+    );
+}

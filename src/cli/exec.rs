@@ -1,0 +1,151 @@
+//! `exec` and `doctor`: the executor and the sandbox probe, for users and
+//! benchmarks.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+
+use super::exit::Completion;
+use crate::cancel::CancelToken;
+use crate::exec::{AllowList, ExecOutcome, ExecRequest, run};
+use crate::sandbox::{SandboxMode, SandboxPolicy, probe};
+
+/// `exec` options, resolved from the command line.
+#[derive(Debug)]
+pub struct ExecArgs {
+    pub allow: Vec<String>,
+    pub workspace: Option<PathBuf>,
+    pub timeout: Duration,
+    pub output_cap: u64,
+    pub sandbox: SandboxMode,
+    pub network: bool,
+    pub env: Vec<String>,
+    pub argv: Vec<String>,
+}
+
+pub fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
+    let allow = if args.allow.is_empty() {
+        // A program given as a path gets no default rule, so the check
+        // below refuses it with the reason.
+        args.argv
+            .first()
+            .and_then(|program| AllowList::program_any_args(program).ok())
+            .unwrap_or_default()
+    } else {
+        AllowList::parse(&args.allow)?
+    };
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("failed to read the current directory")?,
+    };
+    let mut extra_env = BTreeMap::new();
+    for pair in &args.env {
+        let (key, value) = pair
+            .split_once('=')
+            .with_context(|| format!("bad --env `{pair}`: expected KEY=VALUE"))?;
+        extra_env.insert(key.to_string(), value.to_string());
+    }
+    let mut req = ExecRequest::new(args.argv, allow, workspace);
+    req.timeout = args.timeout;
+    req.output_cap = usize::try_from(args.output_cap).context("--output-cap is too large")?;
+    req.extra_env = extra_env;
+    req.sandbox = SandboxPolicy {
+        mode: args.sandbox,
+        network: args.network,
+        ..SandboxPolicy::default()
+    };
+
+    let cancel = CancelToken::new();
+    let interrupted = cancel_on_signals(&cancel);
+    let outcome = run(&req, &cancel)?;
+    print_outcome(&outcome).context("failed to write the result")?;
+    Ok(if outcome.cancelled && interrupted {
+        Completion::Interrupted
+    } else if outcome.success() {
+        Completion::Success
+    } else {
+        Completion::JobsFailed
+    })
+}
+
+/// Turns Ctrl-C and SIGTERM into a cancel, so the command's group is
+/// killed rather than orphaned. Returns whether signals are being watched.
+fn cancel_on_signals(cancel: &CancelToken) -> bool {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    // Blocked here, received by the watcher thread with sigwait; spawned
+    // commands start with an empty mask.
+    if pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
+        return false;
+    }
+    let token = cancel.clone();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if set.wait().is_ok() {
+                token.cancel();
+            }
+        })
+        .is_ok()
+}
+
+fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+    writeln!(out, "program={}", outcome.program)?;
+    writeln!(out, "resolved={}", outcome.resolved.display())?;
+    writeln!(out, "exit={}", opt(outcome.exit_code))?;
+    writeln!(out, "signal={}", opt(outcome.signal))?;
+    writeln!(out, "duration_ms={}", outcome.duration.as_millis())?;
+    writeln!(out, "stdout_bytes={}", outcome.stdout.total_bytes)?;
+    writeln!(out, "stderr_bytes={}", outcome.stderr.total_bytes)?;
+    writeln!(out, "truncated={}", outcome.truncated())?;
+    writeln!(out, "timed_out={}", outcome.timed_out)?;
+    writeln!(out, "cancelled={}", outcome.cancelled)?;
+    writeln!(out, "leaked={}", outcome.leaked)?;
+    writeln!(out, "drain_timed_out={}", outcome.drain_timed_out)?;
+    writeln!(out, "sandbox={}", outcome.sandbox_layers.join(","))?;
+    if let Some(kib) = peak_rss_kib() {
+        writeln!(out, "peak_rss_kib={kib}")?;
+    }
+    writeln!(out, "--- stdout ---")?;
+    out.write_all(outcome.stdout.to_text().as_bytes())?;
+    writeln!(out, "--- stderr ---")?;
+    out.write_all(outcome.stderr.to_text().as_bytes())?;
+    out.flush()
+}
+
+/// This process's peak resident set size (`VmHWM`), for benchmarks.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn doctor() -> anyhow::Result<Completion> {
+    let probe = probe();
+    for status in probe.statuses() {
+        let state = if status.available {
+            "available"
+        } else {
+            "unavailable"
+        };
+        println!("{}: {state} ({})", status.layer, status.detail);
+    }
+    println!("auto={}", probe.auto_layers().join(","));
+    let required = SandboxPolicy {
+        mode: SandboxMode::Required,
+        ..SandboxPolicy::default()
+    };
+    let grants = crate::sandbox::Grants::default();
+    match crate::sandbox::prepare(&required, &grants, Duration::from_secs(1)) {
+        Ok(prepared) => println!("required=ok ({})", prepared.layers.join(",")),
+        Err(err) => println!("required=unavailable ({err})"),
+    }
+    Ok(Completion::Success)
+}

@@ -1,0 +1,32 @@
+//! The bounded executor: every command the runtime runs goes through here.
+//!
+//! It owns checking an argv against the allow rules, resolving the program
+//! from a fixed search path, the scrubbed environment, spawning in an own
+//! process group inside the sandbox, timeouts and cancels (SIGTERM, grace,
+//! SIGKILL to the whole group), and bounded head/tail capture that drains
+//! pipes to their end.
+//!
+//! It never interprets a shell string, never resolves a program from a
+//! path or a `PATH` a model controls, never passes the runner's environment
+//! through, never lets a child's output grow memory without bound, and
+//! never prints.
+
+mod allow;
+mod env;
+mod error;
+mod output;
+mod pipes;
+mod process;
+mod request;
+mod run;
+mod search_path;
+mod toolchain;
+
+pub use allow::{AllowList, AllowRule};
+pub use env::command_env;
+pub use error::{AllowError, ExecError, Refusal};
+pub use output::{Capture, Captured};
+pub use request::{ExecOutcome, ExecRequest};
+pub use run::{CANCEL_GRACE, DRAIN_LIMIT, run};
+pub use search_path::SearchPath;
+pub use toolchain::Toolchain;

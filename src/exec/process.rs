@@ -1,0 +1,85 @@
+//! Spawning a command in its own process group with the sandbox applied
+//! between fork and exec, and signalling that group.
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+
+use crate::sandbox::ChildSetup;
+
+/// Starts `resolved` with `argv[1..]`, started as `argv[0]`, in a new
+/// process group whose id is the child's pid; stdin is /dev/null, stdout
+/// and stderr are pipes.
+pub(crate) fn spawn(
+    resolved: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    setup: ChildSetup,
+) -> std::io::Result<Child> {
+    let mut command = Command::new(resolved);
+    if let Some((name, args)) = argv.split_first() {
+        command.arg0(name).args(args);
+    }
+    command
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure runs between fork and exec and only makes
+    // async-signal-safe system calls on copied plain data (no allocation,
+    // no locks): see `ChildSetup::apply`.
+    unsafe {
+        command.pre_exec(move || setup.apply());
+    }
+    command.spawn()
+}
+
+/// Sends `signal` to every process of the group. Returns whether any
+/// process was there to receive it.
+pub(crate) fn signal_group(pgid: Pid, signal: Signal) -> bool {
+    killpg(pgid, signal).is_ok()
+}
+
+/// Whether the group leader has exited, without reaping it: while it is a
+/// zombie its pid, and so the group id, cannot be reused, which makes a
+/// later group kill safe.
+pub(crate) fn leader_exited(pid: Pid) -> std::io::Result<bool> {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    match waitid(Id::Pid(pid), flags) {
+        Ok(WaitStatus::StillAlive) => Ok(false),
+        Ok(_) => Ok(true),
+        Err(nix::errno::Errno::EINTR) => Ok(false),
+        Err(errno) => Err(std::io::Error::from(errno)),
+    }
+}
+
+/// Other processes (not the leader) still in group `pgid`, found in /proc.
+pub(crate) fn group_members(pgid: Pid) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != pgid.as_raw())
+        .filter(|pid| process_group_of(*pid) == Some(pgid.as_raw()))
+        .count()
+}
+
+/// The process group of `pid` from `/proc/PID/stat` (the fifth field; the
+/// second, the command name, is in parentheses and may hold spaces).
+fn process_group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(2)?.parse().ok()
+}

@@ -1,0 +1,79 @@
+//! The network layer: a fresh network namespace holding only a loopback
+//! interface that is down, so no TCP or UDP reaches anything, loopback
+//! included. Root can create one directly; other users need a user
+//! namespace first.
+#![allow(unsafe_code)]
+
+use nix::sched::CloneFlags;
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Uid};
+
+/// How network isolation is obtained on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetIsolation {
+    /// `unshare(CLONE_NEWNET)` (the runner is root).
+    NetNs,
+    /// `unshare(CLONE_NEWUSER | CLONE_NEWNET)` (unprivileged).
+    UserNetNs,
+}
+
+impl NetIsolation {
+    pub fn layer_name(self) -> &'static str {
+        match self {
+            NetIsolation::NetNs => "netns",
+            NetIsolation::UserNetNs => "userns+netns",
+        }
+    }
+
+    pub(crate) fn flags(self) -> CloneFlags {
+        match self {
+            NetIsolation::NetNs => CloneFlags::CLONE_NEWNET,
+            NetIsolation::UserNetNs => CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET,
+        }
+    }
+}
+
+/// Enters a new namespace in the (child) process. Async-signal-safe.
+pub(crate) fn unshare(flags: CloneFlags) -> std::io::Result<()> {
+    nix::sched::unshare(flags).map_err(std::io::Error::from)
+}
+
+/// Finds out whether a network namespace can be created, by trying in a
+/// short-lived forked child (the runner itself never changes namespace).
+pub(crate) fn probe() -> Result<NetIsolation, String> {
+    let kind = if Uid::effective().is_root() {
+        NetIsolation::NetNs
+    } else {
+        NetIsolation::UserNetNs
+    };
+    // SAFETY: the child only calls unshare(2) and _exit(2), both
+    // async-signal-safe, so forking a multi-threaded process is sound.
+    let fork = unsafe { nix::unistd::fork() };
+    match fork {
+        Err(errno) => Err(format!("cannot fork to probe: {errno}")),
+        Ok(ForkResult::Child) => {
+            let code = match nix::sched::unshare(kind.flags()) {
+                Ok(()) => 0,
+                Err(errno) => errno as i32,
+            };
+            // SAFETY: _exit ends the child without running the parent's
+            // atexit handlers or destructors.
+            unsafe { libc::_exit(code) }
+        }
+        Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, 0)) => Ok(kind),
+            Ok(WaitStatus::Exited(_, code)) => Err(format!(
+                "unshare({}) failed: {}{}",
+                kind.layer_name(),
+                nix::errno::Errno::from_raw(code).desc(),
+                if kind == NetIsolation::UserNetNs {
+                    " (unprivileged user namespaces may be disabled)"
+                } else {
+                    ""
+                }
+            )),
+            Ok(other) => Err(format!("probe child ended oddly: {other:?}")),
+            Err(errno) => Err(format!("cannot wait for the probe child: {errno}")),
+        },
+    }
+}

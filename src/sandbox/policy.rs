@@ -1,0 +1,82 @@
+//! What a job asks of the sandbox.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// `off`: no sandbox layer. `auto`: every layer this machine supports.
+/// `required`: every layer, or refuse to run (`sandbox_unavailable`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    Off,
+    #[default]
+    Auto,
+    Required,
+}
+
+impl FromStr for SandboxMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<SandboxMode, String> {
+        match text {
+            "off" => Ok(SandboxMode::Off),
+            "auto" => Ok(SandboxMode::Auto),
+            "required" => Ok(SandboxMode::Required),
+            other => Err(format!(
+                "unknown sandbox mode `{other}` (off, auto, required)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SandboxMode::Off => "off",
+            SandboxMode::Auto => "auto",
+            SandboxMode::Required => "required",
+        })
+    }
+}
+
+/// Resource limits set on the command (and inherited by its children).
+/// `None` leaves the runner's limit; core dumps are always disabled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// Largest file a command may write, in bytes.
+    pub file_size: Option<u64>,
+    /// Open file descriptors per process.
+    pub open_files: Option<u64>,
+    /// CPU seconds per process; `None` derives it from the timeout.
+    pub cpu_seconds: Option<u64>,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> ResourceLimits {
+        ResourceLimits {
+            file_size: Some(4 << 30),
+            open_files: Some(4096),
+            cpu_seconds: None,
+        }
+    }
+}
+
+/// The sandbox a command runs in. The workspace and the private scratch
+/// directory are always writable; `writable` and `readable` add to that,
+/// on top of the system and toolchain directories.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    pub mode: SandboxMode,
+    /// Whether the command may use the network at all.
+    pub network: bool,
+    /// Extra directories (or files) readable and writable, e.g. a target dir.
+    pub writable: Vec<PathBuf>,
+    /// Extra directories (or files) readable and executable.
+    pub readable: Vec<PathBuf>,
+    /// Paths that must never be readable (the data dir, acceptance dirs).
+    /// A grant containing one of them is an error rather than a silent leak.
+    pub deny: Vec<PathBuf>,
+    pub limits: ResourceLimits,
+}

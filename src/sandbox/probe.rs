@@ -1,0 +1,107 @@
+//! What this machine supports, found once per process and shared by
+//! `auto`, `required` and `doctor`.
+
+use std::sync::OnceLock;
+
+use nix::sys::resource::{Resource, getrlimit};
+
+use super::landlock::{self, MIN_REQUIRED_ABI};
+use super::network::{self, NetIsolation};
+
+/// Availability of each layer, with the reason when one is missing.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub landlock_abi: Result<i32, String>,
+    pub network: Result<NetIsolation, String>,
+    pub rlimits: Result<(), String>,
+}
+
+/// One line of the doctor's report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerStatus {
+    pub layer: &'static str,
+    pub available: bool,
+    pub detail: String,
+}
+
+/// The probe, run on first use.
+pub fn probe() -> &'static Probe {
+    static PROBE: OnceLock<Probe> = OnceLock::new();
+    PROBE.get_or_init(|| Probe {
+        landlock_abi: landlock::kernel_abi(),
+        network: network::probe(),
+        rlimits: getrlimit(Resource::RLIMIT_CORE)
+            .map(|_| ())
+            .map_err(|errno| format!("getrlimit failed: {errno}")),
+    })
+}
+
+impl Probe {
+    pub fn statuses(&self) -> Vec<LayerStatus> {
+        let landlock = match &self.landlock_abi {
+            Ok(abi) if *abi >= MIN_REQUIRED_ABI => LayerStatus {
+                layer: "landlock",
+                available: true,
+                detail: format!(
+                    "ABI {abi}: filesystem{}{}",
+                    if *abi >= 4 { ", TCP" } else { "" },
+                    if *abi >= 6 {
+                        ", signal and abstract-socket scoping"
+                    } else {
+                        ""
+                    }
+                ),
+            },
+            Ok(abi) => LayerStatus {
+                layer: "landlock",
+                available: true,
+                detail: format!(
+                    "ABI {abi}: partial (truncation not governed); `required` needs ABI {MIN_REQUIRED_ABI}+"
+                ),
+            },
+            Err(reason) => LayerStatus {
+                layer: "landlock",
+                available: false,
+                detail: reason.clone(),
+            },
+        };
+        let network = match &self.network {
+            Ok(kind) => LayerStatus {
+                layer: "network",
+                available: true,
+                detail: format!("{}: private namespace, loopback down", kind.layer_name()),
+            },
+            Err(reason) => LayerStatus {
+                layer: "network",
+                available: false,
+                detail: reason.clone(),
+            },
+        };
+        let rlimits = LayerStatus {
+            layer: "rlimits",
+            available: self.rlimits.is_ok(),
+            detail: match &self.rlimits {
+                Ok(()) => "core dumps off, file size, open files, CPU seconds".to_string(),
+                Err(reason) => reason.clone(),
+            },
+        };
+        vec![landlock, network, rlimits]
+    }
+
+    /// Layer names `auto` applies with the network off.
+    pub fn auto_layers(&self) -> Vec<String> {
+        let mut layers = Vec::new();
+        if let Ok(abi) = self.landlock_abi {
+            layers.push(format!("landlock-abi{abi}"));
+        }
+        match (&self.network, &self.landlock_abi) {
+            (Ok(kind), _) => layers.push(kind.layer_name().to_string()),
+            (Err(_), Ok(abi)) if *abi >= 4 => layers.push("landlock-tcp".to_string()),
+            _ => {}
+        }
+        if self.rlimits.is_ok() {
+            layers.push("rlimits".to_string());
+        }
+        layers
+    }
+}

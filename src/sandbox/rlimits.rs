@@ -1,0 +1,48 @@
+//! The resource-limit layer: no core dumps, and caps on file size, open
+//! files and CPU seconds, computed in the runner and set in the child.
+
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+
+use super::policy::ResourceLimits;
+
+/// Concrete (soft, hard) pairs, never above the runner's own hard limits
+/// (an unprivileged process cannot raise them).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RlimitPlan {
+    entries: [Option<(Resource, u64, u64)>; 4],
+}
+
+impl RlimitPlan {
+    /// `cpu_default` is used when the policy leaves CPU time open.
+    pub(crate) fn new(limits: &ResourceLimits, cpu_default: u64) -> RlimitPlan {
+        let clamp = |resource: Resource, want: u64, slack: u64| {
+            let hard_now = getrlimit(resource)
+                .map(|(_, hard)| hard)
+                .unwrap_or(u64::MAX);
+            let hard = want.saturating_add(slack).min(hard_now);
+            (resource, want.min(hard), hard)
+        };
+        let cpu = limits.cpu_seconds.unwrap_or(cpu_default);
+        RlimitPlan {
+            entries: [
+                Some((Resource::RLIMIT_CORE, 0, 0)),
+                limits
+                    .file_size
+                    .map(|v| clamp(Resource::RLIMIT_FSIZE, v, 0)),
+                limits
+                    .open_files
+                    .map(|v| clamp(Resource::RLIMIT_NOFILE, v, 0)),
+                // SIGXCPU at the soft limit, SIGKILL a few seconds later.
+                Some(clamp(Resource::RLIMIT_CPU, cpu, 5)),
+            ],
+        }
+    }
+
+    /// Applies the plan in the (child) process. Async-signal-safe.
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        for (resource, soft, hard) in self.entries.iter().flatten() {
+            setrlimit(*resource, *soft, *hard).map_err(std::io::Error::from)?;
+        }
+        Ok(())
+    }
+}
