@@ -5,5 +5,7 @@ pub mod cancel;
 pub mod cli;
 pub mod lifecycle;
 pub mod log;
+pub mod manifest;
 pub mod state;
 pub mod status;
+pub mod units;
