@@ -44,7 +44,7 @@ pub fn format_duration(value: Duration) -> String {
         return "0s".to_string();
     }
     for (unit, per) in [("h", 3_600_000u128), ("m", 60_000), ("s", 1_000)] {
-        if millis % per == 0 {
+        if millis.is_multiple_of(per) {
             return format!("{}{unit}", millis / per);
         }
     }

@@ -76,7 +76,7 @@ pub fn parse_size(text: &str) -> Result<ByteSize, SizeError> {
 /// The shortest exact text for `bytes`: `64KiB`, `1MiB`, `1000`.
 pub fn format_size(bytes: u64) -> String {
     for (unit, per) in UNITS.iter().take(3) {
-        if bytes != 0 && bytes % per == 0 {
+        if bytes != 0 && bytes.is_multiple_of(*per) {
             return format!("{}{unit}", bytes / per);
         }
     }
