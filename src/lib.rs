@@ -1,11 +1,13 @@
 //! agent-runtime: runs automated coding tasks with language models on a
 //! short leash. See `docs/architecture.md` for the module map.
 
+pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod lifecycle;
 pub mod log;
 pub mod manifest;
+pub mod provider;
 pub mod state;
 pub mod status;
 pub mod units;
