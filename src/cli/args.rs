@@ -43,4 +43,22 @@ pub enum Command {
     Cancel { data: PathBuf, id: String },
     /// Requeue a failed job if attempts remain.
     Retry { data: PathBuf, id: String },
+    /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
+    Validate {
+        /// Manifest files, directories (every *.toml inside) or globs.
+        #[arg(required = true)]
+        jobs: Vec<PathBuf>,
+    },
+    /// Print a published JSON Schema.
+    Schema {
+        #[arg(value_enum)]
+        which: SchemaName,
+    },
+}
+
+/// The schemas `schema` can print.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaName {
+    /// The decision a model returns each step.
+    Decision,
 }

@@ -5,13 +5,14 @@ mod args;
 mod exit;
 mod lifecycle;
 mod status;
+mod validate;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Command};
+pub use args::{Cli, Command, SchemaName};
 pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
 
 /// Entry point used by `main`.
@@ -29,5 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         }
         Command::Cancel { data, id } => lifecycle::cancel(&data, &id),
         Command::Retry { data, id } => lifecycle::retry(&data, &id),
+        Command::Validate { jobs } => validate::validate(&jobs),
+        Command::Schema { which } => validate::schema(which),
     }
 }
