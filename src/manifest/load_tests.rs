@@ -343,6 +343,10 @@ fn provider_keys_are_checked_per_kind() {
             "jobs/job.toml:7:8: provider.kind: unknown variant `gemini`, expected one of `script`, `openai`, `anthropic`, `command`",
         ),
         (
+            "[provider]\nkind = \"script\"\nkey = \"x\"\n",
+            "jobs/job.toml:8:1: provider.key: unknown field `key`, expected one of `kind`, `script`, `base_url`, `model`, `api_key_env`, `mode`,",
+        ),
+        (
             "[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\ntemperature = 0.2\n",
             "jobs/job.toml:9:1: provider.temperature: not a key for kind \"script\" (its keys: script)",
         ),

@@ -106,7 +106,12 @@ impl<'a> SourceMap<'a> {
     pub fn toml_error(&self, err: &toml::de::Error) -> ManifestError {
         let offset = err.span().map_or(0, |s| s.start);
         let at = self.at_offset(offset);
-        let message = err.message().trim().replace('\n', " ");
+        // `api_key` is read only to refuse it; never list it as accepted.
+        let message = err
+            .message()
+            .trim()
+            .replace('\n', " ")
+            .replace(" `api_key`,", "");
         let field = err.span().and_then(|s| self.field_at(s.start));
         // "missing field `x`" in table `t` is about `t.x`, reported where
         // the table starts.
