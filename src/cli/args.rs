@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::sandbox::SandboxMode;
-use crate::units::{parse_duration, parse_size};
+use crate::units::{ByteSize, parse_duration, parse_size};
 
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]
@@ -66,7 +66,7 @@ pub enum Command {
         timeout: Duration,
         /// Bytes kept per output stream (head and tail), e.g. 4096, 64KiB, 1MiB.
         #[arg(long, default_value = "64KiB", value_parser = parse_size)]
-        output_cap: u64,
+        output_cap: ByteSize,
         /// off | auto (the layers this machine has) | required (fail closed).
         #[arg(long, default_value = "auto", value_name = "MODE")]
         sandbox: SandboxMode,
@@ -82,4 +82,22 @@ pub enum Command {
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
     Doctor,
+    /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
+    Validate {
+        /// Manifest files, directories (every *.toml inside) or globs.
+        #[arg(required = true)]
+        jobs: Vec<PathBuf>,
+    },
+    /// Print a published JSON Schema.
+    Schema {
+        #[arg(value_enum)]
+        which: SchemaName,
+    },
+}
+
+/// The schemas `schema` can print.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaName {
+    /// The decision a model returns each step.
+    Decision,
 }

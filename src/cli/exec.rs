@@ -20,7 +20,7 @@ pub struct ExecArgs {
     pub allow: Vec<String>,
     pub workspace: Option<PathBuf>,
     pub timeout: Duration,
-    pub output_cap: u64,
+    pub output_cap: crate::units::ByteSize,
     pub sandbox: SandboxMode,
     pub network: bool,
     pub env: Vec<String>,
@@ -51,7 +51,8 @@ pub fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
     }
     let mut req = ExecRequest::new(args.argv, allow, workspace);
     req.timeout = args.timeout;
-    req.output_cap = usize::try_from(args.output_cap).context("--output-cap is too large")?;
+    req.output_cap =
+        usize::try_from(args.output_cap.bytes()).context("--output-cap is too large")?;
     req.extra_env = extra_env;
     req.sandbox = SandboxPolicy {
         mode: args.sandbox,

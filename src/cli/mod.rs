@@ -6,13 +6,14 @@ mod exec;
 mod exit;
 mod lifecycle;
 mod status;
+mod validate;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Command};
+pub use args::{Cli, Command, SchemaName};
 pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
 
 /// Entry point used by `main`.
@@ -50,5 +51,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             argv,
         }),
         Command::Doctor => exec::doctor(),
+        Command::Validate { jobs } => validate::validate(&jobs),
+        Command::Schema { which } => validate::schema(which),
     }
 }

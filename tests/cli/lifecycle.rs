@@ -63,7 +63,9 @@ fn say(line: &str) {
     out.flush().unwrap();
 }
 
-/// Starts `child_runner` and waits until it has claimed the job.
+/// Starts `child_runner` and waits until it has claimed the job. The caller
+/// owns the child and waits for it (or kills it).
+#[allow(clippy::zombie_processes)]
 fn spawn_runner(
     sb: &Sandbox,
     job: &str,
@@ -88,11 +90,10 @@ fn spawn_runner(
     let mut line = String::new();
     loop {
         line.clear();
-        assert_ne!(
-            out.read_line(&mut line).unwrap(),
-            0,
-            "runner exited before claiming"
-        );
+        if out.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait();
+            panic!("runner exited before claiming: {status:?}");
+        }
         if line.contains("claimed attempt=") {
             return (child, out);
         }

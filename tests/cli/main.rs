@@ -6,3 +6,4 @@ mod harness;
 mod lifecycle;
 mod log_integrity;
 mod sandbox;
+mod validate;

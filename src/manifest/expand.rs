@@ -1,0 +1,146 @@
+//! Turning job arguments into manifest files: a file is itself, a directory
+//! is every `*.toml` directly inside it, anything with `*?[` is a glob.
+//! The result is sorted and without duplicates, so runs are reproducible.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Why a job argument named no manifest.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    #[error("{}: no such file or directory", path.display())]
+    NotFound { path: PathBuf },
+    #[error("{}: directory holds no *.toml files", path.display())]
+    EmptyDir { path: PathBuf },
+    #[error("{}: cannot list directory: {source}", path.display())]
+    ListDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{pattern}: invalid glob: {message}")]
+    BadPattern { pattern: String, message: String },
+    #[error("{pattern}: glob matched no files")]
+    NoMatch { pattern: String },
+}
+
+/// Expands `args` (files, directories, globs) into manifest paths, sorted
+/// and deduplicated. Paths are kept as the user wrote them (so messages
+/// quote them back); duplicates are found by their absolute form.
+pub fn expand_jobs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<PathBuf>, ExpandError> {
+    let mut found = Vec::new();
+    for arg in args {
+        found.extend(expand_one(arg.as_ref())?);
+    }
+    found.sort();
+    let mut seen = BTreeSet::new();
+    found.retain(|path| seen.insert(identity(path)));
+    Ok(found)
+}
+
+fn expand_one(arg: &Path) -> Result<Vec<PathBuf>, ExpandError> {
+    if arg.is_dir() {
+        return toml_files_in(arg);
+    }
+    if arg.exists() {
+        return Ok(vec![arg.to_path_buf()]);
+    }
+    let text = arg.to_string_lossy();
+    if !text.contains(['*', '?', '[']) {
+        return Err(ExpandError::NotFound {
+            path: arg.to_path_buf(),
+        });
+    }
+    let paths = glob::glob(&text).map_err(|e| ExpandError::BadPattern {
+        pattern: text.to_string(),
+        message: e.msg.to_string(),
+    })?;
+    // Entries that cannot be read while matching are skipped: the files we
+    // could not see would fail to load anyway, with a better message.
+    let files: Vec<PathBuf> = paths.flatten().filter(|p| p.is_file()).collect();
+    if files.is_empty() {
+        return Err(ExpandError::NoMatch {
+            pattern: text.to_string(),
+        });
+    }
+    Ok(files)
+}
+
+fn toml_files_in(dir: &Path) -> Result<Vec<PathBuf>, ExpandError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ExpandError::ListDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| ExpandError::ListDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if path.extension().is_some_and(|ext| ext == "toml") && path.is_file() {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return Err(ExpandError::EmptyDir {
+            path: dir.to_path_buf(),
+        });
+    }
+    Ok(files)
+}
+
+fn identity(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| {
+        super::fields::normalize(&std::path::absolute(path).unwrap_or_default())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+
+    #[test]
+    fn expands_files_dirs_and_globs_sorted_without_duplicates() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        touch(&root.join("jobs/b.toml"));
+        touch(&root.join("jobs/a.toml"));
+        touch(&root.join("jobs/notes.md"));
+        touch(&root.join("jobs/nested/c.toml"));
+        let args = vec![
+            root.join("jobs"),
+            root.join("jobs/a.toml"),
+            root.join("jobs/**/*.toml"),
+        ];
+        let found = expand_jobs(&args).unwrap();
+        let names: Vec<_> = found
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["jobs/a.toml", "jobs/b.toml", "jobs/nested/c.toml"]);
+    }
+
+    #[test]
+    fn names_what_matched_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let missing = root.join("nope.toml");
+        assert!(matches!(
+            expand_jobs(&[&missing]),
+            Err(ExpandError::NotFound { .. })
+        ));
+        let err = expand_jobs(&[root.join("*.toml")]).unwrap_err();
+        assert!(err.to_string().ends_with("glob matched no files"), "{err}");
+        std::fs::create_dir(root.join("empty")).unwrap();
+        let err = expand_jobs(&[root.join("empty")]).unwrap_err();
+        assert!(matches!(err, ExpandError::EmptyDir { .. }));
+        let err = expand_jobs(&[root.join("[")]).unwrap_err();
+        assert!(matches!(err, ExpandError::BadPattern { .. }), "{err}");
+    }
+}

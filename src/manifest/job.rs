@@ -1,0 +1,158 @@
+//! The validated job manifest: defaults applied, paths absolute, every value
+//! checked. What the rest of the runtime reads; it never sees the TOML.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Location, ManifestError};
+use super::provider_config::ProviderConfig;
+use crate::units::ByteSize;
+
+/// One job, as declared in its manifest file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub id: String,
+    pub family: String,
+    /// The task text: `prompt`, or the contents of `prompt_file`.
+    pub prompt: String,
+    /// Where `prompt` was read from, when it came from a file.
+    pub prompt_file: Option<PathBuf>,
+    /// Absolute, canonical directory copied into each workspace.
+    pub source: PathBuf,
+    pub editable: Vec<String>,
+    pub allow: Vec<String>,
+    pub verify: Vec<String>,
+    pub trace: Trace,
+    pub env: BTreeMap<String, String>,
+    pub acceptance: Option<Acceptance>,
+    pub limits: Limits,
+    /// `None` when the job expects `--provider FILE` at run time.
+    pub provider: Option<ProviderConfig>,
+    pub sandbox: Sandbox,
+    /// Where fields were written, for errors found after loading; empty
+    /// for a manifest rebuilt from a snapshot.
+    #[serde(skip)]
+    pub(super) origin: Origin,
+}
+
+/// Where a manifest came from, to place errors found after loading.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Origin {
+    pub file: PathBuf,
+    pub fields: BTreeMap<String, Location>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trace {
+    /// Only the event log's metadata.
+    #[default]
+    Metadata,
+    /// Also a redacted transcript artifact per attempt.
+    Full,
+}
+
+/// Hidden acceptance tests, applied to a clean copy of the source plus the
+/// agent's patch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Acceptance {
+    /// Absolute, canonical; never inside `source`.
+    pub dir: PathBuf,
+    pub command: Vec<String>,
+    pub baseline: Baseline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// The pristine source must fail acceptance, or the job is invalid.
+    #[default]
+    MustFail,
+    Skip,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub attempts: u32,
+    pub max_steps: u32,
+    pub max_invalid: u32,
+    #[serde(with = "crate::units::duration_text")]
+    pub wall_time: Duration,
+    #[serde(with = "crate::units::duration_text")]
+    pub command_timeout: Duration,
+    pub output_cap: ByteSize,
+    pub observation_cap: ByteSize,
+    pub token_budget: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            attempts: 2,
+            max_steps: 16,
+            max_invalid: 3,
+            wall_time: Duration::from_secs(15 * 60),
+            command_timeout: Duration::from_secs(120),
+            output_cap: ByteSize(64 * 1024),
+            observation_cap: ByteSize(16 * 1024),
+            token_budget: 500_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sandbox {
+    pub mode: SandboxMode,
+    pub network: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    Off,
+    /// Use every layer this machine supports.
+    #[default]
+    Auto,
+    /// Fail closed if a layer is missing.
+    Required,
+}
+
+impl Manifest {
+    /// Where `field` (dotted, e.g. `verify`) was written, or the manifest
+    /// as a whole when that is not known (e.g. rebuilt from a snapshot).
+    pub fn location_of(&self, field: &str) -> Location {
+        match self.origin.fields.get(field) {
+            Some(at) => at.clone(),
+            None if self.origin.file.as_os_str().is_empty() => {
+                Location::whole(format!("manifest snapshot of job {}", self.id))
+            }
+            None => Location::whole(&self.origin.file),
+        }
+    }
+
+    /// The manifest file this was loaded from, if it was loaded from one.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        let file = self.origin.file.as_path();
+        (!file.as_os_str().is_empty()).then_some(file)
+    }
+
+    /// Checks that `verify` is allowed by the `allow` rules, using the
+    /// matcher the executor owns: `check(allow, verify)` returns why not.
+    pub fn check_verify_allowed<F>(&self, check: F) -> Result<(), ManifestError>
+    where
+        F: Fn(&[String], &[String]) -> Result<(), String>,
+    {
+        check(&self.allow, &self.verify).map_err(|reason| ManifestError::Field {
+            at: self.location_of("verify"),
+            field: "verify".to_string(),
+            message: format!("not allowed by any allow rule: {reason}"),
+        })
+    }
+}

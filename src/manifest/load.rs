@@ -1,0 +1,207 @@
+//! Reading a job manifest: TOML text to a validated [`Manifest`], with every
+//! refusal placed at `file:line:column` and named by its field.
+
+use std::path::{Path, PathBuf};
+
+use super::error::ManifestError;
+use super::fields::Fields;
+use super::job::{Acceptance, Limits, Manifest, Origin, Sandbox};
+use super::provider_config::build_provider;
+use super::raw::{RawAcceptance, RawLimits, RawManifest};
+use super::source_map::SourceMap;
+use crate::lifecycle::validate_id;
+
+/// Reads and validates the manifest at `path`. Errors name `path` as given.
+pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
+    let text = read_text(path)?;
+    parse_manifest(path, &text)
+}
+
+/// Validates manifest `text` as if read from `path` (relative paths in it
+/// are resolved against `path`'s directory, which must exist).
+pub fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+    let map = SourceMap::parse(path, text)?;
+    let raw: RawManifest = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
+    let mut fields = Fields::new(&map, path)?;
+    let manifest = build(&mut fields, path, raw)?;
+    Ok(manifest)
+}
+
+pub(super) fn read_text(path: &Path) -> Result<String, ManifestError> {
+    std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn build(
+    fields: &mut Fields<'_>,
+    path: &Path,
+    raw: RawManifest,
+) -> Result<Manifest, ManifestError> {
+    let id = match raw.id {
+        Some(id) => {
+            validate_id(&id).map_err(|e| fields.err("id", e.to_string()))?;
+            id
+        }
+        None => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            validate_id(&stem).map_err(|e| {
+                fields.err(
+                    "id",
+                    format!("not set, and the file name cannot be used instead: {e}"),
+                )
+            })?;
+            stem
+        }
+    };
+    let family = match raw.family {
+        Some(family) => {
+            validate_id(&family)
+                .map_err(|e| fields.err("family", e.to_string().replace("job id", "family")))?;
+            family
+        }
+        None => id.clone(),
+    };
+    let (prompt, prompt_file) = prompt(fields, raw.prompt, raw.prompt_file)?;
+    let source_text = fields.required("source", raw.source)?;
+    let source = fields.existing_dir("source", &source_text)?;
+    let editable = fields.globs("editable", raw.editable)?;
+    let allow = fields.allow_rules(raw.allow)?;
+    let verify = fields.argv("verify", raw.verify)?;
+    fields.remember("verify");
+    fields.remember("allow");
+    let env = raw.env.unwrap_or_default();
+    for (name, value) in &env {
+        let field = format!("env.{name}");
+        fields.env_name(&field, name)?;
+        if value.contains('\0') {
+            return Err(fields.err(&field, "value contains a NUL byte"));
+        }
+    }
+    let acceptance = match raw.acceptance {
+        Some(raw) => Some(acceptance(fields, raw, &source)?),
+        None => None,
+    };
+    let limits = limits(fields, raw.limits.unwrap_or_default())?;
+    let provider = match raw.provider {
+        Some(raw) => Some(build_provider(fields, "provider", raw)?),
+        None => None,
+    };
+    let sandbox = raw.sandbox.unwrap_or_default();
+    let sandbox = Sandbox {
+        mode: sandbox.mode.unwrap_or_default(),
+        network: sandbox.network.unwrap_or(false),
+    };
+    Ok(Manifest {
+        id,
+        family,
+        prompt,
+        prompt_file,
+        source,
+        editable,
+        allow,
+        verify,
+        trace: raw.trace.unwrap_or_default(),
+        env,
+        acceptance,
+        limits,
+        provider,
+        sandbox,
+        origin: Origin {
+            file: path.to_path_buf(),
+            fields: std::mem::take(&mut fields.seen),
+        },
+    })
+}
+
+fn prompt(
+    fields: &Fields<'_>,
+    inline: Option<String>,
+    file: Option<String>,
+) -> Result<(String, Option<PathBuf>), ManifestError> {
+    match (inline, file) {
+        (Some(_), Some(_)) => {
+            Err(fields.key_err("prompt_file", "set either prompt or prompt_file, not both"))
+        }
+        (None, None) => Err(fields.err("prompt", "required key is missing (or set prompt_file)")),
+        (Some(text), None) => {
+            if text.trim().is_empty() {
+                return Err(fields.err("prompt", "must not be empty"));
+            }
+            Ok((text, None))
+        }
+        (None, Some(file)) => {
+            let path = fields.existing_file("prompt_file", &file)?;
+            let bytes = std::fs::read(&path).map_err(|e| {
+                fields.err(
+                    "prompt_file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                fields.err(
+                    "prompt_file",
+                    format!("{} is not UTF-8 text", path.display()),
+                )
+            })?;
+            if text.trim().is_empty() {
+                return Err(fields.err("prompt_file", format!("{} is empty", path.display())));
+            }
+            Ok((text, Some(path)))
+        }
+    }
+}
+
+fn acceptance(
+    fields: &Fields<'_>,
+    raw: RawAcceptance,
+    source: &Path,
+) -> Result<Acceptance, ManifestError> {
+    let dir_text = fields.required("acceptance.dir", raw.dir)?;
+    let dir = fields.existing_dir("acceptance.dir", &dir_text)?;
+    if dir.starts_with(source) {
+        return Err(fields.err(
+            "acceptance.dir",
+            format!(
+                "{} is inside source {}; the model could read the hidden tests",
+                dir.display(),
+                source.display()
+            ),
+        ));
+    }
+    Ok(Acceptance {
+        dir,
+        command: fields.argv("acceptance.command", raw.command)?,
+        baseline: raw.baseline.unwrap_or_default(),
+    })
+}
+
+fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> {
+    let d = Limits::default();
+    let attempts = fields.positive("limits.attempts", raw.attempts, d.attempts)?;
+    if attempts > 100 {
+        return Err(fields.err("limits.attempts", "must be at most 100"));
+    }
+    Ok(Limits {
+        attempts,
+        max_steps: fields.positive("limits.max_steps", raw.max_steps, d.max_steps)?,
+        max_invalid: fields.positive("limits.max_invalid", raw.max_invalid, d.max_invalid)?,
+        wall_time: fields.duration("limits.wall_time", raw.wall_time.as_ref(), d.wall_time)?,
+        command_timeout: fields.duration(
+            "limits.command_timeout",
+            raw.command_timeout.as_ref(),
+            d.command_timeout,
+        )?,
+        output_cap: fields.size("limits.output_cap", raw.output_cap.as_ref(), d.output_cap)?,
+        observation_cap: fields.size(
+            "limits.observation_cap",
+            raw.observation_cap.as_ref(),
+            d.observation_cap,
+        )?,
+        token_budget: fields.positive("limits.token_budget", raw.token_budget, d.token_budget)?,
+    })
+}

@@ -1,0 +1,591 @@
+//! Loading manifests and provider files: defaults, normalization and the
+//! exact wording and placement of every kind of refusal.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::*;
+use crate::units::ByteSize;
+
+/// A temp dir with `jobs/`, `src/` (the source tree), `hidden/` (acceptance
+/// tests), `replies.jsonl` and `task.md`.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["jobs", "src/inner", "hidden"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        std::fs::write(root.join("replies.jsonl"), "{\"kind\":\"verify\"}\n").unwrap();
+        std::fs::write(root.join("task.md"), "Fix it.\n").unwrap();
+        Fixture { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.root().join("jobs").join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn load(&self, text: &str) -> Result<Manifest, ManifestError> {
+        load_manifest(&self.write("job.toml", text))
+    }
+
+    /// The error text with the temp dir cut off, e.g. `jobs/job.toml:3:8: ...`.
+    fn error(&self, text: &str) -> String {
+        let err = self.load(text).unwrap_err().to_string();
+        err.replace(&format!("{}/", self.root().display()), "")
+    }
+}
+
+const MINIMAL: &str = r#"prompt = "Fix it."
+source = "../src"
+editable = ["**/*.rs"]
+allow = ["cargo test **"]
+verify = ["cargo", "test"]
+"#;
+
+fn with(extra: &str) -> String {
+    format!("{MINIMAL}{extra}")
+}
+
+#[test]
+fn minimal_manifest_gets_every_default() {
+    let fx = Fixture::new();
+    let m = fx.load(MINIMAL).unwrap();
+    assert_eq!(m.id, "job");
+    assert_eq!(m.family, "job");
+    assert_eq!(m.prompt, "Fix it.");
+    assert_eq!(m.prompt_file, None);
+    assert_eq!(m.source, fx.root().join("src").canonicalize().unwrap());
+    assert_eq!(m.trace, Trace::Metadata);
+    assert!(m.env.is_empty());
+    assert_eq!(m.acceptance, None);
+    assert_eq!(m.limits, Limits::default());
+    assert_eq!(m.limits.attempts, 2);
+    assert_eq!(m.limits.max_steps, 16);
+    assert_eq!(m.limits.max_invalid, 3);
+    assert_eq!(m.limits.wall_time, Duration::from_secs(900));
+    assert_eq!(m.limits.command_timeout, Duration::from_secs(120));
+    assert_eq!(m.limits.output_cap, ByteSize(64 * 1024));
+    assert_eq!(m.limits.observation_cap, ByteSize(16 * 1024));
+    assert_eq!(m.limits.token_budget, 500_000);
+    assert_eq!(m.provider, None);
+    assert_eq!(m.sandbox.mode, SandboxMode::Auto);
+    assert!(!m.sandbox.network);
+}
+
+#[test]
+fn full_manifest_resolves_paths_against_its_directory() {
+    let fx = Fixture::new();
+    let m = fx
+        .load(
+            r#"id = "full-1"
+family = "fam"
+prompt_file = "../task.md"
+source = "../src/./inner/.."
+editable = ["src/**/*.rs", "Cargo.toml"]
+allow = ["cargo test **"]
+verify = ["cargo", "test", "--offline"]
+trace = "full"
+
+[env]
+RUST_BACKTRACE = "0"
+
+[acceptance]
+dir = "../hidden"
+command = ["cargo", "test"]
+baseline = "skip"
+
+[limits]
+attempts = 5
+wall_time = "1h"
+command_timeout = "500ms"
+output_cap = 512
+observation_cap = "1MiB"
+token_budget = 1000
+
+[provider]
+kind = "script"
+script = ["../replies.jsonl", "../replies.jsonl"]
+
+[sandbox]
+mode = "required"
+network = true
+"#,
+        )
+        .unwrap();
+    let root = fx.root().canonicalize().unwrap();
+    assert_eq!(m.id, "full-1");
+    assert_eq!(m.family, "fam");
+    assert_eq!(m.prompt, "Fix it.\n");
+    assert_eq!(m.prompt_file, Some(root.join("task.md")));
+    assert_eq!(m.source, root.join("src"));
+    assert_eq!(m.trace, Trace::Full);
+    assert_eq!(m.env.get("RUST_BACKTRACE").map(String::as_str), Some("0"));
+    let acceptance = m.acceptance.clone().unwrap();
+    assert_eq!(acceptance.dir, root.join("hidden"));
+    assert_eq!(acceptance.baseline, Baseline::Skip);
+    assert_eq!(m.limits.attempts, 5);
+    assert_eq!(m.limits.max_steps, 16);
+    assert_eq!(m.limits.wall_time, Duration::from_secs(3600));
+    assert_eq!(m.limits.command_timeout, Duration::from_millis(500));
+    assert_eq!(m.limits.output_cap, ByteSize(512));
+    assert_eq!(m.limits.observation_cap, ByteSize(1 << 20));
+    let Some(ProviderConfig::Script(script)) = &m.provider else {
+        panic!("expected a script provider: {:?}", m.provider);
+    };
+    assert_eq!(script.script, vec![root.join("replies.jsonl"); 2]);
+    assert_eq!(m.sandbox.mode, SandboxMode::Required);
+    assert!(m.sandbox.network);
+}
+
+#[test]
+fn the_example_job_in_the_repository_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/off_by_one.toml");
+    let m = load_manifest(&path).unwrap();
+    assert_eq!(m.id, "off_by_one");
+    assert!(m.acceptance.is_some());
+    assert!(matches!(m.provider, Some(ProviderConfig::Script(_))));
+}
+
+#[test]
+fn errors_name_file_line_column_and_field() {
+    let fx = Fixture::new();
+    let cases: &[(&str, &str)] = &[
+        (
+            "[limits]\nwall_time = \"15 minutes\"\n",
+            "jobs/job.toml:7:13: limits.wall_time: invalid duration \"15 minutes\" (use e.g. 90s, 15m, 1h)",
+        ),
+        (
+            "[limits]\ncommand_timeout = 120\n",
+            "jobs/job.toml:7:19: limits.command_timeout: expected a duration string such as \"90s\", \"15m\" or \"1h\", found integer",
+        ),
+        (
+            "[limits]\noutput_cap = \"64KB\"\n",
+            "jobs/job.toml:7:14: limits.output_cap: invalid size \"64KB\" (use e.g. 512, 16KiB, 1MiB)",
+        ),
+        (
+            "[limits]\nmax_steps = 0\n",
+            "jobs/job.toml:7:13: limits.max_steps: must be at least 1",
+        ),
+        (
+            "[limits]\nmax_steps = \"many\"\n",
+            "jobs/job.toml:7:13: limits.max_steps: invalid type: string \"many\", expected u32",
+        ),
+        (
+            "colour = \"blue\"\n",
+            "jobs/job.toml:6:1: colour: unknown field `colour`",
+        ),
+        (
+            "[limits]\nbogus = 1\n",
+            "jobs/job.toml:7:1: limits.bogus: unknown field `bogus`",
+        ),
+        (
+            "trace = \"verbose\"\n",
+            "jobs/job.toml:6:9: trace: unknown variant `verbose`, expected `metadata` or `full`",
+        ),
+        (
+            "[sandbox]\nmode = \"maybe\"\n",
+            "jobs/job.toml:7:8: sandbox.mode: unknown variant `maybe`",
+        ),
+        (
+            "[env]\nPATH = \"/evil\"\n",
+            "jobs/job.toml:7:1: env.PATH: PATH is controlled by the runtime and cannot be set by a job",
+        ),
+        (
+            "[env]\nLD_PRELOAD = \"x.so\"\n",
+            "jobs/job.toml:7:1: env.LD_PRELOAD: LD_PRELOAD is controlled by the runtime",
+        ),
+        (
+            "[env]\n\"A-B\" = \"1\"\n",
+            "jobs/job.toml:7:1: env.A-B: \"A-B\" is not a variable name",
+        ),
+        (
+            "[env]\nX = 1\n",
+            "jobs/job.toml:7:5: env.X: invalid type: integer `1`, expected a string",
+        ),
+        (
+            "[acceptance]\ncommand = [\"cargo\", \"test\"]\n",
+            "jobs/job.toml:6:1: acceptance.dir: required key is missing",
+        ),
+        (
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\"]\nbaseline = \"always\"\n",
+            "jobs/job.toml:9:12: acceptance.baseline: unknown variant `always`",
+        ),
+        (
+            "[acceptance]\ndir = \"../src/inner\"\ncommand = [\"cargo\", \"test\"]\n",
+            "jobs/job.toml:7:7: acceptance.dir: ",
+        ),
+        (
+            "[acceptance]\ndir = \"../nowhere\"\ncommand = [\"cargo\", \"test\"]\n",
+            "jobs/job.toml:7:7: acceptance.dir: ",
+        ),
+        (
+            "[acceptance]\ndir = \"../hidden\"\ncommand = []\n",
+            "jobs/job.toml:8:11: acceptance.command: must name a program",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let got = fx.error(&with(extra));
+        assert!(
+            got.starts_with(expected),
+            "for {extra:?}\n got: {got}\nwant: {expected}"
+        );
+    }
+}
+
+#[test]
+fn top_level_refusals_are_placed_at_their_key() {
+    let fx = Fixture::new();
+    let replace = |from: &str, to: &str| fx.error(&MINIMAL.replace(from, to));
+    assert_eq!(
+        replace("source = \"../src\"", "source = \"../missing\""),
+        format!(
+            "jobs/job.toml:2:10: source: {}/missing does not exist: No such file or directory (os error 2)",
+            fx.root().display()
+        )
+        .replace(&format!("{}/", fx.root().display()), "")
+    );
+    assert!(
+        replace("source = \"../src\"", "source = \"../task.md\"")
+            .starts_with("jobs/job.toml:2:10: source: ")
+    );
+    assert!(
+        replace("source = \"../src\"", "source = \"../task.md\"")
+            .ends_with("task.md is not a directory")
+    );
+    assert_eq!(
+        replace("source = \"../src\"\n", ""),
+        "jobs/job.toml:1:1: source: required key is missing"
+    );
+    assert_eq!(
+        replace("verify = [\"cargo\", \"test\"]", "verify = []"),
+        "jobs/job.toml:5:10: verify: must name a program: e.g. [\"cargo\", \"test\"]"
+    );
+    assert_eq!(
+        replace("verify = [\"cargo\", \"test\"]", "verify = \"cargo test\""),
+        "jobs/job.toml:5:10: verify: invalid type: string \"cargo test\", expected a sequence"
+    );
+    assert_eq!(
+        replace("prompt = \"Fix it.\"\n", ""),
+        "jobs/job.toml:1:1: prompt: required key is missing (or set prompt_file)"
+    );
+    assert_eq!(
+        replace(
+            "prompt = \"Fix it.\"",
+            "prompt = \"Fix it.\"\nprompt_file = \"../task.md\""
+        ),
+        "jobs/job.toml:2:1: prompt_file: set either prompt or prompt_file, not both"
+    );
+    assert_eq!(
+        replace("prompt = \"Fix it.\"", "id = \"a/b\"\nprompt = \"x\""),
+        "jobs/job.toml:1:6: id: job id \"a/b\" contains '/'; use only letters, digits, '.', '_' and '-'"
+    );
+    assert_eq!(
+        replace(
+            "editable = [\"**/*.rs\"]",
+            "editable = [\"src/*.rs\", \"../x\"]"
+        ),
+        "jobs/job.toml:3:25: editable[1]: \"../x\" must be relative to the workspace, without \"..\""
+    );
+    assert_eq!(
+        replace("editable = [\"**/*.rs\"]", "editable = [\"src/[.rs\"]"),
+        "jobs/job.toml:3:13: editable[0]: invalid glob \"src/[.rs\": unclosed character class; missing ']'"
+    );
+    assert_eq!(
+        replace(
+            "allow = [\"cargo test **\"]",
+            "allow = [\"/usr/bin/cargo test\"]"
+        ),
+        "jobs/job.toml:4:10: allow[0]: rule \"/usr/bin/cargo test\" must start with a program name, not a path"
+    );
+    assert_eq!(
+        replace(
+            "prompt = \"Fix it.\"",
+            "prompt = \"Fix it.\"\nprompt = \"again\""
+        ),
+        "jobs/job.toml:2:1: duplicate key"
+    );
+}
+
+#[test]
+fn an_id_is_needed_when_the_file_name_is_not_one() {
+    let fx = Fixture::new();
+    let path = fx.write("bad name.toml", MINIMAL);
+    let err = load_manifest(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("bad name.toml:1:1: id: not set, and the file name cannot be used instead"),
+        "{err}"
+    );
+    let with_id = fx.write("bad name.toml", &format!("id = \"good\"\n{MINIMAL}"));
+    assert_eq!(load_manifest(&with_id).unwrap().id, "good");
+}
+
+#[test]
+fn provider_keys_are_checked_per_kind() {
+    let fx = Fixture::new();
+    let cases: &[(&str, &str)] = &[
+        (
+            "[provider]\nscript = \"../replies.jsonl\"\n",
+            "jobs/job.toml:6:1: provider.kind: required key is missing",
+        ),
+        (
+            "[provider]\nkind = \"gemini\"\n",
+            "jobs/job.toml:7:8: provider.kind: unknown variant `gemini`, expected one of `script`, `openai`, `anthropic`, `command`",
+        ),
+        (
+            "[provider]\nkind = \"script\"\nkey = \"x\"\n",
+            "jobs/job.toml:8:1: provider.key: unknown field `key`, expected one of `kind`, `script`, `base_url`, `model`, `api_key_env`, `mode`,",
+        ),
+        (
+            "[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\ntemperature = 0.2\n",
+            "jobs/job.toml:9:1: provider.temperature: not a key for kind \"script\" (its keys: script)",
+        ),
+        (
+            "[provider]\nkind = \"script\"\nscript = []\n",
+            "jobs/job.toml:8:10: provider.script: must list at least one file",
+        ),
+        (
+            "[provider]\nkind = \"script\"\nscript = [\"../replies.jsonl\", \"../gone.jsonl\"]\n",
+            "jobs/job.toml:8:31: provider.script[1]: ",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+            "jobs/job.toml:6:1: provider.base_url: required key is missing",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nbase_url = \"localhost:8080\"\nmodel = \"m\"\n",
+            "jobs/job.toml:8:12: provider.base_url: \"localhost:8080\" is not an http:// or https:// URL",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-123\"\n",
+            "jobs/job.toml:10:1: provider.api_key: secrets are never stored in files",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\napi_key_env = \"sk-abc123\"\n",
+            "jobs/job.toml:10:15: provider.api_key_env: must name an environment variable",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\nmode = \"xml\"\n",
+            "jobs/job.toml:10:8: provider.mode: unknown variant `xml`",
+        ),
+        (
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ntimeout = \"soon\"\n",
+            "jobs/job.toml:10:11: provider.timeout: invalid duration \"soon\"",
+        ),
+        (
+            "[provider]\nkind = \"anthropic\"\nmode = \"tools\"\nmodel = \"m\"\n",
+            "jobs/job.toml:8:1: provider.mode: not a key for kind \"anthropic\"",
+        ),
+        (
+            "[provider]\nkind = \"command\"\nargs = [\"-p\"]\n",
+            "jobs/job.toml:6:1: provider.program: required key is missing (or set preset = \"agy\")",
+        ),
+        (
+            "[provider]\nkind = \"command\"\nprogram = \"llm\"\nargs = [\"--model\", \"{model}\"]\n",
+            "jobs/job.toml:9:20: provider.args[1]: uses {model} but no model is set",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let got = fx.error(&with(extra));
+        assert!(
+            got.starts_with(expected),
+            "for {extra:?}\n got: {got}\nwant: {expected}"
+        );
+    }
+}
+
+#[test]
+fn provider_kinds_get_their_defaults() {
+    let fx = Fixture::new();
+    let m = fx
+        .load(&with("[provider]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1/\"\nmodel = \"qwen\"\n"))
+        .unwrap();
+    let Some(ProviderConfig::Openai(openai)) = m.provider else {
+        panic!("not openai");
+    };
+    assert_eq!(openai.base_url, "http://127.0.0.1:8080/v1");
+    assert_eq!(openai.mode, OpenAiMode::JsonSchema);
+    assert_eq!(openai.api_key_env, None);
+    assert_eq!(openai.timeout, DEFAULT_PROVIDER_TIMEOUT);
+    assert_eq!(openai.max_retries, DEFAULT_MAX_RETRIES);
+
+    let m = fx
+        .load(&with(
+            "[provider]\nkind = \"anthropic\"\nmodel = \"claude\"\n",
+        ))
+        .unwrap();
+    let Some(ProviderConfig::Anthropic(anthropic)) = m.provider else {
+        panic!("not anthropic");
+    };
+    assert_eq!(anthropic.base_url, ANTHROPIC_BASE_URL);
+    assert_eq!(anthropic.api_key_env, DEFAULT_ANTHROPIC_KEY_ENV);
+    assert_eq!(anthropic.max_tokens, DEFAULT_ANTHROPIC_MAX_TOKENS);
+
+    let m = fx
+        .load(&with("[provider]\nkind = \"command\"\npreset = \"agy\"\n"))
+        .unwrap();
+    let Some(ProviderConfig::Command(command)) = m.provider else {
+        panic!("not command");
+    };
+    assert_eq!(command.program, "agy");
+    assert_eq!(command.preset, Some(CommandPreset::Agy));
+    assert!(!command.stream);
+    assert_eq!(command.output_cap, DEFAULT_COMMAND_OUTPUT_CAP);
+}
+
+#[test]
+fn provider_files_share_the_provider_rules() {
+    let fx = Fixture::new();
+    let path = fx.write(
+        "local.toml",
+        "name = \"local-qwen\"\n[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\n",
+    );
+    let file = load_provider_file(&path).unwrap();
+    assert_eq!(file.name, "local-qwen");
+    assert!(matches!(file.provider, ProviderConfig::Script(_)));
+
+    let path = fx.write(
+        "stem.toml",
+        "[provider]\nkind = \"anthropic\"\nmodel = \"m\"\n",
+    );
+    assert_eq!(load_provider_file(&path).unwrap().name, "stem");
+
+    let bad = |text: &str| {
+        let path = fx.write("p.toml", text);
+        let err = load_provider_file(&path).unwrap_err().to_string();
+        err.replace(&format!("{}/", fx.root().display()), "")
+    };
+    assert_eq!(
+        bad("name = \"x\"\n"),
+        "jobs/p.toml:1:1: provider: required key is missing"
+    );
+    assert!(
+        bad("name = \"x\"\nprompt = \"hi\"\n")
+            .starts_with("jobs/p.toml:2:1: prompt: unknown field `prompt`"),
+    );
+    assert_eq!(
+        bad("name = \"a b\"\n[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\n"),
+        "jobs/p.toml:1:8: name: name \"a b\" contains ' '; use only letters, digits, '.', '_' and '-'"
+    );
+    assert_eq!(
+        bad(
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nscript = \"s\"\n"
+        ),
+        "jobs/p.toml:5:1: provider.script: not a key for kind \"openai\" (its keys: base_url, model, api_key_env, mode, temperature, max_tokens, timeout, max_retries)"
+    );
+}
+
+#[test]
+fn verify_allowed_hook_reports_at_verify() {
+    let fx = Fixture::new();
+    let m = fx.load(MINIMAL).unwrap();
+    m.check_verify_allowed(|_, _| Ok(())).unwrap();
+    let err = m
+        .check_verify_allowed(|allow, verify| {
+            Err(format!("{} rules, argv of {}", allow.len(), verify.len()))
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with(
+            "jobs/job.toml:5:10: verify: not allowed by any allow rule: 1 rules, argv of 2"
+        ),
+        "{err}"
+    );
+    let rebuilt = Manifest::from_snapshot(&m.to_snapshot()).unwrap();
+    let err = rebuilt
+        .check_verify_allowed(|_, _| Err("no".into()))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "manifest snapshot of job job: verify: not allowed by any allow rule: no"
+    );
+}
+
+#[test]
+fn snapshot_round_trips_and_hash_is_stable() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/off_by_one.toml");
+    let m = load_manifest(&path).unwrap();
+    let snapshot = m.to_snapshot();
+    assert_eq!(snapshot["format"], SNAPSHOT_FORMAT);
+    assert_eq!(snapshot["manifest"]["limits"]["wall_time"], "15m");
+    assert_eq!(snapshot["manifest"]["limits"]["output_cap"], "64KiB");
+    assert_eq!(snapshot["manifest"]["provider"]["kind"], "script");
+    let rebuilt = Manifest::from_snapshot(&snapshot).unwrap();
+    assert_eq!(rebuilt.to_snapshot(), snapshot);
+    assert_eq!(rebuilt.hash(), m.hash());
+    assert_eq!(rebuilt.limits, m.limits);
+    assert_eq!(rebuilt.provider, m.provider);
+    // Through text, as the log stores it.
+    let text = serde_json::to_string(&snapshot).unwrap();
+    let reparsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(Manifest::from_snapshot(&reparsed).unwrap().hash(), m.hash());
+    // Loading again gives the same hash; 64 hex digits.
+    assert_eq!(load_manifest(&path).unwrap().hash(), m.hash());
+    assert_eq!(m.hash().len(), 64);
+    assert!(m.hash().chars().all(|c| c.is_ascii_hexdigit()));
+}
+
+#[test]
+fn hash_follows_content_and_prompt_file_bytes() {
+    let fx = Fixture::new();
+    let base = fx.load(MINIMAL).unwrap().hash();
+    assert_eq!(
+        fx.load(&format!("# a comment\n{MINIMAL}")).unwrap().hash(),
+        base
+    );
+    assert_ne!(
+        fx.load(&with("[limits]\nmax_steps = 17\n")).unwrap().hash(),
+        base
+    );
+    // Spelling a default out changes nothing.
+    assert_eq!(
+        fx.load(&with("[limits]\nmax_steps = 16\n")).unwrap().hash(),
+        base
+    );
+
+    let from_file = MINIMAL.replace("prompt = \"Fix it.\"", "prompt_file = \"../task.md\"");
+    let before = fx.load(&from_file).unwrap().hash();
+    std::fs::write(fx.root().join("task.md"), "Fix it better.\n").unwrap();
+    assert_ne!(fx.load(&from_file).unwrap().hash(), before);
+}
+
+#[test]
+fn snapshot_refusals_say_why() {
+    let fx = Fixture::new();
+    let snapshot = fx.load(MINIMAL).unwrap().to_snapshot();
+    let mut wrong_format = snapshot.clone();
+    wrong_format["format"] = 99.into();
+    assert!(
+        Manifest::from_snapshot(&wrong_format)
+            .unwrap_err()
+            .to_string()
+            .contains("unsupported format 99")
+    );
+    let mut tampered = snapshot.clone();
+    tampered["manifest"]["limits"]["max_steps"] = 99.into();
+    assert!(
+        Manifest::from_snapshot(&tampered)
+            .unwrap_err()
+            .to_string()
+            .contains("hash mismatch for job job")
+    );
+    let mut unknown = snapshot;
+    unknown["manifest"]["surprise"] = true.into();
+    assert!(
+        Manifest::from_snapshot(&unknown)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown field `surprise`")
+    );
+}

@@ -1,0 +1,34 @@
+//! Job manifests and provider files: reading TOML into validated,
+//! normalized values (defaults applied, paths absolute), their content hash
+//! and log snapshot, and expanding job arguments into files.
+//!
+//! Owns every message about a malformed manifest, each placed at
+//! `file:line:column` with its field. Never runs anything, never reads the
+//! source tree beyond checking it exists, and never holds a secret: a
+//! provider key is only ever the *name* of a variable.
+
+mod error;
+mod expand;
+mod fields;
+mod job;
+mod load;
+mod provider_config;
+mod provider_file;
+mod raw;
+mod snapshot;
+mod source_map;
+
+#[cfg(test)]
+mod load_tests;
+
+pub use error::{Location, ManifestError};
+pub use expand::{ExpandError, expand_jobs};
+pub use job::{Acceptance, Baseline, Limits, Manifest, Sandbox, SandboxMode, Trace};
+pub use load::{load_manifest, parse_manifest};
+pub use provider_config::{
+    ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
+    DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
+    DEFAULT_PROVIDER_TIMEOUT, OpenAiConfig, OpenAiMode, ProviderConfig, ProviderKind, ScriptConfig,
+};
+pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
+pub use snapshot::SNAPSHOT_FORMAT;

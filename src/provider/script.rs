@@ -1,0 +1,316 @@
+//! The scripted provider: replays model replies from JSON-lines files, for
+//! offline runs, the demo and tests.
+//!
+//! Format, one reply per line:
+//! - a JSON object is sent as the reply, serialized as compact JSON (keys
+//!   in sorted order);
+//! - a JSON string is sent verbatim, to simulate malformed output (prose,
+//!   code fences, broken JSON);
+//! - blank lines and lines whose first non-blank character is `#` are
+//!   skipped (no JSON value starts with `#`, so this is unambiguous);
+//! - anything else is an error naming the file, line and column.
+//!
+//! With several files, attempt k uses file k (1-based) and the last file
+//! repeats. A script that runs out is a provider error: "script exhausted
+//! after N replies". Token counts are estimates (see `tokens`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::api::{Provider, ProviderReply, ProviderRequest};
+use super::error::ProviderError;
+use super::tokens::estimate_tokens;
+use crate::cancel::CancelToken;
+use crate::manifest::ScriptConfig;
+
+/// The replies of one script file, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptReplies {
+    pub path: PathBuf,
+    pub replies: Vec<String>,
+}
+
+/// Reads and checks a script file.
+pub fn load_script(path: &Path) -> Result<ScriptReplies, ProviderError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ProviderError::ScriptRead {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_script(path, &text)
+}
+
+/// Checks script `text` as if read from `path`.
+pub fn parse_script(path: &Path, text: &str) -> Result<ScriptReplies, ProviderError> {
+    let mut replies = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let content = line.trim();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let indent = line.chars().take_while(|c| c.is_whitespace()).count();
+        let error = |column: usize, message: String| ProviderError::ScriptParse {
+            path: path.to_path_buf(),
+            line: index + 1,
+            column: indent + column,
+            message,
+        };
+        let value: Value = serde_json::from_str(content).map_err(|e| {
+            let message = e.to_string();
+            let message = match message.rfind(" at line ") {
+                Some(cut) => message.get(..cut).unwrap_or(&message).to_string(),
+                None => message,
+            };
+            error(e.column().max(1), format!("invalid JSON: {message}"))
+        })?;
+        let reply = match value {
+            Value::String(text) => text,
+            Value::Object(_) => value.to_string(),
+            other => {
+                return Err(error(
+                    1,
+                    format!(
+                        "expected a JSON object (a reply) or a string (sent verbatim), found {}",
+                        crate::agent::json_type(&other)
+                    ),
+                ));
+            }
+        };
+        replies.push(reply);
+    }
+    Ok(ScriptReplies {
+        path: path.to_path_buf(),
+        replies,
+    })
+}
+
+/// Replays replies from script files.
+#[derive(Debug)]
+pub struct ScriptProvider {
+    name: String,
+    files: Vec<PathBuf>,
+    /// The script of the attempt being replayed and the next reply's index.
+    current: Option<(u32, ScriptReplies, usize)>,
+}
+
+impl ScriptProvider {
+    /// A provider over `files` (attempt k uses entry k, the last repeats).
+    pub fn new(files: Vec<PathBuf>) -> Result<ScriptProvider, ProviderError> {
+        if files.is_empty() {
+            return Err(ProviderError::Fatal {
+                message: "a script provider needs at least one script file".to_string(),
+            });
+        }
+        Ok(ScriptProvider {
+            name: "script".to_string(),
+            files,
+            current: None,
+        })
+    }
+
+    pub fn from_config(config: &ScriptConfig) -> Result<ScriptProvider, ProviderError> {
+        ScriptProvider::new(config.script.clone())
+    }
+
+    /// Sets the name shown in reports.
+    pub fn with_name(mut self, name: impl Into<String>) -> ScriptProvider {
+        self.name = name.into();
+        self
+    }
+
+    /// The file attempt `attempt` (1-based) replays.
+    pub fn file_for(&self, attempt: u32) -> &Path {
+        let index = (attempt.max(1) as usize - 1).min(self.files.len().saturating_sub(1));
+        self.files
+            .get(index)
+            .map_or(Path::new(""), PathBuf::as_path)
+    }
+}
+
+impl Provider for ScriptProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+    ) -> Result<ProviderReply, ProviderError> {
+        let started = Instant::now();
+        if cancel.is_cancelled() {
+            return Err(ProviderError::Cancelled);
+        }
+        let fresh = !matches!(&self.current, Some((attempt, _, _)) if *attempt == request.attempt);
+        if fresh {
+            let script = load_script(self.file_for(request.attempt))?;
+            self.current = Some((request.attempt, script, 0));
+        }
+        let Some((_, script, next)) = self.current.as_mut() else {
+            return Err(ProviderError::Fatal {
+                message: "script state lost".to_string(),
+            });
+        };
+        let Some(text) = script.replies.get(*next).cloned() else {
+            return Err(ProviderError::ScriptExhausted {
+                path: script.path.clone(),
+                replies: script.replies.len(),
+            });
+        };
+        *next += 1;
+        let prompt_tokens = estimate_tokens(&request.system)
+            + request
+                .messages
+                .iter()
+                .map(|m| estimate_tokens(&m.content))
+                .sum::<u64>();
+        Ok(ProviderReply {
+            output_tokens: estimate_tokens(&text),
+            input_tokens: prompt_tokens,
+            text,
+            latency: started.elapsed(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Message;
+
+    fn request(attempt: u32) -> ProviderRequest {
+        ProviderRequest {
+            system: "You fix bugs.".to_string(),
+            messages: vec![Message::user("Fix sum_up_to.")],
+            schema: None,
+            attempt,
+        }
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn objects_are_compact_strings_verbatim_comments_skipped() {
+        let text = "# a comment\n\n{ \"kind\": \"read_file\", \"path\": \"src/lib.rs\" }\n  # indented comment\n\"Sure! ```json {oops```\"\r\n";
+        let script = parse_script(Path::new("s.jsonl"), text).unwrap();
+        assert_eq!(
+            script.replies,
+            [
+                r#"{"kind":"read_file","path":"src/lib.rs"}"#,
+                "Sure! ```json {oops```"
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let err = parse_script(
+            Path::new("s.jsonl"),
+            "# ok\n{\"kind\":\"verify\"}\n  {\"kind\": }\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.jsonl:3:12: invalid JSON: expected value"
+        );
+        let err = parse_script(Path::new("s.jsonl"), "[1, 2]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.jsonl:1:1: expected a JSON object (a reply) or a string (sent verbatim), found an array"
+        );
+        let err = load_script(Path::new("/nonexistent/s.jsonl")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("/nonexistent/s.jsonl: cannot read script:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn replays_in_order_then_reports_exhaustion() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "a.jsonl",
+            "{\"kind\":\"verify\"}\n\"not json\"\n",
+        );
+        let mut provider = ScriptProvider::new(vec![path.clone()]).unwrap();
+        let cancel = CancelToken::new();
+        let first = provider.complete(&request(1), &cancel).unwrap();
+        assert_eq!(first.text, r#"{"kind":"verify"}"#);
+        assert_eq!(first.output_tokens, 5);
+        assert_eq!(first.input_tokens, 4 + 4);
+        assert_eq!(
+            provider.complete(&request(1), &cancel).unwrap().text,
+            "not json"
+        );
+        let err = provider.complete(&request(1), &cancel).unwrap_err();
+        assert!(matches!(
+            err,
+            ProviderError::ScriptExhausted { replies: 2, .. }
+        ));
+        assert_eq!(
+            err.to_string(),
+            format!("script {} exhausted after 2 replies", path.display())
+        );
+        assert!(!err.is_retryable());
+    }
+
+    #[test]
+    fn attempt_k_uses_entry_k_and_the_last_repeats() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = write(dir.path(), "1.jsonl", "\"first\"\n");
+        let two = write(dir.path(), "2.jsonl", "\"second\"\n");
+        let mut provider = ScriptProvider::new(vec![one, two])
+            .unwrap()
+            .with_name("sweep");
+        assert_eq!(provider.name(), "sweep");
+        let cancel = CancelToken::new();
+        assert_eq!(
+            provider.complete(&request(1), &cancel).unwrap().text,
+            "first"
+        );
+        assert_eq!(
+            provider.complete(&request(2), &cancel).unwrap().text,
+            "second"
+        );
+        // A new attempt starts its file from the top, the last file repeats.
+        assert_eq!(
+            provider.complete(&request(3), &cancel).unwrap().text,
+            "second"
+        );
+        assert!(provider.complete(&request(3), &cancel).is_err());
+    }
+
+    #[test]
+    fn refuses_when_cancelled_or_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "a.jsonl", "\"x\"\n");
+        let mut provider = ScriptProvider::new(vec![path]).unwrap();
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        assert!(matches!(
+            provider.complete(&request(1), &cancel),
+            Err(ProviderError::Cancelled)
+        ));
+        assert!(ScriptProvider::new(vec![]).is_err());
+    }
+
+    #[test]
+    fn the_example_script_replays_the_example_fix() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("evaluation/scripts/off_by_one.jsonl");
+        let script = load_script(&path).unwrap();
+        let kinds: Vec<&'static str> = script
+            .replies
+            .iter()
+            .map(|reply| crate::agent::parse_decision(reply).unwrap().kind())
+            .collect();
+        assert_eq!(kinds, ["read_file", "replace_text", "verify", "finish"]);
+    }
+}
