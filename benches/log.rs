@@ -25,7 +25,7 @@ fn fill(writer: &mut LogWriter, events: u64) {
             for j in 0..events / 4 {
                 let id = format!("job-{j:07}");
                 let id = Some(id.as_str());
-                tx.append(id, None, Event::Enqueued { max_attempts: 2 })?;
+                tx.append(id, None, Event::bare_enqueued(2))?;
                 tx.append(id, Some(1), Event::AttemptStarted { pid: 4242 })?;
                 tx.append(
                     id,
@@ -54,7 +54,7 @@ fn main() {
         let id = format!("s-{j}");
         writer
             .transact(|tx| {
-                tx.append(Some(&id), None, Event::Enqueued { max_attempts: 1 })
+                tx.append(Some(&id), None, Event::bare_enqueued(1))
                     .map(|_| ())
             })
             .unwrap();

@@ -1,19 +1,36 @@
-//! The agent loop's pure parts: the decision union a model returns, its
-//! parser and its published JSON Schema.
+//! The agent loop: the decision union a model returns, its parser and
+//! schema, the prompt builder, the workspace a model's file actions are
+//! contained in, and the loop that asks for one decision at a time and acts
+//! on it within the attempt's limits.
 //!
-//! Owns what counts as a well-formed decision. Never executes one: checking
-//! paths and commands, and running them, belong to the executor.
+//! Never runs a command except through the [`CommandRunner`] it is given
+//! (the executor), never writes outside the workspace, and reports
+//! everything as events through a [`Recorder`]; it never prints.
 
+mod agent_loop;
 mod decision;
 mod parse;
+mod prompt;
 mod schema;
+mod transcript;
+mod workspace;
 
 #[cfg(test)]
 mod parse_tests;
 
+pub use agent_loop::{
+    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder,
+    command_event, describe_command, run_agent,
+};
 pub use decision::{
     Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
     json_type, known_kinds,
 };
 pub use parse::parse_decision;
+pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
 pub use schema::{decision_schema, decision_schema_text};
+pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
+pub use workspace::{
+    EditRecord, FileText, LIST_LIMIT, PathRefusal, Workspace, WorkspaceError, copy_tree,
+    editable_set,
+};

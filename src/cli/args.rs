@@ -19,15 +19,39 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Enqueue a bare lifecycle task. Prints enqueued=true the first time, enqueued=false after.
+    /// Enqueue a bare lifecycle task (ID) or manifest jobs (--job FILE...).
+    ///
+    /// Prints enqueued=true the first time, enqueued=false when the same id
+    /// (and, for manifests, the same manifest) is already there.
     Enqueue {
         /// Data directory (holds events.log); created if missing.
         data: PathBuf,
-        /// Job id: letters, digits, '.', '_' and '-'.
-        id: String,
-        /// Attempts allowed in total (the first run plus retries).
+        /// Job id of a bare task: letters, digits, '.', '_' and '-'.
+        #[arg(required_unless_present = "job", conflicts_with = "job")]
+        id: Option<String>,
+        /// Manifest files (or directories, or globs) to enqueue.
+        #[arg(long, num_args = 1.., value_name = "FILE")]
+        job: Vec<PathBuf>,
+        /// Replace the manifest of a job already enqueued with a different one.
+        #[arg(long, requires = "job")]
+        replace: bool,
+        /// Attempts of a bare task (manifests set [limits] attempts).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
         attempts: u32,
+    },
+    /// Run one queued job through the agent loop; exit 0 if it succeeded, 1 if not.
+    ///
+    /// With WORKSPACE (seed form), a bare task runs in a copy of WORKSPACE with
+    /// AGENT_TASK, AGENT_ALLOWED, AGENT_VERIFY, AGENT_MAX_STEPS,
+    /// AGENT_TIMEOUT_SECS and AGY_BIN from the environment.
+    Run {
+        data: PathBuf,
+        id: String,
+        /// Seed form: the directory to work on (copied; the patch is applied back).
+        workspace: Option<PathBuf>,
+        /// Provider file replacing the manifest's [provider].
+        #[arg(long, value_name = "FILE")]
+        provider: Option<PathBuf>,
     },
     /// Show one row per job, replayed from the log. Never writes.
     Status {

@@ -4,6 +4,7 @@
 mod args;
 mod exec;
 mod exit;
+mod jobs;
 mod lifecycle;
 mod status;
 mod validate;
@@ -24,7 +25,22 @@ pub fn main() -> ExitCode {
 /// Runs one parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<Completion> {
     match cli.command {
-        Command::Enqueue { data, id, attempts } => lifecycle::enqueue(&data, &id, attempts),
+        Command::Enqueue {
+            data,
+            id,
+            job,
+            replace,
+            attempts,
+        } => match id {
+            Some(id) => lifecycle::enqueue(&data, &id, attempts),
+            None => jobs::enqueue_jobs(&data, &job, replace),
+        },
+        Command::Run {
+            data,
+            id,
+            workspace,
+            provider,
+        } => jobs::run(&data, &id, workspace.as_deref(), provider.as_deref()),
         Command::Status { data, json } => status::status(&data, json),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))

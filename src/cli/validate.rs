@@ -7,7 +7,7 @@ use anyhow::bail;
 
 use super::args::SchemaName;
 use super::exit::Completion;
-use crate::manifest::{ProviderConfig, expand_jobs, load_manifest};
+use crate::manifest::{ProviderConfig, expand_jobs, load_checked};
 use crate::provider::load_script;
 
 /// Prints `ok PATH (id=..., family=...)` per valid manifest on stdout and
@@ -54,7 +54,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
 }
 
 fn check(file: &std::path::Path) -> Result<String, String> {
-    let manifest = load_manifest(file).map_err(|e| e.to_string())?;
+    let manifest = load_checked(file).map_err(|e| e.to_string())?;
     // A scripted provider's replies are checked too: a typo there would
     // otherwise surface only when the job runs.
     if let Some(ProviderConfig::Script(script)) = &manifest.provider {

@@ -12,4 +12,4 @@ pub use cancel_watch::{CANCEL_POLL_INTERVAL, watch_for_cancel};
 pub use data_dir::DataDir;
 pub use job_id::{IdError, MAX_ID_LEN, validate_id};
 pub use lease::{Lease, LeaseError, is_live};
-pub use store::{Claim, Store, StoreError};
+pub use store::{Claim, EnqueueResult, Store, StoreError};

@@ -20,6 +20,10 @@ pub enum StoreError {
     Id(#[from] IdError),
     #[error(transparent)]
     Lease(#[from] LeaseError),
+    #[error(
+        "job {id:?} is already enqueued with a different manifest; pass --replace to replace it"
+    )]
+    ManifestChanged { id: String },
     #[error("failed to create data directory {}: {source}", .path.display())]
     DataDir {
         path: PathBuf,
@@ -31,6 +35,14 @@ impl From<Illegal> for StoreError {
     fn from(e: Illegal) -> Self {
         StoreError::Log(LogError::Illegal(e))
     }
+}
+
+/// What `enqueue_manifest` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueResult {
+    Created,
+    Unchanged,
+    Replaced,
 }
 
 /// A writer's handle on a data directory.
@@ -97,8 +109,57 @@ impl Store {
             if tx.state().job(id).is_some() {
                 return Ok(false);
             }
-            tx.append(Some(id), None, Event::Enqueued { max_attempts })?;
+            tx.append(Some(id), None, Event::bare_enqueued(max_attempts))?;
             Ok(true)
+        })
+    }
+
+    /// Enqueues a manifest job (its snapshot goes into the log). Idempotent
+    /// per id and manifest hash; a different manifest under the same id is
+    /// refused unless `replace`, which records `replaced` (the job must not
+    /// be running).
+    pub fn enqueue_manifest(
+        &mut self,
+        id: &str,
+        family: &str,
+        max_attempts: u32,
+        snapshot: serde_json::Value,
+        hash: &str,
+        replace: bool,
+    ) -> Result<EnqueueResult, StoreError> {
+        validate_id(id)?;
+        self.transact(|tx| {
+            let existing = tx.state().job(id).map(|j| j.manifest_hash.clone());
+            match existing {
+                None => {
+                    tx.append(
+                        Some(id),
+                        None,
+                        Event::Enqueued {
+                            max_attempts,
+                            family: Some(family.to_string()),
+                            manifest: Some(Box::new(snapshot)),
+                            manifest_hash: Some(hash.to_string()),
+                        },
+                    )?;
+                    Ok(EnqueueResult::Created)
+                }
+                Some(Some(old)) if old == hash => Ok(EnqueueResult::Unchanged),
+                Some(_) if !replace => Err(StoreError::ManifestChanged { id: id.to_string() }),
+                Some(_) => {
+                    tx.append(
+                        Some(id),
+                        None,
+                        Event::Replaced {
+                            max_attempts,
+                            family: Some(family.to_string()),
+                            manifest: Box::new(snapshot),
+                            manifest_hash: hash.to_string(),
+                        },
+                    )?;
+                    Ok(EnqueueResult::Replaced)
+                }
+            }
         })
     }
 

@@ -4,13 +4,30 @@
 use serde::{Deserialize, Serialize};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A job entered the queue.
     Enqueued {
         /// Attempts allowed in total (first run plus retries).
         max_attempts: u32,
+        /// Report grouping; absent for bare tasks (the id is the family).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        family: Option<String>,
+        /// The manifest snapshot, from which a runner reconstructs the job.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        manifest: Option<Box<serde_json::Value>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        manifest_hash: Option<String>,
+    },
+    /// `enqueue --replace`: a new manifest for an existing, not running job;
+    /// the job is queued again with its attempts reset.
+    Replaced {
+        max_attempts: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        family: Option<String>,
+        manifest: Box<serde_json::Value>,
+        manifest_hash: String,
     },
     /// A runner claimed the job and took the attempt's lease.
     AttemptStarted {
@@ -32,6 +49,82 @@ pub enum Event {
     Cancelled {},
     /// A failed job was put back in the queue.
     Retried {},
+    /// The pristine source was judged by the acceptance command before the agent ran.
+    Baseline { result: CheckResult },
+    /// One provider call and the decision it produced (or why it was refused).
+    Decision {
+        step: u32,
+        /// The decision kind, or `invalid`.
+        kind: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        reply_bytes: u64,
+        /// SHA-256 of the reply text, first 16 hex digits.
+        reply_hash: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        latency_ms: u64,
+    },
+    /// A provider call failed transiently and is retried.
+    ProviderRetry {
+        step: u32,
+        retry: u32,
+        reason: String,
+        wait_ms: u64,
+    },
+    /// A provider call failed for good.
+    ProviderFailed { step: u32, message: String },
+    /// A command ran (never its arguments or output).
+    Command {
+        step: u32,
+        /// `tool`, `verify`, `baseline` or `acceptance`.
+        role: String,
+        program: String,
+        resolved: String,
+        argc: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<i32>,
+        duration_ms: u64,
+        stdout_bytes: u64,
+        stderr_bytes: u64,
+        truncated: bool,
+        timed_out: bool,
+        cancelled: bool,
+        sandbox: Vec<String>,
+    },
+    /// A file in the workspace was created or changed.
+    Edit {
+        step: u32,
+        path: String,
+        /// SHA-256 prefix of the content before (absent for a new file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<String>,
+        after: String,
+        bytes: u64,
+    },
+    /// The verify command's verdict; `trigger` is `decision` or `finish`.
+    Verify {
+        step: u32,
+        trigger: String,
+        passed: bool,
+    },
+    /// The agent phase of the attempt ended; later phases never rerun it.
+    AgentFinished {
+        outcome: Outcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure_kind: Option<FailureKind>,
+        steps: u32,
+    },
+    /// The agent's patch (editable files against the pristine source).
+    Patch {
+        bytes: u64,
+        files: u32,
+        hash: String,
+    },
+    /// Acceptance tests on a clean copy plus the patch.
+    Acceptance { result: CheckResult },
     /// A writer cut a torn (unterminated) tail off the log before appending.
     LogRepaired {
         /// 1-based line number the torn fragment started on.
@@ -42,10 +135,31 @@ pub enum Event {
 }
 
 impl Event {
+    /// The `enqueued` event of a bare lifecycle task (no manifest).
+    pub fn bare_enqueued(max_attempts: u32) -> Event {
+        Event::Enqueued {
+            max_attempts,
+            family: None,
+            manifest: None,
+            manifest_hash: None,
+        }
+    }
+
     /// The `type` tag as written in the log.
     pub fn type_name(&self) -> &'static str {
         match self {
             Event::Enqueued { .. } => "enqueued",
+            Event::Replaced { .. } => "replaced",
+            Event::Baseline { .. } => "baseline",
+            Event::Decision { .. } => "decision",
+            Event::ProviderRetry { .. } => "provider_retry",
+            Event::ProviderFailed { .. } => "provider_failed",
+            Event::Command { .. } => "command",
+            Event::Edit { .. } => "edit",
+            Event::Verify { .. } => "verify",
+            Event::AgentFinished { .. } => "agent_finished",
+            Event::Patch { .. } => "patch",
+            Event::Acceptance { .. } => "acceptance",
             Event::AttemptStarted { .. } => "attempt_started",
             Event::AttemptFinished { .. } => "attempt_finished",
             Event::AttemptInterrupted { .. } => "attempt_interrupted",
@@ -58,7 +172,35 @@ impl Event {
     /// Whether the event changes a job's lifecycle state. Writers `fsync`
     /// immediately after such events; others are synced in groups.
     pub fn is_transition(&self) -> bool {
-        !matches!(self, Event::LogRepaired { .. })
+        !matches!(
+            self,
+            Event::LogRepaired { .. }
+                | Event::Decision { .. }
+                | Event::ProviderRetry { .. }
+                | Event::Command { .. }
+                | Event::Edit { .. }
+                | Event::Verify { .. }
+        )
+    }
+}
+
+/// The verdict of a baseline or acceptance run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckResult {
+    Passed,
+    Failed,
+    /// Not run because the manifest says so (`baseline = "skip"`).
+    Skipped,
+}
+
+impl CheckResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckResult::Passed => "passed",
+            CheckResult::Failed => "failed",
+            CheckResult::Skipped => "skipped",
+        }
     }
 }
 

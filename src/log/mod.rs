@@ -14,7 +14,7 @@ mod scan;
 mod writer;
 
 pub use error::LogError;
-pub use event::{Event, FailureKind, Outcome};
+pub use event::{CheckResult, Event, FailureKind, Outcome};
 pub use follow::Follower;
 pub use reader::{Snapshot, read_snapshot};
 pub use record::{DecodeError, FORMAT_VERSION, Record};

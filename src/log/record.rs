@@ -21,7 +21,7 @@ const CRC_PREFIX: &[u8] = br#"{"crc":""#;
 const FRAME_LEN: usize = CRC_PREFIX.len() + 8 + 2;
 
 /// A decoded log record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// Strictly increasing across the log, starting at 1.
     pub seq: u64,

@@ -109,7 +109,7 @@ mod tests {
             ts_ms: 1,
             job: Some(format!("job{seq}")),
             attempt: None,
-            event: Event::Enqueued { max_attempts: 2 },
+            event: Event::bare_enqueued(2),
         }
         .encode()
     }

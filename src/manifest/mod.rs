@@ -7,6 +7,7 @@
 //! source tree beyond checking it exists, and never holds a secret: a
 //! provider key is only ever the *name* of a variable.
 
+mod checked;
 mod error;
 mod expand;
 mod fields;
@@ -21,6 +22,7 @@ mod source_map;
 #[cfg(test)]
 mod load_tests;
 
+pub use checked::{check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 pub use job::{Acceptance, Baseline, Limits, Manifest, Sandbox, SandboxMode, Trace};

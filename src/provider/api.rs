@@ -58,6 +58,19 @@ pub struct ProviderReply {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub latency: Duration,
+    /// Transient failures retried before this reply, for the log.
+    pub retries: Vec<ProviderRetry>,
+}
+
+/// One retried provider call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderRetry {
+    /// 1-based retry number.
+    pub attempt: u32,
+    /// Why, e.g. `http 503`, `connection refused`, `timeout`.
+    pub reason: String,
+    /// How long the provider waited before retrying.
+    pub wait_ms: u64,
 }
 
 /// A model, or something that stands in for one.

@@ -40,4 +40,9 @@ impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         matches!(self, ProviderError::Transient { .. })
     }
+
+    /// Retries made before the call failed for good.
+    pub fn retries(&self) -> Vec<super::api::ProviderRetry> {
+        Vec::new()
+    }
 }

@@ -12,7 +12,7 @@ mod error;
 mod script;
 mod tokens;
 
-pub use api::{Message, Provider, ProviderReply, ProviderRequest, Role};
+pub use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
 pub use error::ProviderError;
 pub use script::{ScriptProvider, ScriptReplies, load_script};
 pub use tokens::estimate_tokens;

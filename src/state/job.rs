@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
-use crate::log::{FailureKind, Outcome};
+use std::sync::Arc;
+
+use crate::log::{CheckResult, FailureKind, Outcome};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,11 +51,24 @@ pub struct OpenAttempt {
     pub pid: u32,
 }
 
+/// How the agent phase of an attempt ended (recorded by `agent_finished`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AgentPhase {
+    pub attempt: u32,
+    pub outcome: Outcome,
+    pub failure_kind: Option<FailureKind>,
+}
+
 /// The replayed state of one job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
     pub id: String,
+    pub family: String,
     pub state: JobState,
+    /// The manifest snapshot (absent for bare lifecycle tasks).
+    #[serde(skip)]
+    pub manifest: Option<Arc<serde_json::Value>>,
+    pub manifest_hash: Option<String>,
     pub max_attempts: u32,
     /// Attempts started so far, including interrupted ones.
     pub attempts_started: u32,
@@ -63,6 +78,23 @@ pub struct Job {
     pub failure_kind: Option<FailureKind>,
     /// Outcome of the most recent finished attempt.
     pub last_outcome: Option<Outcome>,
+    /// Steps (provider calls) of the current or last attempt.
+    pub steps: u32,
+    /// Invalid decisions in the current or last attempt.
+    pub invalid_decisions: u32,
+    /// Kind of the last decision, if any.
+    pub last_action: Option<String>,
+    /// The baseline verdict, once recorded (it is run once per job).
+    pub baseline: Option<CheckResult>,
+    /// The agent phase of the current or last attempt, once finished.
+    pub agent: Option<AgentPhase>,
+    /// Whether the current or last attempt recorded its patch.
+    pub patch_recorded: bool,
+    /// Acceptance verdict of the current or last attempt.
+    pub acceptance: Option<CheckResult>,
+    /// An interrupted attempt whose agent phase had finished: the next claim
+    /// resumes it (same attempt number) at acceptance instead of starting over.
+    pub resume: Option<u32>,
     /// Type of the last event recorded for this job.
     pub last_event: &'static str,
     /// `seq` of the last event recorded for this job.

@@ -4,5 +4,5 @@
 mod job;
 mod reducer;
 
-pub use job::{Job, JobState, OpenAttempt};
+pub use job::{AgentPhase, Job, JobState, OpenAttempt};
 pub use reducer::{Illegal, State, replay};

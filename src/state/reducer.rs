@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::job::{Job, JobState, OpenAttempt};
+use std::sync::Arc;
+
+use super::job::{AgentPhase, Job, JobState, OpenAttempt};
 use crate::log::{Event, FailureKind, Outcome, Record};
 
 /// Everything the log says, replayed.
@@ -49,6 +51,12 @@ pub enum Illegal {
     },
     #[error("job {job:?}: attempt {attempt} is not open")]
     AttemptNotOpen { job: String, attempt: u32 },
+    #[error("job {job:?}: attempt {attempt} already recorded its {phase} phase")]
+    PhaseTwice {
+        job: String,
+        attempt: u32,
+        phase: &'static str,
+    },
     #[error("job {0:?}: an attempt needs at least 1 allowed attempt")]
     ZeroAttempts(String),
 }
@@ -109,18 +117,37 @@ impl State {
         })?;
         let current = self.job(id);
         let mut job = match (event, current) {
-            (Event::Enqueued { max_attempts }, None) => {
+            (
+                Event::Enqueued {
+                    max_attempts,
+                    family,
+                    manifest,
+                    manifest_hash,
+                },
+                None,
+            ) => {
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
                 }
                 Job {
                     id: id.to_string(),
+                    family: family.clone().unwrap_or_else(|| id.to_string()),
                     state: JobState::Queued,
+                    manifest: manifest.as_ref().map(|m| Arc::new((**m).clone())),
+                    manifest_hash: manifest_hash.clone(),
                     max_attempts: *max_attempts,
                     attempts_started: 0,
                     open_attempt: None,
                     failure_kind: None,
                     last_outcome: None,
+                    steps: 0,
+                    invalid_decisions: 0,
+                    last_action: None,
+                    baseline: None,
+                    agent: None,
+                    patch_recorded: false,
+                    acceptance: None,
+                    resume: None,
                     last_event: "",
                     last_seq: 0,
                     enqueued_ms: record.ts_ms,
@@ -144,13 +171,11 @@ impl State {
                 event: event.type_name(),
             })
         };
-        let close = |job: &mut Job| -> Result<(), Illegal> {
+        // Events that happen inside an attempt need that attempt to be open.
+        let in_open_attempt = |job: &Job| -> Result<u32, Illegal> {
             let n = attempt()?;
             match job.open_attempt {
-                Some(open) if open.attempt == n => {
-                    job.open_attempt = None;
-                    Ok(())
-                }
+                Some(open) if open.attempt == n => Ok(n),
                 _ => Err(Illegal::AttemptNotOpen {
                     job: job.id.clone(),
                     attempt: n,
@@ -160,25 +185,61 @@ impl State {
 
         match event {
             Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
+            Event::Replaced {
+                max_attempts,
+                family,
+                manifest,
+                manifest_hash,
+            } => {
+                if job.open_attempt.is_some() {
+                    return Err(wrong_state("replace the manifest of", &job));
+                }
+                if *max_attempts == 0 {
+                    return Err(Illegal::ZeroAttempts(id.to_string()));
+                }
+                job.family = family.clone().unwrap_or_else(|| id.to_string());
+                job.manifest = Some(Arc::new((**manifest).clone()));
+                job.manifest_hash = Some(manifest_hash.clone());
+                job.max_attempts = *max_attempts;
+                job.attempts_started = 0;
+                job.state = JobState::Queued;
+                job.failure_kind = None;
+                job.last_outcome = None;
+                job.baseline = None;
+                job.resume = None;
+                reset_attempt_facts(&mut job);
+            }
             Event::AttemptStarted { pid } => {
                 if job.state != JobState::Queued {
                     return Err(wrong_state("start an attempt of", &job));
                 }
-                if !job.attempts_remain() {
-                    return Err(Illegal::NoAttemptsLeft {
-                        job: job.id,
-                        max: job.max_attempts,
-                    });
-                }
                 let n = attempt()?;
-                if n != job.attempts_started + 1 {
-                    return Err(Illegal::WrongAttempt {
-                        job: job.id,
-                        got: n,
-                        expected: job.attempts_started + 1,
-                    });
+                if let Some(resumed) = job.resume {
+                    if n != resumed {
+                        return Err(Illegal::WrongAttempt {
+                            job: job.id,
+                            got: n,
+                            expected: resumed,
+                        });
+                    }
+                    job.resume = None;
+                } else {
+                    if !job.attempts_remain() {
+                        return Err(Illegal::NoAttemptsLeft {
+                            job: job.id,
+                            max: job.max_attempts,
+                        });
+                    }
+                    if n != job.attempts_started + 1 {
+                        return Err(Illegal::WrongAttempt {
+                            job: job.id,
+                            got: n,
+                            expected: job.attempts_started + 1,
+                        });
+                    }
+                    job.attempts_started = n;
+                    reset_attempt_facts(&mut job);
                 }
-                job.attempts_started = n;
                 job.open_attempt = Some(OpenAttempt {
                     attempt: n,
                     pid: *pid,
@@ -190,7 +251,8 @@ impl State {
                 outcome,
                 failure_kind,
             } => {
-                close(&mut job)?;
+                in_open_attempt(&job)?;
+                job.open_attempt = None;
                 job.last_outcome = Some(*outcome);
                 // A job cancelled while running stays cancelled; the finish
                 // only closes the attempt.
@@ -209,9 +271,14 @@ impl State {
                 }
             }
             Event::AttemptInterrupted { .. } => {
-                close(&mut job)?;
+                let n = in_open_attempt(&job)?;
+                job.open_attempt = None;
                 if job.state == JobState::Running {
-                    if job.attempts_remain() {
+                    if job.agent.is_some_and(|a| a.attempt == n) {
+                        // The agent's work is recorded; resume after it.
+                        job.state = JobState::Queued;
+                        job.resume = Some(n);
+                    } else if job.attempts_remain() {
                         job.state = JobState::Queued;
                     } else {
                         job.state = JobState::Failed;
@@ -225,6 +292,7 @@ impl State {
                 }
                 job.state = JobState::Cancelled;
                 job.failure_kind = Some(FailureKind::Cancelled);
+                job.resume = None;
             }
             Event::Retried {} => {
                 if job.state != JobState::Failed {
@@ -238,12 +306,76 @@ impl State {
                 }
                 job.state = JobState::Queued;
             }
+            Event::Baseline { result } => {
+                in_open_attempt(&job)?;
+                job.baseline = Some(*result);
+            }
+            Event::Decision { step, kind, .. } => {
+                in_open_attempt(&job)?;
+                job.steps = job.steps.max(*step);
+                if kind == "invalid" {
+                    job.invalid_decisions += 1;
+                }
+                job.last_action = Some(kind.clone());
+            }
+            Event::ProviderRetry { .. }
+            | Event::ProviderFailed { .. }
+            | Event::Command { .. }
+            | Event::Edit { .. }
+            | Event::Verify { .. } => {
+                in_open_attempt(&job)?;
+            }
+            Event::AgentFinished {
+                outcome,
+                failure_kind,
+                steps,
+            } => {
+                let n = in_open_attempt(&job)?;
+                if job.agent.is_some_and(|a| a.attempt == n) {
+                    return Err(Illegal::PhaseTwice {
+                        job: job.id,
+                        attempt: n,
+                        phase: "agent",
+                    });
+                }
+                job.agent = Some(AgentPhase {
+                    attempt: n,
+                    outcome: *outcome,
+                    failure_kind: *failure_kind,
+                });
+                job.steps = job.steps.max(*steps);
+            }
+            Event::Patch { .. } => {
+                in_open_attempt(&job)?;
+                job.patch_recorded = true;
+            }
+            Event::Acceptance { result } => {
+                let n = in_open_attempt(&job)?;
+                if job.acceptance.is_some() {
+                    return Err(Illegal::PhaseTwice {
+                        job: job.id,
+                        attempt: n,
+                        phase: "acceptance",
+                    });
+                }
+                job.acceptance = Some(*result);
+            }
         }
         job.last_event = event.type_name();
         job.last_seq = record.seq;
         job.updated_ms = record.ts_ms;
         Ok(Some(job))
     }
+}
+
+/// Clears what the log said about the previous attempt.
+fn reset_attempt_facts(job: &mut Job) {
+    job.steps = 0;
+    job.invalid_decisions = 0;
+    job.last_action = None;
+    job.agent = None;
+    job.patch_recorded = false;
+    job.acceptance = None;
 }
 
 /// Replays records from the start.

@@ -45,7 +45,7 @@ impl Log {
     }
 
     fn enqueue(&mut self, job: &str, max: u32) -> &Job {
-        self.ok(job, None, Event::Enqueued { max_attempts: max })
+        self.ok(job, None, Event::bare_enqueued(max))
     }
     fn start(&mut self, job: &str, n: u32) -> &Job {
         self.ok(job, Some(n), Event::AttemptStarted { pid: 100 + n })
@@ -195,11 +195,11 @@ fn illegal_enqueue_twice_and_zero_attempts() {
     let mut log = Log::new();
     log.enqueue("a", 1);
     assert_eq!(
-        log.err("a", None, Event::Enqueued { max_attempts: 1 }),
+        log.err("a", None, Event::bare_enqueued(1)),
         Illegal::AlreadyExists("a".into())
     );
     assert_eq!(
-        log.err("b", None, Event::Enqueued { max_attempts: 0 }),
+        log.err("b", None, Event::bare_enqueued(0)),
         Illegal::ZeroAttempts("b".into())
     );
 }
@@ -386,7 +386,7 @@ fn job_events_need_a_job_and_repairs_do_not() {
 fn replay_collects_anomalies_and_keeps_going() {
     let mut log = Log::new();
     let records = vec![
-        log.record("a", None, Event::Enqueued { max_attempts: 1 }),
+        log.record("a", None, Event::bare_enqueued(1)),
         log.record("a", None, Event::Retried {}),
         log.record("a", None, Event::Cancelled {}),
     ];

@@ -90,14 +90,17 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
         .is_some_and(|open| stale.contains(&(job.id.clone(), open.attempt)));
     StatusRow {
         id: job.id.clone(),
-        family: job.id.clone(),
+        family: job.family.clone(),
         state: job.state.as_str().to_string(),
         attempt: job.attempts_started,
         max_attempts: job.max_attempts,
-        steps: 0,
-        last_event: job.last_event.to_string(),
+        steps: job.steps,
+        last_event: job
+            .last_action
+            .clone()
+            .unwrap_or_else(|| job.last_event.to_string()),
         failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
-        acceptance: None,
+        acceptance: job.acceptance.map(|r| r.as_str().to_string()),
         stale_lease,
     }
 }

@@ -1,0 +1,661 @@
+//! The agent loop: ask the provider for one decision, check it, execute it
+//! through the workspace or the executor, observe, repeat, within the
+//! attempt's limits. Verification debt: a successful edit opens it; only the
+//! runtime's own verify run (a `verify` decision, or the one a `finish`
+//! triggers) closes it.
+//!
+//! Everything the loop does is reported as events through [`Recorder`]; it
+//! never prints and never runs anything except through [`CommandRunner`].
+
+use std::time::Instant;
+
+use super::decision::Decision;
+use super::parse::parse_decision;
+use super::prompt::{PromptFacts, Turn, build_request, cap_text};
+use super::transcript::Transcript;
+use super::workspace::{PathRefusal, Workspace};
+use crate::cancel::CancelToken;
+use crate::exec::{ExecError, ExecOutcome};
+use crate::hash::short_hash;
+use crate::log::{Event, FailureKind, Outcome};
+use crate::provider::{Provider, ProviderError};
+
+/// Appends events for the attempt being run.
+pub trait Recorder {
+    fn record(&mut self, event: Event) -> Result<(), String>;
+}
+
+/// What a command is run for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandRole {
+    Tool,
+    Verify,
+}
+
+impl CommandRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandRole::Tool => "tool",
+            CommandRole::Verify => "verify",
+        }
+    }
+}
+
+/// Runs commands in the attempt's workspace through the executor.
+pub trait CommandRunner {
+    fn run(
+        &mut self,
+        argv: &[String],
+        role: CommandRole,
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError>;
+}
+
+/// Limits and facts the loop needs besides the prompt facts.
+#[derive(Debug, Clone)]
+pub struct LoopLimits {
+    pub max_steps: u32,
+    pub max_invalid: u32,
+    pub token_budget: u64,
+    pub observation_cap: usize,
+    pub context_budget: usize,
+    /// When the whole attempt must end.
+    pub deadline: Instant,
+}
+
+/// How the agent phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentResult {
+    pub outcome: Outcome,
+    pub failure_kind: Option<FailureKind>,
+    pub steps: u32,
+    pub summary: Option<String>,
+}
+
+/// The loop could not go on for a reason that is not the model's doing.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("failed to record an event: {0}")]
+    Record(String),
+}
+
+/// Everything one agent phase needs.
+pub struct AgentRun<'a> {
+    pub facts: &'a PromptFacts,
+    pub limits: &'a LoopLimits,
+    pub workspace: &'a Workspace,
+    pub provider: &'a mut dyn Provider,
+    pub commands: &'a mut dyn CommandRunner,
+    pub recorder: &'a mut dyn Recorder,
+    pub cancel: &'a CancelToken,
+    pub transcript: Option<&'a mut Transcript>,
+    pub attempt: u32,
+}
+
+impl std::fmt::Debug for AgentRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRun")
+            .field("attempt", &self.attempt)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What acting on one decision produced.
+enum Step {
+    /// Continue with this observation; `invalid` carries the refusal reason.
+    Observe {
+        observation: String,
+        invalid: Option<String>,
+    },
+    /// The attempt ends.
+    End(AgentResult),
+}
+
+struct LoopState {
+    steps: u32,
+    invalid_streak: u32,
+    tokens: u64,
+    edits: u32,
+    debt: bool,
+    last_verify_failed: bool,
+}
+
+/// Runs the agent phase to its end.
+pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
+    let mut history: Vec<Turn> = Vec::new();
+    let mut st = LoopState {
+        steps: 0,
+        invalid_streak: 0,
+        tokens: 0,
+        edits: 0,
+        debt: false,
+        last_verify_failed: false,
+    };
+    let limits = run.limits.clone();
+    loop {
+        if let Some(end) = stopped(&run, &st) {
+            return Ok(end);
+        }
+        if st.steps >= limits.max_steps {
+            let kind = if st.last_verify_failed {
+                FailureKind::VerifyFailed
+            } else {
+                FailureKind::StepLimit
+            };
+            return Ok(failed(kind, st.steps));
+        }
+        if st.tokens >= limits.token_budget {
+            return Ok(failed(FailureKind::TokenBudget, st.steps));
+        }
+        st.steps += 1;
+        let step = st.steps;
+        let request = build_request(run.facts, &history, limits.context_budget, run.attempt);
+        let reply = match run.provider.complete(&request, run.cancel) {
+            Ok(reply) => reply,
+            Err(ProviderError::Cancelled) => {
+                return Ok(
+                    stopped(&run, &st).unwrap_or_else(|| failed(FailureKind::Cancelled, step))
+                );
+            }
+            Err(e) => {
+                record_retries(&mut run, step, &e.retries())?;
+                record(
+                    &mut run,
+                    Event::ProviderFailed {
+                        step,
+                        message: e.to_string(),
+                    },
+                )?;
+                return Ok(failed(FailureKind::ProviderError, step));
+            }
+        };
+        record_retries(&mut run, step, &reply.retries)?;
+        st.tokens += reply.input_tokens + reply.output_tokens;
+        let parsed = parse_decision(&reply.text);
+        let kind = match &parsed {
+            Ok(d) => d.kind().to_string(),
+            Err(_) => "invalid".to_string(),
+        };
+        let decision_event = |kind: String, reason: Option<String>| Event::Decision {
+            step,
+            kind,
+            reason,
+            reply_bytes: reply.text.len() as u64,
+            reply_hash: short_hash(reply.text.as_bytes()),
+            input_tokens: reply.input_tokens,
+            output_tokens: reply.output_tokens,
+            latency_ms: u64::try_from(reply.latency.as_millis()).unwrap_or(u64::MAX),
+        };
+        let outcome = match parsed {
+            Err(e) => {
+                let reason = e.to_string();
+                record(&mut run, decision_event(kind, Some(reason.clone())))?;
+                Step::Observe {
+                    observation: invalid_observation(&reason),
+                    invalid: Some(reason),
+                }
+            }
+            Ok(decision) => {
+                // Refusals are found before the decision is recorded, so the
+                // decision event says whether it was valid.
+                match precheck(&run, &decision) {
+                    Err(reason) => {
+                        record(
+                            &mut run,
+                            decision_event(
+                                "invalid".to_string(),
+                                Some(format!("{kind}: {reason}")),
+                            ),
+                        )?;
+                        Step::Observe {
+                            observation: invalid_observation(&format!("{kind} refused: {reason}")),
+                            invalid: Some(reason),
+                        }
+                    }
+                    Ok(()) => {
+                        record(&mut run, decision_event(kind, None))?;
+                        act(&mut run, &mut st, step, decision)?
+                    }
+                }
+            }
+        };
+        match outcome {
+            Step::End(result) => {
+                write_transcript(
+                    &mut run,
+                    step,
+                    &reply.text,
+                    None,
+                    reply.input_tokens,
+                    reply.output_tokens,
+                );
+                return Ok(result);
+            }
+            Step::Observe {
+                observation,
+                invalid,
+            } => {
+                let observation = cap_text(&observation, limits.observation_cap);
+                write_transcript(
+                    &mut run,
+                    step,
+                    &reply.text,
+                    Some(&observation),
+                    reply.input_tokens,
+                    reply.output_tokens,
+                );
+                history.push(Turn {
+                    reply: reply.text,
+                    observation,
+                });
+                if invalid.is_some() {
+                    st.invalid_streak += 1;
+                    if st.invalid_streak >= limits.max_invalid {
+                        return Ok(failed(FailureKind::InvalidDecisions, step));
+                    }
+                } else {
+                    st.invalid_streak = 0;
+                }
+            }
+        }
+    }
+}
+
+fn failed(kind: FailureKind, steps: u32) -> AgentResult {
+    AgentResult {
+        outcome: Outcome::Failed,
+        failure_kind: Some(kind),
+        steps,
+        summary: None,
+    }
+}
+
+/// A cancel or the wall deadline ends the attempt.
+fn stopped(run: &AgentRun<'_>, st: &LoopState) -> Option<AgentResult> {
+    if Instant::now() >= run.limits.deadline {
+        return Some(failed(FailureKind::WallTimeout, st.steps));
+    }
+    run.cancel
+        .is_cancelled()
+        .then(|| failed(FailureKind::Cancelled, st.steps))
+}
+
+fn record(run: &mut AgentRun<'_>, event: Event) -> Result<(), AgentError> {
+    run.recorder.record(event).map_err(AgentError::Record)
+}
+
+fn record_retries(
+    run: &mut AgentRun<'_>,
+    step: u32,
+    retries: &[crate::provider::ProviderRetry],
+) -> Result<(), AgentError> {
+    for r in retries {
+        record(
+            run,
+            Event::ProviderRetry {
+                step,
+                retry: r.attempt,
+                reason: r.reason.clone(),
+                wait_ms: r.wait_ms,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn invalid_observation(reason: &str) -> String {
+    format!(
+        "invalid decision: {reason}\nReply with exactly one JSON object that matches the decision schema."
+    )
+}
+
+/// Checks that do not touch anything: paths for writes, commands against
+/// the allow rules. A failure makes the decision invalid.
+fn precheck(run: &AgentRun<'_>, decision: &Decision) -> Result<(), String> {
+    match decision {
+        Decision::RunTool { program, args } => {
+            let mut argv = vec![program.clone()];
+            argv.extend(args.iter().cloned());
+            run.commands_allow_check(&argv)
+        }
+        _ => Ok(()),
+    }
+}
+
+impl AgentRun<'_> {
+    fn commands_allow_check(&self, argv: &[String]) -> Result<(), String> {
+        let rules: Vec<String> = self.facts.allow.clone();
+        let list = crate::exec::AllowList::parse(&rules).map_err(|e| e.to_string())?;
+        list.check(argv).map_err(|e| e.to_string())
+    }
+}
+
+/// Executes a checked decision.
+fn act(
+    run: &mut AgentRun<'_>,
+    st: &mut LoopState,
+    step: u32,
+    decision: Decision,
+) -> Result<Step, AgentError> {
+    let cap = run.limits.observation_cap;
+    let refused = |e: PathRefusal| Step::Observe {
+        observation: invalid_observation(&e.to_string()),
+        invalid: Some(e.to_string()),
+    };
+    Ok(match decision {
+        Decision::ReadFile { path } => match run.workspace.read(&path, cap) {
+            Ok(file) => {
+                let note = if file.truncated {
+                    format!(" (first {} of {} bytes)", file.text.len(), file.total_bytes)
+                } else {
+                    String::new()
+                };
+                Step::Observe {
+                    observation: format!("{path}{note}:\n{}", file.text),
+                    invalid: None,
+                }
+            }
+            Err(
+                e @ (PathRefusal::NotFound(_)
+                | PathRefusal::IsDirectory(_)
+                | PathRefusal::NotText { .. }),
+            ) => Step::Observe {
+                observation: format!("read_file failed: {e}"),
+                invalid: None,
+            },
+            Err(e) => refused(e),
+        },
+        Decision::ListFiles { path } => match run.workspace.list(&path) {
+            Ok((files, complete)) => {
+                let mut text = files.join("\n");
+                if !complete {
+                    text.push_str("\n[listing cut short]");
+                }
+                Step::Observe {
+                    observation: format!("files under {path}:\n{text}"),
+                    invalid: None,
+                }
+            }
+            Err(e @ (PathRefusal::NotFound(_) | PathRefusal::NotDirectory(_))) => Step::Observe {
+                observation: format!("list_files failed: {e}"),
+                invalid: None,
+            },
+            Err(e) => refused(e),
+        },
+        Decision::WriteFile { path, content } => match run.workspace.write(&path, &content) {
+            Ok(edit) => {
+                let observation = format!(
+                    "wrote {} ({} bytes); verification is now required before finish",
+                    edit.path, edit.bytes
+                );
+                record_edit(run, st, step, edit)?;
+                Step::Observe {
+                    observation,
+                    invalid: None,
+                }
+            }
+            Err(e @ PathRefusal::Io { .. }) => Step::Observe {
+                observation: format!("write_file failed: {e}"),
+                invalid: None,
+            },
+            Err(e) => refused(e),
+        },
+        Decision::ReplaceText {
+            path,
+            expected,
+            replacement,
+        } => match run.workspace.replace(&path, &expected, &replacement) {
+            Ok(edit) => {
+                let observation = format!(
+                    "replaced 1 occurrence in {}; verification is now required before finish",
+                    edit.path
+                );
+                record_edit(run, st, step, edit)?;
+                Step::Observe {
+                    observation,
+                    invalid: None,
+                }
+            }
+            Err(
+                e @ (PathRefusal::Occurrences { .. }
+                | PathRefusal::NotFound(_)
+                | PathRefusal::NotText { .. }
+                | PathRefusal::Io { .. }),
+            ) => Step::Observe {
+                observation: format!("replace_text failed: {e}"),
+                invalid: None,
+            },
+            Err(e) => refused(e),
+        },
+        Decision::RunTool { program, args } => {
+            let mut argv = vec![program];
+            argv.extend(args);
+            match run_command(run, step, &argv, CommandRole::Tool)? {
+                Ok(out) => Step::Observe {
+                    observation: describe_command(&argv, &out),
+                    invalid: None,
+                },
+                Err(CommandFailure::Refused(reason)) => Step::Observe {
+                    observation: invalid_observation(&reason),
+                    invalid: Some(reason),
+                },
+                Err(CommandFailure::Fatal(result)) => Step::End(result),
+                Err(CommandFailure::Other(message)) => Step::Observe {
+                    observation: format!("run_tool failed: {message}"),
+                    invalid: None,
+                },
+            }
+        }
+        Decision::Verify {} => match verify(run, st, step, "decision")? {
+            Ok((true, _)) => Step::Observe {
+                observation: "verify passed".into(),
+                invalid: None,
+            },
+            Ok((false, text)) => Step::Observe {
+                observation: format!("verify failed:\n{text}"),
+                invalid: None,
+            },
+            Err(result) => Step::End(result),
+        },
+        Decision::Finish { summary } => {
+            if st.edits == 0 {
+                return Ok(Step::End(failed(FailureKind::NoEdit, step)));
+            }
+            if !st.debt {
+                return Ok(Step::End(AgentResult {
+                    outcome: Outcome::Succeeded,
+                    failure_kind: None,
+                    steps: step,
+                    summary: Some(summary),
+                }));
+            }
+            match verify(run, st, step, "finish")? {
+                Ok((true, _)) => Step::End(AgentResult {
+                    outcome: Outcome::Succeeded,
+                    failure_kind: None,
+                    steps: step,
+                    summary: Some(summary),
+                }),
+                Ok((false, text)) => Step::Observe {
+                    observation: format!(
+                        "finish refused: the runtime ran verify and it failed:\n{text}"
+                    ),
+                    invalid: None,
+                },
+                Err(result) => Step::End(result),
+            }
+        }
+    })
+}
+
+fn record_edit(
+    run: &mut AgentRun<'_>,
+    st: &mut LoopState,
+    step: u32,
+    edit: super::workspace::EditRecord,
+) -> Result<(), AgentError> {
+    st.edits += 1;
+    st.debt = true;
+    record(
+        run,
+        Event::Edit {
+            step,
+            path: edit.path,
+            before: edit.before,
+            after: edit.after,
+            bytes: edit.bytes,
+        },
+    )
+}
+
+enum CommandFailure {
+    /// Refused by the allow rules or containment: an invalid decision.
+    Refused(String),
+    /// The attempt cannot continue (sandbox unavailable, cancelled, deadline).
+    Fatal(AgentResult),
+    /// It did not run (e.g. program not found); the model is told.
+    Other(String),
+}
+
+/// Runs a command and records it.
+fn run_command(
+    run: &mut AgentRun<'_>,
+    step: u32,
+    argv: &[String],
+    role: CommandRole,
+) -> Result<Result<ExecOutcome, CommandFailure>, AgentError> {
+    let result = run.commands.run(argv, role, run.cancel);
+    let out = match result {
+        Ok(out) => out,
+        Err(ExecError::Refused(r)) => return Ok(Err(CommandFailure::Refused(r.to_string()))),
+        Err(ExecError::SandboxUnavailable { .. }) => {
+            return Ok(Err(CommandFailure::Fatal(failed(
+                FailureKind::SandboxUnavailable,
+                step,
+            ))));
+        }
+        Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
+    };
+    record(run, command_event(step, role.as_str(), &out))?;
+    if out.cancelled {
+        let st = LoopState {
+            steps: step,
+            invalid_streak: 0,
+            tokens: 0,
+            edits: 0,
+            debt: false,
+            last_verify_failed: false,
+        };
+        if let Some(end) = stopped(run, &st) {
+            return Ok(Err(CommandFailure::Fatal(end)));
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// The `command` event for an outcome (counts only, never arguments or output).
+pub fn command_event(step: u32, role: &str, out: &ExecOutcome) -> Event {
+    Event::Command {
+        step,
+        role: role.to_string(),
+        program: out.program.clone(),
+        resolved: out.resolved.display().to_string(),
+        argc: u32::try_from(out.argc).unwrap_or(u32::MAX),
+        exit_code: out.exit_code,
+        signal: out.signal,
+        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
+        stdout_bytes: out.stdout.total_bytes,
+        stderr_bytes: out.stderr.total_bytes,
+        truncated: out.truncated(),
+        timed_out: out.timed_out,
+        cancelled: out.cancelled,
+        sandbox: out.sandbox_layers.clone(),
+    }
+}
+
+/// Runs the verify command; Ok((passed, output text)) or the attempt's end.
+fn verify(
+    run: &mut AgentRun<'_>,
+    st: &mut LoopState,
+    step: u32,
+    trigger: &str,
+) -> Result<Result<(bool, String), AgentResult>, AgentError> {
+    let argv = run.facts.verify.clone();
+    let out = match run_command(run, step, &argv, CommandRole::Verify)? {
+        Ok(out) => out,
+        Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),
+        Err(CommandFailure::Refused(message) | CommandFailure::Other(message)) => {
+            record(
+                run,
+                Event::Verify {
+                    step,
+                    trigger: trigger.into(),
+                    passed: false,
+                },
+            )?;
+            st.last_verify_failed = true;
+            return Ok(Ok((false, message)));
+        }
+    };
+    let passed = out.success();
+    record(
+        run,
+        Event::Verify {
+            step,
+            trigger: trigger.into(),
+            passed,
+        },
+    )?;
+    st.last_verify_failed = !passed;
+    if passed {
+        st.debt = false;
+    }
+    Ok(Ok((passed, describe_command(&argv, &out))))
+}
+
+/// What the model sees of a command: status line and captured output.
+pub fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
+    let status = if out.timed_out {
+        "timed out".to_string()
+    } else if out.cancelled {
+        "was cancelled".to_string()
+    } else if let Some(code) = out.exit_code {
+        format!("exited with {code}")
+    } else if let Some(signal) = out.signal {
+        format!("was killed by signal {signal}")
+    } else {
+        "ended".to_string()
+    };
+    let mut text = format!(
+        "`{}` {status} after {} ms",
+        argv.join(" "),
+        out.duration.as_millis()
+    );
+    for (name, captured) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        if captured.total_bytes > 0 {
+            text.push_str(&format!("\n--- {name} ---\n{}", captured.to_text()));
+        }
+    }
+    text
+}
+
+fn write_transcript(
+    run: &mut AgentRun<'_>,
+    step: u32,
+    reply: &str,
+    observation: Option<&str>,
+    input_tokens: u64,
+    output_tokens: u64,
+) {
+    if let Some(t) = run.transcript.as_deref_mut() {
+        // The transcript is a diagnostic artifact; failing to write it must
+        // not fail the attempt.
+        let _ = t.write(serde_json::json!({
+            "step": step,
+            "reply": reply,
+            "observation": observation,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+        }));
+    }
+}

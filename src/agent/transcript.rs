@@ -1,0 +1,104 @@
+//! The opt-in transcript (`trace = "full"`): what the model was sent and
+//! replied, and what it observed, one JSON line per step, with secrets
+//! redacted. Written beside the attempt's artifacts, never into the log.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Replacement for a redacted value.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Environment variables whose values are treated as secrets.
+pub fn secret_values_from_env() -> Vec<String> {
+    std::env::vars()
+        .filter(|(k, v)| {
+            let k = k.to_ascii_uppercase();
+            v.len() >= 6
+                && [
+                    "KEY",
+                    "TOKEN",
+                    "SECRET",
+                    "PASSWORD",
+                    "PASSWD",
+                    "CREDENTIAL",
+                    "AUTH",
+                ]
+                .iter()
+                .any(|w| k.contains(w))
+        })
+        .map(|(_, v)| v)
+        .collect()
+}
+
+/// Replaces every occurrence of each secret in `text`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), REDACTED);
+        }
+    }
+    out
+}
+
+/// An open transcript file.
+#[derive(Debug)]
+pub struct Transcript {
+    path: PathBuf,
+    out: BufWriter<File>,
+    secrets: Vec<String>,
+}
+
+impl Transcript {
+    pub fn create(path: &Path, secrets: Vec<String>) -> std::io::Result<Transcript> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Transcript {
+            path: path.to_path_buf(),
+            out: BufWriter::new(File::create(path)?),
+            secrets,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one JSON line; string values are redacted.
+    pub fn write(&mut self, mut entry: serde_json::Value) -> std::io::Result<()> {
+        redact_value(&mut entry, &self.secrets);
+        serde_json::to_writer(&mut self.out, &entry)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+fn redact_value(value: &mut serde_json::Value, secrets: &[String]) {
+    match value {
+        serde_json::Value::String(s) => *s = redact(s, secrets),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, secrets)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, secrets)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_everywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::create(&path, vec!["sk-live-123456".into()]).unwrap();
+        t.write(
+            serde_json::json!({"reply": "key is sk-live-123456", "nested": ["x sk-live-123456"]}),
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("sk-live"));
+        assert_eq!(text.matches(REDACTED).count(), 2);
+    }
+}

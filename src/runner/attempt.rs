@@ -1,0 +1,466 @@
+//! One attempt of a manifest job, phase by phase: baseline (once per job),
+//! agent, patch, acceptance, finish. Phases already recorded as finished in
+//! the log are never run again, so a resumed attempt goes straight to what
+//! is left.
+
+use std::fs;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::checks::{CheckError, run_check};
+use super::commands::{AttemptCommands, policy_for};
+use super::patch::{PatchError, diff_editable};
+use crate::agent::{
+    AgentError, AgentRun, LoopLimits, PromptFacts, Recorder, Transcript, Workspace, WorkspaceError,
+    command_event, decision_schema, run_agent, secret_values_from_env,
+};
+use crate::cancel::CancelToken;
+use crate::exec::AllowList;
+use crate::hash::short_hash;
+use crate::lifecycle::{Claim, Store, StoreError, watch_for_cancel};
+use crate::log::{CheckResult, Event, FailureKind, Outcome};
+use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
+use crate::provider::{Provider, ScriptProvider};
+use crate::state::Job;
+
+/// Choices made by whoever runs the job.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Replaces the manifest's `[provider]` (`--provider FILE`): name and config.
+    pub provider: Option<(String, ProviderConfig)>,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptReport {
+    pub job: String,
+    pub attempt: u32,
+    pub outcome: Outcome,
+    pub failure_kind: Option<FailureKind>,
+}
+
+/// Failures that stop a runner (not verdicts about the job).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("no job with id {0:?}")]
+    UnknownJob(String),
+    #[error("job {0:?} has no manifest (a bare lifecycle task); enqueue it with --job FILE")]
+    NoManifest(String),
+    #[error("job {job:?}: stored manifest is unusable: {source}")]
+    Manifest { job: String, source: ManifestError },
+    #[error("failed to record an event: {0}")]
+    Record(String),
+    #[error("job {job:?}: {message}")]
+    Setup { job: String, message: String },
+}
+
+impl From<AgentError> for RunError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::Record(m) => RunError::Record(m),
+        }
+    }
+}
+
+/// Appends the attempt's events to the store.
+struct StoreRecorder<'a> {
+    store: &'a mut Store,
+    job: String,
+    attempt: u32,
+}
+
+impl Recorder for StoreRecorder<'_> {
+    fn record(&mut self, event: Event) -> Result<(), String> {
+        self.store
+            .append(Some(&self.job), Some(self.attempt), event)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The manifest a job was enqueued with.
+pub fn job_manifest(job: &Job) -> Result<Manifest, RunError> {
+    let snapshot = job
+        .manifest
+        .as_ref()
+        .ok_or_else(|| RunError::NoManifest(job.id.clone()))?;
+    Manifest::from_snapshot(snapshot).map_err(|source| RunError::Manifest {
+        job: job.id.clone(),
+        source,
+    })
+}
+
+/// Claims the next attempt of a queued manifest job and runs it to its end.
+pub fn run_job(
+    store: &mut Store,
+    id: &str,
+    options: &RunOptions,
+) -> Result<AttemptReport, RunError> {
+    let job = store
+        .state()
+        .job(id)
+        .cloned()
+        .ok_or_else(|| RunError::UnknownJob(id.to_string()))?;
+    let manifest = job_manifest(&job)?;
+    let claim = store.claim(id)?;
+    let cancel = CancelToken::new();
+    let stop = CancelToken::new();
+    let watcher = watch_for_cancel(
+        store.follower(&claim)?,
+        id.to_string(),
+        cancel.clone(),
+        stop.clone(),
+    )
+    .map_err(|e| RunError::Setup {
+        job: id.to_string(),
+        message: format!("cannot start the cancel watcher: {e}"),
+    })?;
+    let result = Phases {
+        store: &mut *store,
+        claim: &claim,
+        manifest: &manifest,
+        cancel: &cancel,
+        options,
+    }
+    .run();
+    stop.cancel();
+    let _ = watcher.join();
+    let (outcome, failure_kind) = result?;
+    let attempt = claim.attempt;
+    store.finish(claim, outcome, failure_kind)?;
+    Ok(AttemptReport {
+        job: id.to_string(),
+        attempt,
+        outcome,
+        failure_kind,
+    })
+}
+
+struct Phases<'a> {
+    store: &'a mut Store,
+    claim: &'a Claim,
+    manifest: &'a Manifest,
+    cancel: &'a CancelToken,
+    options: &'a RunOptions,
+}
+
+type Verdict = (Outcome, Option<FailureKind>);
+
+fn fail(kind: FailureKind) -> Verdict {
+    (Outcome::Failed, Some(kind))
+}
+
+impl Phases<'_> {
+    fn job(&self) -> Result<Job, RunError> {
+        self.store
+            .state()
+            .job(&self.claim.job)
+            .cloned()
+            .ok_or_else(|| RunError::UnknownJob(self.claim.job.clone()))
+    }
+
+    fn record(&mut self, event: Event) -> Result<(), RunError> {
+        self.store
+            .append(Some(&self.claim.job), Some(self.claim.attempt), event)?;
+        Ok(())
+    }
+
+    fn setup_error(&self, message: impl std::fmt::Display) -> RunError {
+        RunError::Setup {
+            job: self.claim.job.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    fn run(mut self) -> Result<Verdict, RunError> {
+        let (id, n) = (self.claim.job.clone(), self.claim.attempt);
+        let dirs = self.store.dir().clone();
+        let runs = dirs.runs(&id, n);
+        fs::create_dir_all(&runs)
+            .map_err(|e| self.setup_error(format!("cannot create {}: {e}", runs.display())))?;
+
+        // Baseline: once per job, before any model call.
+        if let Some(acceptance) = self.manifest.acceptance.clone() {
+            if self.job()?.baseline.is_none() {
+                let result = match acceptance.baseline {
+                    Baseline::Skip => CheckResult::Skipped,
+                    Baseline::MustFail => {
+                        let dir = dirs.work(&id, n).with_file_name(format!("{n}-baseline"));
+                        match self.check(
+                            &acceptance,
+                            &dir,
+                            None,
+                            &runs.join("baseline.log"),
+                            "baseline",
+                        )? {
+                            Ok(passed) => {
+                                if passed {
+                                    CheckResult::Passed
+                                } else {
+                                    CheckResult::Failed
+                                }
+                            }
+                            Err(verdict) => return Ok(verdict),
+                        }
+                    }
+                };
+                self.record(Event::Baseline { result })?;
+            }
+            if self.job()?.baseline == Some(CheckResult::Passed) {
+                return Ok(fail(FailureKind::InvalidBaseline));
+            }
+        }
+
+        // Agent: skipped when this attempt already recorded it (a resume).
+        let job = self.job()?;
+        let workspace_dir = dirs.work(&id, n);
+        let agent = match job.agent.filter(|a| a.attempt == n) {
+            Some(done) => (done.outcome, done.failure_kind),
+            None => self.agent_phase(&workspace_dir, &runs)?,
+        };
+        if agent.0 == Outcome::Failed {
+            return Ok(agent);
+        }
+
+        // Patch: recorded once; the workspace stays until then.
+        let patch_path = runs.join("patch.diff");
+        if !self.job()?.patch_recorded {
+            let editable = crate::agent::editable_set(&self.manifest.editable)
+                .map_err(|e| self.setup_error(e))?;
+            let patch = diff_editable(&self.manifest.source, &workspace_dir, &editable)
+                .map_err(|e: PatchError| self.setup_error(e))?;
+            fs::write(&patch_path, &patch.text).map_err(|e| {
+                self.setup_error(format!("cannot write {}: {e}", patch_path.display()))
+            })?;
+            self.record(Event::Patch {
+                bytes: patch.text.len() as u64,
+                files: patch.files.len() as u32,
+                hash: short_hash(patch.text.as_bytes()),
+            })?;
+        }
+
+        // Acceptance: on a clean copy plus the patch, never the workspace.
+        let Some(acceptance) = self.manifest.acceptance.clone() else {
+            return Ok((Outcome::Succeeded, None));
+        };
+        let result = match self.job()?.acceptance {
+            Some(result) => result,
+            None => {
+                let patch = fs::read_to_string(&patch_path).map_err(|e| {
+                    self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
+                })?;
+                let dir = dirs.work(&id, n).with_file_name(format!("{n}-acceptance"));
+                let passed = match self.check(
+                    &acceptance,
+                    &dir,
+                    Some(&patch),
+                    &runs.join("acceptance.log"),
+                    "acceptance",
+                )? {
+                    Ok(passed) => passed,
+                    Err(verdict) => return Ok(verdict),
+                };
+                let result = if passed {
+                    CheckResult::Passed
+                } else {
+                    CheckResult::Failed
+                };
+                self.record(Event::Acceptance { result })?;
+                result
+            }
+        };
+        Ok(match result {
+            CheckResult::Passed | CheckResult::Skipped => (Outcome::Succeeded, None),
+            CheckResult::Failed => fail(FailureKind::AcceptanceFailed),
+        })
+    }
+
+    /// Runs a baseline or acceptance check; Ok(passed) or the attempt's verdict.
+    fn check(
+        &mut self,
+        acceptance: &crate::manifest::Acceptance,
+        dir: &Path,
+        patch: Option<&str>,
+        log: &Path,
+        role: &str,
+    ) -> Result<Result<bool, Verdict>, RunError> {
+        let data_root = self
+            .store
+            .dir()
+            .root()
+            .canonicalize()
+            .unwrap_or_else(|_| self.store.dir().root().to_path_buf());
+        match run_check(
+            self.manifest,
+            acceptance,
+            dir,
+            patch,
+            log,
+            &data_root,
+            self.cancel,
+        ) {
+            Ok(run) => {
+                self.record(command_event(0, role, &run.outcome))?;
+                if run.outcome.cancelled {
+                    return Ok(Err(fail(FailureKind::Cancelled)));
+                }
+                Ok(Ok(run.passed()))
+            }
+            Err(CheckError::Exec(crate::exec::ExecError::SandboxUnavailable { .. })) => {
+                Ok(Err(fail(FailureKind::SandboxUnavailable)))
+            }
+            Err(e) => Err(self.setup_error(format!("{role}: {e}"))),
+        }
+    }
+
+    /// The agent loop on a fresh workspace; records `agent_finished`.
+    fn agent_phase(&mut self, workspace_dir: &Path, runs: &Path) -> Result<Verdict, RunError> {
+        let (id, n) = (self.claim.job.clone(), self.claim.attempt);
+        let manifest = self.manifest;
+        if workspace_dir.exists() {
+            fs::remove_dir_all(workspace_dir).map_err(|e| {
+                self.setup_error(format!("cannot clear {}: {e}", workspace_dir.display()))
+            })?;
+        }
+        let workspace = Workspace::create(&manifest.source, workspace_dir, &manifest.editable)
+            .map_err(|e: WorkspaceError| self.setup_error(e))?;
+        let deadline = Instant::now() + manifest.limits.wall_time;
+        let verdict = match self.build_provider() {
+            Err(message) => {
+                self.record(Event::ProviderFailed { step: 0, message })?;
+                (fail(FailureKind::ProviderError), 0)
+            }
+            Ok(mut provider) => {
+                let allow = AllowList::parse(&manifest.allow).map_err(|e| self.setup_error(e))?;
+                let mut deny = vec![
+                    self.store
+                        .dir()
+                        .root()
+                        .canonicalize()
+                        .unwrap_or_else(|_| self.store.dir().root().to_path_buf()),
+                ];
+                if let Some(acceptance) = &manifest.acceptance {
+                    deny.push(acceptance.dir.clone());
+                }
+                let mut commands = AttemptCommands::new(
+                    manifest,
+                    workspace.root(),
+                    allow,
+                    policy_for(manifest, deny),
+                    deadline,
+                );
+                let (files, files_complete) = workspace.list(".").unwrap_or_default();
+                let observation_cap =
+                    usize::try_from(manifest.limits.observation_cap.bytes()).unwrap_or(usize::MAX);
+                let facts = PromptFacts {
+                    task: manifest.prompt.clone(),
+                    files,
+                    files_complete,
+                    allow: manifest.allow.clone(),
+                    editable: manifest.editable.clone(),
+                    verify: manifest.verify.clone(),
+                    max_steps: manifest.limits.max_steps,
+                    max_invalid: manifest.limits.max_invalid,
+                    observation_cap,
+                    schema: decision_schema(),
+                };
+                let limits = LoopLimits {
+                    max_steps: manifest.limits.max_steps,
+                    max_invalid: manifest.limits.max_invalid,
+                    token_budget: manifest.limits.token_budget,
+                    observation_cap,
+                    context_budget: (4 * observation_cap).max(64 * 1024),
+                    deadline,
+                };
+                let mut transcript = match manifest.trace {
+                    Trace::Full => {
+                        Transcript::create(&runs.join("transcript.jsonl"), secret_values_from_env())
+                            .ok()
+                    }
+                    Trace::Metadata => None,
+                };
+                let agent_cancel = CancelToken::new();
+                let relay = relay_cancel(self.cancel.clone(), agent_cancel.clone(), deadline);
+                let mut recorder = StoreRecorder {
+                    store: &mut *self.store,
+                    job: id.clone(),
+                    attempt: n,
+                };
+                let result = run_agent(AgentRun {
+                    facts: &facts,
+                    limits: &limits,
+                    workspace: &workspace,
+                    provider: provider.as_mut(),
+                    commands: &mut commands,
+                    recorder: &mut recorder,
+                    cancel: &agent_cancel,
+                    transcript: transcript.as_mut(),
+                    attempt: n,
+                });
+                agent_cancel.cancel();
+                if let Some(relay) = relay {
+                    let _ = relay.join();
+                }
+                let result = result?;
+                ((result.outcome, result.failure_kind), result.steps)
+            }
+        };
+        let ((outcome, failure_kind), steps) = verdict;
+        self.record(Event::AgentFinished {
+            outcome,
+            failure_kind,
+            steps,
+        })?;
+        Ok((outcome, failure_kind))
+    }
+
+    fn build_provider(&self) -> Result<Box<dyn Provider>, String> {
+        let (name, config) = match &self.options.provider {
+            Some((name, config)) => (name.clone(), config.clone()),
+            None => match &self.manifest.provider {
+                Some(config) => (config.kind().as_str().to_string(), config.clone()),
+                None => {
+                    return Err(
+                        "the job has no [provider] and none was given with --provider".into(),
+                    );
+                }
+            },
+        };
+        match &config {
+            ProviderConfig::Script(script) => ScriptProvider::from_config(script)
+                .map(|p| Box::new(p.with_name(name)) as Box<dyn Provider>)
+                .map_err(|e| e.to_string()),
+            other => Err(format!(
+                "provider kind `{}` is not available in this build",
+                other.kind().as_str()
+            )),
+        }
+    }
+}
+
+/// Cancels `agent` when `cancel` is set or the deadline passes; ends when
+/// `agent` is cancelled by its owner.
+fn relay_cancel(
+    cancel: CancelToken,
+    agent: CancelToken,
+    deadline: Instant,
+) -> Option<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("agent-deadline".into())
+        .spawn(move || {
+            loop {
+                if agent.is_cancelled() {
+                    return;
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() || cancel.wait_timeout(left.min(Duration::from_millis(50))) {
+                    agent.cancel();
+                    return;
+                }
+            }
+        })
+        .ok()
+}

@@ -1,0 +1,95 @@
+//! Commands of an attempt through the executor: the sandbox policy, the
+//! environment and the time left, decided here from the job's manifest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::agent::{CommandRole, CommandRunner};
+use crate::cancel::CancelToken;
+use crate::exec::{AllowList, ExecError, ExecOutcome, ExecRequest, SearchPath, Toolchain, run};
+use crate::manifest::Manifest;
+use crate::sandbox::{SandboxMode, SandboxPolicy};
+
+/// Runs commands for one attempt in one directory.
+#[derive(Debug, Clone)]
+pub struct AttemptCommands {
+    pub dir: PathBuf,
+    pub allow: AllowList,
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+    pub output_cap: usize,
+    pub sandbox: SandboxPolicy,
+    pub deadline: Instant,
+    toolchain: Toolchain,
+    search_path: SearchPath,
+}
+
+/// The sandbox a job's commands run in: the workspace is writable (the
+/// executor grants it), the data dir and every acceptance dir are denied.
+pub fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
+    SandboxPolicy {
+        mode: match manifest.sandbox.mode {
+            crate::manifest::SandboxMode::Off => SandboxMode::Off,
+            crate::manifest::SandboxMode::Auto => SandboxMode::Auto,
+            crate::manifest::SandboxMode::Required => SandboxMode::Required,
+        },
+        network: manifest.sandbox.network,
+        deny,
+        ..SandboxPolicy::default()
+    }
+}
+
+impl AttemptCommands {
+    /// Commands in `dir` under `allow`, with the manifest's limits. The
+    /// toolchain and search path are fixed here, at attempt start.
+    pub fn new(
+        manifest: &Manifest,
+        dir: &Path,
+        allow: AllowList,
+        sandbox: SandboxPolicy,
+        deadline: Instant,
+    ) -> AttemptCommands {
+        let toolchain = Toolchain::detect();
+        let search_path = SearchPath::for_toolchain(&toolchain);
+        AttemptCommands {
+            dir: dir.to_path_buf(),
+            allow,
+            env: manifest.env.clone(),
+            timeout: manifest.limits.command_timeout,
+            output_cap: usize::try_from(manifest.limits.output_cap.bytes()).unwrap_or(usize::MAX),
+            sandbox,
+            deadline,
+            toolchain,
+            search_path,
+        }
+    }
+
+    /// Runs `argv`, with the timeout cut to the time left before the deadline.
+    pub fn run_argv(
+        &self,
+        argv: &[String],
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        let mut req = ExecRequest::new(argv.to_vec(), self.allow.clone(), self.dir.clone());
+        req.extra_env = self.env.clone();
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        req.timeout = self.timeout.min(left.max(Duration::from_millis(1)));
+        req.output_cap = self.output_cap;
+        req.sandbox = self.sandbox.clone();
+        req.toolchain = self.toolchain.clone();
+        req.search_path = self.search_path.clone();
+        run(&req, cancel)
+    }
+}
+
+impl CommandRunner for AttemptCommands {
+    fn run(
+        &mut self,
+        argv: &[String],
+        _role: CommandRole,
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        self.run_argv(argv, cancel)
+    }
+}

@@ -1,0 +1,16 @@
+//! Running one attempt of a manifest job: claim, baseline, agent loop,
+//! patch, acceptance, finish, each phase recorded in the log so a rerun
+//! resumes after the last finished one.
+//!
+//! Owns wiring the agent loop to the executor, the provider and the log.
+//! Never prints; the CLI reports what it returns.
+
+mod attempt;
+mod checks;
+mod commands;
+mod patch;
+
+pub use attempt::{AttemptReport, RunError, RunOptions, job_manifest, run_job};
+pub use checks::{CheckError, CheckRun, run_check};
+pub use commands::{AttemptCommands, policy_for};
+pub use patch::{Patch, PatchError, apply_patch, diff_editable};
