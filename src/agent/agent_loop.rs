@@ -199,17 +199,18 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                 // Refusals are found before the decision is recorded, so the
                 // decision event says whether it was valid.
                 match precheck(&run, &decision) {
-                    Err(reason) => {
+                    Err(refused) => {
+                        let logged = format!("{kind}: {}", refused.logged);
                         record(
                             &mut run,
-                            decision_event(
-                                "invalid".to_string(),
-                                Some(format!("{kind}: {reason}")),
-                            ),
+                            decision_event("invalid".to_string(), Some(logged)),
                         )?;
                         Step::Observe {
-                            observation: invalid_observation(&format!("{kind} refused: {reason}")),
-                            invalid: Some(reason),
+                            observation: invalid_observation(&format!(
+                                "{kind} refused: {}",
+                                refused.observation
+                            )),
+                            invalid: Some(refused.logged),
                         }
                     }
                     Ok(()) => {
@@ -309,24 +310,50 @@ fn invalid_observation(reason: &str) -> String {
     )
 }
 
-/// Checks that do not touch anything: paths for writes, commands against
-/// the allow rules. A failure makes the decision invalid.
-fn precheck(run: &AgentRun<'_>, decision: &Decision) -> Result<(), String> {
+/// Why a decision was refused: the text the model sees, and the text the
+/// log keeps (which never holds command arguments).
+struct Refused {
+    observation: String,
+    logged: String,
+}
+
+impl Refused {
+    fn same(text: String) -> Refused {
+        Refused {
+            observation: text.clone(),
+            logged: text,
+        }
+    }
+}
+
+/// Checks that do not touch anything: paths, and commands against the
+/// allow rules. A failure makes the decision invalid.
+fn precheck(run: &AgentRun<'_>, decision: &Decision) -> Result<(), Refused> {
+    let path = |r: Result<(), PathRefusal>| r.map_err(|e| Refused::same(e.to_string()));
     match decision {
         Decision::RunTool { program, args } => {
             let mut argv = vec![program.clone()];
             argv.extend(args.iter().cloned());
-            run.commands_allow_check(&argv)
+            let list = crate::exec::AllowList::parse(&run.facts.allow)
+                .map_err(|e| Refused::same(e.to_string()))?;
+            list.check(&argv).map_err(|e| Refused {
+                observation: e.to_string(),
+                logged: match e {
+                    crate::exec::Refusal::NoMatch { .. } => format!(
+                        "`{program}` with {} argument(s) does not match any allow rule",
+                        args.len()
+                    ),
+                    other => other.to_string(),
+                },
+            })
         }
-        _ => Ok(()),
-    }
-}
-
-impl AgentRun<'_> {
-    fn commands_allow_check(&self, argv: &[String]) -> Result<(), String> {
-        let rules: Vec<String> = self.facts.allow.clone();
-        let list = crate::exec::AllowList::parse(&rules).map_err(|e| e.to_string())?;
-        list.check(argv).map_err(|e| e.to_string())
+        Decision::ReadFile { path: p } | Decision::ListFiles { path: p } => {
+            path(run.workspace.check_read(p))
+        }
+        Decision::WriteFile { path: p, .. } | Decision::ReplaceText { path: p, .. } => {
+            path(run.workspace.check_write(p))
+        }
+        Decision::Verify {} | Decision::Finish { .. } => Ok(()),
     }
 }
 

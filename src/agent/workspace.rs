@@ -252,6 +252,21 @@ impl Workspace {
         Ok((rel, target))
     }
 
+    /// The containment checks of a read or a listing, without reading: a
+    /// path that does not exist passes (acting on it reports that).
+    pub fn check_read(&self, raw: &str) -> Result<(), PathRefusal> {
+        let raw = if raw.trim().is_empty() { "." } else { raw };
+        match self.resolve_existing(raw) {
+            Ok(_) | Err(PathRefusal::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The checks of a write, without writing.
+    pub fn check_write(&self, raw: &str) -> Result<(), PathRefusal> {
+        self.resolve_for_write(raw).map(|_| ())
+    }
+
     /// Reads a file, keeping at most `cap` bytes.
     pub fn read(&self, raw: &str, cap: usize) -> Result<FileText, PathRefusal> {
         let (rel, real) = self.resolve_existing(raw)?;

@@ -1,0 +1,257 @@
+//! The control jobs in `evaluation/controls/`: each must end exactly as
+//! expected, through the real binary.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::harness::{BIN, Run, Sandbox, log_lines};
+
+fn control(name: &str) -> String {
+    format!(
+        "{}/evaluation/controls/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Enqueues and runs one control; returns the run and the sandbox.
+fn run_control(name: &str) -> (Sandbox, Run) {
+    let sb = Sandbox::new();
+    sb.run(&["enqueue", "DATA", "--job", &control(name)])
+        .ok()
+        .stdout_has("enqueued=true");
+    let run = sb.run(&["run", "DATA", name]);
+    (sb, run)
+}
+
+fn events<'a>(lines: &'a [serde_json::Value], ty: &str) -> Vec<&'a serde_json::Value> {
+    lines.iter().filter(|l| l["type"] == ty).collect()
+}
+
+fn finished(lines: &[serde_json::Value]) -> (String, String) {
+    let last = events(lines, "attempt_finished").pop().unwrap().clone();
+    (
+        last["outcome"].as_str().unwrap().to_string(),
+        last["failure_kind"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn success_is_accepted() {
+    let (sb, run) = run_control("success");
+    run.ok().stdout_has("outcome=succeeded");
+    let lines = log_lines(&sb);
+    assert_eq!(finished(&lines), ("succeeded".into(), "".into()));
+    assert_eq!(events(&lines, "baseline")[0]["result"], "failed");
+    assert_eq!(events(&lines, "acceptance")[0]["result"], "passed");
+    let patch = std::fs::read_to_string(sb.data().join("runs/success/1/patch.diff")).unwrap();
+    assert!(patch.contains("+    for i in 1..=n {"), "{patch}");
+    assert!(sb.data().join("runs/success/1/acceptance.log").is_file());
+    assert!(sb.data().join("runs/success/1/baseline.log").is_file());
+    sb.run(&["status", "DATA"]).ok().stdout_has("passed");
+}
+
+#[test]
+fn passing_baseline_is_refused_before_any_model_call() {
+    let (sb, run) = run_control("passing_baseline");
+    run.code(1).stdout_has("failure_kind=invalid_baseline");
+    let lines = log_lines(&sb);
+    assert_eq!(events(&lines, "baseline")[0]["result"], "passed");
+    assert!(
+        events(&lines, "decision").is_empty(),
+        "the model was called"
+    );
+}
+
+#[test]
+fn a_wrong_fix_passes_verify_but_fails_acceptance() {
+    let (sb, run) = run_control("wrong_fix");
+    run.code(1).stdout_has("failure_kind=acceptance_failed");
+    let lines = log_lines(&sb);
+    let verify = events(&lines, "verify");
+    assert_eq!(verify.len(), 1);
+    assert_eq!(
+        verify[0]["trigger"], "finish",
+        "finish with open debt makes the runtime verify"
+    );
+    assert_eq!(verify[0]["passed"], true);
+    assert_eq!(events(&lines, "acceptance")[0]["result"], "failed");
+}
+
+#[test]
+fn tampering_with_tests_does_not_change_the_verdict() {
+    let (sb, run) = run_control("test_tampering");
+    run.code(1).stdout_has("failure_kind=acceptance_failed");
+    let lines = log_lines(&sb);
+    assert_eq!(
+        events(&lines, "verify")[0]["passed"],
+        true,
+        "the tampered visible test passes verify"
+    );
+    let patch =
+        std::fs::read_to_string(sb.data().join("runs/test_tampering/1/patch.diff")).unwrap();
+    assert!(
+        patch.contains("tests/acceptance.rs"),
+        "the planted test is part of the patch"
+    );
+    let judged = std::fs::read_to_string(
+        sb.data()
+            .join("work/test_tampering/1-acceptance/tests/acceptance.rs"),
+    )
+    .unwrap();
+    assert!(
+        judged.contains("matches_the_closed_form"),
+        "the real acceptance test replaced the planted one"
+    );
+}
+
+#[test]
+fn step_limit() {
+    let (sb, run) = run_control("step_limit");
+    run.code(1).stdout_has("failure_kind=step_limit");
+    assert_eq!(events(&log_lines(&sb), "decision").len(), 3);
+}
+
+#[test]
+fn wall_timeout_stops_a_long_command() {
+    let started = Instant::now();
+    let (sb, run) = run_control("wall_timeout");
+    let took = started.elapsed();
+    run.code(1).stdout_has("failure_kind=wall_timeout");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let lines = log_lines(&sb);
+    let cmd = events(&lines, "command")
+        .into_iter()
+        .find(|c| c["role"] == "tool")
+        .unwrap();
+    assert!(
+        cmd["timed_out"] == true || cmd["cancelled"] == true,
+        "{cmd}"
+    );
+}
+
+#[test]
+fn invalid_decisions_end_the_attempt() {
+    let (sb, run) = run_control("invalid_decisions");
+    run.code(1).stdout_has("failure_kind=invalid_decisions");
+    let lines = log_lines(&sb);
+    let decisions = events(&lines, "decision");
+    assert_eq!(decisions.len(), 3);
+    assert!(
+        decisions
+            .iter()
+            .all(|d| d["kind"] == "invalid" && d["reason"].is_string())
+    );
+    assert!(
+        decisions[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("delete_everything")
+    );
+    assert!(decisions[2]["reason"].as_str().unwrap().contains("path"));
+}
+
+#[test]
+fn disallowed_commands_and_escapes_are_refused_then_the_fix_succeeds() {
+    let escape = std::path::Path::new("/tmp/agent-runtime-control-escape");
+    let _ = std::fs::remove_file(escape);
+    let (sb, run) = run_control("disallowed_command");
+    run.ok();
+    let lines = log_lines(&sb);
+    let invalid: Vec<_> = events(&lines, "decision")
+        .into_iter()
+        .filter(|d| d["kind"] == "invalid")
+        .collect();
+    assert_eq!(invalid.len(), 5, "{invalid:#?}");
+    assert!(!sb.data().join("work/disallowed_command/1/pwned").exists());
+    assert!(!escape.exists());
+    let commands = events(&lines, "command");
+    assert!(
+        commands.iter().all(|c| c["program"] == "cargo"),
+        "{commands:#?}"
+    );
+    let tools: Vec<_> = commands.iter().filter(|c| c["role"] == "tool").collect();
+    assert_eq!(tools.len(), 1, "only the allowed cargo test ran as a tool");
+    let verify = events(&lines, "verify");
+    assert_eq!(verify.len(), 1);
+    assert_eq!(
+        verify[0]["trigger"], "finish",
+        "run_tool never clears verification debt"
+    );
+}
+
+#[test]
+fn a_cancel_from_another_process_stops_a_running_command() {
+    let sb = Sandbox::new();
+    sb.run(&["enqueue", "DATA", "--job", &control("cancel")])
+        .ok();
+    let mut runner = Command::new(BIN)
+        .args(["run", sb.data().to_str().unwrap(), "cancel"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the model asked for the long command.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log_lines(&sb)
+        .iter()
+        .any(|l| l["type"] == "decision" && l["kind"] == "run_tool")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the runner never reached the command"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let cancelled_at = Instant::now();
+    sb.run(&["cancel", "DATA", "cancel"]).ok();
+    let status = runner.wait().unwrap();
+    let took = cancelled_at.elapsed();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        took < Duration::from_secs(3),
+        "runner took {took:?} to stop after the cancel"
+    );
+    let lines = log_lines(&sb);
+    assert_eq!(finished(&lines), ("failed".into(), "cancelled".into()));
+    let tool = events(&lines, "command")
+        .into_iter()
+        .find(|c| c["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool["cancelled"], true);
+    sb.run(&["status", "DATA"]).ok().stdout_has("cancelled");
+}
+
+#[test]
+fn opposite_attempts_fail_then_succeed() {
+    let (sb, run) = run_control("opposite_attempts");
+    run.code(1)
+        .stdout_has("attempt=1 outcome=failed failure_kind=no_edit");
+    sb.run(&["retry", "DATA", "opposite_attempts"]).ok();
+    sb.run(&["run", "DATA", "opposite_attempts"])
+        .ok()
+        .stdout_has("attempt=2 outcome=succeeded");
+    let lines = log_lines(&sb);
+    assert_eq!(
+        events(&lines, "baseline").len(),
+        1,
+        "the baseline runs once per job"
+    );
+}
+
+#[test]
+fn the_log_never_holds_file_contents_arguments_or_output() {
+    let (sb, run) = run_control("disallowed_command");
+    run.ok();
+    let log = String::from_utf8(sb.log_bytes()).unwrap();
+    let log_without_manifest: String = log
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"enqueued\""))
+        .collect();
+    for secret in ["1..=n", "ripgrep", "pwned", "total += i", "test result"] {
+        assert!(
+            !log_without_manifest.contains(secret),
+            "the log holds {secret:?}"
+        );
+    }
+}
