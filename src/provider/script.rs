@@ -170,6 +170,7 @@ impl Provider for ScriptProvider {
             input_tokens: prompt_tokens,
             text,
             latency: started.elapsed(),
+            retries: Vec::new(),
         })
     }
 }

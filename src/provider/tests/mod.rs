@@ -1,0 +1,1 @@
+//! Providers against a mock HTTP server and a fake model CLI.
