@@ -296,9 +296,9 @@ pub fn parse_output(stdout: &str, stream: bool) -> Result<ParsedOutput, String> 
     if stream {
         let result = stdout
             .lines()
+            .rev()
             .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
-            .filter(|event| event["type"] == "result")
-            .last();
+            .find(|event| event["type"] == "result");
         return match result {
             Some(envelope) => from_envelope(&envelope),
             None => Err("the event stream has no result event".to_string()),

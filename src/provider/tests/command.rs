@@ -150,3 +150,19 @@ fn a_program_past_its_timeout_is_killed() {
         "command provider: `slow` timed out after 300ms"
     );
 }
+
+#[test]
+fn a_provider_file_may_name_a_key_variable_for_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agy.toml");
+    let text = "name = \"agy\"\n[provider]\nkind = \"command\"\nprogram = \"sh\"\npreset = \"agy\"\napi_key_env = \"AGY_API_KEY\"\n";
+    let file = crate::manifest::parse_provider_file(&path, text).unwrap();
+    let crate::manifest::ProviderConfig::Command(command) = &file.provider else {
+        panic!("not a command provider: {:?}", file.provider);
+    };
+    assert_eq!(command.api_key_env.as_deref(), Some("AGY_API_KEY"));
+    let lookup = |var: &str| (var == "AGY_API_KEY").then(|| "k".to_string());
+    let provider =
+        crate::provider::build_provider_with_env(&file.provider, &file.name, lookup).unwrap();
+    assert_eq!(provider.name(), "agy");
+}
