@@ -37,7 +37,12 @@ pub struct AnthropicProvider {
 
 impl AnthropicProvider {
     pub fn new(name: impl Into<String>, config: AnthropicConfig, key: Secret) -> AnthropicProvider {
-        let client = HttpClient::new("anthropic", config.timeout, Some(key.clone()));
+        let client = HttpClient::new(
+            "anthropic",
+            &config.base_url,
+            config.timeout,
+            Some(key.clone()),
+        );
         let policy = RetryPolicy::new(config.max_retries);
         AnthropicProvider {
             name: name.into(),

@@ -55,6 +55,8 @@ pub enum ProviderError {
     /// unset).
     #[error("{name}: {message}")]
     Config { name: String, message: String },
+    /// The cancel token was set. Retries made before it are not carried:
+    /// the attempt ends as cancelled either way.
     #[error("cancelled while waiting for the provider")]
     Cancelled,
 }

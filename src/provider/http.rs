@@ -57,12 +57,22 @@ pub(crate) struct HttpClient {
 type Raw = Result<(u16, Option<String>, String), Failure>;
 
 impl HttpClient {
-    pub(crate) fn new(provider: &'static str, timeout: Duration, secret: Option<Secret>) -> Self {
-        let agent = ureq::Agent::config_builder()
+    /// A client for requests to `base_url`. Proxies come from the usual
+    /// variables (`HTTPS_PROXY`, `NO_PROXY`, ...), except that a loopback
+    /// server (a local model) is always reached directly.
+    pub(crate) fn new(
+        provider: &'static str,
+        base_url: &str,
+        timeout: Duration,
+        secret: Option<Secret>,
+    ) -> Self {
+        let mut config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .build()
-            .new_agent();
+            .timeout_global(Some(timeout));
+        if is_loopback(base_url) {
+            config = config.proxy(None);
+        }
+        let agent = config.build().new_agent();
         HttpClient {
             agent,
             provider,
@@ -81,7 +91,6 @@ impl HttpClient {
         cancel: &CancelToken,
     ) -> Result<Value, SendError> {
         let (sender, receiver) = mpsc::channel::<Raw>();
-        let agent = self.agent.clone();
         let target = url.to_string();
         let headers = headers.to_vec();
         let payload = body.to_string();
@@ -89,7 +98,7 @@ impl HttpClient {
         let spawned = std::thread::Builder::new()
             .name(format!("{}-request", self.provider))
             .spawn(move || {
-                let _ = sender.send(this.send_raw(&agent, &target, &headers, payload));
+                let _ = sender.send(this.send_raw(&target, &headers, payload));
             });
         if let Err(err) = spawned {
             return Err(self
@@ -139,14 +148,11 @@ impl HttpClient {
     }
 
     /// The request itself, on the request thread.
-    fn send_raw(
-        &self,
-        agent: &ureq::Agent,
-        url: &str,
-        headers: &[(&'static str, String)],
-        payload: String,
-    ) -> Raw {
-        let mut request = agent.post(url).header("content-type", "application/json");
+    fn send_raw(&self, url: &str, headers: &[(&'static str, String)], payload: String) -> Raw {
+        let mut request = self
+            .agent
+            .post(url)
+            .header("content-type", "application/json");
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
@@ -225,6 +231,24 @@ impl HttpClient {
     }
 }
 
+/// Whether `url` names this machine (`localhost`, `127.x.x.x`, `[::1]`).
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// What a server said went wrong: `error.message` (OpenAI and Anthropic),
 /// `error` as a string, `message`, or the start of the body.
 fn error_detail(body: &str) -> String {
@@ -282,10 +306,25 @@ mod tests {
     }
 
     #[test]
+    fn loopback_servers_are_recognized() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback("http://localhost:11434/v1"));
+        assert!(is_loopback("http://[::1]:8000/v1"));
+        assert!(is_loopback("http://user@127.0.0.2/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("http://10.0.0.5:8080"));
+    }
+
+    #[test]
     fn secrets_are_redacted_and_never_debug_printed() {
         let secret = Secret::new("sk-very-secret");
         assert_eq!(format!("{secret:?}"), "Secret([redacted])");
-        let client = HttpClient::new("openai", Duration::from_secs(1), Some(secret));
+        let client = HttpClient::new(
+            "openai",
+            "https://api.example.com/v1",
+            Duration::from_secs(1),
+            Some(secret),
+        );
         assert_eq!(
             client.redact("bad key sk-very-secret given"),
             "bad key [redacted] given"

@@ -50,7 +50,7 @@ impl OpenAiProvider {
         config: OpenAiConfig,
         key: Option<Secret>,
     ) -> OpenAiProvider {
-        let client = HttpClient::new("openai", config.timeout, key.clone());
+        let client = HttpClient::new("openai", &config.base_url, config.timeout, key.clone());
         let policy = RetryPolicy::new(config.max_retries);
         OpenAiProvider {
             name: name.into(),
@@ -163,7 +163,12 @@ pub fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
         match message.role {
             Role::Assistant => {
                 pending = None;
-                match as_tool_call(&message.content).filter(|_| tools) {
+                let call = if tools {
+                    as_tool_call(&message.content)
+                } else {
+                    None
+                };
+                match call {
                     Some((kind, arguments)) => {
                         let id = call_id(index);
                         messages.push(json!({
