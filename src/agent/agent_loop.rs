@@ -158,7 +158,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                 );
             }
             Err(e) => {
-                record_retries(&mut run, step, &e.retries())?;
+                record_retries(&mut run, step, e.retries())?;
                 record(
                     &mut run,
                     Event::ProviderFailed {

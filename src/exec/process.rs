@@ -14,14 +14,15 @@ use nix::unistd::Pid;
 use crate::sandbox::ChildSetup;
 
 /// Starts `resolved` with `argv[1..]`, started as `argv[0]`, in a new
-/// process group whose id is the child's pid; stdin is /dev/null, stdout
-/// and stderr are pipes.
+/// process group whose id is the child's pid; stdin is a pipe when
+/// `stdin_pipe`, else /dev/null; stdout and stderr are pipes.
 pub(crate) fn spawn(
     resolved: &Path,
     argv: &[String],
     cwd: &Path,
     env: &BTreeMap<String, String>,
     setup: ChildSetup,
+    stdin_pipe: bool,
 ) -> std::io::Result<Child> {
     let mut command = Command::new(resolved);
     if let Some((name, args)) = argv.split_first() {
@@ -31,7 +32,11 @@ pub(crate) fn spawn(
         .env_clear()
         .envs(env)
         .current_dir(cwd)
-        .stdin(Stdio::null())
+        .stdin(if stdin_pipe {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);

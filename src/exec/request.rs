@@ -38,6 +38,9 @@ pub struct ExecRequest {
     /// Chosen at job start; never from model input.
     pub search_path: SearchPath,
     pub toolchain: Toolchain,
+    /// Bytes given to the command on stdin, then end of file; `None` (the
+    /// default) gives it /dev/null.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl ExecRequest {
@@ -59,6 +62,7 @@ impl ExecRequest {
             sandbox: SandboxPolicy::default(),
             search_path: SearchPath::for_toolchain(&toolchain),
             toolchain,
+            stdin: None,
         }
     }
 }

@@ -54,12 +54,21 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     let prepared = prepare(&req.sandbox, &grants, req.timeout)?;
 
     let start = Instant::now();
-    let mut child = spawn(&resolved, &req.argv, &cwd, &env, prepared.child).map_err(|source| {
-        ExecError::Spawn {
-            program: program.clone(),
-            source,
-        }
+    let mut child = spawn(
+        &resolved,
+        &req.argv,
+        &cwd,
+        &env,
+        prepared.child,
+        req.stdin.is_some(),
+    )
+    .map_err(|source| ExecError::Spawn {
+        program: program.clone(),
+        source,
     })?;
+    if let (Some(bytes), Some(pipe)) = (&req.stdin, child.stdin.take()) {
+        feed_stdin(pipe, bytes.clone());
+    }
     let sandbox_layers = prepared.layers.clone();
     drop(prepared); // the child holds its own copy of the ruleset now
     let watched = watch(&mut child, req, cancel, start);
@@ -166,6 +175,21 @@ fn watch(
             drain_timed_out,
         },
     ))
+}
+
+/// Writes `bytes` to the child's stdin on a detached thread, then closes
+/// it. A child that never reads cannot block the supervision loop: the
+/// thread alone waits, and its write fails (EPIPE, SIGPIPE being ignored by
+/// the Rust runtime) once the group is killed and the pipe's last reader is
+/// gone. If a thread cannot be started, the child gets no input.
+fn feed_stdin(mut pipe: std::process::ChildStdin, bytes: Vec<u8>) {
+    let _ = std::thread::Builder::new()
+        .name("exec-stdin".to_string())
+        .spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+            // Dropping the pipe sends end of file.
+        });
 }
 
 fn canonical(path: &Path, what: &str) -> Result<PathBuf, ExecError> {

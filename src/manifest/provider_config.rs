@@ -64,6 +64,7 @@ impl ProviderKind {
                 "program",
                 "args",
                 "model",
+                "api_key_env",
                 "preset",
                 "stream",
                 "timeout",
@@ -162,6 +163,10 @@ pub struct CommandConfig {
     #[serde(with = "crate::units::duration_text")]
     pub timeout: Duration,
     pub output_cap: ByteSize,
+    /// A variable passed through to the program (its environment is
+    /// otherwise cleared), for CLIs that read their key from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 /// Default `output_cap` of a command provider.
@@ -297,6 +302,7 @@ fn command(
             raw.output_cap.as_ref(),
             DEFAULT_COMMAND_OUTPUT_CAP,
         )?,
+        api_key_env: raw.api_key_env,
     }))
 }
 

@@ -1,5 +1,6 @@
 //! The provider interface: a request (system prompt, conversation, optional
-//! output schema) in, one reply text out, with token counts and latency.
+//! output schema) in, one reply text out, with token counts, latency and
+//! the retries it took.
 
 use std::time::Duration;
 
@@ -57,19 +58,22 @@ pub struct ProviderReply {
     pub text: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// From the first request sent to the reply, retries and waits included.
     pub latency: Duration,
-    /// Transient failures retried before this reply, for the log.
+    /// Requests that failed transiently and were retried before this reply,
+    /// in order, for the loop to record as events.
     pub retries: Vec<ProviderRetry>,
 }
 
-/// One retried provider call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One retry of a request that failed transiently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderRetry {
-    /// 1-based retry number.
+    /// 1-based number of the retry (1 = the second request).
     pub attempt: u32,
-    /// Why, e.g. `http 503`, `connection refused`, `timeout`.
+    /// Why the previous request failed, short: "http 503",
+    /// "connection refused", "timeout".
     pub reason: String,
-    /// How long the provider waited before retrying.
+    /// How long the provider waited before this retry.
     pub wait_ms: u64,
 }
 

@@ -1,10 +1,17 @@
 //! What can go wrong asking a provider for a reply.
+//!
+//! Every message is one line saying what failed and why. Secrets never
+//! appear in one: providers redact their key from anything a server sends
+//! back before it becomes an error.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::api::ProviderRetry;
+
 /// A provider failure. [`ProviderError::is_retryable`] says whether asking
-/// again may help.
+/// again may help; [`ProviderError::retries`] lists the retries a provider
+/// already made before giving up.
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     #[error("{}: cannot read script: {source}", path.display())]
@@ -32,17 +39,50 @@ pub enum ProviderError {
     /// Not worth retrying: bad credentials, a refused request, bad config.
     #[error("provider error: {message}")]
     Fatal { message: String },
+    /// A request to a model service failed: `message` names the provider,
+    /// the URL and the cause (e.g. `openai provider: http 401 from
+    /// http://127.0.0.1:8080/v1/chat/completions: invalid api key`).
+    #[error("{message}{}", retried_suffix(retries))]
+    Request {
+        message: String,
+        /// Whether asking again later may help (it was already retried
+        /// `retries.len()` times).
+        retryable: bool,
+        /// The retries made before this final failure.
+        retries: Vec<ProviderRetry>,
+    },
+    /// The configuration cannot make a provider (e.g. the key variable is
+    /// unset).
+    #[error("{name}: {message}")]
+    Config { name: String, message: String },
+    /// The cancel token was set. Retries made before it are not carried:
+    /// the attempt ends as cancelled either way.
     #[error("cancelled while waiting for the provider")]
     Cancelled,
 }
 
+fn retried_suffix(retries: &[ProviderRetry]) -> String {
+    match retries.len() {
+        0 => String::new(),
+        1 => " (after 1 retry)".to_string(),
+        n => format!(" (after {n} retries)"),
+    }
+}
+
 impl ProviderError {
     pub fn is_retryable(&self) -> bool {
-        matches!(self, ProviderError::Transient { .. })
+        match self {
+            ProviderError::Transient { .. } => true,
+            ProviderError::Request { retryable, .. } => *retryable,
+            _ => false,
+        }
     }
 
-    /// Retries made before the call failed for good.
-    pub fn retries(&self) -> Vec<super::api::ProviderRetry> {
-        Vec::new()
+    /// The retries made before this error (empty for most errors).
+    pub fn retries(&self) -> &[ProviderRetry] {
+        match self {
+            ProviderError::Request { retries, .. } => retries,
+            _ => &[],
+        }
     }
 }

@@ -21,7 +21,7 @@ use crate::hash::short_hash;
 use crate::lifecycle::{Claim, Store, StoreError, watch_for_cancel};
 use crate::log::{CheckResult, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
-use crate::provider::{Provider, ScriptProvider};
+use crate::provider::{Provider, build_provider};
 use crate::state::Job;
 
 /// Choices made by whoever runs the job.

@@ -1,0 +1,207 @@
+//! The `anthropic` provider: the Messages API (`POST {base_url}/v1/messages`
+//! with `x-api-key` and `anthropic-version: 2023-06-01`), decisions as tool
+//! use: one tool per decision kind, `tool_choice = {"type": "any"}` with
+//! parallel tool use disabled.
+//!
+//! History is replayed statelessly: an earlier reply that parses as a
+//! decision becomes a `tool_use` block (id `call_<turn index>`), and the
+//! observation after it a `tool_result` block; consecutive turns of one
+//! role are merged, as the API wants roles to alternate.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::api::{Provider, ProviderReply, ProviderRequest, Role};
+use super::error::ProviderError;
+use super::http::{HttpClient, Secret};
+use super::openai::estimate_request;
+use super::retry::{RetryPolicy, run_with_retries};
+use super::tokens::estimate_tokens;
+use super::tools::{anthropic_tools, as_tool_call, call_id, call_to_text, calls_to_text};
+use crate::cancel::CancelToken;
+use crate::manifest::AnthropicConfig;
+
+/// The API version this provider speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The Messages API over HTTP.
+#[derive(Debug)]
+pub struct AnthropicProvider {
+    name: String,
+    config: AnthropicConfig,
+    key: Secret,
+    client: HttpClient,
+    policy: RetryPolicy,
+}
+
+impl AnthropicProvider {
+    pub fn new(name: impl Into<String>, config: AnthropicConfig, key: Secret) -> AnthropicProvider {
+        let client = HttpClient::new(
+            "anthropic",
+            &config.base_url,
+            config.timeout,
+            Some(key.clone()),
+        );
+        let policy = RetryPolicy::new(config.max_retries);
+        AnthropicProvider {
+            name: name.into(),
+            config,
+            key,
+            client,
+            policy,
+        }
+    }
+
+    /// Replaces the retry policy (tests use a tiny backoff).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> AnthropicProvider {
+        self.policy = policy;
+        self
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("{}/v1/messages", self.config.base_url)
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ProviderRequest) -> Value {
+        let mut body = json!({
+            "model": self.config.model,
+            "max_tokens": self.config.max_tokens,
+            "messages": anthropic_messages(request),
+            "tools": anthropic_tools(),
+            "tool_choice": { "type": "any", "disable_parallel_tool_use": true },
+        });
+        if !request.system.is_empty() {
+            body["system"] = json!(request.system);
+        }
+        body
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+    ) -> Result<ProviderReply, ProviderError> {
+        let started = Instant::now();
+        let url = self.endpoint();
+        let body = self.request_body(request);
+        let headers = [
+            ("x-api-key", self.key.expose().to_string()),
+            ("anthropic-version", ANTHROPIC_VERSION.to_string()),
+        ];
+        let (response, retries) = run_with_retries(&self.policy, cancel, || {
+            self.client.post_json(&url, &headers, &body, cancel)
+        })?;
+        let text = match reply_text(&response) {
+            Ok(text) => text,
+            Err(why) => {
+                return Err(ProviderError::Request {
+                    message: self.client.redact(&format!(
+                        "anthropic provider: unexpected response from {url}: {why}"
+                    )),
+                    retryable: false,
+                    retries,
+                });
+            }
+        };
+        let (input_tokens, output_tokens) =
+            usage(&response).unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
+        Ok(ProviderReply {
+            text,
+            input_tokens,
+            output_tokens,
+            latency: started.elapsed(),
+            retries,
+        })
+    }
+}
+
+/// The conversation as Messages API turns with content blocks.
+pub fn anthropic_messages(request: &ProviderRequest) -> Vec<Value> {
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut pending: Option<String> = None;
+    for (index, message) in request.messages.iter().enumerate() {
+        let (role, block) = match message.role {
+            Role::Assistant => {
+                pending = None;
+                match as_tool_call(&message.content) {
+                    Some((kind, input)) => {
+                        let id = call_id(index);
+                        pending = Some(id.clone());
+                        (
+                            "assistant",
+                            json!({ "type": "tool_use", "id": id, "name": kind, "input": input }),
+                        )
+                    }
+                    None => ("assistant", text_block(&message.content)),
+                }
+            }
+            Role::User => match pending.take() {
+                Some(id) => (
+                    "user",
+                    json!({ "type": "tool_result", "tool_use_id": id, "content": non_empty(&message.content) }),
+                ),
+                None => ("user", text_block(&message.content)),
+            },
+        };
+        match turns.last_mut() {
+            Some((last, blocks)) if *last == role => blocks.push(block),
+            _ => turns.push((role, vec![block])),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }))
+        .collect()
+}
+
+/// The API refuses empty text blocks.
+fn non_empty(text: &str) -> &str {
+    if text.trim().is_empty() {
+        "(empty)"
+    } else {
+        text
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({ "type": "text", "text": non_empty(text) })
+}
+
+/// The reply text: the `tool_use` blocks as decision text, else the text
+/// blocks joined.
+pub fn reply_text(response: &Value) -> Result<String, String> {
+    let Some(blocks) = response["content"].as_array() else {
+        return Err("no content in the response".to_string());
+    };
+    let calls: Vec<String> = blocks
+        .iter()
+        .filter(|block| block["type"] == "tool_use")
+        .map(|block| call_to_text(block["name"].as_str().unwrap_or_default(), &block["input"]))
+        .collect();
+    if !calls.is_empty() {
+        return Ok(calls_to_text(calls));
+    }
+    Ok(blocks
+        .iter()
+        .filter(|block| block["type"] == "text")
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join(""))
+}
+
+/// Input tokens (cache reads and writes included) and output tokens.
+fn usage(response: &Value) -> Option<(u64, u64)> {
+    let usage = &response["usage"];
+    let input = usage["input_tokens"].as_u64()?
+        + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0)
+        + usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
+    Some((input, usage["output_tokens"].as_u64()?))
+}

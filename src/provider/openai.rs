@@ -1,0 +1,253 @@
+//! The `openai` provider: chat completions (`POST {base_url}/chat/completions`)
+//! on OpenAI or any compatible server (llama.cpp, Ollama, vLLM).
+//!
+//! Output modes:
+//! - `json_schema`: `response_format = {"type": "json_schema", "json_schema":
+//!   {"name": "decision", "schema": ..., "strict": false}}`. Not strict: the
+//!   decision union uses `oneOf` and optional fields, which OpenAI's strict
+//!   subset refuses; local servers enforce the schema as a grammar anyway.
+//! - `json_object`: `response_format = {"type": "json_object", "schema": ...}`,
+//!   the form llama.cpp servers accept (others ignore `schema` and only
+//!   force JSON).
+//! - `tools`: one function per decision kind, `tool_choice = "required"`,
+//!   no parallel calls; see `tools` for how calls map to decisions.
+//! - `text`: nothing constrained; the decision is parsed from prose.
+//!
+//! The key, when configured, goes in `Authorization: Bearer`; it is never
+//! logged and never part of an error.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::api::{Provider, ProviderReply, ProviderRequest, Role};
+use super::error::ProviderError;
+use super::http::{HttpClient, Secret};
+use super::retry::{RetryPolicy, run_with_retries};
+use super::tokens::estimate_tokens;
+use super::tools::{
+    as_tool_call, call_id, call_text_to_text, call_to_text, calls_to_text, openai_tools,
+};
+use crate::agent::decision_schema;
+use crate::cancel::CancelToken;
+use crate::manifest::{OpenAiConfig, OpenAiMode};
+
+/// Chat completions over HTTP.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    name: String,
+    config: OpenAiConfig,
+    key: Option<Secret>,
+    client: HttpClient,
+    policy: RetryPolicy,
+}
+
+impl OpenAiProvider {
+    /// A provider for `config`, with the key already read from its
+    /// variable (`None` for servers that need none).
+    pub fn new(
+        name: impl Into<String>,
+        config: OpenAiConfig,
+        key: Option<Secret>,
+    ) -> OpenAiProvider {
+        let client = HttpClient::new("openai", &config.base_url, config.timeout, key.clone());
+        let policy = RetryPolicy::new(config.max_retries);
+        OpenAiProvider {
+            name: name.into(),
+            config,
+            key,
+            client,
+            policy,
+        }
+    }
+
+    /// Replaces the retry policy (tests use a tiny backoff).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> OpenAiProvider {
+        self.policy = policy;
+        self
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.config.base_url)
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ProviderRequest) -> Value {
+        let tools = self.config.mode == OpenAiMode::Tools;
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": chat_messages(request, tools),
+        });
+        let schema = || request.schema.clone().unwrap_or_else(decision_schema);
+        match self.config.mode {
+            OpenAiMode::JsonSchema => {
+                body["response_format"] = json!({
+                    "type": "json_schema",
+                    "json_schema": { "name": "decision", "schema": schema(), "strict": false },
+                });
+            }
+            OpenAiMode::JsonObject => {
+                body["response_format"] = json!({ "type": "json_object", "schema": schema() });
+            }
+            OpenAiMode::Tools => {
+                body["tools"] = openai_tools();
+                body["tool_choice"] = json!("required");
+                body["parallel_tool_calls"] = json!(false);
+            }
+            OpenAiMode::Text => {}
+        }
+        if let Some(temperature) = self.config.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(max_tokens) = self.config.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        body
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+    ) -> Result<ProviderReply, ProviderError> {
+        let started = Instant::now();
+        let url = self.endpoint();
+        let body = self.request_body(request);
+        let headers: Vec<(&'static str, String)> = self
+            .key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {}", key.expose())))
+            .collect();
+        let (response, retries) = run_with_retries(&self.policy, cancel, || {
+            self.client.post_json(&url, &headers, &body, cancel)
+        })?;
+        let text = match reply_text(&response) {
+            Ok(text) => text,
+            Err(why) => {
+                return Err(ProviderError::Request {
+                    message: self.client.redact(&format!(
+                        "openai provider: unexpected response from {url}: {why}"
+                    )),
+                    retryable: false,
+                    retries,
+                });
+            }
+        };
+        let (input_tokens, output_tokens) =
+            usage(&response).unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
+        Ok(ProviderReply {
+            text,
+            input_tokens,
+            output_tokens,
+            latency: started.elapsed(),
+            retries,
+        })
+    }
+}
+
+/// The conversation as chat messages; with `tools`, earlier decisions as
+/// tool calls and the observations after them as tool results.
+pub fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(json!({ "role": "system", "content": request.system }));
+    }
+    let mut pending: Option<String> = None;
+    for (index, message) in request.messages.iter().enumerate() {
+        match message.role {
+            Role::Assistant => {
+                pending = None;
+                let call = if tools {
+                    as_tool_call(&message.content)
+                } else {
+                    None
+                };
+                match call {
+                    Some((kind, arguments)) => {
+                        let id = call_id(index);
+                        messages.push(json!({
+                            "role": "assistant",
+                            "content": null,
+                            "tool_calls": [{
+                                "id": id,
+                                "type": "function",
+                                "function": { "name": kind, "arguments": Value::Object(arguments).to_string() },
+                            }],
+                        }));
+                        pending = Some(id);
+                    }
+                    None => {
+                        messages.push(json!({ "role": "assistant", "content": message.content }))
+                    }
+                }
+            }
+            Role::User => match pending.take() {
+                Some(id) => messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": id,
+                    "content": message.content,
+                })),
+                None => messages.push(json!({ "role": "user", "content": message.content })),
+            },
+        }
+    }
+    messages
+}
+
+/// The reply text of a chat completion: its tool calls as decision text,
+/// else its content.
+pub fn reply_text(response: &Value) -> Result<String, String> {
+    let Some(message) = response["choices"].get(0).map(|choice| &choice["message"]) else {
+        return Err("no choices in the response".to_string());
+    };
+    if let Some(calls) = message["tool_calls"].as_array().filter(|c| !c.is_empty()) {
+        let mut texts = Vec::with_capacity(calls.len());
+        for call in calls {
+            let function = &call["function"];
+            let Some(name) = function["name"].as_str() else {
+                return Err("a tool call has no function name".to_string());
+            };
+            texts.push(match &function["arguments"] {
+                Value::String(arguments) => call_text_to_text(name, arguments),
+                other => call_to_text(name, other),
+            });
+        }
+        return Ok(calls_to_text(texts));
+    }
+    match &message["content"] {
+        Value::String(text) => Ok(text.clone()),
+        Value::Null => Ok(String::new()),
+        // Some servers send content parts: keep the text ones.
+        Value::Array(parts) => Ok(parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("")),
+        _ => Err("the message content is not text".to_string()),
+    }
+}
+
+/// `usage.prompt_tokens` and `usage.completion_tokens`, when reported.
+fn usage(response: &Value) -> Option<(u64, u64)> {
+    let usage = &response["usage"];
+    Some((
+        usage["prompt_tokens"].as_u64()?,
+        usage["completion_tokens"].as_u64()?,
+    ))
+}
+
+/// The estimate used when a server reports no usage.
+pub(crate) fn estimate_request(request: &ProviderRequest) -> u64 {
+    estimate_tokens(&request.system)
+        + request
+            .messages
+            .iter()
+            .map(|m| estimate_tokens(&m.content))
+            .sum::<u64>()
+}
