@@ -429,15 +429,7 @@ impl Phases<'_> {
                 }
             },
         };
-        match &config {
-            ProviderConfig::Script(script) => ScriptProvider::from_config(script)
-                .map(|p| Box::new(p.with_name(name)) as Box<dyn Provider>)
-                .map_err(|e| e.to_string()),
-            other => Err(format!(
-                "provider kind `{}` is not available in this build",
-                other.kind().as_str()
-            )),
-        }
+        build_provider(&config, &name).map_err(|e| e.to_string())
     }
 }
 
