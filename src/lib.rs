@@ -9,6 +9,7 @@ pub mod lifecycle;
 pub mod log;
 pub mod manifest;
 pub mod provider;
+pub mod report;
 pub mod sandbox;
 pub mod state;
 pub mod status;

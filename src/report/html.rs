@@ -1,0 +1,4 @@
+use super::model::Report;
+pub fn render_html(_report: &Report) -> String {
+    String::new()
+}
