@@ -46,7 +46,12 @@ fn case(job: &JobResult) -> TestCase {
                 None => job.outcome.as_str(),
             };
             status.set_message(kind).set_type(kind);
-            status.set_description(line(job));
+            if let Some(step) = job.timeline.iter().rev().find(|t| !t.ok) {
+                status.set_description(format!(
+                    "last failed step: attempt {} step {} {}: {}",
+                    step.attempt, step.step, step.kind, step.detail
+                ));
+            }
             status
         }
         JobOutcome::Pending => {

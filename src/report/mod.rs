@@ -5,6 +5,7 @@
 //! the log, the workspaces or the network, and the HTML never references
 //! anything outside itself.
 
+mod chart;
 mod error;
 #[cfg(test)]
 mod fixture;
