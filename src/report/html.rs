@@ -20,20 +20,20 @@ const STYLE: &str = r#"
 --info:#0969da;--info-bg:#ddf4ff;--gray-bg:#eaeef2}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1200px;margin:0 auto;padding:32px 24px 64px}
+main{max-width:1440px;margin:0 auto;padding:32px 24px 64px}
 h1{font-size:26px;margin:0 0 4px}
 h2{font-size:18px;margin:36px 0 12px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:14px;margin:16px 0 8px}
 .muted{color:var(--muted);fill:var(--muted)}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(140px,1fr));gap:12px;margin-top:20px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(118px,1fr));gap:10px;margin-top:20px}
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
 .card .n{font-size:22px;font-weight:600}
 .card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .scroll{overflow-x:auto}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
-th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;white-space:nowrap}
-th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted)}
+table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;white-space:nowrap}
+th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted);white-space:normal;vertical-align:bottom}
 td.num,th.num{text-align:right}
 td.wrap{white-space:normal;word-break:break-word}
 tbody tr:hover{background:#f6f8fa80}
@@ -51,7 +51,11 @@ svg .value{font-size:13px;font-weight:600;fill:var(--fg)}
 svg .track{fill:var(--soft);stroke:var(--line)}
 svg .bar.good{fill:#2da44e}svg .bar.fair{fill:#d4a72c}svg .bar.poor{fill:#e5534b}
 details.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;background:var(--bg)}
-details.job>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap}
+details.job>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap;list-style:none}
+details.job>summary::-webkit-details-marker{display:none}
+details.job>summary::before{content:"\25B8";color:var(--muted);width:10px}
+details.job[open]>summary::before{content:"\25BE"}
+details.job>summary .right{margin-left:auto}
 details.job[open]>summary{border-bottom:1px solid var(--line);background:var(--soft);border-radius:8px 8px 0 0}
 details.job .body{padding:4px 16px 16px}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 16px;margin:12px 0}
@@ -64,6 +68,7 @@ pre.diff .del{background:#ffebe9;color:#82071e}
 pre.diff .hunk{color:#0550ae;background:#ddf4ff}
 pre.diff .meta{color:var(--muted);font-weight:600}
 tr.step-failed td{background:#fff5f5}
+table.timeline td.wrap{width:100%}
 .mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
 "#;
 
@@ -137,10 +142,8 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
         ("Cancelled", t.cancelled.to_string()),
         ("Pending", t.pending.to_string()),
         ("Pass rate", percent(t.pass_rate)),
-        (
-            "Tokens in / out",
-            format!("{} / {}", count(t.input_tokens), count(t.output_tokens)),
-        ),
+        ("Tokens in", count(t.input_tokens)),
+        ("Tokens out", count(t.output_tokens)),
         ("Wall time", duration_ms(t.wall_ms)),
     ];
     for (k, n) in cards {
@@ -204,6 +207,14 @@ fn dash(text: &str) -> String {
     }
 }
 
+fn patch_cell(j: &JobResult) -> String {
+    if j.patch.is_none() && j.patch_bytes == 0 {
+        dash("")
+    } else {
+        escape(&patch_size(j.patch_bytes, j.patch_files))
+    }
+}
+
 fn jobs_table(out: &mut String, report: &Report) {
     out.push_str("<h2>Jobs</h2>\n");
     if report.jobs.is_empty() {
@@ -243,11 +254,7 @@ fn jobs_table(out: &mut String, report: &Report) {
                 count(j.output_tokens),
                 duration_ms(j.provider_latency_ms),
                 duration_ms(j.wall_ms),
-                if j.patch.is_none() && j.patch_bytes == 0 {
-                    dash("")
-                } else {
-                    escape(&patch_size(j.patch_bytes, j.patch_files))
-                },
+                patch_cell(j),
                 check_badge(j.acceptance),
                 check_badge(j.baseline),
             ]
@@ -401,13 +408,16 @@ fn failures(out: &mut String, summary: &Summary) {
 fn detail(out: &mut String, index: usize, j: &JobResult) {
     let _ = writeln!(
         out,
-        "<details class=\"job\" id=\"job-{index}\"><summary>{} <strong>{}</strong> <span class=\"muted\">{}</span>{}</summary>\n<div class=\"body\">",
+        "<details class=\"job\" id=\"job-{index}\"><summary>{} <strong>{}</strong> <span class=\"muted\">{}</span>{}\
+         <span class=\"muted right\">{} steps · {}</span></summary>\n<div class=\"body\">",
         outcome_badge(j.outcome),
         escape(&j.instance),
         escape(&j.family),
         j.failure_kind
             .map(|k| format!(" {}", badge("failed", k.as_str())))
             .unwrap_or_default(),
+        j.steps,
+        duration_ms(j.wall_ms),
     );
     let facts = [
         ("provider", dash(j.provider.as_deref().unwrap_or(""))),
@@ -425,7 +435,7 @@ fn detail(out: &mut String, index: usize, j: &JobResult) {
         ("provider calls", j.provider_calls.to_string()),
         ("provider latency", duration_ms(j.provider_latency_ms)),
         ("wall time", duration_ms(j.wall_ms)),
-        ("patch", escape(&patch_size(j.patch_bytes, j.patch_files))),
+        ("patch", patch_cell(j)),
         ("acceptance", check_badge(j.acceptance)),
         ("baseline", check_badge(j.baseline)),
     ];
