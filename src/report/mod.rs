@@ -16,6 +16,7 @@ mod junit;
 mod markdown;
 mod model;
 mod passk;
+mod style;
 mod summary;
 mod tsv;
 mod write;

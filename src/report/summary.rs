@@ -70,7 +70,7 @@ pub fn median(values: &mut [u64]) -> Option<u64> {
     let mid = values.len() / 2;
     match values.len() {
         0 => None,
-        n if n % 2 == 1 => values.get(mid).copied(),
+        n if !n.is_multiple_of(2) => values.get(mid).copied(),
         _ => {
             let (a, b) = (*values.get(mid - 1)?, *values.get(mid)?);
             Some(a / 2 + b / 2 + (a % 2 + b % 2) / 2)
