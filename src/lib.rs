@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod log;
 pub mod manifest;
 pub mod provider;
+pub mod report;
 pub mod runner;
 pub mod sandbox;
 pub mod state;

@@ -1,0 +1,221 @@
+//! A report covering every case the renderers must handle, for their tests:
+//! an accepted job, an acceptance failure whose patch holds markup and pipes,
+//! a cancelled job, an invalid baseline without a patch, a pending job, two
+//! families, and a two-provider sweep repeated three times.
+
+use super::model::{CheckResult, JobOutcome, JobResult, Report, TimelineEntry};
+use crate::log::FailureKind;
+
+fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool) -> TimelineEntry {
+    TimelineEntry {
+        attempt,
+        step,
+        at_ms,
+        kind: kind.to_string(),
+        detail: detail.to_string(),
+        ok,
+    }
+}
+
+fn finished(mut j: JobResult, outcome: JobOutcome, kind: Option<FailureKind>) -> JobResult {
+    j.outcome = outcome;
+    j.failure_kind = kind;
+    j
+}
+
+const CLEAN_PATCH: &str = "\
+diff --git a/src/lib.rs b/src/lib.rs
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,3 +1,3 @@
+ pub fn sum_up_to(n: u64) -> u64 {
+-    (1..n).sum()
++    (1..=n).sum()
+ }
+";
+
+const HOSTILE_PATCH: &str = "\
+diff --git a/src/render.rs b/src/render.rs
+--- a/src/render.rs
++++ b/src/render.rs
+@@ -10,4 +10,5 @@ fn cell(a: bool, b: bool) -> &'static str {
+-    if a | b { \"<b>\" } else { \"\" }
++    if a || b { \"<script>alert('x')</script>\" } else { \"&amp;\" }
++    // a | b\tand tabs
+ }
+";
+
+fn accepted() -> JobResult {
+    let mut j = JobResult::new("off_by_one", "off_by_one", "off_by_one");
+    j.attempts = 1;
+    j.max_attempts = 2;
+    j.steps = 5;
+    j.input_tokens = 12_400;
+    j.output_tokens = 830;
+    j.provider_calls = 5;
+    j.provider_latency_ms = 4_210;
+    j.wall_ms = 18_350;
+    j.patch_bytes = CLEAN_PATCH.len() as u64;
+    j.patch_files = 1;
+    j.patch = Some(CLEAN_PATCH.to_string());
+    j.acceptance = CheckResult::Passed;
+    j.baseline = CheckResult::Passed;
+    j.timeline = vec![
+        step(1, 1, 900, "read_file", "src/lib.rs (212 B)", true),
+        step(1, 2, 1_800, "replace_text", "src/lib.rs", true),
+        step(1, 2, 1_810, "edit", "src/lib.rs 3f2a..9c1d", true),
+        step(1, 3, 2_900, "run_tool", "cargo exit 0 in 6.1 s", true),
+        step(1, 4, 9_200, "verify", "cargo exit 0 in 5.8 s", true),
+        step(1, 5, 15_300, "finish", "fixed the range", true),
+        step(
+            1,
+            5,
+            16_000,
+            "baseline",
+            "pristine source failed as required",
+            true,
+        ),
+        step(1, 5, 18_300, "acceptance", "passed", true),
+    ];
+    finished(j, JobOutcome::Accepted, None)
+}
+
+fn hostile() -> JobResult {
+    let mut j = JobResult::new("render_cell", "render_cell", "off_by_one");
+    j.attempts = 2;
+    j.max_attempts = 2;
+    j.steps = 9;
+    j.invalid_decisions = 1;
+    j.input_tokens = 30_100;
+    j.output_tokens = 2_045;
+    j.provider_calls = 10;
+    j.provider_latency_ms = 12_800;
+    j.wall_ms = 61_000;
+    j.patch_bytes = HOSTILE_PATCH.len() as u64;
+    j.patch_files = 1;
+    j.patch = Some(HOSTILE_PATCH.to_string());
+    j.acceptance = CheckResult::Failed;
+    j.baseline = CheckResult::Passed;
+    j.timeline = vec![
+        step(
+            1,
+            1,
+            1_000,
+            "invalid",
+            "unknown kind \"<script>\" | bad\nsecond line",
+            false,
+        ),
+        step(1, 2, 2_000, "write_file", "src/render.rs", true),
+        step(1, 3, 8_000, "verify", "cargo exit 101 in 5.2 s", false),
+        step(1, 3, 30_000, "retry", "attempt 2 after verify_failed", true),
+        step(2, 1, 31_000, "replace_text", "src/render.rs", true),
+        step(2, 2, 38_000, "verify", "cargo exit 0 in 6.0 s", true),
+        step(2, 3, 52_000, "acceptance", "1 of 4 tests failed", false),
+    ];
+    finished(j, JobOutcome::Failed, Some(FailureKind::AcceptanceFailed))
+}
+
+fn cancelled() -> JobResult {
+    let mut j = JobResult::new("slow_build", "slow_build", "parsing");
+    j.attempts = 1;
+    j.max_attempts = 2;
+    j.steps = 2;
+    j.input_tokens = 4_000;
+    j.output_tokens = 120;
+    j.provider_calls = 2;
+    j.provider_latency_ms = 1_500;
+    j.wall_ms = 4_000;
+    j.timeline = vec![
+        step(1, 1, 700, "list_files", ".", true),
+        step(1, 2, 3_900, "command", "cancelled after 1.2 s", false),
+    ];
+    finished(j, JobOutcome::Cancelled, Some(FailureKind::Cancelled))
+}
+
+fn invalid_baseline() -> JobResult {
+    let mut j = JobResult::new("parse_header", "parse_header", "parsing");
+    j.attempts = 1;
+    j.max_attempts = 1;
+    j.steps = 3;
+    j.input_tokens = 6_000;
+    j.output_tokens = 300;
+    j.provider_calls = 3;
+    j.provider_latency_ms = 2_000;
+    j.wall_ms = 9_500;
+    j.baseline = CheckResult::Failed;
+    j.timeline = vec![step(
+        1,
+        3,
+        9_400,
+        "baseline",
+        "pristine source passed acceptance",
+        false,
+    )];
+    finished(j, JobOutcome::Failed, Some(FailureKind::InvalidBaseline))
+}
+
+fn pending() -> JobResult {
+    let mut j = JobResult::new("parse_footer", "parse_footer", "parsing");
+    j.attempts = 1;
+    j.max_attempts = 2;
+    j.steps = 1;
+    j.input_tokens = 1_000;
+    j.output_tokens = 40;
+    j.provider_calls = 1;
+    j.provider_latency_ms = 600;
+    j.wall_ms = 1_200;
+    j.timeline = vec![step(1, 1, 600, "read_file", "src/footer.rs", true)];
+    j
+}
+
+fn sweep_run(provider: &str, k: u32, kind: Option<FailureKind>) -> JobResult {
+    let mut j = JobResult::new(&format!("tokenize@{provider}#{k}"), "tokenize", "parsing");
+    j.provider = Some(provider.to_string());
+    j.repeat = Some(k);
+    j.attempts = 1;
+    j.max_attempts = 1;
+    j.steps = 3 + k;
+    j.input_tokens = 5_000 + u64::from(k) * 100;
+    j.output_tokens = 200 + u64::from(k) * 10;
+    j.provider_calls = 3 + k;
+    j.provider_latency_ms = 2_000 + u64::from(k) * 300;
+    j.wall_ms = 10_000 + u64::from(k) * 1_000;
+    j.baseline = CheckResult::Passed;
+    j.acceptance = match kind {
+        None => CheckResult::Passed,
+        Some(FailureKind::AcceptanceFailed) => CheckResult::Failed,
+        Some(_) => CheckResult::NotRun,
+    };
+    if kind != Some(FailureKind::VerifyFailed) && kind != Some(FailureKind::ProviderError) {
+        j.patch = Some("--- a/src/tok.rs\n+++ b/src/tok.rs\n@@ -1 +1 @@\n-old\n+new\n".into());
+        j.patch_bytes = 52;
+        j.patch_files = 1;
+    }
+    let outcome = match kind {
+        None => JobOutcome::Accepted,
+        Some(_) => JobOutcome::Failed,
+    };
+    finished(j, outcome, kind)
+}
+
+/// The shared fixture: 11 job instances in two families.
+pub fn sample() -> Report {
+    let mut report = Report::new(
+        1_767_225_600_000,
+        vec!["data/events.log".into(), "shard-2/events.log".into()],
+    );
+    report.jobs = vec![
+        accepted(),
+        hostile(),
+        cancelled(),
+        invalid_baseline(),
+        pending(),
+        sweep_run("alpha", 1, Some(FailureKind::AcceptanceFailed)),
+        sweep_run("alpha", 2, None),
+        sweep_run("alpha", 3, Some(FailureKind::StepLimit)),
+        sweep_run("beta", 1, Some(FailureKind::VerifyFailed)),
+        sweep_run("beta", 2, Some(FailureKind::ProviderError)),
+        sweep_run("beta", 3, Some(FailureKind::AcceptanceFailed)),
+    ];
+    report
+}

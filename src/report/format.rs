@@ -1,0 +1,130 @@
+//! Rounded, human-readable quantities for the human reports (Markdown and
+//! HTML). Machine reports (TSV, JSON, JUnit) keep raw numbers.
+
+/// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
+pub fn duration_ms(ms: u64) -> String {
+    if ms < 1_000 {
+        return format!("{ms} ms");
+    }
+    if ms < 60_000 {
+        return format!("{:.1} s", ms as f64 / 1_000.0);
+    }
+    let secs = ms / 1_000;
+    if secs < 3_600 {
+        return format!("{} m {:02} s", secs / 60, secs % 60);
+    }
+    format!("{} h {:02} m", secs / 3_600, secs % 3_600 / 60)
+}
+
+/// `0 B`, `512 B`, `1.2 KiB`, `3.4 MiB`.
+pub fn bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let n = n as f64;
+    if n < KIB * KIB {
+        format!("{:.1} KiB", n / KIB)
+    } else if n < KIB * KIB * KIB {
+        format!("{:.1} MiB", n / (KIB * KIB))
+    } else {
+        format!("{:.1} GiB", n / (KIB * KIB * KIB))
+    }
+}
+
+/// `12,400`: digits grouped by thousands.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `66.7%`, or `n/a` when undefined.
+pub fn percent(rate: Option<f64>) -> String {
+    match rate {
+        Some(r) => format!("{:.1}%", r * 100.0),
+        None => "n/a".to_string(),
+    }
+}
+
+/// `0.333`, or `n/a` when undefined.
+pub fn ratio(rate: Option<f64>) -> String {
+    match rate {
+        Some(r) => format!("{r:.3}"),
+        None => "n/a".to_string(),
+    }
+}
+
+/// `2026-01-01 00:00:00 UTC` from milliseconds since the Unix epoch.
+pub fn utc(ms: u64) -> String {
+    let secs = ms / 1_000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's
+/// `civil_from_days`, restricted to dates after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_round_to_a_readable_unit() {
+        assert_eq!(duration_ms(0), "0 ms");
+        assert_eq!(duration_ms(850), "850 ms");
+        assert_eq!(duration_ms(4_210), "4.2 s");
+        assert_eq!(duration_ms(185_000), "3 m 05 s");
+        assert_eq!(duration_ms(3_720_000), "1 h 02 m");
+    }
+
+    #[test]
+    fn sizes_and_counts() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1_536), "1.5 KiB");
+        assert_eq!(bytes(3 << 20), "3.0 MiB");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(12_400), "12,400");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(percent(Some(2.0 / 3.0)), "66.7%");
+        assert_eq!(percent(None), "n/a");
+        assert_eq!(ratio(Some(1.0 / 3.0)), "0.333");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_767_225_600_000), "2026-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400_000 + 3_661_000), "2000-02-29 01:01:01 UTC");
+    }
+}

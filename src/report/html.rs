@@ -1,0 +1,535 @@
+//! `report.html`: one self-contained page (inline CSS, a few lines of inline
+//! script, inline SVG) that works offline and references nothing outside
+//! itself. Every piece of text from the model is HTML-escaped: job ids,
+//! timeline details and patches may contain markup.
+
+use std::fmt::Write;
+
+use super::chart::pass_rate_chart;
+use super::format::{bytes, count, duration_ms, percent, ratio, utc};
+use super::markdown::patch_size;
+use super::model::{CheckResult, JobOutcome, JobResult, Report};
+use super::style::{SCRIPT, STYLE};
+use super::summary::{Summary, Tally};
+
+/// Patch lines shown per job; the rest is summarized in one line.
+const PATCH_LINES: usize = 2_000;
+
+/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Renders `report.html`.
+pub fn render_html(report: &Report) -> String {
+    let summary = Summary::of(report);
+    let mut out = String::with_capacity(64 * 1024);
+    out.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>agent-runtime report</title>\n<style>",
+    );
+    out.push_str(STYLE);
+    out.push_str("</style>\n</head>\n<body>\n<main>\n");
+    header(&mut out, report, &summary.totals);
+    out.push_str("<h2>Pass rate by family</h2>\n");
+    out.push_str(&pass_rate_chart(&summary.families));
+    jobs_table(&mut out, report);
+    families(&mut out, &summary);
+    providers(&mut out, &summary);
+    failures(&mut out, &summary);
+    out.push_str("<h2>Job details</h2>\n");
+    for (i, job) in report.jobs.iter().enumerate() {
+        detail(&mut out, i, job);
+    }
+    let _ = write!(
+        out,
+        "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
+    );
+    out
+}
+
+fn header(out: &mut String, report: &Report, t: &Tally) {
+    let sources: Vec<String> = report.sources.iter().map(|s| escape(s)).collect();
+    let _ = writeln!(
+        out,
+        "<header><h1>agent-runtime report</h1><div class=\"muted\">Generated {} from <span class=\"mono\">{}</span></div></header>",
+        utc(report.generated_at_ms),
+        if sources.is_empty() {
+            "no log".to_string()
+        } else {
+            sources.join(", ")
+        }
+    );
+    out.push_str("<section class=\"cards\">\n");
+    let cards = [
+        ("Jobs", t.jobs.to_string()),
+        ("Accepted", t.accepted.to_string()),
+        ("Failed", t.failed.to_string()),
+        ("Cancelled", t.cancelled.to_string()),
+        ("Pending", t.pending.to_string()),
+        ("Pass rate", percent(t.pass_rate)),
+        ("Tokens in", count(t.input_tokens)),
+        ("Tokens out", count(t.output_tokens)),
+        ("Wall time", duration_ms(t.wall_ms)),
+    ];
+    for (k, n) in cards {
+        let _ = writeln!(
+            out,
+            "<div class=\"card\"><div class=\"k\">{k}</div><div class=\"n\">{n}</div></div>"
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+fn badge(class: &str, text: &str) -> String {
+    format!("<span class=\"badge {class}\">{}</span>", escape(text))
+}
+
+fn outcome_badge(outcome: JobOutcome) -> String {
+    badge(outcome.as_str(), outcome.as_str())
+}
+
+fn check_badge(check: CheckResult) -> String {
+    let class = match check {
+        CheckResult::Passed => "passed",
+        CheckResult::Failed => "failed",
+        CheckResult::NotRun | CheckResult::Skipped => "",
+    };
+    badge(class, &check.as_str().replace('_', " "))
+}
+
+/// Writes a table; `numeric` marks right-aligned columns. Cells are HTML already.
+fn table(out: &mut String, headers: &[&str], numeric: &[usize], rows: &[Vec<String>]) {
+    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    for (i, h) in headers.iter().enumerate() {
+        let class = if numeric.contains(&i) {
+            " class=\"num\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if numeric.contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<td{class}>{cell}</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+fn dash(text: &str) -> String {
+    if text.is_empty() {
+        "<span class=\"muted\">–</span>".to_string()
+    } else {
+        escape(text)
+    }
+}
+
+fn patch_cell(j: &JobResult) -> String {
+    if j.patch.is_none() && j.patch_bytes == 0 {
+        dash("")
+    } else {
+        escape(&patch_size(j.patch_bytes, j.patch_files))
+    }
+}
+
+fn jobs_table(out: &mut String, report: &Report) {
+    out.push_str("<h2>Jobs</h2>\n");
+    if report.jobs.is_empty() {
+        out.push_str("<p class=\"muted\">No jobs.</p>\n");
+        return;
+    }
+    let headers = [
+        "instance",
+        "family",
+        "outcome",
+        "failure kind",
+        "attempts",
+        "steps",
+        "invalid",
+        "tokens in",
+        "tokens out",
+        "provider latency",
+        "wall",
+        "patch",
+        "acceptance",
+        "baseline",
+    ];
+    let rows: Vec<Vec<String>> = report
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            vec![
+                format!("<a href=\"#job-{i}\">{}</a>", escape(&j.instance)),
+                escape(&j.family),
+                outcome_badge(j.outcome),
+                dash(j.failure_str()),
+                format!("{}/{}", j.attempts, j.max_attempts),
+                j.steps.to_string(),
+                j.invalid_decisions.to_string(),
+                count(j.input_tokens),
+                count(j.output_tokens),
+                duration_ms(j.provider_latency_ms),
+                duration_ms(j.wall_ms),
+                patch_cell(j),
+                check_badge(j.acceptance),
+                check_badge(j.baseline),
+            ]
+        })
+        .collect();
+    table(out, &headers, &[4, 5, 6, 7, 8, 9, 10, 11], &rows);
+}
+
+const TALLY_HEADERS: [&str; 9] = [
+    "jobs",
+    "accepted",
+    "failed",
+    "cancelled",
+    "pending",
+    "pass rate",
+    "tokens in",
+    "tokens out",
+    "median wall",
+];
+
+fn tally_cells(t: &Tally) -> Vec<String> {
+    vec![
+        t.jobs.to_string(),
+        t.accepted.to_string(),
+        t.failed.to_string(),
+        t.cancelled.to_string(),
+        t.pending.to_string(),
+        percent(t.pass_rate),
+        count(t.input_tokens),
+        count(t.output_tokens),
+        t.median_wall_ms.map_or_else(|| dash(""), duration_ms),
+    ]
+}
+
+fn families(out: &mut String, summary: &Summary) {
+    if summary.families.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Families</h2>\n");
+    let mut headers = vec!["family"];
+    headers.extend(TALLY_HEADERS);
+    let rows: Vec<Vec<String>> = summary
+        .families
+        .iter()
+        .map(|f| {
+            let mut row = vec![escape(&f.family)];
+            row.extend(tally_cells(&f.tally));
+            row
+        })
+        .collect();
+    table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9], &rows);
+}
+
+fn providers(out: &mut String, summary: &Summary) {
+    if !summary.providers.is_empty() {
+        out.push_str("<h2>Providers</h2>\n");
+        let mut headers = vec!["provider"];
+        headers.extend(TALLY_HEADERS);
+        headers.extend(["calls", "mean latency"]);
+        let rows: Vec<Vec<String>> = summary
+            .providers
+            .iter()
+            .map(|p| {
+                let mut row = vec![escape(&p.provider)];
+                row.extend(tally_cells(&p.tally));
+                row.push(count(p.tally.provider_calls));
+                row.push(
+                    p.tally
+                        .mean_latency_ms()
+                        .map_or_else(|| dash(""), duration_ms),
+                );
+                row
+            })
+            .collect();
+        table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], &rows);
+    }
+    let Some(pass) = &summary.pass_at_k else {
+        return;
+    };
+    let at_k = format!("pass@{}", pass.k);
+    let _ = writeln!(
+        out,
+        "<h2>pass@k <span class=\"muted\">(k = {})</span></h2>\n<p class=\"muted\">Unbiased estimates \
+         from n finished runs with c accepted: pass@k = 1 − C(n−c, k) / C(n, k). \
+         n/a until k runs of a group have finished.</p>",
+        pass.k
+    );
+    let rows: Vec<Vec<String>> = pass
+        .providers
+        .iter()
+        .map(|p| {
+            vec![
+                dash(p.provider.as_deref().unwrap_or("")),
+                p.groups.to_string(),
+                p.complete.to_string(),
+                ratio(p.pass_at_1),
+                ratio(p.pass_at_k),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["provider", "jobs", "complete", "pass@1", &at_k],
+        &[1, 2, 3, 4],
+        &rows,
+    );
+    out.push_str("<h3>Per job</h3>\n");
+    let rows: Vec<Vec<String>> = pass
+        .groups
+        .iter()
+        .map(|g| {
+            vec![
+                escape(&g.job),
+                dash(g.provider.as_deref().unwrap_or("")),
+                g.n.to_string(),
+                g.c.to_string(),
+                ratio(g.pass_at_1),
+                ratio(g.pass_at_k),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["job", "provider", "n", "c", "pass@1", &at_k],
+        &[2, 3, 4, 5],
+        &rows,
+    );
+}
+
+fn failures(out: &mut String, summary: &Summary) {
+    out.push_str("<h2>Failure analysis</h2>\n");
+    if summary.failures.is_empty() {
+        out.push_str("<p class=\"muted\">No failures.</p>\n");
+        return;
+    }
+    let rows: Vec<Vec<String>> = summary
+        .failures
+        .iter()
+        .map(|f| {
+            let instances: Vec<String> = f.instances.iter().map(|i| escape(i)).collect();
+            vec![
+                badge("failed", f.kind.as_str()),
+                f.count.to_string(),
+                format!("<span class=\"wrap\">{}</span>", instances.join(", ")),
+            ]
+        })
+        .collect();
+    table(out, &["failure kind", "count", "instances"], &[1], &rows);
+}
+
+fn detail(out: &mut String, index: usize, j: &JobResult) {
+    let _ = writeln!(
+        out,
+        "<details class=\"job\" id=\"job-{index}\"><summary>{} <strong>{}</strong> <span class=\"muted\">{}</span>{}\
+         <span class=\"muted right\">{} steps · {}</span></summary>\n<div class=\"body\">",
+        outcome_badge(j.outcome),
+        escape(&j.instance),
+        escape(&j.family),
+        j.failure_kind
+            .map(|k| format!(" {}", badge("failed", k.as_str())))
+            .unwrap_or_default(),
+        j.steps,
+        duration_ms(j.wall_ms),
+    );
+    let facts = [
+        ("provider", dash(j.provider.as_deref().unwrap_or(""))),
+        (
+            "repeat",
+            j.repeat.map_or_else(|| dash(""), |r| r.to_string()),
+        ),
+        ("attempts", format!("{} of {}", j.attempts, j.max_attempts)),
+        ("steps", j.steps.to_string()),
+        ("invalid decisions", j.invalid_decisions.to_string()),
+        (
+            "tokens in / out",
+            format!("{} / {}", count(j.input_tokens), count(j.output_tokens)),
+        ),
+        ("provider calls", j.provider_calls.to_string()),
+        ("provider latency", duration_ms(j.provider_latency_ms)),
+        ("wall time", duration_ms(j.wall_ms)),
+        ("patch", patch_cell(j)),
+        ("acceptance", check_badge(j.acceptance)),
+        ("baseline", check_badge(j.baseline)),
+    ];
+    out.push_str("<div class=\"facts\">");
+    for (k, v) in facts {
+        let _ = write!(out, "<div><span>{k}</span><span>{v}</span></div>");
+    }
+    out.push_str("</div>\n");
+    timeline(out, j);
+    out.push_str("<h3>Patch</h3>\n");
+    match &j.patch {
+        Some(patch) if !patch.is_empty() => diff(out, patch),
+        _ => out.push_str("<p class=\"muted\">No patch.</p>\n"),
+    }
+    out.push_str("</div></details>\n");
+}
+
+fn timeline(out: &mut String, j: &JobResult) {
+    out.push_str("<h3>Timeline</h3>\n");
+    if j.timeline.is_empty() {
+        out.push_str("<p class=\"muted\">No steps recorded.</p>\n");
+        return;
+    }
+    out.push_str(
+        "<div class=\"scroll\"><table class=\"timeline\">\n<thead><tr><th class=\"num\">attempt</th>\
+         <th class=\"num\">step</th><th class=\"num\">at</th><th>kind</th><th></th><th>detail</th></tr></thead>\n<tbody>\n",
+    );
+    for t in &j.timeline {
+        let (row, mark) = if t.ok {
+            ("", "<span class=\"mark ok\" title=\"ok\">✓</span>")
+        } else {
+            (
+                " class=\"step-failed\"",
+                "<span class=\"mark bad\" title=\"failed\">✗</span>",
+            )
+        };
+        let _ = writeln!(
+            out,
+            "<tr{row}><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"mono\">{}</td><td>{mark}</td><td class=\"wrap\">{}</td></tr>",
+            t.attempt,
+            t.step,
+            duration_ms(t.at_ms),
+            escape(&t.kind),
+            escape(&t.detail),
+        );
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+fn diff(out: &mut String, patch: &str) {
+    out.push_str("<pre class=\"diff\">");
+    let mut shown = 0;
+    for line in patch.lines() {
+        if shown == PATCH_LINES {
+            break;
+        }
+        shown += 1;
+        let class = if line.starts_with("+++")
+            || line.starts_with("---")
+            || line.starts_with("diff ")
+            || line.starts_with("index ")
+        {
+            "meta"
+        } else if line.starts_with('+') {
+            "add"
+        } else if line.starts_with('-') {
+            "del"
+        } else if line.starts_with("@@") {
+            "hunk"
+        } else {
+            "ctx"
+        };
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(line));
+    }
+    out.push_str("</pre>\n");
+    let rest = patch.lines().count().saturating_sub(shown);
+    if rest > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{rest} more lines not shown ({} in total).</p>",
+            bytes(patch.len() as u64)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    #[test]
+    fn escape_covers_markup_and_quotes() {
+        assert_eq!(
+            escape("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn html_references_nothing_outside_itself() {
+        let html = render_html(&sample());
+        assert!(!html.contains("http://"));
+        assert!(!html.contains("https://"));
+        assert!(!html.contains("src="));
+        assert!(!html.contains("@import"));
+        assert!(!html.contains("url("));
+        for (i, _) in html.match_indices("href=") {
+            assert!(html[i..].starts_with("href=\"#"), "{}", &html[i..i + 40]);
+        }
+    }
+
+    #[test]
+    fn model_text_is_escaped() {
+        let html = render_html(&sample());
+        // The only script element is the page's own.
+        assert_eq!(html.matches("<script").count(), 1);
+        assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+        assert!(html.contains("unknown kind &quot;&lt;script&gt;&quot; | bad\nsecond line"));
+        assert!(html.contains("&amp;amp;"));
+    }
+
+    #[test]
+    fn has_chart_table_and_one_detail_per_job() {
+        let report = sample();
+        let html = render_html(&report);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert_eq!(html.matches("<svg").count(), 1);
+        assert_eq!(
+            html.matches("<details class=\"job\"").count(),
+            report.jobs.len()
+        );
+        assert_eq!(html.matches("<pre class=\"diff\">").count(), 6);
+        assert!(html.contains("<span class=\"add\">+    (1..=n).sum()</span>"));
+        assert!(html.contains("<span class=\"del\">-    (1..n).sum()</span>"));
+        assert!(html.contains("<tr class=\"step-failed\">"));
+        assert!(html.contains("pass@3"));
+        assert!(html.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn long_patches_are_cut() {
+        let mut report = sample();
+        let patch: String = (0..PATCH_LINES + 5)
+            .map(|i| format!("+line {i}\n"))
+            .collect();
+        report.jobs[0].patch = Some(patch);
+        let html = render_html(&report);
+        assert!(html.contains("5 more lines not shown"));
+        assert!(!html.contains(&format!("+line {PATCH_LINES}<")));
+    }
+
+    #[test]
+    fn empty_report_renders() {
+        let html = render_html(&Report::new(0, vec![]));
+        assert!(html.contains("No jobs."));
+        assert!(html.contains("No failures."));
+    }
+}

@@ -1,0 +1,343 @@
+//! `report.md`: totals, the per-job table, per-family and per-provider
+//! summaries, pass@k and the failure analysis, as GitHub-flavoured Markdown.
+
+use std::fmt::Write;
+
+use super::format::{bytes, count, duration_ms, percent, ratio, utc};
+use super::model::Report;
+use super::summary::{Summary, Tally};
+
+/// Renders `report.md`.
+pub fn render_markdown(report: &Report) -> String {
+    let summary = Summary::of(report);
+    let mut out = String::new();
+    out.push_str("# agent-runtime report\n\n");
+    let _ = writeln!(
+        out,
+        "Generated {} from {}.\n",
+        utc(report.generated_at_ms),
+        sources(&report.sources)
+    );
+    let _ = writeln!(out, "{}\n", totals_line(&summary.totals));
+    jobs(&mut out, report);
+    families(&mut out, &summary);
+    providers(&mut out, &summary);
+    failures(&mut out, &summary);
+    out
+}
+
+/// Makes text safe for one table cell: pipes escaped, line breaks flattened,
+/// and `&`, `<`, `>` as entities so nothing is read as inline HTML.
+pub fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' | '\n' => out.push(' '),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn sources(sources: &[String]) -> String {
+    if sources.is_empty() {
+        return "no log".to_string();
+    }
+    sources
+        .iter()
+        .map(|s| cell(s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn totals_line(t: &Tally) -> String {
+    format!(
+        "**{} jobs**: {} accepted, {} failed, {} cancelled, {} pending. \
+         Pass rate {}. Tokens {} in / {} out. Wall time {} in total.",
+        t.jobs,
+        t.accepted,
+        t.failed,
+        t.cancelled,
+        t.pending,
+        percent(t.pass_rate),
+        count(t.input_tokens),
+        count(t.output_tokens),
+        duration_ms(t.wall_ms),
+    )
+}
+
+fn table(out: &mut String, headers: &[&str], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let rule: Vec<&str> = headers.iter().map(|_| "---").collect();
+    let _ = writeln!(out, "|{}|", rule.join("|"));
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out.push('\n');
+}
+
+fn dash(text: &str) -> String {
+    if text.is_empty() {
+        "-".to_string()
+    } else {
+        cell(text)
+    }
+}
+
+fn jobs(out: &mut String, report: &Report) {
+    out.push_str("## Jobs\n\n");
+    if report.jobs.is_empty() {
+        out.push_str("No jobs.\n\n");
+        return;
+    }
+    let headers = [
+        "instance",
+        "family",
+        "outcome",
+        "failure kind",
+        "attempts",
+        "steps",
+        "invalid",
+        "tokens in",
+        "tokens out",
+        "provider latency",
+        "wall",
+        "patch",
+        "acceptance",
+        "baseline",
+    ];
+    let rows: Vec<Vec<String>> = report
+        .jobs
+        .iter()
+        .map(|j| {
+            vec![
+                cell(&j.instance),
+                cell(&j.family),
+                j.outcome.as_str().to_string(),
+                dash(j.failure_str()),
+                format!("{}/{}", j.attempts, j.max_attempts),
+                j.steps.to_string(),
+                j.invalid_decisions.to_string(),
+                count(j.input_tokens),
+                count(j.output_tokens),
+                duration_ms(j.provider_latency_ms),
+                duration_ms(j.wall_ms),
+                if j.patch_bytes == 0 && j.patch_files == 0 {
+                    "-".to_string()
+                } else {
+                    patch_size(j.patch_bytes, j.patch_files)
+                },
+                j.acceptance.as_str().to_string(),
+                j.baseline.as_str().to_string(),
+            ]
+        })
+        .collect();
+    table(out, &headers, &rows);
+}
+
+/// `1.2 KiB, 1 file`.
+pub fn patch_size(patch_bytes: u64, files: u32) -> String {
+    let noun = if files == 1 { "file" } else { "files" };
+    format!("{}, {files} {noun}", bytes(patch_bytes))
+}
+
+fn tally_cells(t: &Tally) -> Vec<String> {
+    vec![
+        t.jobs.to_string(),
+        t.accepted.to_string(),
+        t.failed.to_string(),
+        t.cancelled.to_string(),
+        t.pending.to_string(),
+        percent(t.pass_rate),
+        count(t.input_tokens),
+        count(t.output_tokens),
+        t.median_wall_ms
+            .map_or_else(|| "-".to_string(), duration_ms),
+    ]
+}
+
+const TALLY_HEADERS: [&str; 9] = [
+    "jobs",
+    "accepted",
+    "failed",
+    "cancelled",
+    "pending",
+    "pass rate",
+    "tokens in",
+    "tokens out",
+    "median wall",
+];
+
+fn families(out: &mut String, summary: &Summary) {
+    out.push_str("## Families\n\n");
+    if summary.families.is_empty() {
+        out.push_str("No families.\n\n");
+        return;
+    }
+    let mut headers = vec!["family"];
+    headers.extend(TALLY_HEADERS);
+    let rows: Vec<Vec<String>> = summary
+        .families
+        .iter()
+        .map(|f| {
+            let mut row = vec![cell(&f.family)];
+            row.extend(tally_cells(&f.tally));
+            row
+        })
+        .collect();
+    table(out, &headers, &rows);
+}
+
+fn providers(out: &mut String, summary: &Summary) {
+    if !summary.providers.is_empty() {
+        out.push_str("## Providers\n\n");
+        let mut headers = vec!["provider"];
+        headers.extend(TALLY_HEADERS);
+        headers.extend(["calls", "mean latency"]);
+        let rows: Vec<Vec<String>> = summary
+            .providers
+            .iter()
+            .map(|p| {
+                let mut row = vec![cell(&p.provider)];
+                row.extend(tally_cells(&p.tally));
+                row.push(count(p.tally.provider_calls));
+                row.push(
+                    p.tally
+                        .mean_latency_ms()
+                        .map_or_else(|| "-".to_string(), duration_ms),
+                );
+                row
+            })
+            .collect();
+        table(out, &headers, &rows);
+    }
+    let Some(pass) = &summary.pass_at_k else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## pass@k (k = {})\n\nUnbiased estimates from n finished runs with c accepted; \
+         pass@{} is n/a until k runs of a group have finished.\n",
+        pass.k, pass.k
+    );
+    let at_k = format!("pass@{}", pass.k);
+    let rows: Vec<Vec<String>> = pass
+        .providers
+        .iter()
+        .map(|p| {
+            vec![
+                dash(p.provider.as_deref().unwrap_or("")),
+                p.groups.to_string(),
+                p.complete.to_string(),
+                ratio(p.pass_at_1),
+                ratio(p.pass_at_k),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["provider", "jobs", "complete", "pass@1", &at_k],
+        &rows,
+    );
+    let rows: Vec<Vec<String>> = pass
+        .groups
+        .iter()
+        .map(|g| {
+            vec![
+                cell(&g.job),
+                dash(g.provider.as_deref().unwrap_or("")),
+                g.n.to_string(),
+                g.c.to_string(),
+                ratio(g.pass_at_1),
+                ratio(g.pass_at_k),
+            ]
+        })
+        .collect();
+    table(out, &["job", "provider", "n", "c", "pass@1", &at_k], &rows);
+}
+
+fn failures(out: &mut String, summary: &Summary) {
+    out.push_str("## Failure analysis\n\n");
+    if summary.failures.is_empty() {
+        out.push_str("No failures.\n");
+        return;
+    }
+    let rows: Vec<Vec<String>> = summary
+        .failures
+        .iter()
+        .map(|f| {
+            let instances: Vec<String> = f.instances.iter().map(|i| cell(i)).collect();
+            vec![
+                f.kind.as_str().to_string(),
+                f.count.to_string(),
+                instances.join(", "),
+            ]
+        })
+        .collect();
+    table(out, &["failure kind", "count", "instances"], &rows);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    #[test]
+    fn cells_escape_pipes_markup_and_line_breaks() {
+        assert_eq!(cell("a | b"), "a \\| b");
+        assert_eq!(cell("<script>&"), "&lt;script&gt;&amp;");
+        assert_eq!(cell("one\r\ntwo\nthree\tfour"), "one two three four");
+    }
+
+    #[test]
+    fn every_table_row_has_as_many_cells_as_its_header() {
+        let md = render_markdown(&sample());
+        let mut expected = None;
+        for line in md.lines() {
+            if !line.starts_with('|') {
+                expected = None;
+                continue;
+            }
+            let cells = line.replace("\\|", "").matches('|').count();
+            match expected {
+                None => expected = Some(cells),
+                Some(n) => assert_eq!(cells, n, "{line}"),
+            }
+        }
+    }
+
+    #[test]
+    fn markdown_has_every_section() {
+        let md = render_markdown(&sample());
+        for heading in [
+            "## Jobs",
+            "## Families",
+            "## Providers",
+            "## pass@k (k = 3)",
+            "## Failure analysis",
+        ] {
+            assert!(md.contains(heading), "{heading}");
+        }
+        assert!(!md.contains("<script>"));
+    }
+
+    #[test]
+    fn empty_report_renders() {
+        let md = render_markdown(&Report::new(0, vec![]));
+        assert!(md.contains("No jobs."));
+        assert!(md.contains("No failures."));
+        assert!(!md.contains("## Providers"));
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(render_markdown(&sample()));
+    }
+}

@@ -1,0 +1,33 @@
+//! Reports for humans and CI, rendered from a [`Report`] derived from the
+//! event log: `report.md`, `results.tsv`, `results.json`, `junit.xml` and a
+//! self-contained `report.html`. Renderers are pure functions from the model
+//! to text; only [`write_reports`] touches the filesystem. Reports never read
+//! the log, the workspaces or the network, and the HTML never references
+//! anything outside itself.
+
+mod chart;
+mod error;
+#[cfg(test)]
+mod fixture;
+mod format;
+mod html;
+mod json;
+mod junit;
+mod markdown;
+mod model;
+mod passk;
+mod style;
+mod summary;
+mod tsv;
+mod write;
+
+pub use error::ReportError;
+pub use html::render_html;
+pub use json::render_json;
+pub use junit::render_junit;
+pub use markdown::render_markdown;
+pub use model::{CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TimelineEntry};
+pub use passk::{PassAtK, PassGroup, ProviderPass, pass_at_k};
+pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
+pub use tsv::{TSV_COLUMNS, render_tsv};
+pub use write::{REPORT_FILES, write_reports};

@@ -1,0 +1,186 @@
+//! The report's input: one [`Report`] holding a [`JobResult`] per job
+//! instance, already derived from the event log. Renderers read nothing else.
+
+use serde::{Deserialize, Serialize};
+
+use crate::log::FailureKind;
+
+/// Version of the report data model as written to `results.json`.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Everything the renderers need, in the order jobs should be listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`REPORT_SCHEMA_VERSION`] when built by this version.
+    pub schema_version: u32,
+    /// When the report was derived, in milliseconds since the Unix epoch (UTC).
+    pub generated_at_ms: u64,
+    /// The event logs the report was derived from.
+    pub sources: Vec<String>,
+    pub jobs: Vec<JobResult>,
+}
+
+impl Report {
+    /// An empty report at schema version [`REPORT_SCHEMA_VERSION`].
+    pub fn new(generated_at_ms: u64, sources: Vec<String>) -> Report {
+        Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            generated_at_ms,
+            sources,
+            jobs: Vec::new(),
+        }
+    }
+}
+
+/// One job instance: a job, or one run of it in a provider sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// `<job>`, or `<job>@<provider>#<k>` in a sweep.
+    pub instance: String,
+    /// The manifest id.
+    pub job: String,
+    pub family: String,
+    /// Provider name in a sweep; `None` when the manifest's provider ran.
+    pub provider: Option<String>,
+    /// Run index within a `--repeat` sweep.
+    pub repeat: Option<u32>,
+    pub outcome: JobOutcome,
+    pub failure_kind: Option<FailureKind>,
+    /// Attempts started.
+    pub attempts: u32,
+    pub max_attempts: u32,
+    /// Provider decisions over all attempts.
+    pub steps: u32,
+    pub invalid_decisions: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Sum of provider call latencies, in milliseconds.
+    pub provider_latency_ms: u64,
+    pub provider_calls: u32,
+    /// Wall time from first attempt start to the job's end, in milliseconds.
+    pub wall_ms: u64,
+    /// Size of the final patch in bytes.
+    pub patch_bytes: u64,
+    /// Files the final patch touches.
+    pub patch_files: u32,
+    /// The final patch as a unified diff.
+    pub patch: Option<String>,
+    pub acceptance: CheckResult,
+    pub baseline: CheckResult,
+    pub timeline: Vec<TimelineEntry>,
+}
+
+impl JobResult {
+    /// A pending job with every figure at zero; fixtures and builders fill in the rest.
+    pub fn new(instance: &str, job: &str, family: &str) -> JobResult {
+        JobResult {
+            instance: instance.to_string(),
+            job: job.to_string(),
+            family: family.to_string(),
+            provider: None,
+            repeat: None,
+            outcome: JobOutcome::Pending,
+            failure_kind: None,
+            attempts: 0,
+            max_attempts: 0,
+            steps: 0,
+            invalid_decisions: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            provider_latency_ms: 0,
+            provider_calls: 0,
+            wall_ms: 0,
+            patch_bytes: 0,
+            patch_files: 0,
+            patch: None,
+            acceptance: CheckResult::NotRun,
+            baseline: CheckResult::NotRun,
+            timeline: Vec::new(),
+        }
+    }
+
+    /// The failure kind as text, or `""` when there is none.
+    pub fn failure_str(&self) -> &'static str {
+        self.failure_kind.map_or("", FailureKind::as_str)
+    }
+}
+
+/// Where a job ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobOutcome {
+    /// Finished and judged good (acceptance passed, or verify when there is none).
+    Accepted,
+    /// Finished without being accepted; see the failure kind.
+    Failed,
+    /// Cancelled by a user before finishing.
+    Cancelled,
+    /// Not terminal yet: queued, running or awaiting retry.
+    Pending,
+}
+
+impl JobOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobOutcome::Accepted => "accepted",
+            JobOutcome::Failed => "failed",
+            JobOutcome::Cancelled => "cancelled",
+            JobOutcome::Pending => "pending",
+        }
+    }
+
+    /// Whether the job has finished one way or another.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, JobOutcome::Pending)
+    }
+}
+
+impl std::fmt::Display for JobOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Result of the acceptance tests or of the baseline check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckResult {
+    /// Not reached (yet).
+    NotRun,
+    /// Deliberately not run (no acceptance, or `baseline = "skip"`).
+    Skipped,
+    Passed,
+    Failed,
+}
+
+impl CheckResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckResult::NotRun => "not_run",
+            CheckResult::Skipped => "skipped",
+            CheckResult::Passed => "passed",
+            CheckResult::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for CheckResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One step of a job's history, for the timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub attempt: u32,
+    pub step: u32,
+    /// Milliseconds since the job's first attempt started.
+    pub at_ms: u64,
+    /// Decision kind (`read_file`, `run_tool`, ...) or runtime phase
+    /// (`invalid`, `command`, `verify`, `edit`, `baseline`, `acceptance`, `retry`, ...).
+    pub kind: String,
+    /// One short line, already free of secrets.
+    pub detail: String,
+    pub ok: bool,
+}

@@ -1,0 +1,201 @@
+//! pass@k over repeated runs: the unbiased estimator from n runs with c
+//! accepted, per (job, provider) group, and its mean per provider.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{JobOutcome, Report};
+
+/// The unbiased pass@k estimate from `n` finished runs of which `c` were
+/// accepted: `1 - C(n-c, k) / C(n, k)`, the chance that at least one of `k`
+/// runs drawn without replacement is accepted.
+///
+/// Computed as `1 - prod_{i=n-c+1..=n} (1 - k/i)`, which never forms a large
+/// binomial coefficient. `None` when `k` is zero, `k > n` or `c > n`.
+pub fn pass_at_k(n: u32, c: u32, k: u32) -> Option<f64> {
+    if k == 0 || k > n || c > n {
+        return None;
+    }
+    if n - c < k {
+        return Some(1.0);
+    }
+    let k = f64::from(k);
+    let miss: f64 = (n - c + 1..=n).map(|i| 1.0 - k / f64::from(i)).product();
+    Some(1.0 - miss)
+}
+
+/// One (job, provider) group of a repeated sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassGroup {
+    pub job: String,
+    pub provider: Option<String>,
+    /// Runs in the group, finished or not.
+    pub runs: u32,
+    /// Finished runs (`n`).
+    pub n: u32,
+    /// Accepted runs (`c`).
+    pub c: u32,
+    /// `c / n`; `None` before any run finished.
+    pub pass_at_1: Option<f64>,
+    /// `None` while fewer than `k` runs have finished.
+    pub pass_at_k: Option<f64>,
+}
+
+/// Means over the groups of one provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderPass {
+    pub provider: Option<String>,
+    /// Groups (jobs) run under this provider.
+    pub groups: u32,
+    /// Groups whose estimates are defined (at least `k` finished runs).
+    pub complete: u32,
+    pub pass_at_1: Option<f64>,
+    pub pass_at_k: Option<f64>,
+}
+
+/// pass@1 and pass@k of a repeated sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassAtK {
+    /// Runs per group: the largest group's size.
+    pub k: u32,
+    pub groups: Vec<PassGroup>,
+    pub providers: Vec<ProviderPass>,
+}
+
+impl PassAtK {
+    /// Groups the jobs that carry a `repeat` index; `None` when none do.
+    pub fn of(report: &Report) -> Option<PassAtK> {
+        let mut groups: BTreeMap<(String, Option<String>), (u32, u32, u32)> = BTreeMap::new();
+        for job in report.jobs.iter().filter(|j| j.repeat.is_some()) {
+            let g = groups
+                .entry((job.job.clone(), job.provider.clone()))
+                .or_default();
+            g.0 += 1;
+            if job.outcome.is_terminal() {
+                g.1 += 1;
+            }
+            if job.outcome == JobOutcome::Accepted {
+                g.2 += 1;
+            }
+        }
+        let k = groups.values().map(|g| g.0).max()?;
+        let groups: Vec<PassGroup> = groups
+            .into_iter()
+            .map(|((job, provider), (runs, n, c))| PassGroup {
+                job,
+                provider,
+                runs,
+                n,
+                c,
+                pass_at_1: pass_at_k(n, c, 1),
+                pass_at_k: pass_at_k(n, c, k),
+            })
+            .collect();
+        let mut by_provider: BTreeMap<Option<String>, Vec<&PassGroup>> = BTreeMap::new();
+        for g in &groups {
+            by_provider.entry(g.provider.clone()).or_default().push(g);
+        }
+        let providers = by_provider
+            .into_iter()
+            .map(|(provider, gs)| {
+                let complete: Vec<&&PassGroup> =
+                    gs.iter().filter(|g| g.pass_at_k.is_some()).collect();
+                ProviderPass {
+                    provider,
+                    groups: count(gs.len()),
+                    complete: count(complete.len()),
+                    pass_at_1: mean(gs.iter().filter_map(|g| g.pass_at_1)),
+                    pass_at_k: mean(complete.iter().filter_map(|g| g.pass_at_k)),
+                }
+            })
+            .collect();
+        Some(PassAtK {
+            k,
+            groups,
+            providers,
+        })
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / f64::from(n))
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn pass_at_k_matches_the_definition() {
+        assert!(close(pass_at_k(3, 1, 1), 1.0 / 3.0));
+        assert!(close(pass_at_k(3, 1, 3), 1.0));
+        assert!(close(pass_at_k(3, 0, 1), 0.0));
+        assert!(close(pass_at_k(3, 0, 3), 0.0));
+        assert!(close(pass_at_k(3, 3, 1), 1.0));
+        // 1 - C(3,2)/C(5,2) = 1 - 3/10
+        assert!(close(pass_at_k(5, 2, 2), 0.7));
+    }
+
+    #[test]
+    fn pass_at_k_is_undefined_outside_its_domain() {
+        assert_eq!(pass_at_k(3, 1, 0), None);
+        assert_eq!(pass_at_k(2, 1, 3), None);
+        assert_eq!(pass_at_k(2, 3, 1), None);
+    }
+
+    #[test]
+    fn pass_at_k_stays_finite_for_large_n() {
+        let p = pass_at_k(10_000, 5_000, 100);
+        assert!(p.is_some_and(|p| p.is_finite() && p > 0.999_999));
+        assert!(close(pass_at_k(10_000, 1, 1), 1e-4));
+    }
+
+    #[test]
+    fn groups_a_two_provider_sweep_with_three_repeats() {
+        let report = sample();
+        let pass = PassAtK::of(&report).unwrap();
+        assert_eq!(pass.k, 3);
+        assert_eq!(pass.groups.len(), 2);
+        let alpha = &pass.groups[0];
+        assert_eq!(alpha.provider.as_deref(), Some("alpha"));
+        assert_eq!((alpha.n, alpha.c), (3, 1));
+        assert!(close(alpha.pass_at_1, 1.0 / 3.0));
+        assert!(close(alpha.pass_at_k, 1.0));
+        let beta = &pass.groups[1];
+        assert_eq!((beta.n, beta.c), (3, 0));
+        assert!(close(beta.pass_at_k, 0.0));
+        assert_eq!(pass.providers.len(), 2);
+        assert!(close(pass.providers[0].pass_at_k, 1.0));
+    }
+
+    #[test]
+    fn no_repeats_means_no_pass_at_k() {
+        let mut report = sample();
+        report.jobs.retain(|j| j.repeat.is_none());
+        assert_eq!(PassAtK::of(&report), None);
+    }
+
+    #[test]
+    fn an_unfinished_group_has_no_pass_at_k() {
+        let mut report = sample();
+        if let Some(j) = report.jobs.iter_mut().find(|j| j.repeat == Some(3)) {
+            j.outcome = JobOutcome::Pending;
+        }
+        let pass = PassAtK::of(&report).unwrap();
+        assert_eq!(pass.groups[0].n, 2);
+        assert_eq!(pass.groups[0].pass_at_k, None);
+        assert_eq!(pass.providers[0].complete, 0);
+        assert_eq!(pass.providers[0].pass_at_k, None);
+    }
+}

@@ -1,0 +1,67 @@
+//! The inline stylesheet and script of `report.html`: a light theme on the
+//! system font stack, and a few lines that open a job's details when its link
+//! is followed. Nothing here may load anything from outside the page.
+
+/// Inline CSS for `report.html`.
+pub const STYLE: &str = r#"
+:root{--fg:#1f2328;--muted:#656d76;--line:#d8dee4;--bg:#fff;--soft:#f6f8fa;
+--good:#1a7f37;--good-bg:#dafbe1;--bad:#cf222e;--bad-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;
+--info:#0969da;--info-bg:#ddf4ff;--gray-bg:#eaeef2}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1440px;margin:0 auto;padding:32px 24px 64px}
+h1{font-size:26px;margin:0 0 4px}
+h2{font-size:18px;margin:36px 0 12px;padding-bottom:6px;border-bottom:1px solid var(--line)}
+h3{font-size:14px;margin:16px 0 8px}
+.muted{color:var(--muted);fill:var(--muted)}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(118px,1fr));gap:10px;margin-top:20px}
+.card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
+.card .n{font-size:22px;font-weight:600}
+.card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;white-space:nowrap}
+th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted);white-space:normal;vertical-align:bottom}
+td.num,th.num{text-align:right}
+td.wrap{white-space:normal;word-break:break-word}
+tbody tr:hover{background:#f6f8fa80}
+a{color:var(--info);text-decoration:none}a:hover{text-decoration:underline}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;background:var(--gray-bg);color:var(--muted)}
+.accepted,.passed,.ok{background:var(--good-bg);color:var(--good)}
+.failed,.bad{background:var(--bad-bg);color:var(--bad)}
+.pending{background:var(--info-bg);color:var(--info)}
+.cancelled{background:var(--warn-bg);color:var(--warn)}
+svg.chart{max-width:100%;height:auto;display:block}
+svg .grid{stroke:var(--line);stroke-width:1}
+svg .tick{font-size:11px;fill:var(--muted)}
+svg .label{font-size:13px;fill:var(--fg)}
+svg .value{font-size:13px;font-weight:600;fill:var(--fg)}
+svg .track{fill:var(--soft);stroke:var(--line)}
+svg .bar.good{fill:#2da44e}svg .bar.fair{fill:#d4a72c}svg .bar.poor{fill:#e5534b}
+details.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;background:var(--bg)}
+details.job>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap;list-style:none}
+details.job>summary::-webkit-details-marker{display:none}
+details.job>summary::before{content:"\25B8";color:var(--muted);width:10px}
+details.job[open]>summary::before{content:"\25BE"}
+details.job>summary .right{margin-left:auto}
+details.job[open]>summary{border-bottom:1px solid var(--line);background:var(--soft);border-radius:8px 8px 0 0}
+details.job .body{padding:4px 16px 16px}
+.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 16px;margin:12px 0}
+.facts div{display:flex;flex-direction:column}
+.facts span:first-child{color:var(--muted);font-size:12px}
+pre.diff{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 0;overflow-x:auto;line-height:1.45;margin:0}
+pre.diff span{display:block;padding:0 12px;min-height:1.45em}
+pre.diff .add{background:#e6ffec;color:#116329}
+pre.diff .del{background:#ffebe9;color:#82071e}
+pre.diff .hunk{color:#0550ae;background:#ddf4ff}
+pre.diff .meta{color:var(--muted);font-weight:600}
+tr.step-failed td{background:#fff5f5}
+table.timeline td.wrap{width:100%}
+.mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
+"#;
+
+/// Opens the `<details>` a `#job-N` link points to.
+pub const SCRIPT: &str = "function openTarget(){var e=document.getElementById(location.hash.slice(1));\
+if(e&&e.tagName==='DETAILS'){e.open=true;}}\
+window.addEventListener('hashchange',openTarget);openTarget();";

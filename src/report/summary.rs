@@ -1,0 +1,217 @@
+//! Figures derived from the job rows: totals, per-family and per-provider
+//! summaries, and the failure analysis. Pure and deterministic: groups come
+//! out sorted by name (failures by count, then kind).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{JobOutcome, JobResult, Report};
+use super::passk::PassAtK;
+use crate::log::FailureKind;
+
+/// Counts and sums over a set of jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tally {
+    pub jobs: u32,
+    pub accepted: u32,
+    pub failed: u32,
+    pub cancelled: u32,
+    pub pending: u32,
+    /// `accepted / (jobs - pending)`; `None` while nothing has finished.
+    pub pass_rate: Option<f64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub provider_calls: u64,
+    /// Summed provider latency, milliseconds.
+    pub provider_latency_ms: u64,
+    /// Summed wall time, milliseconds.
+    pub wall_ms: u64,
+    /// Median wall time of finished jobs, milliseconds.
+    pub median_wall_ms: Option<u64>,
+}
+
+impl Tally {
+    pub fn of<'a>(jobs: impl IntoIterator<Item = &'a JobResult>) -> Tally {
+        let mut t = Tally::default();
+        let mut walls = Vec::new();
+        for j in jobs {
+            t.jobs += 1;
+            match j.outcome {
+                JobOutcome::Accepted => t.accepted += 1,
+                JobOutcome::Failed => t.failed += 1,
+                JobOutcome::Cancelled => t.cancelled += 1,
+                JobOutcome::Pending => t.pending += 1,
+            }
+            t.input_tokens = t.input_tokens.saturating_add(j.input_tokens);
+            t.output_tokens = t.output_tokens.saturating_add(j.output_tokens);
+            t.provider_calls = t.provider_calls.saturating_add(u64::from(j.provider_calls));
+            t.provider_latency_ms = t.provider_latency_ms.saturating_add(j.provider_latency_ms);
+            t.wall_ms = t.wall_ms.saturating_add(j.wall_ms);
+            if j.outcome.is_terminal() {
+                walls.push(j.wall_ms);
+            }
+        }
+        let finished = t.jobs - t.pending;
+        t.pass_rate = (finished > 0).then(|| f64::from(t.accepted) / f64::from(finished));
+        t.median_wall_ms = median(&mut walls);
+        t
+    }
+
+    /// Mean latency of one provider call, milliseconds.
+    pub fn mean_latency_ms(&self) -> Option<u64> {
+        (self.provider_calls > 0).then(|| self.provider_latency_ms / self.provider_calls)
+    }
+}
+
+/// The median; the lower-rounded mean of the middle two for an even count.
+pub fn median(values: &mut [u64]) -> Option<u64> {
+    values.sort_unstable();
+    let mid = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if !n.is_multiple_of(2) => values.get(mid).copied(),
+        _ => {
+            let (a, b) = (*values.get(mid - 1)?, *values.get(mid)?);
+            Some(a / 2 + b / 2 + (a % 2 + b % 2) / 2)
+        }
+    }
+}
+
+/// One family's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilySummary {
+    pub family: String,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// One provider's line (jobs of a sweep; jobs without a provider are left out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSummary {
+    pub provider: String,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// How often one failure kind occurred, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureSummary {
+    pub kind: FailureKind,
+    pub count: u32,
+    /// Instances in report order.
+    pub instances: Vec<String>,
+}
+
+/// Every derived figure the renderers show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub totals: Tally,
+    pub families: Vec<FamilySummary>,
+    pub providers: Vec<ProviderSummary>,
+    pub failures: Vec<FailureSummary>,
+    pub pass_at_k: Option<PassAtK>,
+}
+
+impl Summary {
+    pub fn of(report: &Report) -> Summary {
+        let mut families: BTreeMap<&str, Vec<&JobResult>> = BTreeMap::new();
+        let mut providers: BTreeMap<&str, Vec<&JobResult>> = BTreeMap::new();
+        let mut failures: BTreeMap<FailureKind, Vec<String>> = BTreeMap::new();
+        for j in &report.jobs {
+            families.entry(&j.family).or_default().push(j);
+            if let Some(p) = &j.provider {
+                providers.entry(p).or_default().push(j);
+            }
+            if let Some(kind) = j.failure_kind
+                && j.outcome != JobOutcome::Accepted
+            {
+                failures.entry(kind).or_default().push(j.instance.clone());
+            }
+        }
+        let mut failures: Vec<FailureSummary> = failures
+            .into_iter()
+            .map(|(kind, instances)| FailureSummary {
+                kind,
+                count: u32::try_from(instances.len()).unwrap_or(u32::MAX),
+                instances,
+            })
+            .collect();
+        failures.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
+        Summary {
+            totals: Tally::of(&report.jobs),
+            families: families
+                .into_iter()
+                .map(|(family, jobs)| FamilySummary {
+                    family: family.to_string(),
+                    tally: Tally::of(jobs),
+                })
+                .collect(),
+            providers: providers
+                .into_iter()
+                .map(|(provider, jobs)| ProviderSummary {
+                    provider: provider.to_string(),
+                    tally: Tally::of(jobs),
+                })
+                .collect(),
+            failures,
+            pass_at_k: PassAtK::of(report),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    #[test]
+    fn median_handles_odd_even_and_empty() {
+        assert_eq!(median(&mut []), None);
+        assert_eq!(median(&mut [5]), Some(5));
+        assert_eq!(median(&mut [9, 1, 5]), Some(5));
+        assert_eq!(median(&mut [4, 1, 2, 3]), Some(2));
+        assert_eq!(median(&mut [u64::MAX, u64::MAX]), Some(u64::MAX));
+    }
+
+    #[test]
+    fn totals_count_every_outcome() {
+        let s = Summary::of(&sample());
+        let t = &s.totals;
+        assert_eq!(t.jobs, 11);
+        assert_eq!(t.jobs, t.accepted + t.failed + t.cancelled + t.pending);
+        assert_eq!((t.accepted, t.cancelled, t.pending), (2, 1, 1));
+        assert_eq!(t.pass_rate, Some(2.0 / 10.0));
+    }
+
+    #[test]
+    fn families_are_sorted_and_pending_is_left_out_of_the_rate() {
+        let s = Summary::of(&sample());
+        let names: Vec<&str> = s.families.iter().map(|f| f.family.as_str()).collect();
+        assert_eq!(names, ["off_by_one", "parsing"]);
+        let parsing = &s.families[1].tally;
+        assert_eq!(parsing.pending, 1);
+        assert_eq!(parsing.pass_rate, Some(1.0 / 8.0));
+    }
+
+    #[test]
+    fn providers_cover_only_sweep_jobs() {
+        let s = Summary::of(&sample());
+        let names: Vec<&str> = s.providers.iter().map(|p| p.provider.as_str()).collect();
+        assert_eq!(names, ["alpha", "beta"]);
+        assert!(s.providers.iter().all(|p| p.tally.jobs == 3));
+    }
+
+    #[test]
+    fn failures_are_grouped_most_frequent_first() {
+        let s = Summary::of(&sample());
+        assert_eq!(s.failures[0].kind, FailureKind::AcceptanceFailed);
+        let total: u32 = s.failures.iter().map(|f| f.count).sum();
+        assert_eq!(total, 8);
+        assert!(
+            s.failures
+                .iter()
+                .any(|f| f.kind == FailureKind::InvalidBaseline && f.instances == ["parse_header"])
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! `results.tsv`: one header row, then one row per job with raw numbers
+//! (milliseconds, bytes, tokens), for spreadsheets and shell pipelines.
+
+use super::model::{JobResult, Report};
+
+/// Column names, in order.
+pub const TSV_COLUMNS: [&str; 20] = [
+    "instance",
+    "job",
+    "family",
+    "provider",
+    "repeat",
+    "outcome",
+    "failure_kind",
+    "attempts",
+    "max_attempts",
+    "steps",
+    "invalid_decisions",
+    "input_tokens",
+    "output_tokens",
+    "provider_calls",
+    "provider_latency_ms",
+    "wall_ms",
+    "patch_bytes",
+    "patch_files",
+    "acceptance",
+    "baseline",
+];
+
+/// Renders `results.tsv`.
+pub fn render_tsv(report: &Report) -> String {
+    let mut out = TSV_COLUMNS.join("\t");
+    out.push('\n');
+    for job in &report.jobs {
+        out.push_str(&row(job).join("\t"));
+        out.push('\n');
+    }
+    out
+}
+
+fn row(j: &JobResult) -> [String; 20] {
+    [
+        field(&j.instance),
+        field(&j.job),
+        field(&j.family),
+        field(j.provider.as_deref().unwrap_or("")),
+        j.repeat.map(|r| r.to_string()).unwrap_or_default(),
+        j.outcome.as_str().to_string(),
+        j.failure_str().to_string(),
+        j.attempts.to_string(),
+        j.max_attempts.to_string(),
+        j.steps.to_string(),
+        j.invalid_decisions.to_string(),
+        j.input_tokens.to_string(),
+        j.output_tokens.to_string(),
+        j.provider_calls.to_string(),
+        j.provider_latency_ms.to_string(),
+        j.wall_ms.to_string(),
+        j.patch_bytes.to_string(),
+        j.patch_files.to_string(),
+        j.acceptance.as_str().to_string(),
+        j.baseline.as_str().to_string(),
+    ]
+}
+
+/// Replaces tabs, line breaks and other control characters with spaces so a
+/// field can never split a row or a column.
+pub fn field(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    #[test]
+    fn fields_lose_tabs_and_newlines() {
+        assert_eq!(field("a\tb\nc\r\nd"), "a b c  d");
+    }
+
+    #[test]
+    fn one_row_per_job_with_every_column() {
+        let report = sample();
+        let tsv = render_tsv(&report);
+        let lines: Vec<&str> = tsv.lines().collect();
+        assert_eq!(lines.len(), report.jobs.len() + 1);
+        assert_eq!(lines[0].split('\t').collect::<Vec<_>>(), TSV_COLUMNS);
+        for line in &lines {
+            assert_eq!(line.split('\t').count(), TSV_COLUMNS.len(), "{line}");
+        }
+        assert!(lines[1].starts_with("off_by_one\toff_by_one\toff_by_one\t\t\taccepted\t\t1\t2\t5\t0\t12400\t830\t5\t4210\t18350\t"));
+    }
+
+    #[test]
+    fn hostile_names_stay_in_their_cell() {
+        let mut report = sample();
+        report.jobs[0].instance = "a\tb\nc".into();
+        let tsv = render_tsv(&report);
+        assert_eq!(tsv.lines().count(), report.jobs.len() + 1);
+        assert!(tsv.contains("a b c\t"));
+    }
+
+    #[test]
+    fn tsv_snapshot() {
+        insta::assert_snapshot!(render_tsv(&sample()));
+    }
+}

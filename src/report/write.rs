@@ -1,0 +1,123 @@
+//! The one I/O edge of reports: renders every file and puts each in place
+//! atomically, so a reader never sees a half-written report.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::error::ReportError;
+use super::html::render_html;
+use super::json::render_json;
+use super::junit::render_junit;
+use super::markdown::render_markdown;
+use super::model::Report;
+use super::tsv::render_tsv;
+
+/// File names written by [`write_reports`], in the order returned.
+pub const REPORT_FILES: [&str; 5] = [
+    "report.md",
+    "results.tsv",
+    "results.json",
+    "junit.xml",
+    "report.html",
+];
+
+/// Writes `report.md`, `results.tsv`, `results.json`, `junit.xml` and
+/// `report.html` into `dir` (created if missing). Each file is written to a
+/// temporary file in `dir`, synced, then renamed over the old one.
+pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    let renderers: [fn(&Report) -> String; 5] = [
+        render_markdown,
+        render_tsv,
+        render_json,
+        render_junit,
+        render_html,
+    ];
+    let mut written = Vec::with_capacity(REPORT_FILES.len());
+    for (name, render) in REPORT_FILES.iter().zip(renderers) {
+        let path = dir.join(name);
+        write_atomic(&path, dir, render(report).as_bytes())?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".report-")
+        .tempfile_in(dir)
+        .map_err(io("create a temporary file in", dir))?;
+    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
+    tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
+    tmp.persist(path)
+        .map_err(|e| io("rename a temporary file to", path)(e.error))?;
+    Ok(())
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
+    let path = path.to_path_buf();
+    move |source| ReportError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::sample;
+
+    #[test]
+    fn writes_all_five_files_and_no_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("reports");
+        let paths = write_reports(&sample(), &out).unwrap();
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, REPORT_FILES);
+        let mut present: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        present.sort();
+        let mut expected = REPORT_FILES.map(String::from).to_vec();
+        expected.sort();
+        assert_eq!(present, expected);
+        let json = std::fs::read_to_string(out.join("results.json")).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn rewriting_replaces_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        write_reports(&Report::new(0, vec![]), dir.path()).unwrap();
+        write_reports(&sample(), dir.path()).unwrap();
+        let tsv = std::fs::read_to_string(dir.path().join("results.tsv")).unwrap();
+        assert_eq!(tsv.lines().count(), sample().jobs.len() + 1);
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let err = write_reports(&sample(), &blocker.join("sub")).unwrap_err();
+        assert!(err.to_string().contains("failed to create"), "{err}");
+        assert!(
+            err.to_string().contains(&blocker.display().to_string()),
+            "{err}"
+        );
+    }
+
+    /// Writes the sample reports to `$REPORT_SAMPLE_DIR` to look at them.
+    #[test]
+    #[ignore = "writes outside a temporary directory; run by hand"]
+    fn write_sample_reports() {
+        let dir = std::env::var_os("REPORT_SAMPLE_DIR").unwrap();
+        write_reports(&sample(), Path::new(&dir)).unwrap();
+    }
+}
