@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::exit::Completion;
-use crate::lifecycle::{DataDir, EnqueueResult, Store};
+use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store};
 use crate::log::Outcome;
 use crate::manifest::{expand_jobs, load_checked, load_provider_file};
 use crate::runner::{RunOptions, run_job};
@@ -19,14 +19,17 @@ pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Res
         .collect::<Result<Vec<_>, _>>()?;
     let mut store = Store::open(DataDir::new(data))?;
     for m in &manifests {
-        let result = store.enqueue_manifest(
-            &m.id,
-            &m.family,
-            m.limits.attempts,
-            m.to_snapshot(),
-            &m.hash(),
-            replace,
-        )?;
+        let new = NewJob {
+            id: m.id.clone(),
+            family: m.family.clone(),
+            max_attempts: m.limits.attempts,
+            snapshot: m.to_snapshot(),
+            hash: m.hash(),
+            base_job: None,
+            provider: None,
+            repeat: None,
+        };
+        let result = store.enqueue_manifest(new, replace)?;
         let word = match result {
             EnqueueResult::Created => "enqueued=true",
             EnqueueResult::Unchanged => "enqueued=false",

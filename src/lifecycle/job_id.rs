@@ -40,8 +40,62 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
     Ok(())
 }
 
+/// The id of one instance of a job in a sweep: `<job>@<provider>#<k>`.
+pub fn instance_id(job: &str, provider: Option<&str>, repeat: Option<u32>) -> String {
+    let mut id = job.to_string();
+    if let Some(provider) = provider {
+        id.push('@');
+        id.push_str(provider);
+    }
+    if let Some(k) = repeat {
+        id.push('#');
+        id.push_str(&k.to_string());
+    }
+    id
+}
+
+/// Checks a job id or a sweep instance id: a plain id, optionally followed
+/// by `@<provider name>` and `#<repeat>`, each part a plain id.
+pub fn validate_instance_id(id: &str) -> Result<(), IdError> {
+    let (rest, repeat) = match id.rsplit_once('#') {
+        Some((rest, k)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()) => {
+            (rest, Some(k))
+        }
+        Some(_) => {
+            return Err(IdError::BadChar {
+                id: id.to_string(),
+                found: '#',
+            });
+        }
+        None => (id, None),
+    };
+    let _ = repeat;
+    match rest.split_once('@') {
+        Some((job, provider)) => {
+            validate_id(job)?;
+            validate_id(provider).map_err(|_| IdError::BadChar {
+                id: id.to_string(),
+                found: '@',
+            })
+        }
+        None => validate_id(rest),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn instance_ids() {
+        assert_eq!(instance_id("a", Some("p"), Some(2)), "a@p#2");
+        assert_eq!(instance_id("a", None, None), "a");
+        for ok in ["a", "a@p", "a@p#3", "a#1"] {
+            validate_instance_id(ok).unwrap();
+        }
+        for bad in ["a@", "@p", "a#", "a#x", "a@p@q", "a/b@p", "a@../p"] {
+            assert!(validate_instance_id(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

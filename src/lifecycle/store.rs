@@ -37,6 +37,19 @@ impl From<Illegal> for StoreError {
     }
 }
 
+/// A manifest job (or one instance of it in a sweep) to enqueue.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub id: String,
+    pub family: String,
+    pub max_attempts: u32,
+    pub snapshot: serde_json::Value,
+    pub hash: String,
+    pub base_job: Option<String>,
+    pub provider: Option<String>,
+    pub repeat: Option<u32>,
+}
+
 /// What `enqueue_manifest` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnqueueResult {
@@ -120,41 +133,40 @@ impl Store {
     /// be running).
     pub fn enqueue_manifest(
         &mut self,
-        id: &str,
-        family: &str,
-        max_attempts: u32,
-        snapshot: serde_json::Value,
-        hash: &str,
+        new: NewJob,
         replace: bool,
     ) -> Result<EnqueueResult, StoreError> {
-        validate_id(id)?;
+        super::job_id::validate_instance_id(&new.id)?;
         self.transact(|tx| {
-            let existing = tx.state().job(id).map(|j| j.manifest_hash.clone());
+            let existing = tx.state().job(&new.id).map(|j| j.manifest_hash.clone());
             match existing {
                 None => {
                     tx.append(
-                        Some(id),
+                        Some(&new.id),
                         None,
                         Event::Enqueued {
-                            max_attempts,
-                            family: Some(family.to_string()),
-                            manifest: Some(Box::new(snapshot)),
-                            manifest_hash: Some(hash.to_string()),
+                            max_attempts: new.max_attempts,
+                            family: Some(new.family.clone()),
+                            manifest: Some(Box::new(new.snapshot.clone())),
+                            manifest_hash: Some(new.hash.clone()),
+                            base_job: new.base_job.clone(),
+                            provider: new.provider.clone(),
+                            repeat: new.repeat,
                         },
                     )?;
                     Ok(EnqueueResult::Created)
                 }
-                Some(Some(old)) if old == hash => Ok(EnqueueResult::Unchanged),
-                Some(_) if !replace => Err(StoreError::ManifestChanged { id: id.to_string() }),
+                Some(Some(old)) if old == new.hash => Ok(EnqueueResult::Unchanged),
+                Some(_) if !replace => Err(StoreError::ManifestChanged { id: new.id.clone() }),
                 Some(_) => {
                     tx.append(
-                        Some(id),
+                        Some(&new.id),
                         None,
                         Event::Replaced {
-                            max_attempts,
-                            family: Some(family.to_string()),
-                            manifest: Box::new(snapshot),
-                            manifest_hash: hash.to_string(),
+                            max_attempts: new.max_attempts,
+                            family: Some(new.family.clone()),
+                            manifest: Box::new(new.snapshot.clone()),
+                            manifest_hash: new.hash.clone(),
                         },
                     )?;
                     Ok(EnqueueResult::Replaced)

@@ -19,6 +19,14 @@ pub enum Event {
         manifest: Option<Box<serde_json::Value>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         manifest_hash: Option<String>,
+        /// For sweep instances (`<job>@<provider>#<k>`): the manifest id,
+        /// the provider name and the repeat index.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_job: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repeat: Option<u32>,
     },
     /// `enqueue --replace`: a new manifest for an existing, not running job;
     /// the job is queued again with its attempts reset.
@@ -142,6 +150,9 @@ impl Event {
             family: None,
             manifest: None,
             manifest_hash: None,
+            base_job: None,
+            provider: None,
+            repeat: None,
         }
     }
 

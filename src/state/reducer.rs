@@ -123,6 +123,7 @@ impl State {
                     family,
                     manifest,
                     manifest_hash,
+                    ..
                 },
                 None,
             ) => {

@@ -312,7 +312,8 @@ fn a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time() {
     let start = Instant::now();
     let out = exec(
         dir.path(),
-        &["--", "sh", "-c", "setsid sleep 5 & echo done"],
+        // The pause lets the sleeper leave the group before the leader exits.
+        &["--", "sh", "-c", "setsid sleep 5 & sleep 0.5; echo done"],
     );
     let elapsed = start.elapsed();
     assert_eq!(out.status.code(), Some(0));
