@@ -2,6 +2,7 @@
 //! short leash. See `docs/architecture.md` for the module map.
 
 pub mod agent;
+pub mod batch;
 pub mod cancel;
 pub mod cli;
 pub mod exec;

@@ -53,6 +53,61 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         provider: Option<PathBuf>,
     },
+    /// Enqueue and run many manifests in parallel, then acceptance, then reports.
+    ///
+    /// Resumable: rerunning the same command skips finished jobs and recovers
+    /// interrupted ones. Exit 0 when every job was accepted, 1 otherwise, 130
+    /// on Ctrl-C (state is saved; rerun to finish).
+    Batch {
+        data: PathBuf,
+        /// Manifest files, directories (their *.toml) or globs.
+        #[arg(required = true)]
+        jobs: Vec<PathBuf>,
+        /// Jobs run at once [default: number of CPUs].
+        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
+        /// Attempts per job, replacing each manifest's [limits] attempts.
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
+        attempts: Option<u32>,
+        /// Run finished jobs again from scratch: `failed` (and cancelled) or `all`.
+        #[arg(long, value_name = "WHICH", value_parser = ["failed", "all"])]
+        rerun: Option<String>,
+        /// Only jobs of this family.
+        #[arg(long, value_name = "F")]
+        family: Option<String>,
+        /// Only the I-th of N stable parts of the jobs (by job id), e.g. 2/4.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<crate::batch::Shard>,
+        /// Provider file; repeatable: a sweep runs every job under every provider.
+        #[arg(long = "provider", value_name = "FILE")]
+        providers: Vec<PathBuf>,
+        /// Run each job K times (pass@k).
+        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
+        /// Where the reports go [default: DATA/report].
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+    },
+    /// Regenerate the reports from one or more logs (several DATA dirs merge, e.g. shards).
+    Report {
+        #[arg(required = true)]
+        data: Vec<PathBuf>,
+        /// Directory for report.md, results.tsv, results.json, junit.xml, report.html.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Accepted for clarity in CI scripts; several DATA dirs always merge.
+        #[arg(long)]
+        merge: bool,
+    },
+    /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
+    Demo {
+        /// Directory of job manifests [default: the repository's jobs/].
+        #[arg(long, value_name = "DIR")]
+        jobs: Option<PathBuf>,
+        /// Jobs run at once [default: number of CPUs].
+        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
+    },
     /// Show one row per job, replayed from the log. Never writes.
     Status {
         data: PathBuf,

@@ -2,6 +2,7 @@
 //! the result to an exit code. The only layer that prints.
 
 mod args;
+mod batch;
 mod exec;
 mod exit;
 mod jobs;
@@ -19,6 +20,9 @@ pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code}
 
 /// Entry point used by `main`.
 pub fn main() -> ExitCode {
+    // Sandboxed commands must not read the runner's /proc files (its
+    // environment holds provider keys).
+    crate::sandbox::protect_runner();
     exit_code(run(Cli::parse()))
 }
 
@@ -42,6 +46,35 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             provider,
         } => jobs::run(&data, &id, workspace.as_deref(), provider.as_deref()),
         Command::Status { data, json } => status::status(&data, json),
+        Command::Batch {
+            data,
+            jobs,
+            parallel,
+            attempts,
+            rerun,
+            family,
+            shard,
+            providers,
+            repeat,
+            report,
+        } => batch::batch(batch::BatchArgs {
+            data,
+            jobs,
+            parallel,
+            attempts,
+            rerun,
+            family,
+            shard,
+            providers,
+            repeat,
+            report,
+        }),
+        Command::Report {
+            data,
+            out,
+            merge: _,
+        } => batch::report(&data, &out),
+        Command::Demo { jobs, parallel } => batch::demo(jobs, parallel),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))
         }

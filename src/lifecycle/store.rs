@@ -159,20 +159,18 @@ impl Store {
                 Some(Some(old)) if old == new.hash => Ok(EnqueueResult::Unchanged),
                 Some(_) if !replace => Err(StoreError::ManifestChanged { id: new.id.clone() }),
                 Some(_) => {
-                    tx.append(
-                        Some(&new.id),
-                        None,
-                        Event::Replaced {
-                            max_attempts: new.max_attempts,
-                            family: Some(new.family.clone()),
-                            manifest: Box::new(new.snapshot.clone()),
-                            manifest_hash: new.hash.clone(),
-                        },
-                    )?;
+                    record_replaced(tx, &new)?;
                     Ok(EnqueueResult::Replaced)
                 }
             }
         })
+    }
+
+    /// Records the job's manifest again (`replaced`), even if unchanged: the
+    /// job starts over with its attempts reset (`batch --rerun`).
+    pub fn restart(&mut self, new: NewJob) -> Result<(), StoreError> {
+        super::job_id::validate_instance_id(&new.id)?;
+        self.transact(|tx| record_replaced(tx, &new))
     }
 
     /// Durably cancels a queued or running job. The runner owning a running
@@ -250,6 +248,24 @@ impl Store {
         Ok(())
     }
 
+    /// Records that the runner itself stopped a claimed attempt before its
+    /// end (Ctrl-C); the attempt is not counted and the job is queued again.
+    pub fn interrupt(&mut self, claim: Claim) -> Result<(), StoreError> {
+        self.transact(|tx| {
+            tx.append(
+                Some(&claim.job),
+                Some(claim.attempt),
+                Event::AttemptInterrupted {
+                    pid: std::process::id(),
+                    by_runner: true,
+                },
+            )?;
+            Ok(())
+        })?;
+        drop(claim);
+        Ok(())
+    }
+
     /// Appends one event outside the lifecycle helpers.
     pub fn append(
         &mut self,
@@ -274,6 +290,20 @@ impl Store {
     }
 }
 
+fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
+    tx.append(
+        Some(&new.id),
+        None,
+        Event::Replaced {
+            max_attempts: new.max_attempts,
+            family: Some(new.family.clone()),
+            manifest: Box::new(new.snapshot.clone()),
+            manifest_hash: new.hash.clone(),
+        },
+    )?;
+    Ok(())
+}
+
 /// Records every open attempt whose lease nobody holds as interrupted.
 fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
     let stale: Vec<(String, u32, u32)> = tx
@@ -287,7 +317,14 @@ fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
         .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))
         .collect();
     for (id, attempt, pid) in stale {
-        tx.append(Some(&id), Some(attempt), Event::AttemptInterrupted { pid })?;
+        tx.append(
+            Some(&id),
+            Some(attempt),
+            Event::AttemptInterrupted {
+                pid,
+                by_runner: false,
+            },
+        )?;
     }
     Ok(())
 }

@@ -48,10 +48,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failure_kind: Option<FailureKind>,
     },
-    /// A later writer found the attempt running without a live lease.
+    /// The attempt stopped before finishing: a later writer found it running
+    /// without a live lease (a crash), or its own runner was interrupted
+    /// (Ctrl-C), which it says with `by_runner`.
     AttemptInterrupted {
         /// Process id recorded when the attempt started.
         pid: u32,
+        /// The runner stopped the attempt itself; the attempt is not counted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        by_runner: bool,
     },
     /// A durable cancel of a queued or running job.
     Cancelled {},

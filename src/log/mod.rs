@@ -16,7 +16,7 @@ mod writer;
 pub use error::LogError;
 pub use event::{CheckResult, Event, FailureKind, Outcome};
 pub use follow::Follower;
-pub use reader::{Snapshot, read_snapshot};
+pub use reader::{Snapshot, read_records, read_snapshot};
 pub use record::{DecodeError, FORMAT_VERSION, Record};
 pub use scan::{CorruptReason, Corruption, Scan, TornTail, scan};
 pub use writer::{LogWriter, Tx, now_ms};

@@ -19,6 +19,27 @@ pub struct Snapshot {
     pub bytes: u64,
 }
 
+/// Reads every record of the log at `path` (a torn tail is left out).
+pub fn read_records(path: &Path) -> Result<(Vec<crate::log::Record>, Option<TornTail>), LogError> {
+    let bytes = read_bytes(path)?;
+    let Scan { records, torn, .. } =
+        scan(&bytes, 1, 0).map_err(|corruption| LogError::Corrupt {
+            path: path.to_path_buf(),
+            corruption,
+        })?;
+    Ok((records, torn))
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LogError::Missing {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(LogError::io("read", path)(e)),
+    }
+}
+
 /// Reads and replays the whole log at `path`.
 pub fn read_snapshot(path: &Path) -> Result<Snapshot, LogError> {
     let bytes = match std::fs::read(path) {

@@ -10,6 +10,8 @@ mod error;
 #[cfg(test)]
 mod fixture;
 mod format;
+mod from_data;
+mod from_log;
 mod html;
 mod json;
 mod junit;
@@ -22,6 +24,8 @@ mod tsv;
 mod write;
 
 pub use error::ReportError;
+pub use from_data::{ReportBuildError, report_for, write_report_for};
+pub use from_log::{LogSource, report_from_logs};
 pub use html::render_html;
 pub use json::render_json;
 pub use junit::render_junit;

@@ -29,6 +29,9 @@ use crate::state::Job;
 pub struct RunOptions {
     /// Replaces the manifest's `[provider]` (`--provider FILE`): name and config.
     pub provider: Option<(String, ProviderConfig)>,
+    /// Set on Ctrl-C: the attempt stops and is recorded interrupted (not
+    /// finished), so a rerun continues it.
+    pub interrupt: Option<CancelToken>,
 }
 
 /// How an attempt ended.
@@ -38,6 +41,8 @@ pub struct AttemptReport {
     pub attempt: u32,
     pub outcome: Outcome,
     pub failure_kind: Option<FailureKind>,
+    /// Stopped by an interrupt and recorded as such; the job is queued again.
+    pub interrupted: bool,
 }
 
 /// Failures that stop a runner (not verdicts about the job).
@@ -118,6 +123,10 @@ pub fn run_job(
         job: id.to_string(),
         message: format!("cannot start the cancel watcher: {e}"),
     })?;
+    let relay = options
+        .interrupt
+        .clone()
+        .and_then(|interrupt| relay_token(interrupt, cancel.clone(), stop.clone()));
     let result = Phases {
         store: &mut *store,
         claim: &claim,
@@ -128,15 +137,52 @@ pub fn run_job(
     .run();
     stop.cancel();
     let _ = watcher.join();
-    let (outcome, failure_kind) = result?;
+    if let Some(relay) = relay {
+        let _ = relay.join();
+    }
     let attempt = claim.attempt;
+    let interrupted = options
+        .interrupt
+        .as_ref()
+        .is_some_and(CancelToken::is_cancelled);
+    let cancelled_in_log = store
+        .state()
+        .job(id)
+        .is_some_and(|j| j.state == crate::state::JobState::Cancelled);
+    if interrupted && !cancelled_in_log {
+        store.interrupt(claim)?;
+        return Ok(AttemptReport {
+            job: id.to_string(),
+            attempt,
+            outcome: Outcome::Failed,
+            failure_kind: Some(FailureKind::Interrupted),
+            interrupted: true,
+        });
+    }
+    let (outcome, failure_kind) = result?;
     store.finish(claim, outcome, failure_kind)?;
     Ok(AttemptReport {
         job: id.to_string(),
         attempt,
         outcome,
         failure_kind,
+        interrupted: false,
     })
+}
+
+/// Cancels `to` once `from` is cancelled; ends early when `stop` is.
+fn relay_token(from: CancelToken, to: CancelToken, stop: CancelToken) -> Option<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("interrupt-relay".into())
+        .spawn(move || {
+            while !stop.is_cancelled() {
+                if from.wait_timeout(Duration::from_millis(50)) {
+                    to.cancel();
+                    return;
+                }
+            }
+        })
+        .ok()
 }
 
 struct Phases<'a> {

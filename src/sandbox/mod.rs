@@ -9,6 +9,7 @@
 //! grant it was not given, and never silently drops a layer `required`
 //! asked for.
 
+mod caps;
 mod error;
 mod landlock;
 mod network;
@@ -17,6 +18,7 @@ mod prepare;
 mod probe;
 mod rlimits;
 
+pub use caps::protect_runner;
 pub use error::SandboxError;
 pub use network::NetIsolation;
 pub use policy::{ResourceLimits, SandboxMode, SandboxPolicy};

@@ -42,6 +42,7 @@ pub struct ChildSetup {
     parent: Pid,
     rlimits: Option<RlimitPlan>,
     unshare: Option<CloneFlags>,
+    drop_caps: bool,
     landlock: Option<RawFd>,
 }
 
@@ -58,6 +59,10 @@ impl ChildSetup {
         }
         if let Some(flags) = self.unshare {
             network::unshare(flags)?;
+        }
+        // After unshare (which needs them as root), before Landlock.
+        if self.drop_caps {
+            super::caps::drop_all()?;
         }
         // Last, so nothing above needs a right the ruleset withholds.
         if let Some(fd) = self.landlock {
@@ -80,6 +85,7 @@ pub fn prepare(
             parent: nix::unistd::getpid(),
             rlimits: None,
             unshare: None,
+            drop_caps: false,
             landlock: None,
         },
         _ruleset: None,
@@ -103,6 +109,12 @@ pub fn prepare(
         }
         Err(reason) if required => return Err(unavailable("rlimits", reason.clone())),
         Err(_) => {}
+    }
+
+    // Capabilities: a command started by root keeps none.
+    if super::caps::is_root() {
+        prepared.child.drop_caps = true;
+        prepared.layers.push("nocaps".to_string());
     }
 
     // Network.

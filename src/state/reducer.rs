@@ -271,7 +271,7 @@ impl State {
                     }
                 }
             }
-            Event::AttemptInterrupted { .. } => {
+            Event::AttemptInterrupted { by_runner, .. } => {
                 let n = in_open_attempt(&job)?;
                 job.open_attempt = None;
                 if job.state == JobState::Running {
@@ -279,6 +279,10 @@ impl State {
                         // The agent's work is recorded; resume after it.
                         job.state = JobState::Queued;
                         job.resume = Some(n);
+                    } else if *by_runner {
+                        // Stopped on purpose (Ctrl-C): the attempt is not used up.
+                        job.attempts_started = n - 1;
+                        job.state = JobState::Queued;
                     } else if job.attempts_remain() {
                         job.state = JobState::Queued;
                     } else {

@@ -169,12 +169,26 @@ fn interrupted_attempt_requeues_when_attempts_remain() {
     let mut log = Log::new();
     log.enqueue("a", 2);
     log.start("a", 1);
-    let job = log.ok("a", Some(1), Event::AttemptInterrupted { pid: 101 });
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptInterrupted {
+            pid: 101,
+            by_runner: false,
+        },
+    );
     assert_eq!(job.state, JobState::Queued);
     assert_eq!(job.attempts_started, 1, "an interrupted attempt counts");
     assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
     log.start("a", 2);
-    let job = log.ok("a", Some(2), Event::AttemptInterrupted { pid: 102 });
+    let job = log.ok(
+        "a",
+        Some(2),
+        Event::AttemptInterrupted {
+            pid: 102,
+            by_runner: false,
+        },
+    );
     assert_eq!(job.state, JobState::Failed);
     assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
 }
@@ -185,7 +199,14 @@ fn interrupted_after_cancel_stays_cancelled() {
     log.enqueue("a", 3);
     log.start("a", 1);
     log.ok("a", None, Event::Cancelled {});
-    let job = log.ok("a", Some(1), Event::AttemptInterrupted { pid: 101 });
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptInterrupted {
+            pid: 101,
+            by_runner: false,
+        },
+    );
     assert_eq!(job.state, JobState::Cancelled);
     assert_eq!(job.open_attempt, None);
 }
@@ -337,7 +358,14 @@ fn illegal_finish_or_interrupt_without_an_open_attempt() {
         }
     );
     assert_eq!(
-        log.err("a", Some(2), Event::AttemptInterrupted { pid: 1 }),
+        log.err(
+            "a",
+            Some(2),
+            Event::AttemptInterrupted {
+                pid: 1,
+                by_runner: false
+            }
+        ),
         Illegal::AttemptNotOpen {
             job: "a".into(),
             attempt: 2

@@ -1,0 +1,14 @@
+//! Batches: plan instances from manifests (providers, repeats, families,
+//! shards), run them in parallel with retries and recovery, report progress
+//! from the log, and write the reports at the end.
+//!
+//! Workers never print: they append events, and the one progress reporter
+//! follows the log and owns the terminal.
+
+mod plan;
+mod progress;
+mod run;
+
+pub use plan::{PlanOptions, Shard, plan};
+pub use progress::{Progress, ProgressMode};
+pub use run::{BatchError, BatchOptions, BatchSummary, Rerun, run_batch};

@@ -1,0 +1,241 @@
+//! Running a planned batch: enqueue (idempotent), recover, run queued
+//! instances on a pool of workers with automatic retries, then write the
+//! reports. Rerunning the same batch skips what is finished.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::progress::{Progress, ProgressMode};
+use crate::cancel::CancelToken;
+use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store, StoreError};
+use crate::log::Outcome;
+use crate::report::{ReportBuildError, write_report_for};
+use crate::runner::{RunError, RunOptions, run_job};
+use crate::state::JobState;
+
+/// `--rerun`: which finished instances to run again from scratch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rerun {
+    Failed,
+    All,
+}
+
+/// How to run a batch.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    pub workers: usize,
+    pub rerun: Option<Rerun>,
+    pub report_dir: Option<PathBuf>,
+    pub progress: ProgressMode,
+    /// Set by the first Ctrl-C.
+    pub interrupt: CancelToken,
+}
+
+/// What a batch did.
+#[derive(Debug, Clone)]
+pub struct BatchSummary {
+    pub planned: Vec<String>,
+    pub accepted: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+    pub pending: usize,
+    /// Attempts run by this invocation.
+    pub attempts_run: usize,
+    pub interrupted: bool,
+    pub report_dir: PathBuf,
+    pub report_files: Vec<PathBuf>,
+}
+
+impl BatchSummary {
+    pub fn all_accepted(&self) -> bool {
+        self.accepted == self.planned.len()
+    }
+}
+
+/// Failures that stop a batch.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("failed to write the reports: {0}")]
+    Report(#[from] ReportBuildError),
+    #[error("failed to start the worker pool: {0}")]
+    Pool(String),
+}
+
+/// Runs `plan` in the data dir `data`.
+pub fn run_batch(
+    data: &Path,
+    plan: Vec<NewJob>,
+    options: &BatchOptions,
+) -> Result<BatchSummary, BatchError> {
+    let dir = DataDir::new(data);
+    let mut store = Store::open(dir.clone())?;
+    let planned: Vec<String> = plan.iter().map(|j| j.id.clone()).collect();
+    for job in plan {
+        let id = job.id.clone();
+        let rerun = options
+            .rerun
+            .is_some_and(|r| match store.state().job(&id).map(|j| j.state) {
+                Some(JobState::Failed | JobState::Cancelled) => true,
+                Some(JobState::Succeeded) => r == Rerun::All,
+                _ => false,
+            });
+        if let (EnqueueResult::Unchanged, true) =
+            (store.enqueue_manifest(job.clone(), false)?, rerun)
+        {
+            // Same manifest, recorded again: the job starts over.
+            store.restart(job)?;
+        }
+    }
+
+    // Failed jobs with attempts left (a runner died between finishing and
+    // retrying) are requeued; queued ones are run.
+    let mut queue = VecDeque::new();
+    for id in &planned {
+        let Some(job) = store.state().job(id) else {
+            continue;
+        };
+        if job.state == JobState::Failed
+            && job.attempts_remain()
+            && job.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
+        {
+            store.retry(id)?;
+        }
+        if store
+            .state()
+            .job(id)
+            .is_some_and(|j| j.state == JobState::Queued)
+        {
+            queue.push_back(id.clone());
+        }
+    }
+    store.sync()?;
+
+    let progress = Progress::start(
+        &dir.log(),
+        std::fs::metadata(dir.log()).map(|m| m.len()).unwrap_or(0),
+        store.state().last_seq,
+        store.state().clone(),
+        planned.clone(),
+        options.progress,
+    );
+    let attempts_run = run_workers(&dir, queue, options);
+    progress.finish();
+    let attempts_run = attempts_run?;
+
+    let store = Store::open(dir.clone())?;
+    let mut summary = BatchSummary {
+        planned: planned.clone(),
+        accepted: 0,
+        failed: 0,
+        cancelled: 0,
+        pending: 0,
+        attempts_run,
+        interrupted: options.interrupt.is_cancelled(),
+        report_dir: options
+            .report_dir
+            .clone()
+            .unwrap_or_else(|| data.join("report")),
+        report_files: Vec::new(),
+    };
+    for id in &planned {
+        match store.state().job(id).map(|j| j.state) {
+            Some(JobState::Succeeded) => summary.accepted += 1,
+            Some(JobState::Failed) => summary.failed += 1,
+            Some(JobState::Cancelled) => summary.cancelled += 1,
+            _ => summary.pending += 1,
+        }
+    }
+    drop(store);
+    let (_, files) = write_report_for(&[data.to_path_buf()], &summary.report_dir)?;
+    summary.report_files = files;
+    Ok(summary)
+}
+
+/// Runs the queue on `options.workers` workers; returns attempts run.
+fn run_workers(
+    dir: &DataDir,
+    queue: VecDeque<String>,
+    options: &BatchOptions,
+) -> Result<usize, BatchError> {
+    let workers = options.workers.max(1).min(queue.len().max(1));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(|i| format!("batch-worker-{i}"))
+        .build()
+        .map_err(|e| BatchError::Pool(e.to_string()))?;
+    let queue = Mutex::new(queue);
+    let attempts = Mutex::new(0usize);
+    let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
+    pool.scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|_| {
+                if let Err(e) = worker(dir, &queue, &attempts, options) {
+                    options.interrupt.cancel();
+                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    Ok(attempts.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Takes jobs from the queue until it is empty or the batch is interrupted;
+/// retries a failed job while it has attempts left.
+fn worker(
+    dir: &DataDir,
+    queue: &Mutex<VecDeque<String>>,
+    attempts: &Mutex<usize>,
+    options: &BatchOptions,
+) -> Result<(), BatchError> {
+    let mut store = Store::open(dir.clone())?;
+    let run_options = RunOptions {
+        provider: None,
+        interrupt: Some(options.interrupt.clone()),
+    };
+    loop {
+        if options.interrupt.is_cancelled() {
+            return Ok(());
+        }
+        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+        let Some(id) = next else { return Ok(()) };
+        loop {
+            // Another process may have taken or cancelled it meanwhile.
+            store.transact(|_| Ok(()))?;
+            if store
+                .state()
+                .job(&id)
+                .is_none_or(|j| j.state != JobState::Queued)
+            {
+                break;
+            }
+            let report = match run_job(&mut store, &id, &run_options) {
+                Ok(report) => report,
+                // Another runner claimed or cancelled it first.
+                Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(_)))) => break,
+                Err(e) => return Err(e.into()),
+            };
+            *attempts.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+            if report.interrupted || report.outcome == Outcome::Succeeded {
+                break;
+            }
+            let retry = store.state().job(&id).is_some_and(|j| {
+                j.state == JobState::Failed
+                    && j.attempts_remain()
+                    && j.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
+            });
+            if !retry || options.interrupt.is_cancelled() {
+                break;
+            }
+            store.retry(&id)?;
+        }
+    }
+}

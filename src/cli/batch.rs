@@ -1,0 +1,191 @@
+//! `batch`, `report` and `demo`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::exit::Completion;
+use crate::batch::{
+    BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, Shard, plan, run_batch,
+};
+use crate::cancel::CancelToken;
+use crate::lifecycle::{DataDir, is_live};
+use crate::log::read_snapshot;
+use crate::manifest::{expand_jobs, load_checked, load_provider_file};
+use crate::report::write_report_for;
+use crate::status::{StatusView, render_text};
+
+/// Resolved `batch` arguments.
+#[derive(Debug)]
+pub struct BatchArgs {
+    pub data: PathBuf,
+    pub jobs: Vec<PathBuf>,
+    pub parallel: Option<u32>,
+    pub attempts: Option<u32>,
+    pub rerun: Option<String>,
+    pub family: Option<String>,
+    pub shard: Option<Shard>,
+    pub providers: Vec<PathBuf>,
+    pub repeat: u32,
+    pub report: Option<PathBuf>,
+}
+
+/// First Ctrl-C: set the token (the batch stops and saves state). Second:
+/// exit at once; the log is safe either way.
+fn install_interrupt() -> CancelToken {
+    let token = CancelToken::new();
+    let handler_token = token.clone();
+    let _ = ctrlc::set_handler(move || {
+        if handler_token.is_cancelled() {
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
+        );
+        handler_token.cancel();
+    });
+    token
+}
+
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
+    let files = expand_jobs(&args.jobs)?;
+    let manifests = files
+        .iter()
+        .map(|f| load_checked(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let providers = args
+        .providers
+        .iter()
+        .map(|p| load_provider_file(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let planned = plan(
+        &manifests,
+        &PlanOptions {
+            providers,
+            repeat: args.repeat,
+            attempts: args.attempts,
+            family: args.family.clone(),
+            shard: args.shard,
+        },
+    );
+    if planned.is_empty() {
+        anyhow::bail!(
+            "no jobs to run: {} manifest(s) matched, none left after --family/--shard",
+            manifests.len()
+        );
+    }
+    let options = BatchOptions {
+        workers: args.parallel.map_or_else(default_workers, |n| n as usize),
+        rerun: match args.rerun.as_deref() {
+            Some("failed") => Some(Rerun::Failed),
+            Some("all") => Some(Rerun::All),
+            _ => None,
+        },
+        report_dir: args.report,
+        progress: ProgressMode::detect(),
+        interrupt: install_interrupt(),
+    };
+    let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
+    print_results(&args.data, &summary)?;
+    Ok(completion(&summary))
+}
+
+fn completion(summary: &BatchSummary) -> Completion {
+    if summary.interrupted {
+        Completion::Interrupted
+    } else if summary.all_accepted() {
+        Completion::Success
+    } else {
+        Completion::JobsFailed
+    }
+}
+
+/// The results table (the batch's jobs only) and where the reports are.
+fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
+    let dir = DataDir::new(data);
+    let snapshot = read_snapshot(&dir.log())?;
+    let stale = snapshot
+        .state
+        .jobs()
+        .iter()
+        .filter_map(|job| job.open_attempt.map(|open| (job.id.clone(), open.attempt)))
+        .filter(|(id, attempt)| !is_live(&dir.lease(id, *attempt)))
+        .collect();
+    let mut view = StatusView::new(&snapshot, &stale);
+    view.jobs.retain(|row| summary.planned.contains(&row.id));
+    print!("{}", render_text(&view));
+    println!(
+        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} attempt(s) run now",
+        summary.accepted,
+        summary.planned.len(),
+        summary.failed,
+        summary.cancelled,
+        summary.pending,
+        summary.attempts_run
+    );
+    if summary.interrupted {
+        println!("interrupted: state is saved; run the same command again to finish");
+    }
+    println!(
+        "report: {}",
+        summary.report_dir.join("report.html").display()
+    );
+    Ok(())
+}
+
+pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
+    let (report, files) = write_report_for(data, out)?;
+    for file in files {
+        println!("wrote {}", file.display());
+    }
+    let accepted = report
+        .jobs
+        .iter()
+        .filter(|j| j.outcome == crate::report::JobOutcome::Accepted)
+        .count();
+    println!("{accepted}/{} jobs accepted", report.jobs.len());
+    Ok(Completion::Success)
+}
+
+pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Completion> {
+    let jobs = match jobs {
+        Some(dir) => dir,
+        None => {
+            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+            if bundled.is_dir() {
+                bundled
+            } else {
+                PathBuf::from("jobs")
+            }
+        }
+    };
+    if !jobs.is_dir() {
+        anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
+    }
+    let data = tempfile::Builder::new()
+        .prefix("agent-runtime-demo-")
+        .tempdir()
+        .context("failed to create a temporary data dir")?
+        .keep();
+    println!(
+        "demo: running the jobs in {} offline with the scripted provider",
+        jobs.display()
+    );
+    println!("demo: data dir {}", data.display());
+    batch(BatchArgs {
+        data,
+        jobs: vec![jobs],
+        parallel,
+        attempts: None,
+        rerun: None,
+        family: None,
+        shard: None,
+        providers: Vec::new(),
+        repeat: 1,
+        report: None,
+    })
+}

@@ -1,0 +1,54 @@
+//! Reports from data directories: read each log, fold it, write the files.
+
+use std::path::{Path, PathBuf};
+
+use super::error::ReportError;
+use super::from_log::{LogSource, report_from_logs};
+use super::model::Report;
+use super::write::write_reports;
+use crate::lifecycle::DataDir;
+use crate::log::{LogError, Record, now_ms, read_records};
+
+/// Failures building reports from data directories.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportBuildError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Write(#[from] ReportError),
+}
+
+/// Reads the logs of `data_dirs` and derives one report (shards merge).
+pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
+    let mut logs: Vec<(String, PathBuf, Vec<Record>)> = Vec::new();
+    for data in data_dirs {
+        let dir = DataDir::new(data);
+        let (records, _torn) = read_records(&dir.log())?;
+        logs.push((dir.log().display().to_string(), data.clone(), records));
+    }
+    let sources: Vec<LogSource<'_>> = logs
+        .iter()
+        .map(|(path, _, records)| LogSource {
+            path: path.clone(),
+            records,
+        })
+        .collect();
+    let patch = |source: &str, job: &str, attempt: u32| {
+        let data = logs
+            .iter()
+            .find(|(path, _, _)| path == source)
+            .map(|(_, data, _)| data)?;
+        std::fs::read_to_string(DataDir::new(data).runs(job, attempt).join("patch.diff")).ok()
+    };
+    Ok(report_from_logs(&sources, now_ms(), &patch))
+}
+
+/// Derives the report of `data_dirs` and writes its files into `out`.
+pub fn write_report_for(
+    data_dirs: &[PathBuf],
+    out: &Path,
+) -> Result<(Report, Vec<PathBuf>), ReportBuildError> {
+    let report = report_for(data_dirs)?;
+    let files = write_reports(&report, out)?;
+    Ok((report, files))
+}

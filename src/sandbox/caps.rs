@@ -1,0 +1,70 @@
+//! The capability layer: a sandboxed command started by root keeps none of
+//! root's capabilities. Without them, root's usual bypasses are gone: file
+//! permission overrides, and reading another root process's memory-backed
+//! `/proc` files (such as `/proc/<runner>/environ`, which holds the
+//! runner's secrets) when that process is not dumpable.
+#![allow(unsafe_code)]
+
+/// Highest capability number to drop; the kernel ignores unknown ones.
+const CAP_LAST: libc::c_ulong = 63;
+/// `_LINUX_CAPABILITY_VERSION_3`.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Whether the runner is root, so there is something to drop.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Drops every capability from the bounding set (so exec cannot grant any)
+/// and from the current sets. Runs in the child between fork and exec:
+/// system calls only.
+pub fn drop_all() -> std::io::Result<()> {
+    for cap in 0..=CAP_LAST {
+        // SAFETY: prctl with plain integer arguments; EINVAL for numbers the
+        // kernel does not know is expected and ignored.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EINVAL) {
+                return Err(err);
+            }
+        }
+    }
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads a valid header and two data structs (version 3
+    // layout) that live on this stack frame for the whole call.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Makes the calling process non-dumpable, so processes without
+/// `CAP_SYS_PTRACE` (every sandboxed command) cannot read its `/proc` files
+/// such as `environ`. The runner calls this once at start.
+pub fn protect_runner() {
+    let _ = nix::sys::prctl::set_dumpable(false);
+}
