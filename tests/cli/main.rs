@@ -4,6 +4,7 @@
 mod controls;
 mod exec;
 mod harness;
+mod hostile;
 mod lifecycle;
 mod log_integrity;
 mod sandbox;
