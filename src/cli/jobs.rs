@@ -8,7 +8,7 @@ use super::exit::Completion;
 use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store};
 use crate::log::Outcome;
 use crate::manifest::{expand_jobs, load_checked, load_provider_file};
-use crate::runner::{RunOptions, run_job};
+use crate::runner::{RunOptions, SeedEnv, run_job};
 
 pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
@@ -40,6 +40,36 @@ pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Res
     Ok(Completion::Success)
 }
 
+/// Seed form: the bare task `id` gets a manifest built from the AGENT_*
+/// variables (recorded in the log), working on a copy of `workspace`.
+fn prepare_seed(store: &mut Store, id: &str, workspace: &Path) -> anyhow::Result<PathBuf> {
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("workspace {} does not exist", workspace.display()))?;
+    let job = store
+        .state()
+        .job(id)
+        .cloned()
+        .with_context(|| format!("no job with id {id:?}"))?;
+    if job.manifest.is_some() {
+        // Already turned into a manifest job (an earlier run was interrupted).
+        return Ok(workspace);
+    }
+    let seed = SeedEnv::read(|k| std::env::var(k).ok())?;
+    let manifest = seed.manifest(id, &workspace, job.max_attempts)?;
+    store.restart(NewJob {
+        id: id.to_string(),
+        family: id.to_string(),
+        max_attempts: job.max_attempts,
+        snapshot: manifest.to_snapshot(),
+        hash: manifest.hash(),
+        base_job: None,
+        provider: None,
+        repeat: None,
+    })?;
+    Ok(workspace)
+}
+
 pub fn run(
     data: &Path,
     id: &str,
@@ -47,11 +77,6 @@ pub fn run(
     provider: Option<&Path>,
 ) -> anyhow::Result<Completion> {
     crate::lifecycle::validate_id(id)?;
-    if workspace.is_some() {
-        anyhow::bail!(
-            "the seed form `run DATA ID WORKSPACE` needs the command (AGY) provider, which this build does not have yet; enqueue a manifest with `enqueue DATA --job FILE` and `run DATA ID` instead"
-        );
-    }
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
@@ -62,8 +87,25 @@ pub fn run(
         options.provider = Some((file.name, file.provider));
     }
     let mut store = Store::open(dir)?;
+    let seed_workspace = match workspace {
+        Some(workspace) => Some(prepare_seed(&mut store, id, workspace)?),
+        None => None,
+    };
     let report =
         run_job(&mut store, id, &options).with_context(|| format!("failed to run job {id:?}"))?;
+    if let (Some(workspace), Outcome::Succeeded) = (&seed_workspace, report.outcome) {
+        let patch_path = store.dir().runs(id, report.attempt).join("patch.diff");
+        let patch = std::fs::read_to_string(&patch_path)
+            .with_context(|| format!("failed to read {}", patch_path.display()))?;
+        let all = crate::agent::editable_set(&["**".to_string()])?;
+        let files = crate::runner::apply_patch(workspace, &patch, &all)
+            .with_context(|| format!("failed to apply the patch to {}", workspace.display()))?;
+        println!(
+            "applied the patch to {} ({} file(s))",
+            workspace.display(),
+            files.len()
+        );
+    }
     match report.outcome {
         Outcome::Succeeded => {
             println!(

@@ -9,8 +9,10 @@ mod attempt;
 mod checks;
 mod commands;
 mod patch;
+mod seed;
 
 pub use attempt::{AttemptReport, RunError, RunOptions, job_manifest, run_job};
 pub use checks::{CheckError, CheckRun, run_check};
 pub use commands::{AttemptCommands, policy_for};
 pub use patch::{Patch, PatchError, apply_patch, diff_editable};
+pub use seed::{SeedEnv, SeedError};

@@ -8,4 +8,5 @@ mod hostile;
 mod lifecycle;
 mod log_integrity;
 mod sandbox;
+mod seed;
 mod validate;
