@@ -429,3 +429,174 @@ fn replay_collects_anomalies_and_keeps_going() {
 fn all_terminal_needs_jobs() {
     assert!(!State::default().all_terminal());
 }
+
+fn agent_done(outcome: Outcome) -> Event {
+    Event::AgentFinished {
+        outcome,
+        failure_kind: None,
+        steps: 3,
+    }
+}
+
+#[test]
+fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt() {
+    let mut log = Log::new();
+    log.enqueue("a", 1);
+    log.start("a", 1);
+    log.ok("a", Some(1), agent_done(Outcome::Succeeded));
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptInterrupted {
+            pid: 101,
+            by_runner: false,
+        },
+    );
+    assert_eq!(
+        job.state,
+        JobState::Queued,
+        "only attempt, but the agent's work is recorded"
+    );
+    assert_eq!(job.resume, Some(1));
+    assert!(matches!(
+        log.err("a", Some(2), start(2)),
+        Illegal::WrongAttempt { expected: 1, .. }
+    ));
+    let job = log.ok("a", Some(1), start(1));
+    assert_eq!(job.attempts_started, 1);
+    assert!(
+        job.agent.is_some(),
+        "the resumed attempt keeps its agent phase"
+    );
+    assert_eq!(
+        log.err("a", Some(1), agent_done(Outcome::Succeeded)),
+        Illegal::PhaseTwice {
+            job: "a".into(),
+            attempt: 1,
+            phase: "agent"
+        }
+    );
+    log.ok(
+        "a",
+        Some(1),
+        Event::Acceptance {
+            result: crate::log::CheckResult::Passed,
+        },
+    );
+    assert!(matches!(
+        log.err(
+            "a",
+            Some(1),
+            Event::Acceptance {
+                result: crate::log::CheckResult::Passed
+            }
+        ),
+        Illegal::PhaseTwice {
+            phase: "acceptance",
+            ..
+        }
+    ));
+    assert_eq!(
+        log.finish("a", 1, Outcome::Succeeded, None).state,
+        JobState::Succeeded
+    );
+}
+
+#[test]
+fn an_attempt_its_runner_interrupted_is_not_counted() {
+    let mut log = Log::new();
+    log.enqueue("a", 1);
+    log.start("a", 1);
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptInterrupted {
+            pid: 101,
+            by_runner: true,
+        },
+    );
+    assert_eq!(job.state, JobState::Queued);
+    assert_eq!(job.attempts_started, 0);
+    assert_eq!(log.start("a", 1).state, JobState::Running);
+}
+
+#[test]
+fn attempt_events_need_the_open_attempt() {
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    let decision_of = |step: u32, kind: &str| Event::Decision {
+        step,
+        kind: kind.into(),
+        reason: None,
+        reply_bytes: 1,
+        reply_hash: "x".into(),
+        input_tokens: 1,
+        output_tokens: 1,
+        latency_ms: 1,
+    };
+    let decision = || decision_of(1, "read_file");
+    assert!(matches!(
+        log.err("a", Some(1), decision()),
+        Illegal::AttemptNotOpen { .. }
+    ));
+    log.start("a", 1);
+    assert!(matches!(
+        log.err("a", Some(2), decision()),
+        Illegal::AttemptNotOpen { .. }
+    ));
+    let job = log.ok("a", Some(1), decision());
+    assert_eq!(
+        (job.steps, job.last_action.as_deref()),
+        (1, Some("read_file"))
+    );
+    let invalid = decision_of(2, "invalid");
+    assert_eq!(log.ok("a", Some(1), invalid).invalid_decisions, 1);
+    log.ok(
+        "a",
+        Some(1),
+        Event::Baseline {
+            result: crate::log::CheckResult::Failed,
+        },
+    );
+    log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
+    log.ok("a", None, Event::Retried {});
+    let job = log.start("a", 2);
+    assert_eq!(
+        (job.steps, job.invalid_decisions),
+        (0, 0),
+        "per-attempt facts reset"
+    );
+    assert_eq!(
+        job.baseline,
+        Some(crate::log::CheckResult::Failed),
+        "the baseline is per job"
+    );
+}
+
+#[test]
+fn replace_resets_a_finished_job_but_not_a_running_one() {
+    let mut log = Log::new();
+    log.enqueue("a", 1);
+    log.start("a", 1);
+    let replaced = || Event::Replaced {
+        max_attempts: 3,
+        family: Some("f".into()),
+        manifest: Box::new(serde_json::json!({})),
+        manifest_hash: "h2".into(),
+    };
+    assert!(matches!(
+        log.err("a", None, replaced()),
+        Illegal::WrongState {
+            state: JobState::Running,
+            ..
+        }
+    ));
+    log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
+    let job = log.ok("a", None, replaced());
+    assert_eq!(
+        (job.state, job.attempts_started, job.max_attempts),
+        (JobState::Queued, 0, 3)
+    );
+    assert_eq!(job.family, "f");
+    assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
+}

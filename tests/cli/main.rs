@@ -7,6 +7,7 @@ mod harness;
 mod hostile;
 mod lifecycle;
 mod log_integrity;
+mod reports;
 mod sandbox;
 mod seed;
 mod validate;
