@@ -220,7 +220,9 @@ fn worker(
             let report = match run_job(&mut store, &id, &run_options) {
                 Ok(report) => report,
                 // Another runner claimed or cancelled it first.
-                Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(_)))) => break,
+                Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(
+                    crate::state::Illegal::WrongState { .. },
+                )))) => break,
                 Err(e) => return Err(e.into()),
             };
             *attempts.lock().unwrap_or_else(|p| p.into_inner()) += 1;

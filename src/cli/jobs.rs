@@ -76,7 +76,7 @@ pub fn run(
     workspace: Option<&Path>,
     provider: Option<&Path>,
 ) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_id(id)?;
+    crate::lifecycle::validate_instance_id(id)?;
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());

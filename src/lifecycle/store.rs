@@ -176,7 +176,7 @@ impl Store {
     /// Durably cancels a queued or running job. The runner owning a running
     /// attempt notices through its [`Follower`] and stops.
     pub fn cancel(&mut self, id: &str) -> Result<(), StoreError> {
-        validate_id(id)?;
+        super::job_id::validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Cancelled {})?;
             Ok(())
@@ -185,7 +185,7 @@ impl Store {
 
     /// Requeues a failed job with attempts left; returns the next attempt number.
     pub fn retry(&mut self, id: &str) -> Result<u32, StoreError> {
-        validate_id(id)?;
+        super::job_id::validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Retried {})?;
             Ok(tx.state().job(id).map_or(1, |j| j.attempts_started + 1))
@@ -195,14 +195,15 @@ impl Store {
     /// Starts the next attempt of a queued job: takes its lease, then records
     /// the start, both under the log lock.
     pub fn claim(&mut self, id: &str) -> Result<Claim, StoreError> {
-        validate_id(id)?;
+        super::job_id::validate_instance_id(id)?;
         let dir = self.dir.clone();
         let (attempt, lease, record) = self.transact(|tx| {
             let job = tx
                 .state()
                 .job(id)
                 .ok_or_else(|| Illegal::UnknownJob(id.to_string()))?;
-            let attempt = job.attempts_started + 1;
+            // A resumed attempt keeps its number; otherwise the next one.
+            let attempt = job.resume.unwrap_or(job.attempts_started + 1);
             // Check before taking a lease so an illegal claim leaves no file.
             let probe = Record {
                 seq: tx.state().last_seq + 1,

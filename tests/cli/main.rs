@@ -8,6 +8,7 @@ mod hostile;
 mod lifecycle;
 mod log_integrity;
 mod reports;
+mod resume;
 mod sandbox;
 mod seed;
 mod validate;
