@@ -47,17 +47,17 @@ struct WireOut<'a> {
     event: &'a Event,
 }
 
+/// The frame fields; the event's own fields are skipped here and read by
+/// a second, typed pass (cheaper than serde's `flatten`, which buffers).
 #[derive(Deserialize)]
-struct WireIn {
+struct WireHead<'a> {
     v: u32,
     seq: u64,
     ts: u64,
-    #[serde(default)]
-    job: Option<String>,
+    #[serde(default, borrow)]
+    job: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     attempt: Option<u32>,
-    #[serde(flatten)]
-    event: Event,
 }
 
 /// Why one complete line could not be decoded.
@@ -113,23 +113,19 @@ impl Record {
         if computed != stored {
             return Err(DecodeError::Checksum { stored, computed });
         }
-        let wire: WireIn = serde_json::from_str(text).map_err(|e| {
-            // A newer writer may use event types this build does not know;
-            // say so instead of a confusing "unknown variant".
-            match peek_version(text) {
-                Some(v) if v > FORMAT_VERSION => DecodeError::NewerVersion(v),
-                _ => DecodeError::Json(e.to_string()),
-            }
-        })?;
-        if wire.v > FORMAT_VERSION {
-            return Err(DecodeError::NewerVersion(wire.v));
+        let head: WireHead<'_> =
+            serde_json::from_str(text).map_err(|e| DecodeError::Json(e.to_string()))?;
+        if head.v > FORMAT_VERSION {
+            return Err(DecodeError::NewerVersion(head.v));
         }
+        let event: Event =
+            serde_json::from_str(text).map_err(|e| DecodeError::Json(e.to_string()))?;
         Ok(Record {
-            seq: wire.seq,
-            ts_ms: wire.ts,
-            job: wire.job,
-            attempt: wire.attempt,
-            event: wire.event,
+            seq: head.seq,
+            ts_ms: head.ts,
+            job: head.job.map(std::borrow::Cow::into_owned),
+            attempt: head.attempt,
+            event,
         })
     }
 }
@@ -145,14 +141,6 @@ fn parse_frame(line: &[u8]) -> Option<u32> {
     }
     let hex = std::str::from_utf8(hex).ok()?;
     u32::from_str_radix(hex, 16).ok()
-}
-
-fn peek_version(text: &str) -> Option<u32> {
-    #[derive(Deserialize)]
-    struct V {
-        v: u32,
-    }
-    serde_json::from_str::<V>(text).ok().map(|v| v.v)
 }
 
 #[cfg(test)]
