@@ -138,6 +138,9 @@ pub fn doctor() -> anyhow::Result<Completion> {
         };
         println!("{}: {state} ({})", status.layer, status.detail);
     }
+    if nix::unistd::geteuid().is_root() {
+        println!("capabilities: dropped for every sandboxed command (running as root)");
+    }
     println!("auto={}", probe.auto_layers().join(","));
     let required = SandboxPolicy {
         mode: SandboxMode::Required,

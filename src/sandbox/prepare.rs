@@ -114,7 +114,6 @@ pub fn prepare(
     // Capabilities: a command started by root keeps none.
     if super::caps::is_root() {
         prepared.child.drop_caps = true;
-        prepared.layers.push("nocaps".to_string());
     }
 
     // Network.
@@ -166,6 +165,9 @@ pub fn prepare(
     }
     if prepared.child.rlimits.is_some() {
         prepared.layers.push("rlimits".to_string());
+    }
+    if prepared.child.drop_caps {
+        prepared.layers.push("nocaps".to_string());
     }
     Ok(prepared)
 }

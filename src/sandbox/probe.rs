@@ -102,6 +102,9 @@ impl Probe {
         if self.rlimits.is_ok() {
             layers.push("rlimits".to_string());
         }
+        if super::caps::is_root() {
+            layers.push("nocaps".to_string());
+        }
         layers
     }
 }
