@@ -76,19 +76,11 @@ impl State {
     }
 
     /// Applies one record, or explains why it is illegal and leaves the state
-    /// untouched.
+    /// untouched. Jobs are changed in place: every transition checks
+    /// everything before it changes anything.
     pub fn apply(&mut self, record: &Record) -> Result<(), Illegal> {
-        let next = self.next_job(record)?;
-        self.last_seq = record.seq;
-        match next {
-            Some(job) => match self.index.get(&job.id) {
-                Some(&i) => self.jobs[i] = job,
-                None => {
-                    self.index.insert(job.id.clone(), self.jobs.len());
-                    self.jobs.push(job);
-                }
-            },
-            None => {
+        match self.target(record)? {
+            Target::Log => {
                 if let Event::LogRepaired {
                     line,
                     dropped_bytes,
@@ -97,26 +89,37 @@ impl State {
                     self.repairs.push((line, dropped_bytes));
                 }
             }
+            Target::New(mut job) => {
+                transition(&mut job, record)?;
+                self.index.insert(job.id.clone(), self.jobs.len());
+                self.jobs.push(job);
+            }
+            Target::Existing(i) => transition(&mut self.jobs[i], record)?,
         }
+        self.last_seq = record.seq;
         Ok(())
     }
 
     /// Checks whether `record` could be applied, without applying it.
     pub fn check(&self, record: &Record) -> Result<(), Illegal> {
-        self.next_job(record).map(|_| ())
+        match self.target(record)? {
+            Target::Log => Ok(()),
+            Target::New(mut job) => transition(&mut job, record),
+            Target::Existing(i) => transition(&mut self.jobs[i].clone(), record),
+        }
     }
 
-    /// Computes the job's state after `record` (None for log-level events).
-    fn next_job(&self, record: &Record) -> Result<Option<Job>, Illegal> {
+    /// Which job `record` is about (a new one for `enqueued`).
+    fn target(&self, record: &Record) -> Result<Target, Illegal> {
         let event = &record.event;
         if let Event::LogRepaired { .. } = event {
-            return Ok(None);
+            return Ok(Target::Log);
         }
         let id = record.job.as_deref().ok_or(Illegal::MissingJob {
             event: event.type_name(),
         })?;
-        let current = self.job(id);
-        let mut job = match (event, current) {
+        let current = self.index.get(id).copied();
+        match (event, current) {
             (
                 Event::Enqueued {
                     max_attempts,
@@ -130,7 +133,7 @@ impl State {
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
                 }
-                Job {
+                Ok(Target::New(Job {
                     id: id.to_string(),
                     family: family.clone().unwrap_or_else(|| id.to_string()),
                     state: JobState::Queued,
@@ -153,14 +156,29 @@ impl State {
                     last_seq: 0,
                     enqueued_ms: record.ts_ms,
                     updated_ms: 0,
-                }
+                }))
             }
-            (Event::Enqueued { .. }, Some(_)) => {
-                return Err(Illegal::AlreadyExists(id.to_string()));
-            }
-            (_, None) => return Err(Illegal::UnknownJob(id.to_string())),
-            (_, Some(job)) => job.clone(),
-        };
+            (Event::Enqueued { .. }, Some(_)) => Err(Illegal::AlreadyExists(id.to_string())),
+            (_, None) => Err(Illegal::UnknownJob(id.to_string())),
+            (_, Some(i)) => Ok(Target::Existing(i)),
+        }
+    }
+}
+
+/// Where a record lands.
+enum Target {
+    Log,
+    New(Job),
+    Existing(usize),
+}
+
+/// Moves `job` through `record`'s transition: first every check, then the
+/// changes, so an `Err` leaves the job as it was.
+fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
+    let event = &record.event;
+    // The record names the job (target() found it by that id).
+    let id: &str = record.job.as_deref().unwrap_or_default();
+    {
         let wrong_state = |action, job: &Job| Illegal::WrongState {
             job: job.id.clone(),
             action,
@@ -193,7 +211,7 @@ impl State {
                 manifest_hash,
             } => {
                 if job.open_attempt.is_some() {
-                    return Err(wrong_state("replace the manifest of", &job));
+                    return Err(wrong_state("replace the manifest of", job));
                 }
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
@@ -208,17 +226,17 @@ impl State {
                 job.last_outcome = None;
                 job.baseline = None;
                 job.resume = None;
-                reset_attempt_facts(&mut job);
+                reset_attempt_facts(job);
             }
             Event::AttemptStarted { pid } => {
                 if job.state != JobState::Queued {
-                    return Err(wrong_state("start an attempt of", &job));
+                    return Err(wrong_state("start an attempt of", job));
                 }
                 let n = attempt()?;
                 if let Some(resumed) = job.resume {
                     if n != resumed {
                         return Err(Illegal::WrongAttempt {
-                            job: job.id,
+                            job: job.id.clone(),
                             got: n,
                             expected: resumed,
                         });
@@ -227,19 +245,19 @@ impl State {
                 } else {
                     if !job.attempts_remain() {
                         return Err(Illegal::NoAttemptsLeft {
-                            job: job.id,
+                            job: job.id.clone(),
                             max: job.max_attempts,
                         });
                     }
                     if n != job.attempts_started + 1 {
                         return Err(Illegal::WrongAttempt {
-                            job: job.id,
+                            job: job.id.clone(),
                             got: n,
                             expected: job.attempts_started + 1,
                         });
                     }
                     job.attempts_started = n;
-                    reset_attempt_facts(&mut job);
+                    reset_attempt_facts(job);
                 }
                 job.open_attempt = Some(OpenAttempt {
                     attempt: n,
@@ -252,7 +270,7 @@ impl State {
                 outcome,
                 failure_kind,
             } => {
-                in_open_attempt(&job)?;
+                in_open_attempt(job)?;
                 job.open_attempt = None;
                 job.last_outcome = Some(*outcome);
                 // A job cancelled while running stays cancelled; the finish
@@ -272,7 +290,7 @@ impl State {
                 }
             }
             Event::AttemptInterrupted { by_runner, .. } => {
-                let n = in_open_attempt(&job)?;
+                let n = in_open_attempt(job)?;
                 job.open_attempt = None;
                 if job.state == JobState::Running {
                     if job.agent.is_some_and(|a| a.attempt == n) {
@@ -293,7 +311,7 @@ impl State {
             }
             Event::Cancelled {} => {
                 if !matches!(job.state, JobState::Queued | JobState::Running) {
-                    return Err(wrong_state("cancel", &job));
+                    return Err(wrong_state("cancel", job));
                 }
                 job.state = JobState::Cancelled;
                 job.failure_kind = Some(FailureKind::Cancelled);
@@ -301,22 +319,22 @@ impl State {
             }
             Event::Retried {} => {
                 if job.state != JobState::Failed {
-                    return Err(wrong_state("retry", &job));
+                    return Err(wrong_state("retry", job));
                 }
                 if !job.attempts_remain() {
                     return Err(Illegal::NoAttemptsLeft {
-                        job: job.id,
+                        job: job.id.clone(),
                         max: job.max_attempts,
                     });
                 }
                 job.state = JobState::Queued;
             }
             Event::Baseline { result } => {
-                in_open_attempt(&job)?;
+                in_open_attempt(job)?;
                 job.baseline = Some(*result);
             }
             Event::Decision { step, kind, .. } => {
-                in_open_attempt(&job)?;
+                in_open_attempt(job)?;
                 job.steps = job.steps.max(*step);
                 if kind == "invalid" {
                     job.invalid_decisions += 1;
@@ -328,17 +346,17 @@ impl State {
             | Event::Command { .. }
             | Event::Edit { .. }
             | Event::Verify { .. } => {
-                in_open_attempt(&job)?;
+                in_open_attempt(job)?;
             }
             Event::AgentFinished {
                 outcome,
                 failure_kind,
                 steps,
             } => {
-                let n = in_open_attempt(&job)?;
+                let n = in_open_attempt(job)?;
                 if job.agent.is_some_and(|a| a.attempt == n) {
                     return Err(Illegal::PhaseTwice {
-                        job: job.id,
+                        job: job.id.clone(),
                         attempt: n,
                         phase: "agent",
                     });
@@ -351,14 +369,14 @@ impl State {
                 job.steps = job.steps.max(*steps);
             }
             Event::Patch { .. } => {
-                in_open_attempt(&job)?;
+                in_open_attempt(job)?;
                 job.patch_recorded = true;
             }
             Event::Acceptance { result } => {
-                let n = in_open_attempt(&job)?;
+                let n = in_open_attempt(job)?;
                 if job.acceptance.is_some() {
                     return Err(Illegal::PhaseTwice {
-                        job: job.id,
+                        job: job.id.clone(),
                         attempt: n,
                         phase: "acceptance",
                     });
@@ -369,7 +387,7 @@ impl State {
         job.last_event = event.type_name();
         job.last_seq = record.seq;
         job.updated_ms = record.ts_ms;
-        Ok(Some(job))
+        Ok(())
     }
 }
 
