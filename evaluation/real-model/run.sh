@@ -118,48 +118,10 @@ until "$vpy" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1],
 done
 log "the server answers"
 
-# 4. The batch.
-# `batch --provider FILE` is the documented way to run the bundled jobs under
-# another provider, but this version refuses it: it builds the instance id
-# `<job>@<provider>` and then rejects that id for its '@' ("job id
-# \"off_by_one@smollm2\" contains '@'"), before running anything. Until that
-# is fixed, the script writes a copy of each bundled manifest into its
-# temporary directory with the [provider] table of the provider file in place
-# of the scripted one, and relative paths made absolute; nothing else changes
-# (same ids, families, prompts, sources, acceptance tests and limits).
-# Set SMOLLM2_PROVIDER_FLAG=1 to use `--provider` instead.
+# 4. The batch: every bundled job under the provider file.
 mkdir -p "$out"
-if [ "${SMOLLM2_PROVIDER_FLAG:-0}" = 1 ]; then
-    jobs=("$repo/jobs/")
-    provider_args=(--provider "$provider")
-else
-    mkdir -p "$tmp/jobs"
-    "$vpy" - "$repo/jobs" "$provider" "$tmp/jobs" <<'PY'
-import os, re, sys
-jobs_dir, provider_file, out_dir = sys.argv[1:]
-def table(lines, name):
-    """The lines of the [name] table (header excluded) and the other lines."""
-    inside, kept, rest = False, [], []
-    for line in lines:
-        if re.match(r"\s*\[", line):
-            inside = line.strip() == f"[{name}]"
-            if inside:
-                continue
-        (kept if inside else rest).append(line)
-    return kept, rest
-provider, _ = table(open(provider_file).read().splitlines(), "provider")
-for f in sorted(os.listdir(jobs_dir)):
-    if not f.endswith(".toml"):
-        continue
-    _, lines = table(open(os.path.join(jobs_dir, f)).read().splitlines(), "provider")
-    text = "\n".join(lines).rstrip() + "\n\n[provider]\n" + "\n".join(provider).strip() + "\n"
-    base = os.path.realpath(jobs_dir)
-    text = re.sub(r'"(\.\.?/[^"]*)"', lambda m: '"' + os.path.normpath(os.path.join(base, m.group(1))) + '"', text)
-    open(os.path.join(out_dir, f), "w").write(text)
-PY
-    jobs=("$tmp/jobs/")
-    provider_args=()
-fi
+jobs=("$repo/jobs/")
+provider_args=(--provider "$provider")
 "$bin" validate "${jobs[@]}" >/dev/null || die "the derived manifests do not validate"
 cmd=("$bin" batch "$data" "${jobs[@]}" "${provider_args[@]}" -j 1 --report "$out" "$@")
 log "running: ${cmd[*]}"
