@@ -192,8 +192,9 @@ impl Store {
         })
     }
 
-    /// Starts the next attempt of a queued job: takes its lease, then records
-    /// the start, both under the log lock.
+    /// Starts the next attempt of a queued job (or resumes an interrupted one
+    /// whose agent phase finished): takes its lease, then records the start,
+    /// both under the log lock.
     pub fn claim(&mut self, id: &str) -> Result<Claim, StoreError> {
         validate_id(id)?;
         let dir = self.dir.clone();
@@ -202,7 +203,9 @@ impl Store {
                 .state()
                 .job(id)
                 .ok_or_else(|| Illegal::UnknownJob(id.to_string()))?;
-            let attempt = job.attempts_started + 1;
+            // An interrupted attempt whose agent phase finished is resumed
+            // under its own number; otherwise the next attempt starts.
+            let attempt = job.resume.unwrap_or(job.attempts_started + 1);
             // Check before taking a lease so an illegal claim leaves no file.
             let probe = Record {
                 seq: tx.state().last_seq + 1,
