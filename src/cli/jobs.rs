@@ -46,7 +46,7 @@ pub fn run(
     workspace: Option<&Path>,
     provider: Option<&Path>,
 ) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_id(id)?;
+    crate::lifecycle::validate_instance_id(id)?;
     if workspace.is_some() {
         anyhow::bail!(
             "the seed form `run DATA ID WORKSPACE` needs the command (AGY) provider, which this build does not have yet; enqueue a manifest with `enqueue DATA --job FILE` and `run DATA ID` instead"

@@ -14,7 +14,7 @@ pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completio
 }
 
 pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_id(id)?;
+    crate::lifecycle::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     store.cancel(id)?;
     println!("cancelled=true");
@@ -22,7 +22,7 @@ pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
 }
 
 pub fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_id(id)?;
+    crate::lifecycle::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     let attempt = store.retry(id)?;
     println!("requeued=true next_attempt={attempt}");
