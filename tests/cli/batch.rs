@@ -178,6 +178,23 @@ fn spawn_batch(cwd: &Path, args: &[&str], tag: &str) -> Child {
         .unwrap()
 }
 
+/// Waits up to `limit` for `child` to exit and returns its exit code; kills
+/// and reaps it (returning `None`) if it is still running then.
+fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Processes, from /proc.
 
@@ -936,19 +953,8 @@ fn ctrl_c_stops_the_batch_saves_state_and_a_rerun_finishes() {
     std::thread::sleep(Duration::from_millis(300));
     let sent = Instant::now();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let mut code = None;
-    while sent.elapsed() < Duration::from_secs(15) {
-        if let Some(status) = child.try_wait().unwrap() {
-            code = status.code();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let code = wait_for_exit(&mut child, Duration::from_secs(15));
     let took = sent.elapsed();
-    if code.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
     assert_eq!(code, Some(130), "batch did not exit 130 after SIGINT");
     assert!(took < Duration::from_secs(5), "took {took:?} to stop");
     let stdout = std::fs::read_to_string(sb.path().join("interrupted.stdout")).unwrap();
