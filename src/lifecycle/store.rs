@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::data_dir::DataDir;
-use super::job_id::{IdError, validate_id};
+use super::job_id::{IdError, validate_id, validate_instance_id};
 use super::lease::{Lease, LeaseError, is_live};
 use crate::log::{Event, FailureKind, Follower, LogError, LogWriter, Outcome, Record, Tx};
 use crate::state::{Illegal, State};
@@ -136,7 +136,7 @@ impl Store {
         new: NewJob,
         replace: bool,
     ) -> Result<EnqueueResult, StoreError> {
-        super::job_id::validate_instance_id(&new.id)?;
+        validate_instance_id(&new.id)?;
         self.transact(|tx| {
             let existing = tx.state().job(&new.id).map(|j| j.manifest_hash.clone());
             match existing {
@@ -169,14 +169,14 @@ impl Store {
     /// Records the job's manifest again (`replaced`), even if unchanged: the
     /// job starts over with its attempts reset (`batch --rerun`).
     pub fn restart(&mut self, new: NewJob) -> Result<(), StoreError> {
-        super::job_id::validate_instance_id(&new.id)?;
+        validate_instance_id(&new.id)?;
         self.transact(|tx| record_replaced(tx, &new))
     }
 
     /// Durably cancels a queued or running job. The runner owning a running
     /// attempt notices through its [`Follower`] and stops.
     pub fn cancel(&mut self, id: &str) -> Result<(), StoreError> {
-        super::job_id::validate_instance_id(id)?;
+        validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Cancelled {})?;
             Ok(())
@@ -185,17 +185,18 @@ impl Store {
 
     /// Requeues a failed job with attempts left; returns the next attempt number.
     pub fn retry(&mut self, id: &str) -> Result<u32, StoreError> {
-        super::job_id::validate_instance_id(id)?;
+        validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Retried {})?;
             Ok(tx.state().job(id).map_or(1, |j| j.attempts_started + 1))
         })
     }
 
-    /// Starts the next attempt of a queued job: takes its lease, then records
-    /// the start, both under the log lock.
+    /// Starts the next attempt of a queued job (or resumes an interrupted one
+    /// whose agent phase finished): takes its lease, then records the start,
+    /// both under the log lock.
     pub fn claim(&mut self, id: &str) -> Result<Claim, StoreError> {
-        super::job_id::validate_instance_id(id)?;
+        validate_instance_id(id)?;
         let dir = self.dir.clone();
         let (attempt, lease, record) = self.transact(|tx| {
             let job = tx

@@ -455,6 +455,16 @@ impl Phases<'_> {
             }
         };
         let ((outcome, failure_kind), steps) = verdict;
+        // Stopped by Ctrl-C: the agent did not finish, so nothing is recorded
+        // and the attempt is redone (not resumed as a cancelled one).
+        let interrupted = self
+            .options
+            .interrupt
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled);
+        if interrupted && failure_kind == Some(FailureKind::Cancelled) {
+            return Ok((outcome, failure_kind));
+        }
         self.record(Event::AgentFinished {
             outcome,
             failure_kind,

@@ -1,6 +1,7 @@
 //! Integration tests: drive the real binary in temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod batch;
 mod controls;
 mod exec;
 mod harness;

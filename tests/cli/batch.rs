@@ -1,0 +1,1033 @@
+//! `batch` and `report` through the real binary: crash recovery under
+//! SIGKILL, resume after the agent phase, parallel wall time, idempotent
+//! reruns, provider sweeps, families and shards, Ctrl-C and plain progress.
+//!
+//! The jobs are generated in the temp dir and use only `true`, `false`,
+//! `sleep` and `test`, with the scripted provider and the small fixtures in
+//! `evaluation/bench/`, so nothing here needs cargo, a network or a model.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::harness::{BIN, Run, Sandbox, log_lines};
+
+fn fixture(name: &str) -> String {
+    format!("{}/evaluation/bench/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One generated manifest.
+struct JobSpec {
+    id: String,
+    family: String,
+    script: &'static str,
+    verify: &'static [&'static str],
+    /// Acceptance command and baseline mode.
+    acceptance: Option<(&'static [&'static str], &'static str)>,
+    attempts: u32,
+}
+
+impl JobSpec {
+    fn new(id: impl Into<String>, script: &'static str) -> JobSpec {
+        JobSpec {
+            id: id.into(),
+            family: "batch".into(),
+            script,
+            verify: &["true"],
+            acceptance: None,
+            attempts: 2,
+        }
+    }
+
+    fn family(mut self, family: &str) -> JobSpec {
+        self.family = family.into();
+        self
+    }
+
+    fn verify(mut self, verify: &'static [&'static str]) -> JobSpec {
+        self.verify = verify;
+        self
+    }
+
+    fn acceptance(mut self, command: &'static [&'static str], baseline: &'static str) -> JobSpec {
+        self.acceptance = Some((command, baseline));
+        self
+    }
+
+    fn attempts(mut self, attempts: u32) -> JobSpec {
+        self.attempts = attempts;
+        self
+    }
+
+    fn toml(&self) -> String {
+        let list = |items: &[&str]| {
+            items
+                .iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = format!(
+            "id = {id:?}\nfamily = {family:?}\nprompt = \"Write out.txt, verify, finish.\"\n\
+             source = {source:?}\neditable = [\"**\"]\n\
+             allow = [\"true\", \"false\", \"sleep **\"]\nverify = [{verify}]\n\n\
+             [limits]\nattempts = {attempts}\n\n\
+             [provider]\nkind = \"script\"\nscript = {script:?}\n",
+            id = self.id,
+            family = self.family,
+            source = fixture("source"),
+            verify = list(self.verify),
+            attempts = self.attempts,
+            script = fixture(self.script),
+        );
+        if let Some((command, baseline)) = self.acceptance {
+            text.push_str(&format!(
+                "\n[acceptance]\ndir = {dir:?}\ncommand = [{command}]\nbaseline = {baseline:?}\n",
+                dir = fixture("acceptance"),
+                command = list(command),
+            ));
+        }
+        text
+    }
+}
+
+/// Writes the manifests into `dir` (created) and returns it.
+fn write_jobs(dir: &Path, jobs: &[JobSpec]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for job in jobs {
+        std::fs::write(dir.join(format!("{}.toml", job.id)), job.toml()).unwrap();
+    }
+    dir.to_path_buf()
+}
+
+/// Runs the binary with `args` in `cwd`, output captured.
+fn run_in(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Run {
+    let output = Command::new(BIN)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    Run::from(output)
+}
+
+fn status_json(cwd: &Path, data: &Path) -> serde_json::Value {
+    let run = run_in(cwd, &["status", data.to_str().unwrap(), "--json"], &[]).ok();
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// `(id, state)` of every job in `status --json`.
+fn states(cwd: &Path, data: &Path) -> BTreeMap<String, String> {
+    status_json(cwd, data)["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["id"].as_str().unwrap().to_string(),
+                j["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn read_log(data: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(data.join("events.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn count(lines: &[serde_json::Value], ty: &str) -> usize {
+    lines.iter().filter(|l| l["type"] == ty).count()
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes.
+fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A `batch` run in the background, its output in files beside the data dir.
+fn spawn_batch(cwd: &Path, args: &[&str], tag: &str) -> Child {
+    let out = File::create(cwd.join(format!("{tag}.stdout"))).unwrap();
+    let err = File::create(cwd.join(format!("{tag}.stderr"))).unwrap();
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits up to `limit` for `child` to exit and returns its exit code; kills
+/// and reaps it (returning `None`) if it is still running then.
+fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Processes, from /proc.
+
+/// `(state, ppid, starttime)` of a live process, or `None`.
+fn proc_stat(pid: u32) -> Option<(char, u32, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((
+        fields.first()?.chars().next()?,
+        fields.get(1)?.parse().ok()?,
+        fields.get(19)?.parse().ok()?,
+    ))
+}
+
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Every descendant of `root` now, as `(pid, starttime)`.
+fn descendants(root: u32) -> Vec<(u32, u64)> {
+    let table: Vec<(u32, u32, u64)> = all_pids()
+        .into_iter()
+        .filter_map(|pid| proc_stat(pid).map(|(_, ppid, start)| (pid, ppid, start)))
+        .collect();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, ppid, start) in &table {
+            if ppid == parent && !found.iter().any(|&(p, _)| p == pid) {
+                found.push((pid, start));
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Whether the process `(pid, starttime)` still runs (zombies are dead: a
+/// container's init may never reap what it inherits).
+fn still_running(pid: u32, start: u64) -> bool {
+    proc_stat(pid).is_some_and(|(state, _, s)| s == start && !matches!(state, 'Z' | 'X'))
+}
+
+/// Processes (not zombies) whose working directory is inside `dir`.
+fn running_inside(dir: &Path) -> Vec<(u32, PathBuf)> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    all_pids()
+        .into_iter()
+        .filter_map(|pid| {
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+            let (state, _, _) = proc_stat(pid)?;
+            (cwd.starts_with(&dir) && !matches!(state, 'Z' | 'X')).then_some((pid, cwd))
+        })
+        .collect()
+}
+
+/// SIGKILLs `child`, reaps it, and asserts that none of `tree` (its
+/// descendants just before the kill) and nothing working inside `data`
+/// is left running after a short grace.
+fn kill_and_check_no_leftovers(child: &mut Child, tree: &[(u32, u64)], data: &Path) {
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left: Vec<_> = tree
+            .iter()
+            .filter(|&&(pid, start)| still_running(pid, start))
+            .collect();
+        let inside = running_inside(data);
+        if left.is_empty() && inside.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes of the killed batch are still running: {left:?} {inside:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reports.
+
+/// The part of a job's `results.json` row that a crash must not change:
+/// everything except times, counters summed over attempts (interrupted
+/// attempts count, so attempts, steps, tokens and calls may grow) and the
+/// timeline of earlier attempts. The final attempt's decisions and agent
+/// verdict are kept.
+fn comparable_job(job: &serde_json::Value) -> serde_json::Value {
+    let timeline = job["timeline"].as_array().unwrap();
+    let last = timeline
+        .iter()
+        .filter_map(|e| e["attempt"].as_u64())
+        .max()
+        .unwrap_or(0);
+    let final_attempt: Vec<serde_json::Value> = timeline
+        .iter()
+        .filter(|e| e["attempt"].as_u64() == Some(last))
+        .filter(|e| {
+            !matches!(
+                e["kind"].as_str(),
+                Some("attempt" | "interrupted" | "baseline")
+            )
+        })
+        .filter(|e| {
+            e["kind"] != "command" || !e["detail"].as_str().unwrap().starts_with("baseline")
+        })
+        .map(|e| {
+            // Details of decisions and commands carry latencies; keep them
+            // only for the agent verdict and the phases.
+            let detail = match e["kind"].as_str() {
+                Some("agent" | "patch" | "acceptance" | "edit") => e["detail"].clone(),
+                _ => serde_json::Value::Null,
+            };
+            serde_json::json!({
+                "step": e["step"], "kind": e["kind"], "ok": e["ok"], "detail": detail,
+            })
+        })
+        .collect();
+    // The agent verdict's step is the number of provider calls it made.
+    let steps = final_attempt
+        .iter()
+        .find(|e| e["kind"] == "agent")
+        .map(|e| e["step"].clone());
+    serde_json::json!({
+        "instance": job["instance"],
+        "job": job["job"],
+        "family": job["family"],
+        "provider": job["provider"],
+        "repeat": job["repeat"],
+        "outcome": job["outcome"],
+        "failure_kind": job["failure_kind"],
+        "max_attempts": job["max_attempts"],
+        "patch_bytes": job["patch_bytes"],
+        "patch_files": job["patch_files"],
+        "patch": job["patch"],
+        "acceptance": job["acceptance"],
+        "baseline": job["baseline"],
+        "final_attempt_steps": steps,
+        "final_attempt": final_attempt,
+    })
+}
+
+fn jobs_by_instance(results: &serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+    results["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["instance"].as_str().unwrap().to_string(), j.clone()))
+        .collect()
+}
+
+/// Outcome counts of a tally (`totals` or a family's), without sums that include interrupted attempts.
+fn outcome_totals(t: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!([
+        t["jobs"],
+        t["accepted"],
+        t["failed"],
+        t["cancelled"],
+        t["pending"],
+        t["pass_rate"]
+    ])
+}
+
+// ---------------------------------------------------------------------------
+// Crash test.
+
+/// A tiny deterministic PRNG (xorshift64*), so kill moments are random but
+/// the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next() % (high - low)
+    }
+}
+
+/// 30 cheap jobs: most edit, verify (`sleep 0.2`, so kills land mid-run)
+/// and finish; some add an acceptance phase that passes, fails, or takes a
+/// while; a few fail on purpose with `no_edit`.
+///
+/// Jobs that should succeed get 8 attempts: 5 kills can interrupt at most 5
+/// of them, so they always end with a real verdict. Jobs that fail on
+/// purpose use all their attempts in any run, so a kill that lands in their
+/// last attempt legitimately ends them `interrupted` (an interrupted attempt
+/// counts); `crash_test` allows exactly that difference.
+fn crash_jobs() -> Vec<JobSpec> {
+    const VERIFY: &[&str] = &["sleep", "0.2"];
+    let mut jobs = Vec::new();
+    for i in 0..30 {
+        let id = format!("job{i:02}");
+        let job = match i % 10 {
+            3 => JobSpec::new(id, "write_verify_finish.jsonl")
+                .family("accepted")
+                .acceptance(&["test", "-f", "out.txt"], "must_fail"),
+            6 => JobSpec::new(id, "write_verify_finish.jsonl")
+                .family("slow_acceptance")
+                .acceptance(&["sleep", "0.3"], "skip"),
+            9 if i == 9 => JobSpec::new(id, "write_verify_finish.jsonl")
+                .family("rejected")
+                .verify(&["true"])
+                .acceptance(&["false"], "skip")
+                .attempts(1),
+            9 => JobSpec::new(id, "no_edit.jsonl")
+                .family("no_edit")
+                .verify(&["true"])
+                .attempts(1),
+            _ => JobSpec::new(id, "write_verify_finish.jsonl").family("plain"),
+        };
+        jobs.push(if job.family == "rejected" || job.family == "no_edit" {
+            job
+        } else {
+            job.verify(VERIFY).attempts(8)
+        });
+    }
+    jobs
+}
+
+#[test]
+fn a_batch_killed_five_times_ends_like_an_uninterrupted_one() {
+    let sb = Sandbox::new();
+    let jobs_dir = write_jobs(&sb.path().join("jobs"), &crash_jobs());
+    let (crashed, reference) = (sb.path().join("crashed"), sb.path().join("reference"));
+    let args = |data: &Path, report: &str| -> Vec<String> {
+        vec![
+            "batch".into(),
+            data.to_str().unwrap().into(),
+            jobs_dir.to_str().unwrap().into(),
+            "-j".into(),
+            "4".into(),
+            "--report".into(),
+            sb.path().join(report).to_str().unwrap().into(),
+        ]
+    };
+    let crashed_args = args(&crashed, "crashed-report");
+    let crashed_args: Vec<&str> = crashed_args.iter().map(String::as_str).collect();
+
+    let mut rng = Rng(0x5EED_BA7C_0FFE_E123);
+    let mut kills_landed = 0;
+    for round in 0..5 {
+        let delay = Duration::from_millis(rng.between(150, 900));
+        let mut child = spawn_batch(sb.path(), &crashed_args, &format!("kill{round}"));
+        let started = Instant::now();
+        // Sample the process tree while waiting, so the last sample is
+        // taken just before the kill.
+        let mut tree = Vec::new();
+        let mut exited = false;
+        while started.elapsed() < delay {
+            if child.try_wait().unwrap().is_some() {
+                exited = true;
+                break;
+            }
+            tree = descendants(child.id());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if exited {
+            // The machine was fast enough to finish first; later rounds
+            // and the log assertions still show whether kills landed.
+            continue;
+        }
+        kill_and_check_no_leftovers(&mut child, &tree, &crashed);
+        kills_landed += 1;
+    }
+    assert!(
+        kills_landed >= 1,
+        "no kill landed before the batch finished"
+    );
+
+    let last = run_in(sb.path(), &crashed_args, &[]);
+    assert!(
+        last.code == 0 || last.code == 1,
+        "the final run must finish: {last:#?}"
+    );
+    let reference_args = args(&reference, "reference-report");
+    let reference_args: Vec<&str> = reference_args.iter().map(String::as_str).collect();
+    let uninterrupted = run_in(sb.path(), &reference_args, &[]);
+    assert_eq!(
+        last.code, uninterrupted.code,
+        "final run and uninterrupted run disagree:\n{last:#?}\n{uninterrupted:#?}"
+    );
+
+    // Every job terminal exactly once in the final replay.
+    let final_states = states(sb.path(), &crashed);
+    assert_eq!(final_states.len(), 30, "{final_states:?}");
+    for (id, state) in &final_states {
+        assert!(
+            matches!(state.as_str(), "succeeded" | "failed"),
+            "{id} is {state} after the final run"
+        );
+    }
+    let lines = read_log(&crashed);
+    for id in final_states.keys() {
+        let finished = lines
+            .iter()
+            .filter(|l| l["job"] == id.as_str() && l["type"] == "attempt_finished")
+            .count();
+        let failed_by_interrupt = lines.iter().any(|l| {
+            l["job"] == id.as_str()
+                && l["type"] == "attempt_interrupted"
+                && final_states[id] == "failed"
+        });
+        assert!(
+            finished >= 1 || failed_by_interrupt,
+            "{id} never finished an attempt"
+        );
+        let succeeded = lines
+            .iter()
+            .filter(|l| {
+                l["job"] == id.as_str()
+                    && l["type"] == "attempt_finished"
+                    && l["outcome"] == "succeeded"
+            })
+            .count();
+        assert_eq!(
+            succeeded,
+            usize::from(final_states[id] == "succeeded"),
+            "{id} succeeded {succeeded} times"
+        );
+    }
+
+    // No finished agent phase ran twice: at most one agent_finished per
+    // attempt, and no decision of that attempt after it.
+    let mut agent_done: HashMap<(String, u64), u64> = HashMap::new();
+    for line in &lines {
+        let (Some(job), Some(attempt)) = (line["job"].as_str(), line["attempt"].as_u64()) else {
+            continue;
+        };
+        let key = (job.to_string(), attempt);
+        match line["type"].as_str() {
+            Some("agent_finished") => {
+                let seq = line["seq"].as_u64().unwrap();
+                assert!(
+                    agent_done.insert(key.clone(), seq).is_none(),
+                    "agent phase of {key:?} finished twice"
+                );
+            }
+            Some("decision") => assert!(
+                !agent_done.contains_key(&key),
+                "decision of {key:?} after its agent phase finished: {line}"
+            ),
+            _ => {}
+        }
+    }
+    let interrupted: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "attempt_interrupted")
+        .collect();
+    assert!(
+        !interrupted.is_empty(),
+        "no kill landed mid-attempt ({kills_landed} kills)"
+    );
+
+    // The final report equals the uninterrupted one apart from times and
+    // what interrupted attempts add.
+    let crashed_results = read_json(&sb.path().join("crashed-report/results.json"));
+    let reference_results = read_json(&sb.path().join("reference-report/results.json"));
+    let (crashed_jobs, reference_jobs) = (
+        jobs_by_instance(&crashed_results),
+        jobs_by_instance(&reference_results),
+    );
+    assert_eq!(
+        crashed_jobs.keys().collect::<Vec<_>>(),
+        reference_jobs.keys().collect::<Vec<_>>()
+    );
+    let mut exhausted_by_kills = BTreeSet::new();
+    for (id, job) in &crashed_jobs {
+        let expected = comparable_job(&reference_jobs[id]);
+        let got = comparable_job(job);
+        if got == expected {
+            continue;
+        }
+        // Allowed: a job meant to fail whose last allowed attempt was killed
+        // ends `interrupted`, because an interrupted attempt counts.
+        let last_killed = interrupted.iter().any(|l| {
+            l["job"] == id.as_str() && l["attempt"] == job["max_attempts"] && l["by_runner"] != true
+        });
+        if expected["outcome"] == "failed"
+            && got["outcome"] == "failed"
+            && got["failure_kind"] == "interrupted"
+            && last_killed
+        {
+            exhausted_by_kills.insert(id.clone());
+            continue;
+        }
+        let events: Vec<&serde_json::Value> =
+            lines.iter().filter(|l| l["job"] == id.as_str()).collect();
+        panic!(
+            "{id} differs after the crashes:\n crashed:   {got:#}\n reference: {expected:#}\n events: {events:#?}"
+        );
+    }
+    // Jobs exhausted by kills failed in both runs, so the outcome counts
+    // agree whatever the kills hit.
+    assert_eq!(
+        outcome_totals(&crashed_results["totals"]),
+        outcome_totals(&reference_results["totals"])
+    );
+    let family_rates = |results: &serde_json::Value| -> Vec<serde_json::Value> {
+        results["families"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f["family"], outcome_totals(f)]))
+            .collect()
+    };
+    assert_eq!(
+        family_rates(&crashed_results),
+        family_rates(&reference_results)
+    );
+    let mut started = BTreeSet::new();
+    let resumed = lines
+        .iter()
+        .filter(|l| l["type"] == "attempt_started")
+        .filter(|l| !started.insert((l["job"].to_string(), l["attempt"].to_string())))
+        .count();
+    eprintln!(
+        "crash test: {kills_landed} kills landed, {} attempts interrupted, {resumed} resumed after their agent phase, exhausted by kills: {exhausted_by_kills:?}",
+        interrupted.len()
+    );
+}
+
+#[test]
+fn a_crash_after_the_agent_finished_resumes_at_acceptance() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[JobSpec::new("slow_accept", "write_verify_finish.jsonl")
+            .acceptance(&["sleep", "3"], "skip")
+            .attempts(1)],
+    );
+    let data = sb.data();
+    let args = ["batch", data.to_str().unwrap(), jobs.to_str().unwrap()];
+    let mut child = spawn_batch(sb.path(), &args, "first");
+    wait_until(Duration::from_secs(60), "the patch event", || {
+        log_lines(&sb).iter().any(|l| l["type"] == "patch")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let tree = descendants(child.id());
+    kill_and_check_no_leftovers(&mut child, &tree, &data);
+
+    let rerun = run_in(sb.path(), &args, &[]);
+    rerun.ok();
+    let lines = log_lines(&sb);
+    assert_eq!(
+        count(&lines, "agent_finished"),
+        1,
+        "the agent phase ran again"
+    );
+    assert_eq!(count(&lines, "patch"), 1, "the patch was recorded again");
+    let starts: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "attempt_started")
+        .map(|l| l["attempt"].as_u64())
+        .collect();
+    assert_eq!(starts, vec![Some(1), Some(1)], "the same attempt resumes");
+    let decisions_after_agent = lines
+        .iter()
+        .skip_while(|l| l["type"] != "agent_finished")
+        .filter(|l| l["type"] == "decision")
+        .count();
+    assert_eq!(decisions_after_agent, 0);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["type"] == "acceptance")
+            .map(|l| l["result"].clone())
+            .collect::<Vec<_>>(),
+        vec![serde_json::json!("passed")]
+    );
+    assert_eq!(states(sb.path(), &data)["slow_accept"], "succeeded");
+}
+
+#[test]
+fn a_killed_batch_leaves_no_process_running() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[JobSpec::new("hang", "hang.jsonl")],
+    );
+    let data = sb.data();
+    let args = ["batch", data.to_str().unwrap(), jobs.to_str().unwrap()];
+    let mut child = spawn_batch(sb.path(), &args, "hang");
+    wait_until(Duration::from_secs(60), "the sleep 30 tool command", || {
+        descendants(child.id()).iter().any(|&(pid, _)| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with(b"sleep\0") || c.windows(7).any(|w| w == b"/sleep\0"))
+        })
+    });
+    let tree = descendants(child.id());
+    assert!(
+        !running_inside(&data).is_empty(),
+        "the tool runs in the workspace"
+    );
+    kill_and_check_no_leftovers(&mut child, &tree, &data);
+}
+
+// ---------------------------------------------------------------------------
+// Throughput, idempotence, sweeps, selection.
+
+#[test]
+fn sixteen_one_second_verifies_on_eight_workers_take_under_four_seconds() {
+    let sb = Sandbox::new();
+    let specs: Vec<JobSpec> = (0..16)
+        .map(|i| {
+            JobSpec::new(format!("sleepy{i:02}"), "write_verify_finish.jsonl")
+                .verify(&["sleep", "1"])
+        })
+        .collect();
+    let jobs = write_jobs(&sb.path().join("jobs"), &specs);
+    let started = Instant::now();
+    let run = sb.run(&["batch", "DATA", jobs.to_str().unwrap(), "-j", "8"]);
+    let took = started.elapsed();
+    run.ok();
+    let lines = log_lines(&sb);
+    assert_eq!(count(&lines, "attempt_finished"), 16);
+    assert_eq!(count(&lines, "verify"), 16, "one verify per job");
+    assert!(took < Duration::from_secs(4), "16 jobs took {took:?}");
+}
+
+#[test]
+fn rerunning_a_finished_batch_does_no_work() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("good", "write_verify_finish.jsonl"),
+            JobSpec::new("accepted", "write_verify_finish.jsonl")
+                .acceptance(&["test", "-f", "out.txt"], "must_fail"),
+            JobSpec::new("lazy", "no_edit.jsonl"),
+        ],
+    );
+    let args = ["batch", "DATA", jobs.to_str().unwrap(), "-j", "2"];
+    let first = sb.run(&args).code(1);
+    let before = log_lines(&sb);
+    assert_eq!(
+        count(&before, "attempt_started"),
+        4,
+        "lazy uses both attempts"
+    );
+    let second = sb.run(&args).code(first.code);
+    let after = log_lines(&sb);
+    assert_eq!(
+        count(&after, "attempt_started"),
+        4,
+        "the rerun started attempts"
+    );
+    assert!(
+        second.stdout.contains("0 attempt(s) run now"),
+        "{second:#?}"
+    );
+    assert_eq!(states(sb.path(), &sb.data())["lazy"], "failed");
+}
+
+#[test]
+fn a_provider_sweep_with_repeats_reports_pass_at_k() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("one", "write_verify_finish.jsonl"),
+            JobSpec::new("two", "write_verify_finish.jsonl").family("other"),
+        ],
+    );
+    let providers = sb.path().join("providers");
+    std::fs::create_dir_all(&providers).unwrap();
+    for (name, script) in [
+        ("alpha", "write_verify_finish.jsonl"),
+        ("beta", "no_edit.jsonl"),
+    ] {
+        std::fs::write(
+            providers.join(format!("{name}.toml")),
+            format!(
+                "name = {name:?}\n\n[provider]\nkind = \"script\"\nscript = {:?}\n",
+                fixture(script)
+            ),
+        )
+        .unwrap();
+    }
+    let alpha = providers.join("alpha.toml");
+    let beta = providers.join("beta.toml");
+    let report = sb.path().join("sweep-report");
+    sb.run(&[
+        "batch",
+        "DATA",
+        jobs.to_str().unwrap(),
+        "--provider",
+        alpha.to_str().unwrap(),
+        "--provider",
+        beta.to_str().unwrap(),
+        "--repeat",
+        "3",
+        "--attempts",
+        "1",
+        "-j",
+        "4",
+        "--report",
+        report.to_str().unwrap(),
+    ])
+    .code(1);
+    let got = states(sb.path(), &sb.data());
+    let mut expected = BTreeMap::new();
+    for job in ["one", "two"] {
+        for k in 1..=3 {
+            expected.insert(format!("{job}@alpha#{k}"), "succeeded".to_string());
+            expected.insert(format!("{job}@beta#{k}"), "failed".to_string());
+        }
+    }
+    assert_eq!(got, expected);
+
+    let results = read_json(&report.join("results.json"));
+    let providers: BTreeMap<String, serde_json::Value> = results["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["provider"].as_str().unwrap_or("").to_string(), p.clone()))
+        .collect();
+    assert_eq!(
+        providers.keys().collect::<Vec<_>>(),
+        ["alpha", "beta"],
+        "{results:#}"
+    );
+    let pass = &results["pass_at_k"];
+    assert_eq!(pass["k"], 3, "{pass:#}");
+    let by_provider: BTreeMap<String, (f64, f64)> = pass["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["provider"].as_str().unwrap().to_string(),
+                (
+                    p["pass_at_1"].as_f64().unwrap(),
+                    p["pass_at_k"].as_f64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(by_provider["alpha"], (1.0, 1.0));
+    assert_eq!(by_provider["beta"], (0.0, 0.0));
+    assert_eq!(pass["groups"].as_array().map(Vec::len), Some(4));
+    let markdown = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(markdown.contains("pass@"), "{markdown}");
+}
+
+/// Ids in two families, chosen so both halves of `--shard I/2` hold jobs.
+fn family_jobs() -> Vec<JobSpec> {
+    (0..8)
+        .map(|i| {
+            JobSpec::new(format!("fam{i}"), "write_verify_finish.jsonl").family(if i % 2 == 0 {
+                "even"
+            } else {
+                "odd"
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn family_runs_only_that_family() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(&sb.path().join("jobs"), &family_jobs());
+    sb.run(&["batch", "DATA", jobs.to_str().unwrap(), "--family", "odd"])
+        .ok();
+    let got: Vec<String> = states(sb.path(), &sb.data()).into_keys().collect();
+    assert_eq!(got, ["fam1", "fam3", "fam5", "fam7"]);
+}
+
+#[test]
+fn two_shards_cover_every_job_once_and_merge_into_one_report() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(&sb.path().join("jobs"), &family_jobs());
+    let (one, two) = (sb.path().join("shard1"), sb.path().join("shard2"));
+    for (data, shard) in [(&one, "1/2"), (&two, "2/2")] {
+        run_in(
+            sb.path(),
+            &[
+                "batch",
+                data.to_str().unwrap(),
+                jobs.to_str().unwrap(),
+                "--shard",
+                shard,
+            ],
+            &[],
+        )
+        .ok();
+    }
+    let (a, b) = (states(sb.path(), &one), states(sb.path(), &two));
+    assert!(!a.is_empty() && !b.is_empty(), "{a:?} {b:?}");
+    let a_ids: BTreeSet<&String> = a.keys().collect();
+    let b_ids: BTreeSet<&String> = b.keys().collect();
+    assert!(a_ids.is_disjoint(&b_ids), "{a_ids:?} {b_ids:?}");
+    let all: BTreeSet<String> = a_ids.union(&b_ids).map(|s| (*s).clone()).collect();
+    let expected: BTreeSet<String> = (0..8).map(|i| format!("fam{i}")).collect();
+    assert_eq!(all, expected);
+
+    let merged = sb.path().join("merged");
+    run_in(
+        sb.path(),
+        &[
+            "report",
+            one.to_str().unwrap(),
+            two.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .ok()
+    .stdout_has("8/8 jobs accepted");
+    let results = read_json(&merged.join("results.json"));
+    let ids: BTreeSet<String> = jobs_by_instance(&results).into_keys().collect();
+    assert_eq!(ids, expected);
+    assert_eq!(results["sources"].as_array().map(Vec::len), Some(2));
+    assert_eq!(results["totals"]["accepted"], 8);
+}
+
+// ---------------------------------------------------------------------------
+// Ctrl-C and progress.
+
+#[test]
+fn ctrl_c_stops_the_batch_saves_state_and_a_rerun_finishes() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("long", "long_tool.jsonl"),
+            JobSpec::new("quick1", "write_verify_finish.jsonl"),
+            JobSpec::new("quick2", "write_verify_finish.jsonl"),
+            JobSpec::new("quick3", "write_verify_finish.jsonl"),
+        ],
+    );
+    let data = sb.data();
+    let args = [
+        "batch",
+        data.to_str().unwrap(),
+        jobs.to_str().unwrap(),
+        "-j",
+        "1",
+    ];
+    let mut child = spawn_batch(sb.path(), &args, "interrupted");
+    wait_until(Duration::from_secs(60), "the long tool command", || {
+        log_lines(&sb)
+            .iter()
+            .any(|l| l["job"] == "long" && l["type"] == "decision" && l["kind"] == "run_tool")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let code = wait_for_exit(&mut child, Duration::from_secs(15));
+    let took = sent.elapsed();
+    assert_eq!(code, Some(130), "batch did not exit 130 after SIGINT");
+    assert!(took < Duration::from_secs(5), "took {took:?} to stop");
+    let stdout = std::fs::read_to_string(sb.path().join("interrupted.stdout")).unwrap();
+    assert!(stdout.contains("interrupted: state is saved"), "{stdout}");
+
+    let after = states(sb.path(), &data);
+    assert!(after.values().all(|s| s != "running"), "{after:?}");
+    assert_eq!(after["long"], "queued");
+    let lines = log_lines(&sb);
+    let interrupted: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "attempt_interrupted")
+        .collect();
+    assert_eq!(interrupted.len(), 1, "{interrupted:#?}");
+    assert_eq!(interrupted[0]["job"], "long");
+    assert_eq!(interrupted[0]["by_runner"], true);
+    assert!(
+        data.join("report/results.json").is_file(),
+        "no partial report"
+    );
+    assert!(data.join("report/report.md").is_file(), "no partial report");
+
+    let rerun = run_in(sb.path(), &args, &[]);
+    assert_eq!(rerun.code, 0, "{rerun:#?}");
+    let done = states(sb.path(), &data);
+    assert_eq!(done.len(), 4);
+    assert!(done.values().all(|s| s == "succeeded"), "{done:?}");
+    let long_finished: Vec<_> = log_lines(&sb)
+        .into_iter()
+        .filter(|l| l["job"] == "long" && l["type"] == "attempt_finished")
+        .collect();
+    assert_eq!(long_finished.len(), 1);
+    assert_eq!(
+        long_finished[0]["attempt"], 1,
+        "a Ctrl-C'd attempt is not used up"
+    );
+}
+
+#[test]
+fn progress_is_one_plain_line_per_event_in_ci() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("shown", "write_verify_finish.jsonl"),
+            JobSpec::new("lazy", "no_edit.jsonl").attempts(1),
+        ],
+    );
+    let run = run_in(
+        sb.path(),
+        &["batch", sb.data().to_str().unwrap(), jobs.to_str().unwrap()],
+        &[("CI", "true")],
+    )
+    .code(1);
+    for needle in [
+        "shown: attempt 1 started",
+        "shown: step 1: write_file",
+        "shown: step 2: verify",
+        "shown: attempt 1 succeeded",
+        "lazy: attempt 1 failed: no_edit",
+    ] {
+        assert!(
+            run.stderr.lines().any(|l| l.contains(needle)),
+            "no line with {needle:?} in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains('\r'), "bar redraws in CI mode");
+    assert!(!run.stderr.contains('\x1b'), "escape codes in CI mode");
+    let prefixed = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with('[') && l.contains("] "))
+        .count();
+    assert!(prefixed >= 8, "{}", run.stderr);
+}
