@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::checks::{CheckError, run_check};
 use super::commands::{AttemptCommands, policy_for};
@@ -111,7 +111,11 @@ pub fn run_job(
         .ok_or_else(|| RunError::UnknownJob(id.to_string()))?;
     let manifest = job_manifest(&job)?;
     let claim = store.claim(id)?;
-    let cancel = CancelToken::new();
+    // Ctrl-C (the interrupt) cancels the attempt; so does a cancel in the log.
+    let cancel = options
+        .interrupt
+        .as_ref()
+        .map_or_else(CancelToken::new, CancelToken::child);
     let stop = CancelToken::new();
     let watcher = watch_for_cancel(
         store.follower(&claim)?,
@@ -123,10 +127,6 @@ pub fn run_job(
         job: id.to_string(),
         message: format!("cannot start the cancel watcher: {e}"),
     })?;
-    let relay = options
-        .interrupt
-        .clone()
-        .and_then(|interrupt| relay_token(interrupt, cancel.clone(), stop.clone()));
     let result = Phases {
         store: &mut *store,
         claim: &claim,
@@ -137,9 +137,6 @@ pub fn run_job(
     .run();
     stop.cancel();
     let _ = watcher.join();
-    if let Some(relay) = relay {
-        let _ = relay.join();
-    }
     let attempt = claim.attempt;
     let interrupted = options
         .interrupt
@@ -168,21 +165,6 @@ pub fn run_job(
         failure_kind,
         interrupted: false,
     })
-}
-
-/// Cancels `to` once `from` is cancelled; ends early when `stop` is.
-fn relay_token(from: CancelToken, to: CancelToken, stop: CancelToken) -> Option<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("interrupt-relay".into())
-        .spawn(move || {
-            while !stop.is_cancelled() {
-                if from.wait_timeout(Duration::from_millis(50)) {
-                    to.cancel();
-                    return;
-                }
-            }
-        })
-        .ok()
 }
 
 struct Phases<'a> {
@@ -428,8 +410,8 @@ impl Phases<'_> {
                     }
                     Trace::Metadata => None,
                 };
-                let agent_cancel = CancelToken::new();
-                let relay = relay_cancel(self.cancel.clone(), agent_cancel.clone(), deadline);
+                let agent_cancel = self.cancel.child();
+                let timer = cancel_at(agent_cancel.clone(), deadline);
                 let mut recorder = StoreRecorder {
                     store: &mut *self.store,
                     job: id.clone(),
@@ -446,9 +428,10 @@ impl Phases<'_> {
                     transcript: transcript.as_mut(),
                     attempt: n,
                 });
+                // Also wakes the timer, which then ends.
                 agent_cancel.cancel();
-                if let Some(relay) = relay {
-                    let _ = relay.join();
+                if let Some(timer) = timer {
+                    let _ = timer.join();
                 }
                 let result = result?;
                 ((result.outcome, result.failure_kind), result.steps)
@@ -489,25 +472,15 @@ impl Phases<'_> {
     }
 }
 
-/// Cancels `agent` when `cancel` is set or the deadline passes; ends when
-/// `agent` is cancelled by its owner.
-fn relay_cancel(
-    cancel: CancelToken,
-    agent: CancelToken,
-    deadline: Instant,
-) -> Option<JoinHandle<()>> {
+/// Cancels `token` at `deadline` unless it is cancelled before; the thread
+/// ends as soon as either happens.
+fn cancel_at(token: CancelToken, deadline: Instant) -> Option<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("agent-deadline".into())
         .spawn(move || {
-            loop {
-                if agent.is_cancelled() {
-                    return;
-                }
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() || cancel.wait_timeout(left.min(Duration::from_millis(50))) {
-                    agent.cancel();
-                    return;
-                }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !token.wait_timeout(left) {
+                token.cancel();
             }
         })
         .ok()
