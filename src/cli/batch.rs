@@ -84,13 +84,14 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
                 let report_dir = args.report.unwrap_or_else(|| args.data.join("report"));
                 // An empty log, so merging every shard's log still works.
                 crate::lifecycle::Store::open(DataDir::new(&args.data))?;
-                println!(
+                outln!(
                     "shard {}/{} has no jobs; nothing to do",
-                    shard.index, shard.count
+                    shard.index,
+                    shard.count
                 );
                 let report = crate::report::Report::new(crate::log::now_ms(), Vec::new());
                 crate::report::write_reports(&report, &report_dir)?;
-                println!("report: {}", report_dir.join("report.html").display());
+                outln!("report: {}", report_dir.join("report.html").display());
                 return Ok(Completion::Success);
             }
             _ => anyhow::bail!(
@@ -139,8 +140,8 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
         .collect();
     let mut view = StatusView::new(&snapshot, &stale);
     view.jobs.retain(|row| summary.planned.contains(&row.id));
-    print!("{}", render_text(&view));
-    println!(
+    out!("{}", render_text(&view));
+    outln!(
         "accepted {}/{} (failed {}, cancelled {}, pending {}); {} attempt(s) run now",
         summary.accepted,
         summary.planned.len(),
@@ -150,9 +151,9 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
         summary.attempts_run
     );
     if summary.interrupted {
-        println!("interrupted: state is saved; run the same command again to finish");
+        outln!("interrupted: state is saved; run the same command again to finish");
     }
-    println!(
+    outln!(
         "report: {}",
         summary.report_dir.join("report.html").display()
     );
@@ -162,14 +163,14 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
 pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
     let (report, files) = write_report_for(data, out)?;
     for file in files {
-        println!("wrote {}", file.display());
+        outln!("wrote {}", file.display());
     }
     let accepted = report
         .jobs
         .iter()
         .filter(|j| j.outcome == crate::report::JobOutcome::Accepted)
         .count();
-    println!("{accepted}/{} jobs accepted", report.jobs.len());
+    outln!("{accepted}/{} jobs accepted", report.jobs.len());
     Ok(Completion::Success)
 }
 
@@ -193,11 +194,11 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         .tempdir()
         .context("failed to create a temporary data dir")?
         .keep();
-    println!(
+    outln!(
         "demo: running the jobs in {} offline with the scripted provider",
         jobs.display()
     );
-    println!("demo: data dir {}", data.display());
+    outln!("demo: data dir {}", data.display());
     batch(BatchArgs {
         data,
         jobs: vec![jobs],

@@ -136,20 +136,20 @@ pub fn doctor() -> anyhow::Result<Completion> {
         } else {
             "unavailable"
         };
-        println!("{}: {state} ({})", status.layer, status.detail);
+        outln!("{}: {state} ({})", status.layer, status.detail);
     }
     if nix::unistd::geteuid().is_root() {
-        println!("capabilities: dropped for every sandboxed command (running as root)");
+        outln!("capabilities: dropped for every sandboxed command (running as root)");
     }
-    println!("auto={}", probe.auto_layers().join(","));
+    outln!("auto={}", probe.auto_layers().join(","));
     let required = SandboxPolicy {
         mode: SandboxMode::Required,
         ..SandboxPolicy::default()
     };
     let grants = crate::sandbox::Grants::default();
     match crate::sandbox::prepare(&required, &grants, Duration::from_secs(1)) {
-        Ok(prepared) => println!("required=ok ({})", prepared.layers.join(",")),
-        Err(err) => println!("required=unavailable ({err})"),
+        Ok(prepared) => outln!("required=ok ({})", prepared.layers.join(",")),
+        Err(err) => outln!("required=unavailable ({err})"),
     }
     Ok(Completion::Success)
 }

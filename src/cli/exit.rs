@@ -26,11 +26,21 @@ pub fn exit_code(result: anyhow::Result<Completion>) -> ExitCode {
         Ok(Completion::Success) => ExitCode::SUCCESS,
         Ok(Completion::JobsFailed) => ExitCode::from(EXIT_FAILED),
         Ok(Completion::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
+        // The reader of our output went away (`status | head`): not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {}", one_line(&err));
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error chain joined into one line, without repeating a cause that the

@@ -35,7 +35,7 @@ pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Res
             EnqueueResult::Unchanged => "enqueued=false",
             EnqueueResult::Replaced => "enqueued=true replaced=true",
         };
-        println!("{word} id={}", m.id);
+        outln!("{word} id={}", m.id);
     }
     Ok(Completion::Success)
 }
@@ -100,7 +100,7 @@ pub fn run(
         let all = crate::agent::editable_set(&["**".to_string()])?;
         let files = crate::runner::apply_patch(workspace, &patch, &all)
             .with_context(|| format!("failed to apply the patch to {}", workspace.display()))?;
-        println!(
+        outln!(
             "applied the patch to {} ({} file(s))",
             workspace.display(),
             files.len()
@@ -108,17 +108,19 @@ pub fn run(
     }
     match report.outcome {
         Outcome::Succeeded => {
-            println!(
+            outln!(
                 "job={} attempt={} outcome=succeeded",
-                report.job, report.attempt
+                report.job,
+                report.attempt
             );
             Ok(Completion::Success)
         }
         Outcome::Failed => {
             let kind = report.failure_kind.map_or("-", |k| k.as_str());
-            println!(
+            outln!(
                 "job={} attempt={} outcome=failed failure_kind={kind}",
-                report.job, report.attempt
+                report.job,
+                report.attempt
             );
             Ok(Completion::JobsFailed)
         }

@@ -9,7 +9,7 @@ pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completio
     crate::lifecycle::validate_id(id)?;
     let mut store = Store::open(DataDir::new(data))?;
     let created = store.enqueue(id, attempts)?;
-    println!("enqueued={created}");
+    outln!("enqueued={created}");
     Ok(Completion::Success)
 }
 
@@ -17,7 +17,7 @@ pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
     crate::lifecycle::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     store.cancel(id)?;
-    println!("cancelled=true");
+    outln!("cancelled=true");
     Ok(Completion::Success)
 }
 
@@ -25,7 +25,7 @@ pub fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
     crate::lifecycle::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     let attempt = store.retry(id)?;
-    println!("requeued=true next_attempt={attempt}");
+    outln!("requeued=true next_attempt={attempt}");
     Ok(Completion::Success)
 }
 

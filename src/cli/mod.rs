@@ -1,6 +1,23 @@
 //! The command-line edge: parse arguments once, dispatch to a command, map
 //! the result to an exit code. The only layer that prints.
 
+/// `println!` for command output: a closed stdout (`status | head`) becomes
+/// an error the exit-code policy treats as a quiet end, never a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?
+    }};
+}
+
+/// `print!` counterpart of [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)?
+    }};
+}
+
 mod args;
 mod batch;
 mod exec;

@@ -13,6 +13,10 @@ use crate::status::{StatusView, render_json, render_notes, render_text};
 /// Replays the log and asks the OS which open attempts still have a runner.
 fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
     let snapshot: Snapshot = read_snapshot(&dir.log())?;
+    Ok(view_of(dir, &snapshot))
+}
+
+fn view_of(dir: &DataDir, snapshot: &Snapshot) -> StatusView {
     let stale: HashSet<(String, u32)> = snapshot
         .state
         .jobs()
@@ -20,19 +24,25 @@ fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
         .filter_map(|job| job.open_attempt.map(|open| (job.id.clone(), open.attempt)))
         .filter(|(id, attempt)| !is_live(&dir.lease(id, *attempt)))
         .collect();
-    Ok(StatusView::new(&snapshot, &stale))
+    StatusView::new(snapshot, &stale)
 }
 
 pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
-    let view = view(&DataDir::new(data))?;
+    let dir = DataDir::new(data);
+    let snapshot = read_snapshot(&dir.log())?;
+    let view = view_of(&dir, &snapshot);
     if json {
-        println!("{}", render_json(&view));
+        outln!("{}", render_json(&view));
     } else {
-        print!("{}", render_text(&view));
+        out!("{}", render_text(&view));
         for note in render_notes(&view) {
             eprintln!("{note}");
         }
     }
+    // The process ends next: let the OS reclaim a large view at once
+    // instead of freeing a million small strings first.
+    std::mem::forget(view);
+    std::mem::forget(snapshot);
     Ok(Completion::Success)
 }
 

@@ -34,7 +34,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     let mut bad_files = 0usize;
     for file in &files {
         match check(file) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => outln!("{line}"),
             Err(message) => {
                 eprintln!("{message}");
                 bad_files += 1;
@@ -73,7 +73,7 @@ fn check(file: &std::path::Path) -> Result<String, String> {
 /// Prints the requested schema as pretty JSON.
 pub fn schema(which: SchemaName) -> anyhow::Result<Completion> {
     match which {
-        SchemaName::Decision => print!("{}", crate::agent::decision_schema_text()),
+        SchemaName::Decision => out!("{}", crate::agent::decision_schema_text()),
     }
     Ok(Completion::Success)
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::LogError;
 use super::scan::{Scan, TornTail, scan};
-use crate::state::{Illegal, State, replay};
+use crate::state::{Illegal, State};
 
 /// A replayed log as a reader sees it.
 #[derive(Debug)]
@@ -40,29 +40,109 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
     }
 }
 
+/// Bytes decoded and folded at a time, so a big log never holds all its
+/// decoded records in memory at once.
+const CHUNK: usize = 8 << 20;
+
 /// Reads and replays the whole log at `path`.
 pub fn read_snapshot(path: &Path) -> Result<Snapshot, LogError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LogError::Missing {
-                path: path.to_path_buf(),
+    let bytes = read_bytes(path)?;
+    let corrupt = |corruption| LogError::Corrupt {
+        path: path.to_path_buf(),
+        corruption,
+    };
+    let mut state = State::default();
+    let mut anomalies = Vec::new();
+    let (mut events, mut offset, mut torn) = (0u64, 0usize, None);
+    while offset < bytes.len() {
+        let end = chunk_end(&bytes, offset);
+        let chunk = scan(&bytes[offset..end], events + 1, state.last_seq).map_err(corrupt)?;
+        for record in &chunk.records {
+            if let Err(e) = state.apply(record) {
+                anomalies.push((record.seq, e));
+                state.last_seq = record.seq;
+            }
+        }
+        events += chunk.records.len() as u64;
+        if let Some(t) = chunk.torn {
+            torn = Some(TornTail {
+                offset: t.offset + offset as u64,
+                ..t
             });
         }
-        Err(e) => return Err(LogError::io("read", path)(e)),
-    };
-    let Scan { records, torn, .. } =
-        scan(&bytes, 1, 0).map_err(|corruption| LogError::Corrupt {
-            path: path.to_path_buf(),
-            corruption,
-        })?;
-    let (state, anomalies) = replay(&records);
+        offset = end;
+    }
     Ok(Snapshot {
         path: path.to_path_buf(),
         state,
         anomalies,
         torn,
-        events: records.len() as u64,
+        events,
         bytes: bytes.len() as u64,
     })
+}
+
+/// End of the chunk starting at `offset`: just after a newline about
+/// [`CHUNK`] bytes on, or the end of the log.
+fn chunk_end(bytes: &[u8], offset: usize) -> usize {
+    let limit = (offset + CHUNK).min(bytes.len());
+    if limit == bytes.len() {
+        return limit;
+    }
+    match bytes[offset..limit].iter().rposition(|&b| b == b'\n') {
+        Some(i) => offset + i + 1,
+        None => bytes[limit..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| limit + i + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Event, Record};
+
+    #[test]
+    fn chunks_end_after_a_newline_and_cover_everything() {
+        let bytes = b"aaaa\nbb\ncccccc\n";
+        assert_eq!(chunk_end(bytes, 0), bytes.len(), "a small log is one chunk");
+        let big: Vec<u8> = (0..(CHUNK / 10 + 5))
+            .flat_map(|_| b"123456789\n".to_vec())
+            .collect();
+        let mut offset = 0;
+        while offset < big.len() {
+            let end = chunk_end(&big, offset);
+            assert!(end > offset && big[end - 1] == b'\n');
+            offset = end;
+        }
+    }
+
+    #[test]
+    fn a_chunked_replay_equals_a_whole_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.log");
+        let mut bytes = Vec::new();
+        let n = CHUNK / 80 + 1000;
+        for seq in 1..=n as u64 {
+            let record = Record {
+                seq,
+                ts_ms: seq,
+                job: Some(format!("job-{seq}")),
+                attempt: None,
+                event: Event::bare_enqueued(1),
+            };
+            bytes.extend(record.encode());
+        }
+        bytes.extend_from_slice(b"{\"crc\":\"00");
+        std::fs::write(&path, &bytes).unwrap();
+        let snapshot = read_snapshot(&path).unwrap();
+        assert!(bytes.len() > CHUNK, "the test must span chunks");
+        assert_eq!(snapshot.events, n as u64);
+        assert_eq!(snapshot.state.jobs().len(), n);
+        assert_eq!(snapshot.state.last_seq, n as u64);
+        let torn = snapshot.torn.unwrap();
+        assert_eq!(torn.line, n as u64 + 1);
+        assert_eq!(torn.offset as usize, bytes.len() - 10);
+    }
 }

@@ -118,8 +118,7 @@ impl Record {
         if head.v > FORMAT_VERSION {
             return Err(DecodeError::NewerVersion(head.v));
         }
-        let event: Event =
-            serde_json::from_str(text).map_err(|e| DecodeError::Json(e.to_string()))?;
+        let event = decode_event(text).map_err(|e| DecodeError::Json(e.to_string()))?;
         Ok(Record {
             seq: head.seq,
             ts_ms: head.ts,
@@ -127,6 +126,22 @@ impl Record {
             attempt: head.attempt,
             event,
         })
+    }
+}
+
+/// The event's fields follow the frame's, starting at `"type"`. Parsing
+/// only that part (as its own object) spares serde buffering the frame
+/// fields; a line with another key order falls back to the whole line.
+fn decode_event(text: &str) -> Result<Event, serde_json::Error> {
+    const TAG: &str = ",\"type\":\"";
+    match text.find(TAG) {
+        Some(at) => {
+            let mut object = String::with_capacity(text.len() - at + 1);
+            object.push('{');
+            object.push_str(&text[at + 1..]);
+            serde_json::from_str(&object)
+        }
+        None => serde_json::from_str(text),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Rows and their renderings.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write;
 
@@ -117,23 +118,24 @@ pub fn render_text(view: &StatusView) -> String {
         "FAILURE",
         "ACCEPTANCE",
     ];
-    let cells: Vec<[String; 8]> = view
+    // Cells borrow from the rows; only the few computed ones allocate.
+    let cells: Vec<[Cow<'_, str>; 8]> = view
         .jobs
         .iter()
         .map(|r| {
             [
-                r.id.clone(),
-                r.family.clone(),
+                Cow::Borrowed(r.id.as_str()),
+                Cow::Borrowed(r.family.as_str()),
                 if r.stale_lease {
-                    format!("{} (runner gone)", r.state)
+                    Cow::Owned(format!("{} (runner gone)", r.state))
                 } else {
-                    r.state.clone()
+                    Cow::Borrowed(r.state.as_str())
                 },
-                format!("{}/{}", r.attempt, r.max_attempts),
-                r.steps.to_string(),
-                r.last_event.clone(),
-                r.failure_kind.clone().unwrap_or_else(|| "-".into()),
-                r.acceptance.clone().unwrap_or_else(|| "-".into()),
+                Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
+                Cow::Owned(r.steps.to_string()),
+                Cow::Borrowed(r.last_event.as_str()),
+                Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
+                Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
             ]
         })
         .collect();
@@ -143,22 +145,23 @@ pub fn render_text(view: &StatusView) -> String {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    let mut line = |fields: &[&str]| {
-        let mut text = String::new();
+    let mut out = String::with_capacity((cells.len() + 2) * (widths.iter().sum::<usize>() + 16));
+    let mut line = |fields: [&str; 8]| {
+        let start = out.len();
         for (i, (field, width)) in fields.iter().zip(widths).enumerate() {
-            if i + 1 == fields.len() {
-                text.push_str(field);
-            } else {
-                let _ = write!(text, "{field:<width$}  ");
+            out.push_str(field);
+            if i + 1 < fields.len() {
+                let pad = width.saturating_sub(field.chars().count()) + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
-        out.push_str(text.trim_end());
+        let trimmed = out[start..].trim_end().len();
+        out.truncate(start + trimmed);
         out.push('\n');
     };
-    line(&headers);
+    line(headers);
     for row in &cells {
-        line(&row.each_ref().map(String::as_str));
+        line(row.each_ref().map(|c| c.as_ref()));
     }
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for r in &view.jobs {

@@ -342,3 +342,43 @@ fn watch_exits_once_every_job_is_terminal() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 jobs: 2 cancelled"), "{text}");
 }
+
+#[test]
+fn a_reader_that_goes_away_is_not_an_error() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let mut writer = agent_runtime::log::LogWriter::open(&sb.log()).unwrap();
+    writer
+        .transact(|tx| {
+            for i in 0..3000 {
+                let id = format!("job-{i:05}");
+                tx.append(Some(&id), None, agent_runtime::log::Event::bare_enqueued(1))?;
+            }
+            Ok::<(), agent_runtime::log::LogError>(())
+        })
+        .unwrap();
+    drop(writer);
+    let mut status = Command::new(BIN)
+        .args(["status", sb.data().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(status.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("JOB"));
+    let out = status.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
