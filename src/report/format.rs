@@ -2,6 +2,38 @@
 //! HTML). Machine reports (TSV, JSON, JUnit) keep raw numbers.
 
 /// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
+/// Columns of the per-job tables of `report.md` and `report.html`.
+pub const JOB_HEADERS: [&str; 14] = [
+    "instance",
+    "family",
+    "outcome",
+    "failure kind",
+    "attempts",
+    "steps",
+    "invalid",
+    "tokens in",
+    "tokens out",
+    "provider latency",
+    "wall",
+    "patch",
+    "acceptance",
+    "baseline",
+];
+
+/// The plain figures of a job shared by the tables (columns `attempts` to
+/// `wall`); they hold no markup, so no renderer needs to escape them.
+pub fn job_figures(j: &super::model::JobResult) -> [String; 7] {
+    [
+        format!("{}/{}", j.attempts, j.max_attempts),
+        j.steps.to_string(),
+        j.invalid_decisions.to_string(),
+        count(j.input_tokens),
+        count(j.output_tokens),
+        duration_ms(j.provider_latency_ms),
+        duration_ms(j.wall_ms),
+    ]
+}
+
 pub fn duration_ms(ms: u64) -> String {
     if ms < 1_000 {
         return format!("{ms} ms");

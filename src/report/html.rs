@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
-use super::format::{bytes, count, duration_ms, percent, ratio, utc};
+use super::format::{JOB_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio, utc};
 use super::markdown::patch_size;
 use super::model::{CheckResult, JobOutcome, JobResult, Report};
 use super::style::{SCRIPT, STYLE};
@@ -159,46 +159,27 @@ fn jobs_table(out: &mut String, report: &Report) {
         out.push_str("<p class=\"muted\">No jobs.</p>\n");
         return;
     }
-    let headers = [
-        "instance",
-        "family",
-        "outcome",
-        "failure kind",
-        "attempts",
-        "steps",
-        "invalid",
-        "tokens in",
-        "tokens out",
-        "provider latency",
-        "wall",
-        "patch",
-        "acceptance",
-        "baseline",
-    ];
     let rows: Vec<Vec<String>> = report
         .jobs
         .iter()
         .enumerate()
         .map(|(i, j)| {
-            vec![
+            let mut row = vec![
                 format!("<a href=\"#job-{i}\">{}</a>", escape(&j.instance)),
                 escape(&j.family),
                 outcome_badge(j.outcome),
                 dash(j.failure_str()),
-                format!("{}/{}", j.attempts, j.max_attempts),
-                j.steps.to_string(),
-                j.invalid_decisions.to_string(),
-                count(j.input_tokens),
-                count(j.output_tokens),
-                duration_ms(j.provider_latency_ms),
-                duration_ms(j.wall_ms),
+            ];
+            row.extend(job_figures(j));
+            row.extend([
                 patch_cell(j),
                 check_badge(j.acceptance),
                 check_badge(j.baseline),
-            ]
+            ]);
+            row
         })
         .collect();
-    table(out, &headers, &[4, 5, 6, 7, 8, 9, 10, 11], &rows);
+    table(out, &JOB_HEADERS, &[4, 5, 6, 7, 8, 9, 10, 11], &rows);
 }
 
 const TALLY_HEADERS: [&str; 9] = [

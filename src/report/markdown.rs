@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::format::{bytes, count, duration_ms, percent, ratio, utc};
+use super::format::{JOB_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio, utc};
 use super::model::Report;
 use super::summary::{Summary, Tally};
 
@@ -97,38 +97,18 @@ fn jobs(out: &mut String, report: &Report) {
         out.push_str("No jobs.\n\n");
         return;
     }
-    let headers = [
-        "instance",
-        "family",
-        "outcome",
-        "failure kind",
-        "attempts",
-        "steps",
-        "invalid",
-        "tokens in",
-        "tokens out",
-        "provider latency",
-        "wall",
-        "patch",
-        "acceptance",
-        "baseline",
-    ];
     let rows: Vec<Vec<String>> = report
         .jobs
         .iter()
         .map(|j| {
-            vec![
+            let mut row = vec![
                 cell(&j.instance),
                 cell(&j.family),
                 j.outcome.as_str().to_string(),
                 dash(j.failure_str()),
-                format!("{}/{}", j.attempts, j.max_attempts),
-                j.steps.to_string(),
-                j.invalid_decisions.to_string(),
-                count(j.input_tokens),
-                count(j.output_tokens),
-                duration_ms(j.provider_latency_ms),
-                duration_ms(j.wall_ms),
+            ];
+            row.extend(job_figures(j));
+            row.extend([
                 if j.patch_bytes == 0 && j.patch_files == 0 {
                     "-".to_string()
                 } else {
@@ -136,10 +116,11 @@ fn jobs(out: &mut String, report: &Report) {
                 },
                 j.acceptance.as_str().to_string(),
                 j.baseline.as_str().to_string(),
-            ]
+            ]);
+            row
         })
         .collect();
-    table(out, &headers, &rows);
+    table(out, &JOB_HEADERS, &rows);
 }
 
 /// `1.2 KiB, 1 file`.
