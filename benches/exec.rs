@@ -67,8 +67,7 @@ fn main() {
             .to_string()
     };
     println!(
-        "exec: timeout(1s) returned in {} ms, cancel killed the group in {} ms, \
-         1 GiB output: peak RSS {} KiB in {} ms",
+        "BENCH exec timeout_return_ms={} cancel_kill_ms={} peak_rss_kib_1gib={} output_1gib_ms={}",
         timeout_return.as_millis(),
         cancel_latency.as_millis(),
         field("peak_rss_kib="),
