@@ -42,6 +42,9 @@ pub struct BatchSummary {
     pub pending: usize,
     /// Attempts run by this invocation.
     pub attempts_run: usize,
+    /// Jobs that could not be run at all (a source dir that vanished, a
+    /// snapshot that no longer loads), with why; the rest of the batch ran.
+    pub job_errors: Vec<(String, String)>,
     pub interrupted: bool,
     pub report_dir: PathBuf,
     pub report_files: Vec<PathBuf>,
@@ -123,9 +126,9 @@ pub fn run_batch(
         planned.clone(),
         options.progress,
     );
-    let attempts_run = run_workers(&dir, queue, options);
+    let outcome = run_workers(&dir, queue, options);
     progress.finish();
-    let attempts_run = attempts_run?;
+    let (attempts_run, job_errors) = outcome?;
 
     let store = Store::open(dir.clone())?;
     let mut summary = BatchSummary {
@@ -135,6 +138,7 @@ pub fn run_batch(
         cancelled: 0,
         pending: 0,
         attempts_run,
+        job_errors,
         interrupted: options.interrupt.is_cancelled(),
         report_dir: options
             .report_dir
@@ -156,12 +160,15 @@ pub fn run_batch(
     Ok(summary)
 }
 
-/// Runs the queue on `options.workers` workers; returns attempts run.
+/// What the workers did: attempts run, and jobs they could not run.
+type WorkerOutcome = (usize, Vec<(String, String)>);
+
+/// Runs the queue on `options.workers` workers.
 fn run_workers(
     dir: &DataDir,
     queue: VecDeque<String>,
     options: &BatchOptions,
-) -> Result<usize, BatchError> {
+) -> Result<WorkerOutcome, BatchError> {
     let workers = options.workers.max(1).min(queue.len().max(1));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
@@ -170,11 +177,12 @@ fn run_workers(
         .map_err(|e| BatchError::Pool(e.to_string()))?;
     let queue = Mutex::new(queue);
     let attempts = Mutex::new(0usize);
+    let job_errors = Mutex::new(Vec::new());
     let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
     pool.scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|_| {
-                if let Err(e) = worker(dir, &queue, &attempts, options) {
+                if let Err(e) = worker(dir, &queue, &attempts, &job_errors, options) {
                     options.interrupt.cancel();
                     let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
                     slot.get_or_insert(e);
@@ -185,7 +193,10 @@ fn run_workers(
     if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    Ok(attempts.into_inner().unwrap_or_else(|p| p.into_inner()))
+    Ok((
+        attempts.into_inner().unwrap_or_else(|p| p.into_inner()),
+        job_errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+    ))
 }
 
 /// Takes jobs from the queue until it is empty or the batch is interrupted;
@@ -194,6 +205,7 @@ fn worker(
     dir: &DataDir,
     queue: &Mutex<VecDeque<String>>,
     attempts: &Mutex<usize>,
+    job_errors: &Mutex<Vec<(String, String)>>,
     options: &BatchOptions,
 ) -> Result<(), BatchError> {
     let mut store = Store::open(dir.clone())?;
@@ -223,6 +235,18 @@ fn worker(
                 Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(
                     crate::state::Illegal::WrongState { .. },
                 )))) => break,
+                // This job cannot run; the others can. Its attempt is
+                // recorded interrupted by the next writer.
+                Err(
+                    e @ (RunError::Setup { .. }
+                    | RunError::Manifest { .. }
+                    | RunError::NoManifest(_)
+                    | RunError::UnknownJob(_)),
+                ) => {
+                    let mut errors = job_errors.lock().unwrap_or_else(|p| p.into_inner());
+                    errors.push((id.clone(), e.to_string()));
+                    break;
+                }
                 Err(e) => return Err(e.into()),
             };
             *attempts.lock().unwrap_or_else(|p| p.into_inner()) += 1;

@@ -150,6 +150,9 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
         summary.pending,
         summary.attempts_run
     );
+    for (job, error) in &summary.job_errors {
+        eprintln!("error: job {job} could not run: {error}");
+    }
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }

@@ -187,3 +187,26 @@ fn full_trace_writes_a_redacted_transcript_beside_the_log() {
         "the transcript stays out of the log"
     );
 }
+
+#[test]
+fn a_job_that_cannot_run_does_not_stop_the_batch() {
+    let sb = Sandbox::new();
+    let jobs = sb.path().join("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    for id in ["broken", "fine"] {
+        std::fs::write(
+            jobs.join(format!("{id}.toml")),
+            format!(
+                "prompt = \"x\"\nsource = \"{FIXTURE}\"\neditable = [\"src/**\"]\nallow = [\"true\"]\nverify = [\"true\"]\n[provider]\nkind = \"script\"\nscript = \"{root}/evaluation/controls/scripts/success.jsonl\"\n"
+            ),
+        )
+        .unwrap();
+    }
+    // The broken job's artifact directory cannot be created.
+    std::fs::create_dir_all(sb.data().join("runs")).unwrap();
+    std::fs::write(sb.data().join("runs/broken"), "not a directory").unwrap();
+    let run = sb.run(&["batch", "DATA", jobs.to_str().unwrap(), "-j", "1"]);
+    let run = run.code(1).stderr_has("job broken could not run");
+    assert!(run.stdout.contains("accepted 1/2"), "{run:#?}");
+}
