@@ -9,7 +9,7 @@ use crate::batch::{
     BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, Shard, plan, run_batch,
 };
 use crate::cancel::CancelToken;
-use crate::lifecycle::{DataDir, is_live};
+use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_checked, load_provider_file};
 use crate::report::write_report_for;
@@ -131,14 +131,7 @@ fn completion(summary: &BatchSummary) -> Completion {
 fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     let dir = DataDir::new(data);
     let snapshot = read_snapshot(&dir.log())?;
-    let stale = snapshot
-        .state
-        .jobs()
-        .iter()
-        .filter_map(|job| job.open_attempt.map(|open| (job.id.clone(), open.attempt)))
-        .filter(|(id, attempt)| !is_live(&dir.lease(id, *attempt)))
-        .collect();
-    let mut view = StatusView::new(&snapshot, &stale);
+    let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
     view.jobs.retain(|row| summary.planned.contains(&row.id));
     out!("{}", render_text(&view));
     outln!(

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::exit::Completion;
-use crate::lifecycle::{DataDir, is_live};
+use crate::lifecycle::{DataDir, stale_attempts};
 use crate::log::{Snapshot, read_snapshot};
 use crate::status::{StatusView, render_json, render_notes, render_text};
 
@@ -16,15 +16,16 @@ fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
     Ok(view_of(dir, &snapshot))
 }
 
+/// `(job, attempt)` of the open attempts whose runner is gone.
+pub(super) fn stale_set(dir: &DataDir, snapshot: &Snapshot) -> HashSet<(String, u32)> {
+    stale_attempts(dir, &snapshot.state)
+        .into_iter()
+        .map(|(id, attempt, _)| (id, attempt))
+        .collect()
+}
+
 fn view_of(dir: &DataDir, snapshot: &Snapshot) -> StatusView {
-    let stale: HashSet<(String, u32)> = snapshot
-        .state
-        .jobs()
-        .iter()
-        .filter_map(|job| job.open_attempt.map(|open| (job.id.clone(), open.attempt)))
-        .filter(|(id, attempt)| !is_live(&dir.lease(id, *attempt)))
-        .collect();
-    StatusView::new(snapshot, &stale)
+    StatusView::new(snapshot, &stale_set(dir, snapshot))
 }
 
 pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {

@@ -73,6 +73,23 @@ pub fn is_live(path: &Path) -> bool {
     }
 }
 
+/// Open attempts of `state` whose lease nobody holds (their runner is
+/// gone), as `(job, attempt, pid)`. Only asks the OS; writes nothing.
+pub fn stale_attempts(
+    dir: &super::DataDir,
+    state: &crate::state::State,
+) -> Vec<(String, u32, u32)> {
+    state
+        .jobs()
+        .iter()
+        .filter_map(|job| {
+            job.open_attempt
+                .map(|open| (job.id.clone(), open.attempt, open.pid))
+        })
+        .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

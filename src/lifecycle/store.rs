@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::data_dir::DataDir;
 use super::job_id::{IdError, validate_id, validate_instance_id};
-use super::lease::{Lease, LeaseError, is_live};
+use super::lease::{Lease, LeaseError, stale_attempts};
 use crate::log::{Event, FailureKind, Follower, LogError, LogWriter, Outcome, Record, Tx};
 use crate::state::{Illegal, State};
 
@@ -308,17 +308,7 @@ fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
 
 /// Records every open attempt whose lease nobody holds as interrupted.
 fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
-    let stale: Vec<(String, u32, u32)> = tx
-        .state()
-        .jobs()
-        .iter()
-        .filter_map(|job| {
-            job.open_attempt
-                .map(|open| (job.id.clone(), open.attempt, open.pid))
-        })
-        .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))
-        .collect();
-    for (id, attempt, pid) in stale {
+    for (id, attempt, pid) in stale_attempts(dir, tx.state()) {
         tx.append(
             Some(&id),
             Some(attempt),
