@@ -5,6 +5,7 @@
 //! what is legal: the state reducer does, and the writer asks it before every
 //! append. Nothing here prints.
 
+mod decode;
 mod error;
 mod event;
 mod follow;

@@ -47,8 +47,9 @@ struct WireOut<'a> {
     event: &'a Event,
 }
 
-/// The frame fields; the event's own fields are skipped here and read by
-/// a second, typed pass (cheaper than serde's `flatten`, which buffers).
+/// The frame fields, for lines in another key order than our writer's
+/// (see `decode.rs` for the one-pass path); the event is read by a second
+/// pass over the same line.
 #[derive(Deserialize)]
 struct WireHead<'a> {
     v: u32,
@@ -113,12 +114,26 @@ impl Record {
         if computed != stored {
             return Err(DecodeError::Checksum { stored, computed });
         }
+        // Our writer's key order decodes in one pass; anything else takes
+        // the general two-pass path below.
+        if let Ok(d) = super::decode::decode_line(text)
+            && d.v <= FORMAT_VERSION
+        {
+            return Ok(Record {
+                seq: d.seq,
+                ts_ms: d.ts,
+                job: d.job,
+                attempt: d.attempt,
+                event: d.event,
+            });
+        }
         let head: WireHead<'_> =
             serde_json::from_str(text).map_err(|e| DecodeError::Json(e.to_string()))?;
         if head.v > FORMAT_VERSION {
             return Err(DecodeError::NewerVersion(head.v));
         }
-        let event = decode_event(text).map_err(|e| DecodeError::Json(e.to_string()))?;
+        let event: Event =
+            serde_json::from_str(text).map_err(|e| DecodeError::Json(e.to_string()))?;
         Ok(Record {
             seq: head.seq,
             ts_ms: head.ts,
@@ -126,22 +141,6 @@ impl Record {
             attempt: head.attempt,
             event,
         })
-    }
-}
-
-/// The event's fields follow the frame's, starting at `"type"`. Parsing
-/// only that part (as its own object) spares serde buffering the frame
-/// fields; a line with another key order falls back to the whole line.
-fn decode_event(text: &str) -> Result<Event, serde_json::Error> {
-    const TAG: &str = ",\"type\":\"";
-    match text.find(TAG) {
-        Some(at) => {
-            let mut object = String::with_capacity(text.len() - at + 1);
-            object.push('{');
-            object.push_str(&text[at + 1..]);
-            serde_json::from_str(&object)
-        }
-        None => serde_json::from_str(text),
     }
 }
 
