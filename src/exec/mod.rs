@@ -26,7 +26,7 @@ pub use allow::{AllowList, AllowRule};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use output::{Capture, Captured};
-pub use request::{ExecOutcome, ExecRequest};
+pub use request::{DEFAULT_KILL_GRACE, ExecOutcome, ExecRequest};
 pub use run::{CANCEL_GRACE, DRAIN_LIMIT, run};
 pub use search_path::SearchPath;
 pub use toolchain::Toolchain;

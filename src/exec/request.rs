@@ -12,6 +12,9 @@ use super::search_path::SearchPath;
 use super::toolchain::Toolchain;
 use crate::sandbox::SandboxPolicy;
 
+/// Time between SIGTERM and SIGKILL on a timeout, unless a request says otherwise.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
+
 /// One command to run. Plain data: the caller decides every field from the
 /// job's configuration; only `argv` comes from a model.
 #[derive(Debug, Clone)]
@@ -57,7 +60,7 @@ impl ExecRequest {
             scratch: None,
             extra_env: BTreeMap::new(),
             timeout: Duration::from_secs(120),
-            kill_grace: Duration::from_millis(500),
+            kill_grace: DEFAULT_KILL_GRACE,
             output_cap: 64 * 1024,
             sandbox: SandboxPolicy::default(),
             search_path: SearchPath::for_toolchain(&toolchain),

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{CommandRole, CommandRunner};
 use crate::cancel::CancelToken;
-use crate::exec::{AllowList, ExecError, ExecOutcome, ExecRequest, SearchPath, Toolchain, run};
+use crate::exec::{
+    AllowList, DEFAULT_KILL_GRACE, ExecError, ExecOutcome, ExecRequest, SearchPath, Toolchain, run,
+};
 use crate::manifest::Manifest;
 use crate::sandbox::{SandboxMode, SandboxPolicy};
 
@@ -71,14 +73,24 @@ impl AttemptCommands {
         argv: &[String],
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError> {
-        let mut req = ExecRequest::new(argv.to_vec(), self.allow.clone(), self.dir.clone());
-        req.extra_env = self.env.clone();
         let left = self.deadline.saturating_duration_since(Instant::now());
-        req.timeout = self.timeout.min(left.max(Duration::from_millis(1)));
-        req.output_cap = self.output_cap;
-        req.sandbox = self.sandbox.clone();
-        req.toolchain = self.toolchain.clone();
-        req.search_path = self.search_path.clone();
+        // Built field by field: the toolchain and search path were fixed at
+        // attempt start and are not detected again per command.
+        let req = ExecRequest {
+            argv: argv.to_vec(),
+            allow: self.allow.clone(),
+            cwd: self.dir.clone(),
+            workspace: self.dir.clone(),
+            scratch: None,
+            extra_env: self.env.clone(),
+            timeout: self.timeout.min(left.max(Duration::from_millis(1))),
+            kill_grace: DEFAULT_KILL_GRACE,
+            output_cap: self.output_cap,
+            sandbox: self.sandbox.clone(),
+            search_path: self.search_path.clone(),
+            toolchain: self.toolchain.clone(),
+            stdin: None,
+        };
         run(&req, cancel)
     }
 }
