@@ -43,6 +43,10 @@ impl CommandRole {
 
 /// Runs commands in the attempt's workspace through the executor.
 pub trait CommandRunner {
+    /// Whether the allow rules let `argv` run, checked before anything is
+    /// recorded or spawned (the executor checks again when it runs).
+    fn allows(&self, argv: &[String]) -> Result<(), crate::exec::Refusal>;
+
     fn run(
         &mut self,
         argv: &[String],
@@ -133,7 +137,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
     };
     let limits = run.limits.clone();
     loop {
-        if let Some(end) = stopped(&run, &st) {
+        if let Some(end) = stopped(&run, st.steps) {
             return Ok(end);
         }
         if st.steps >= limits.max_steps {
@@ -154,7 +158,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => {
                 return Ok(
-                    stopped(&run, &st).unwrap_or_else(|| failed(FailureKind::Cancelled, step))
+                    stopped(&run, st.steps).unwrap_or_else(|| failed(FailureKind::Cancelled, step))
                 );
             }
             Err(e) => {
@@ -272,13 +276,13 @@ fn failed(kind: FailureKind, steps: u32) -> AgentResult {
 }
 
 /// A cancel or the wall deadline ends the attempt.
-fn stopped(run: &AgentRun<'_>, st: &LoopState) -> Option<AgentResult> {
+fn stopped(run: &AgentRun<'_>, steps: u32) -> Option<AgentResult> {
     if Instant::now() >= run.limits.deadline {
-        return Some(failed(FailureKind::WallTimeout, st.steps));
+        return Some(failed(FailureKind::WallTimeout, steps));
     }
     run.cancel
         .is_cancelled()
-        .then(|| failed(FailureKind::Cancelled, st.steps))
+        .then(|| failed(FailureKind::Cancelled, steps))
 }
 
 fn record(run: &mut AgentRun<'_>, event: Event) -> Result<(), AgentError> {
@@ -334,9 +338,7 @@ fn precheck(run: &AgentRun<'_>, decision: &Decision) -> Result<(), Refused> {
         Decision::RunTool { program, args } => {
             let mut argv = vec![program.clone()];
             argv.extend(args.iter().cloned());
-            let list = crate::exec::AllowList::parse(&run.facts.allow)
-                .map_err(|e| Refused::same(e.to_string()))?;
-            list.check(&argv).map_err(|e| Refused {
+            run.commands.allows(&argv).map_err(|e| Refused {
                 observation: e.to_string(),
                 logged: match e {
                     crate::exec::Refusal::NoMatch { .. } => format!(
@@ -564,18 +566,10 @@ fn run_command(
         Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
     };
     record(run, command_event(step, role.as_str(), &out))?;
-    if out.cancelled {
-        let st = LoopState {
-            steps: step,
-            invalid_streak: 0,
-            tokens: 0,
-            edits: 0,
-            debt: false,
-            last_verify_failed: false,
-        };
-        if let Some(end) = stopped(run, &st) {
-            return Ok(Err(CommandFailure::Fatal(end)));
-        }
+    if out.cancelled
+        && let Some(end) = stopped(run, step)
+    {
+        return Ok(Err(CommandFailure::Fatal(end)));
     }
     Ok(Ok(out))
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use crate::agent::{CommandRole, CommandRunner};
 use crate::cancel::CancelToken;
 use crate::exec::{
-    AllowList, DEFAULT_KILL_GRACE, ExecError, ExecOutcome, ExecRequest, SearchPath, Toolchain, run,
+    AllowList, DEFAULT_KILL_GRACE, ExecError, ExecOutcome, ExecRequest, Refusal, SearchPath,
+    Toolchain, run,
 };
 use crate::manifest::Manifest;
 use crate::sandbox::{SandboxMode, SandboxPolicy};
@@ -96,6 +97,10 @@ impl AttemptCommands {
 }
 
 impl CommandRunner for AttemptCommands {
+    fn allows(&self, argv: &[String]) -> Result<(), Refusal> {
+        self.allow.check(argv)
+    }
+
     fn run(
         &mut self,
         argv: &[String],
