@@ -35,6 +35,23 @@ impl DataDir {
         self.root.join("work").join(job).join(attempt.to_string())
     }
 
+    /// `DATA/work/<job>/<attempt>-<check>/`: the clean copy a baseline or
+    /// acceptance check runs in (never the agent's workspace).
+    pub fn check_dir(&self, job: &str, attempt: u32, check: &str) -> PathBuf {
+        self.root
+            .join("work")
+            .join(job)
+            .join(format!("{attempt}-{check}"))
+    }
+
+    /// The root with symlinks resolved, for sandbox rules (which compare
+    /// resolved paths); the root as given if it cannot be resolved.
+    pub fn canonical_root(&self) -> PathBuf {
+        self.root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.clone())
+    }
+
     /// `DATA/runs/<job>/<attempt>/`: the attempt's artifacts.
     pub fn runs(&self, job: &str, attempt: u32) -> PathBuf {
         self.root.join("runs").join(job).join(attempt.to_string())

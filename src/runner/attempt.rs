@@ -216,21 +216,8 @@ impl Phases<'_> {
                 let result = match acceptance.baseline {
                     Baseline::Skip => CheckResult::Skipped,
                     Baseline::MustFail => {
-                        let dir = dirs.work(&id, n).with_file_name(format!("{n}-baseline"));
-                        match self.check(
-                            &acceptance,
-                            &dir,
-                            None,
-                            &runs.join("baseline.log"),
-                            "baseline",
-                        )? {
-                            Ok(passed) => {
-                                if passed {
-                                    CheckResult::Passed
-                                } else {
-                                    CheckResult::Failed
-                                }
-                            }
+                        match self.check(&acceptance, None, &runs, "baseline")? {
+                            Ok(result) => result,
                             Err(verdict) => return Ok(verdict),
                         }
                     }
@@ -280,21 +267,9 @@ impl Phases<'_> {
                 let patch = fs::read_to_string(&patch_path).map_err(|e| {
                     self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
                 })?;
-                let dir = dirs.work(&id, n).with_file_name(format!("{n}-acceptance"));
-                let passed = match self.check(
-                    &acceptance,
-                    &dir,
-                    Some(&patch),
-                    &runs.join("acceptance.log"),
-                    "acceptance",
-                )? {
-                    Ok(passed) => passed,
+                let result = match self.check(&acceptance, Some(&patch), &runs, "acceptance")? {
+                    Ok(result) => result,
                     Err(verdict) => return Ok(verdict),
-                };
-                let result = if passed {
-                    CheckResult::Passed
-                } else {
-                    CheckResult::Failed
                 };
                 self.record(Event::Acceptance { result })?;
                 result
@@ -306,28 +281,25 @@ impl Phases<'_> {
         })
     }
 
-    /// Runs a baseline or acceptance check; Ok(passed) or the attempt's verdict.
+    /// Runs the `role` check (`baseline` or `acceptance`) in its clean copy,
+    /// logging to `runs/<role>.log`; its result, or the attempt's verdict.
     fn check(
         &mut self,
         acceptance: &crate::manifest::Acceptance,
-        dir: &Path,
         patch: Option<&str>,
-        log: &Path,
+        runs: &Path,
         role: &str,
-    ) -> Result<Result<bool, Verdict>, RunError> {
-        let data_root = self
-            .store
-            .dir()
-            .root()
-            .canonicalize()
-            .unwrap_or_else(|_| self.store.dir().root().to_path_buf());
+    ) -> Result<Result<CheckResult, Verdict>, RunError> {
+        let dirs = self.store.dir();
+        let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
+        let log = runs.join(format!("{role}.log"));
         match run_check(
             self.manifest,
             acceptance,
-            dir,
+            &dir,
             patch,
-            log,
-            &data_root,
+            &log,
+            &dirs.canonical_root(),
             self.cancel,
         ) {
             Ok(run) => {
@@ -335,7 +307,11 @@ impl Phases<'_> {
                 if run.outcome.cancelled {
                     return Ok(Err(fail(FailureKind::Cancelled)));
                 }
-                Ok(Ok(run.passed()))
+                Ok(Ok(if run.passed() {
+                    CheckResult::Passed
+                } else {
+                    CheckResult::Failed
+                }))
             }
             Err(CheckError::Exec(crate::exec::ExecError::SandboxUnavailable { .. })) => {
                 Ok(Err(fail(FailureKind::SandboxUnavailable)))
@@ -363,13 +339,7 @@ impl Phases<'_> {
             }
             Ok(mut provider) => {
                 let allow = AllowList::parse(&manifest.allow).map_err(|e| self.setup_error(e))?;
-                let mut deny = vec![
-                    self.store
-                        .dir()
-                        .root()
-                        .canonicalize()
-                        .unwrap_or_else(|_| self.store.dir().root().to_path_buf()),
-                ];
+                let mut deny = vec![self.store.dir().canonical_root()];
                 if let Some(acceptance) = &manifest.acceptance {
                     deny.push(acceptance.dir.clone());
                 }
