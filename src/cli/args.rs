@@ -58,36 +58,7 @@ pub enum Command {
     /// Resumable: rerunning the same command skips finished jobs and recovers
     /// interrupted ones. Exit 0 when every job was accepted, 1 otherwise, 130
     /// on Ctrl-C (state is saved; rerun to finish).
-    Batch {
-        data: PathBuf,
-        /// Manifest files, directories (their *.toml) or globs.
-        #[arg(required = true)]
-        jobs: Vec<PathBuf>,
-        /// Jobs run at once [default: number of CPUs].
-        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
-        parallel: Option<u32>,
-        /// Attempts per job, replacing each manifest's [limits] attempts.
-        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
-        attempts: Option<u32>,
-        /// Run finished jobs again from scratch: `failed` (and cancelled) or `all`.
-        #[arg(long, value_name = "WHICH", value_parser = ["failed", "all"])]
-        rerun: Option<String>,
-        /// Only jobs of this family.
-        #[arg(long, value_name = "F")]
-        family: Option<String>,
-        /// Only the I-th of N stable parts of the jobs (by job id), e.g. 2/4.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<crate::batch::Shard>,
-        /// Provider file; repeatable: a sweep runs every job under every provider.
-        #[arg(long = "provider", value_name = "FILE")]
-        providers: Vec<PathBuf>,
-        /// Run each job K times (pass@k).
-        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-        repeat: u32,
-        /// Where the reports go [default: DATA/report].
-        #[arg(long, value_name = "DIR")]
-        report: Option<PathBuf>,
-    },
+    Batch(BatchArgs),
     /// Regenerate the reports from one or more logs (several DATA dirs merge, e.g. shards).
     Report {
         #[arg(required = true)]
@@ -179,4 +150,38 @@ pub enum Command {
 pub enum SchemaName {
     /// The decision a model returns each step.
     Decision,
+}
+
+/// `batch` arguments.
+#[derive(Debug, clap::Args)]
+pub struct BatchArgs {
+    /// Data directory (holds events.log, work/, runs/, report/); created if missing.
+    pub data: PathBuf,
+    /// Manifest files, directories (their *.toml) or globs.
+    #[arg(required = true)]
+    pub jobs: Vec<PathBuf>,
+    /// Jobs run at once [default: number of CPUs].
+    #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: Option<u32>,
+    /// Attempts per job, replacing each manifest's [limits] attempts.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub attempts: Option<u32>,
+    /// Run finished jobs again from scratch: `failed` (and cancelled) or `all`.
+    #[arg(long, value_name = "WHICH", value_parser = ["failed", "all"])]
+    pub rerun: Option<String>,
+    /// Only jobs of this family.
+    #[arg(long, value_name = "F")]
+    pub family: Option<String>,
+    /// Only the I-th of N stable parts of the jobs (by job id), e.g. 2/4.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::batch::Shard>,
+    /// Provider file; repeatable: a sweep runs every job under every provider.
+    #[arg(long = "provider", value_name = "FILE")]
+    pub providers: Vec<PathBuf>,
+    /// Run each job K times (pass@k).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Where the reports go [default: DATA/report].
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }

@@ -4,31 +4,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::args::BatchArgs;
 use super::exit::Completion;
-use crate::batch::{
-    BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, Shard, plan, run_batch,
-};
+use crate::batch::{BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, plan, run_batch};
 use crate::cancel::CancelToken;
 use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_checked, load_provider_file};
 use crate::report::write_report_for;
 use crate::status::{StatusView, render_text};
-
-/// Resolved `batch` arguments.
-#[derive(Debug)]
-pub struct BatchArgs {
-    pub data: PathBuf,
-    pub jobs: Vec<PathBuf>,
-    pub parallel: Option<u32>,
-    pub attempts: Option<u32>,
-    pub rerun: Option<String>,
-    pub family: Option<String>,
-    pub shard: Option<Shard>,
-    pub providers: Vec<PathBuf>,
-    pub repeat: u32,
-    pub report: Option<PathBuf>,
-}
 
 /// First Ctrl-C: set the token (the batch stops and saves state). Second:
 /// exit at once; the log is safe either way.
