@@ -34,6 +34,35 @@ pub fn job_figures(j: &super::model::JobResult) -> [String; 7] {
     ]
 }
 
+/// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
+pub const TALLY_HEADERS: [&str; 9] = [
+    "jobs",
+    "accepted",
+    "failed",
+    "cancelled",
+    "pending",
+    "pass rate",
+    "tokens in",
+    "tokens out",
+    "median wall",
+];
+
+/// A tally's cells; `missing` stands for a median that does not exist.
+pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
+    vec![
+        t.jobs.to_string(),
+        t.accepted.to_string(),
+        t.failed.to_string(),
+        t.cancelled.to_string(),
+        t.pending.to_string(),
+        percent(t.pass_rate),
+        count(t.input_tokens),
+        count(t.output_tokens),
+        t.median_wall_ms
+            .map_or_else(|| missing.to_string(), duration_ms),
+    ]
+}
+
 pub fn duration_ms(ms: u64) -> String {
     if ms < 1_000 {
         return format!("{ms} ms");

@@ -6,7 +6,10 @@
 use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
-use super::format::{JOB_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio, utc};
+use super::format::{
+    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio,
+    tally_cells, utc,
+};
 use super::markdown::patch_size;
 use super::model::{CheckResult, JobOutcome, JobResult, Report};
 use super::style::{SCRIPT, STYLE};
@@ -182,32 +185,6 @@ fn jobs_table(out: &mut String, report: &Report) {
     table(out, &JOB_HEADERS, &[4, 5, 6, 7, 8, 9, 10, 11], &rows);
 }
 
-const TALLY_HEADERS: [&str; 9] = [
-    "jobs",
-    "accepted",
-    "failed",
-    "cancelled",
-    "pending",
-    "pass rate",
-    "tokens in",
-    "tokens out",
-    "median wall",
-];
-
-fn tally_cells(t: &Tally) -> Vec<String> {
-    vec![
-        t.jobs.to_string(),
-        t.accepted.to_string(),
-        t.failed.to_string(),
-        t.cancelled.to_string(),
-        t.pending.to_string(),
-        percent(t.pass_rate),
-        count(t.input_tokens),
-        count(t.output_tokens),
-        t.median_wall_ms.map_or_else(|| dash(""), duration_ms),
-    ]
-}
-
 fn families(out: &mut String, summary: &Summary) {
     if summary.families.is_empty() {
         return;
@@ -220,7 +197,7 @@ fn families(out: &mut String, summary: &Summary) {
         .iter()
         .map(|f| {
             let mut row = vec![escape(&f.family)];
-            row.extend(tally_cells(&f.tally));
+            row.extend(tally_cells(&dash(""), &f.tally));
             row
         })
         .collect();
@@ -238,7 +215,7 @@ fn providers(out: &mut String, summary: &Summary) {
             .iter()
             .map(|p| {
                 let mut row = vec![escape(&p.provider)];
-                row.extend(tally_cells(&p.tally));
+                row.extend(tally_cells(&dash(""), &p.tally));
                 row.push(count(p.tally.provider_calls));
                 row.push(
                     p.tally

@@ -3,7 +3,10 @@
 
 use std::fmt::Write;
 
-use super::format::{JOB_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio, utc};
+use super::format::{
+    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio,
+    tally_cells, utc,
+};
 use super::model::Report;
 use super::summary::{Summary, Tally};
 
@@ -129,33 +132,6 @@ pub fn patch_size(patch_bytes: u64, files: u32) -> String {
     format!("{}, {files} {noun}", bytes(patch_bytes))
 }
 
-fn tally_cells(t: &Tally) -> Vec<String> {
-    vec![
-        t.jobs.to_string(),
-        t.accepted.to_string(),
-        t.failed.to_string(),
-        t.cancelled.to_string(),
-        t.pending.to_string(),
-        percent(t.pass_rate),
-        count(t.input_tokens),
-        count(t.output_tokens),
-        t.median_wall_ms
-            .map_or_else(|| "-".to_string(), duration_ms),
-    ]
-}
-
-const TALLY_HEADERS: [&str; 9] = [
-    "jobs",
-    "accepted",
-    "failed",
-    "cancelled",
-    "pending",
-    "pass rate",
-    "tokens in",
-    "tokens out",
-    "median wall",
-];
-
 fn families(out: &mut String, summary: &Summary) {
     out.push_str("## Families\n\n");
     if summary.families.is_empty() {
@@ -169,7 +145,7 @@ fn families(out: &mut String, summary: &Summary) {
         .iter()
         .map(|f| {
             let mut row = vec![cell(&f.family)];
-            row.extend(tally_cells(&f.tally));
+            row.extend(tally_cells("-", &f.tally));
             row
         })
         .collect();
@@ -187,7 +163,7 @@ fn providers(out: &mut String, summary: &Summary) {
             .iter()
             .map(|p| {
                 let mut row = vec![cell(&p.provider)];
-                row.extend(tally_cells(&p.tally));
+                row.extend(tally_cells("-", &p.tally));
                 row.push(count(p.tally.provider_calls));
                 row.push(
                     p.tally
