@@ -28,7 +28,7 @@ pub use decision::{
 };
 pub use parse::parse_decision;
 pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
-pub use schema::{decision_schema, decision_schema_text};
+pub use schema::{decision_schema, decision_schema_text, field_schemas};
 pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
 pub use workspace::{
     EditRecord, FileText, LIST_LIMIT, PathRefusal, Workspace, WorkspaceError, copy_tree,

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::decision::{FieldType, KINDS};
+use super::decision::{FieldType, KINDS, KindSpec};
 
 /// The decision union: an object that is exactly one of the kinds, each
 /// with a `const` tag, its required fields and nothing else.
@@ -12,26 +12,12 @@ pub fn decision_schema() -> Value {
     let variants: Vec<Value> = KINDS
         .iter()
         .map(|spec| {
+            let (fields, field_required) = field_schemas(spec);
             let mut properties = Map::new();
             properties.insert("kind".to_string(), json!({ "const": spec.kind }));
+            properties.extend(fields);
             let mut required = vec![json!("kind")];
-            for field in spec.fields {
-                let schema = match field.ty {
-                    FieldType::String => json!({
-                        "type": "string",
-                        "description": field.description,
-                    }),
-                    FieldType::StringList => json!({
-                        "type": "array",
-                        "items": { "type": "string" },
-                        "description": field.description,
-                    }),
-                };
-                properties.insert(field.name.to_string(), schema);
-                if field.required {
-                    required.push(json!(field.name));
-                }
-            }
+            required.extend(field_required);
             json!({
                 "title": spec.kind,
                 "description": spec.description,
@@ -49,6 +35,32 @@ pub fn decision_schema() -> Value {
         "type": "object",
         "oneOf": variants,
     })
+}
+
+/// The JSON Schema of each field of a kind (the `kind` tag excluded), and
+/// the names of the required ones. Shared by the decision schema and the
+/// tool definitions, so they never disagree.
+pub fn field_schemas(spec: &KindSpec) -> (Map<String, Value>, Vec<Value>) {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for field in spec.fields {
+        let schema = match field.ty {
+            FieldType::String => json!({
+                "type": "string",
+                "description": field.description,
+            }),
+            FieldType::StringList => json!({
+                "type": "array",
+                "items": { "type": "string" },
+                "description": field.description,
+            }),
+        };
+        properties.insert(field.name.to_string(), schema);
+        if field.required {
+            required.push(json!(field.name));
+        }
+    }
+    (properties, required)
 }
 
 /// The schema as published: pretty JSON with a final newline.

@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::{FieldType, KINDS, parse_decision};
+use crate::agent::{KINDS, field_schemas, parse_decision};
 
 /// One tool: its name (a decision kind), description and JSON Schema of
 /// its arguments.
@@ -31,25 +31,7 @@ pub fn decision_tools() -> Vec<ToolSpec> {
     KINDS
         .iter()
         .map(|spec| {
-            let mut properties = Map::new();
-            let mut required = Vec::new();
-            for field in spec.fields {
-                let schema = match field.ty {
-                    FieldType::String => json!({
-                        "type": "string",
-                        "description": field.description,
-                    }),
-                    FieldType::StringList => json!({
-                        "type": "array",
-                        "items": { "type": "string" },
-                        "description": field.description,
-                    }),
-                };
-                properties.insert(field.name.to_string(), schema);
-                if field.required {
-                    required.push(json!(field.name));
-                }
-            }
+            let (properties, required) = field_schemas(spec);
             ToolSpec {
                 name: spec.kind,
                 description: spec.description,
