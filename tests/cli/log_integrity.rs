@@ -166,10 +166,6 @@ fn four_processes_with_250_operations_each_lose_nothing() {
     // Every record's checksum verifies.
     let status = sb.run(&["status", "DATA"]).ok();
     assert!(
-        status.stdout.contains("1000 jobs")
-            || status.stdout.contains(&format!("{} jobs", PROCS * OPS / 2))
-    );
-    assert!(
         status.stdout.contains("500 jobs: 500 cancelled"),
         "{}",
         status.stdout.lines().last().unwrap()
