@@ -69,6 +69,14 @@ pub enum BatchError {
     Pool(String),
 }
 
+/// A failed job the batch tries again: attempts remain, and another
+/// attempt could change the verdict (a passing baseline cannot).
+fn retryable(job: &crate::state::Job) -> bool {
+    job.state == JobState::Failed
+        && job.attempts_remain()
+        && job.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
+}
+
 /// Runs `plan` in the data dir `data`.
 pub fn run_batch(
     data: &Path,
@@ -102,10 +110,7 @@ pub fn run_batch(
         let Some(job) = store.state().job(id) else {
             continue;
         };
-        if job.state == JobState::Failed
-            && job.attempts_remain()
-            && job.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
-        {
+        if retryable(job) {
             store.retry(id)?;
         }
         if store
@@ -253,11 +258,7 @@ fn worker(
             if report.interrupted || report.outcome == Outcome::Succeeded {
                 break;
             }
-            let retry = store.state().job(&id).is_some_and(|j| {
-                j.state == JobState::Failed
-                    && j.attempts_remain()
-                    && j.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
-            });
+            let retry = store.state().job(&id).is_some_and(retryable);
             if !retry || options.interrupt.is_cancelled() {
                 break;
             }
