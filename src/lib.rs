@@ -3,9 +3,7 @@
 
 pub mod agent;
 pub mod batch;
-pub mod cancel;
 pub mod cli;
-pub mod exec;
 pub mod hash;
 pub mod lifecycle;
 pub mod log;
@@ -13,7 +11,10 @@ pub mod manifest;
 pub mod provider;
 pub mod report;
 pub mod runner;
-pub mod sandbox;
 pub mod state;
 pub mod status;
 pub mod units;
+
+// The executor, the sandbox and the cancel token live in their own crate
+// (where all unsafe code is); re-exported under their old paths.
+pub use agent_runtime_sandbox::{cancel, exec, sandbox};

@@ -8,7 +8,6 @@
 //! readable. With the network off, TCP bind and connect are denied too
 //! (ABI 4+), and signals and abstract unix sockets are scoped to the
 //! sandbox (ABI 6+).
-#![allow(unsafe_code)]
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;

@@ -2,7 +2,6 @@
 //! interface that is down, so no TCP or UDP reaches anything, loopback
 //! included. Root can create one directly; other users need a user
 //! namespace first.
-#![allow(unsafe_code)]
 
 use nix::sched::CloneFlags;
 use nix::sys::wait::{WaitStatus, waitpid};

@@ -3,7 +3,6 @@
 //! permission overrides, and reading another root process's memory-backed
 //! `/proc` files (such as `/proc/<runner>/environ`, which holds the
 //! runner's secrets) when that process is not dumpable.
-#![allow(unsafe_code)]
 
 /// Highest capability number to drop; the kernel ignores unknown ones.
 const CAP_LAST: libc::c_ulong = 63;

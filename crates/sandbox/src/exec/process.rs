@@ -1,6 +1,5 @@
 //! Spawning a command in its own process group with the sandbox applied
 //! between fork and exec, and signalling that group.
-#![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
