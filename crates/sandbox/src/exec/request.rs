@@ -90,6 +90,9 @@ pub struct ExecOutcome {
     /// A pipe was still held open (by a process outside the group) when the
     /// bounded drain gave up.
     pub drain_timed_out: bool,
+    /// The memory limit was hit: the kernel's OOM killer killed a process
+    /// of the command.
+    pub oom: bool,
     pub sandbox_layers: Vec<String>,
 }
 

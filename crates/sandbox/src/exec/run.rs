@@ -96,6 +96,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         cancelled: watch.cancelled,
         leaked: watch.leaked,
         drain_timed_out: watch.drain_timed_out,
+        oom: false,
         sandbox_layers,
     })
 }

@@ -21,6 +21,6 @@ mod rlimits;
 pub use caps::protect_runner;
 pub use error::SandboxError;
 pub use network::NetIsolation;
-pub use policy::{ResourceLimits, SandboxMode, SandboxPolicy};
+pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
 pub use prepare::{ChildSetup, Grants, Prepared, prepare};
 pub use probe::{LayerStatus, Probe, probe};

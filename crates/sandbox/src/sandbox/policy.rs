@@ -51,7 +51,18 @@ pub struct ResourceLimits {
     pub open_files: Option<u64>,
     /// CPU seconds per process; `None` derives it from the timeout.
     pub cpu_seconds: Option<u64>,
+    /// Memory of the whole command (every process of it), in bytes,
+    /// enforced by the cgroup memory controller; `None` sets no limit.
+    pub memory: Option<u64>,
+    /// Processes (and threads) of the whole command at once, enforced by
+    /// the cgroup pids controller; `None` sets no limit.
+    pub processes: Option<u64>,
 }
+
+/// `[limits] memory` when a manifest says nothing.
+pub const DEFAULT_MEMORY: u64 = 4 << 30;
+/// `[limits] processes` when a manifest says nothing.
+pub const DEFAULT_PROCESSES: u64 = 512;
 
 impl Default for ResourceLimits {
     fn default() -> ResourceLimits {
@@ -59,6 +70,8 @@ impl Default for ResourceLimits {
             file_size: Some(4 << 30),
             open_files: Some(4096),
             cpu_seconds: None,
+            memory: Some(DEFAULT_MEMORY),
+            processes: Some(DEFAULT_PROCESSES),
         }
     }
 }
