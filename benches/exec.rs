@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 
 use agent_runtime::cancel::CancelToken;
 use agent_runtime::exec::{AllowList, ExecRequest, run};
+use agent_runtime::sandbox::SandboxMode;
+
+/// Spawns per figure of the spawn-cost line.
+const SPAWNS: usize = 201;
 
 fn request(dir: &std::path::Path, argv: &[&str], timeout: Duration) -> ExecRequest {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
@@ -17,8 +21,38 @@ fn request(dir: &std::path::Path, argv: &[&str], timeout: Duration) -> ExecReque
     req
 }
 
+/// Median microseconds of `SPAWNS` runs of `once`.
+fn median_us(mut once: impl FnMut()) -> u128 {
+    let mut times: Vec<u128> = (0..SPAWNS)
+        .map(|_| {
+            let start = Instant::now();
+            once();
+            start.elapsed().as_micros()
+        })
+        .collect();
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// `/bin/true` spawned bare, through the executor without a sandbox, and
+/// through the executor with every layer `auto` finds.
+fn spawn_costs(dir: &std::path::Path) -> (u128, u128, u128) {
+    let bare = median_us(|| {
+        let status = Command::new("/bin/true").status().unwrap();
+        assert!(status.success());
+    });
+    let mut req = request(dir, &["true"], Duration::from_secs(10));
+    let cancel = CancelToken::new();
+    req.sandbox.mode = SandboxMode::Off;
+    let executor = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
+    req.sandbox.mode = SandboxMode::Auto;
+    let sandboxed = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
+    (bare, executor, sandboxed)
+}
+
 fn main() {
     let dir = tempfile::tempdir().unwrap();
+    let (bare_us, executor_us, sandboxed_us) = spawn_costs(dir.path());
 
     let req = request(
         dir.path(),
@@ -73,4 +107,5 @@ fn main() {
         field("peak_rss_kib="),
         field("duration_ms="),
     );
+    println!("BENCH exec bare_us={bare_us} executor_us={executor_us} sandboxed_us={sandboxed_us}");
 }

@@ -2,7 +2,7 @@
 //! reads driven by poll(2), each stream fed into a bounded [`Capture`].
 
 use std::io::{ErrorKind, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -58,13 +58,24 @@ impl<O: Read + AsFd, E: Read + AsFd> Pipes<O, E> {
     /// Waits up to `wait` for output, then reads what is there. Returns
     /// false without waiting when both pipes are closed.
     pub(crate) fn pump(&mut self, wait: Duration) -> bool {
-        if self.closed() {
+        self.pump_with(wait, None)
+    }
+
+    /// Like [`pump`](Self::pump), but also wakes when `also` becomes
+    /// readable (a pidfd: the child exited). Returns false without waiting
+    /// when both pipes are closed and there is nothing else to wait on.
+    pub(crate) fn pump_with(&mut self, wait: Duration, also: Option<BorrowedFd<'_>>) -> bool {
+        if self.closed() && also.is_none() {
             return false;
         }
         let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
         let flags = PollFlags::POLLIN;
-        let mut which = Vec::with_capacity(2);
-        let mut fds = Vec::with_capacity(2);
+        let mut which = Vec::with_capacity(3);
+        let mut fds = Vec::with_capacity(3);
+        if let Some(fd) = also {
+            which.push(2);
+            fds.push(PollFd::new(fd, flags));
+        }
         if let Some(r) = &self.out.reader {
             which.push(0);
             fds.push(PollFd::new(r.as_fd(), flags));

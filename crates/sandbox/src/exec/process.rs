@@ -2,15 +2,28 @@
 //! between fork and exec, and signalling that group.
 
 use std::collections::BTreeMap;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use crate::sandbox::ChildSetup;
+
+/// A descriptor that becomes readable when `pid` exits (pidfd_open), or
+/// `None` on kernels without pidfds.
+pub(crate) fn pidfd(pid: Pid) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags by value and returns a new
+    // descriptor, which is owned from here on.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: `fd` is a fresh descriptor nobody else owns.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
 
 /// Starts `resolved` with `argv[1..]`, started as `argv[0]`, in a new
 /// process group whose id is the child's pid; stdin is a pipe when
@@ -20,7 +33,7 @@ pub(crate) fn spawn(
     argv: &[String],
     cwd: &Path,
     env: &BTreeMap<String, String>,
-    setup: ChildSetup,
+    setup: Arc<ChildSetup>,
     stdin_pipe: bool,
 ) -> std::io::Result<Child> {
     let mut command = Command::new(resolved);
@@ -40,8 +53,8 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped())
         .process_group(0);
     // SAFETY: the closure runs between fork and exec and only makes
-    // async-signal-safe system calls on copied plain data (no allocation,
-    // no locks): see `ChildSetup::apply`.
+    // async-signal-safe system calls on data prepared before the fork (no
+    // allocation, no locks): see `ChildSetup::apply`.
     unsafe {
         command.pre_exec(move || setup.apply());
     }
@@ -68,16 +81,27 @@ pub(crate) fn leader_exited(pid: Pid) -> std::io::Result<bool> {
 }
 
 /// Other processes (not the leader) still in group `pgid`, found in /proc.
+/// Members were started after the leader, so only pids allocated since are
+/// looked at, unless pid numbers wrapped around since (then all are).
 pub(crate) fn group_members(pgid: Pid) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != pgid.as_raw())
-        .filter(|pid| process_group_of(*pid) == Some(pgid.as_raw()))
-        .count()
+    let leader = pgid.as_raw();
+    let last = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok());
+    let in_group = |pid: &i32| *pid != leader && process_group_of(*pid) == Some(leader);
+    match last {
+        Some(last) if last >= leader => (leader + 1..=last).filter(in_group).count(),
+        _ => {
+            let Ok(entries) = std::fs::read_dir("/proc") else {
+                return 0;
+            };
+            entries
+                .flatten()
+                .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+                .filter(in_group)
+                .count()
+        }
+    }
 }
 
 /// The process group of `pid` from `/proc/PID/stat` (the fifth field; the

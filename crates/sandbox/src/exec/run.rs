@@ -1,6 +1,7 @@
 //! Running one command: check, resolve, sandbox, spawn, watch for timeout
 //! and cancel, kill the group, drain, report.
 
+use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -12,10 +13,10 @@ use nix::unistd::Pid;
 use super::env::command_env;
 use super::error::ExecError;
 use super::pipes::Pipes;
-use super::process::{group_members, leader_exited, signal_group, spawn};
+use super::process::{group_members, leader_exited, pidfd, signal_group, spawn};
 use super::request::{ExecOutcome, ExecRequest};
 use crate::cancel::CancelToken;
-use crate::sandbox::{Grants, prepare};
+use crate::sandbox::{Grants, Prepared, SCRATCH, prepare, private_root_available};
 
 /// Longest wait between looks at the clock and the cancel token.
 const TICK: Duration = Duration::from_millis(10);
@@ -37,20 +38,42 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     if !cwd.starts_with(&workspace) {
         return Err(ExecError::CwdOutsideWorkspace { cwd, workspace });
     }
-    let scratch = Scratch::new(req.scratch.as_deref())?;
+    // Inside its own root a command gets a fresh tmpfs for HOME and TMPDIR
+    // (no host directory to make and remove); otherwise a private host
+    // directory.
+    let scratch_in_root = req.scratch.is_none() && private_root_available(&req.sandbox);
+    let scratch = if scratch_in_root {
+        None
+    } else {
+        Some(Scratch::new(req.scratch.as_deref())?)
+    };
+    let (home, tmp) = match &scratch {
+        Some(scratch) => (scratch.home(), scratch.tmp()),
+        None => {
+            let dir = Path::new(SCRATCH);
+            (dir.join("home"), dir.join("tmp"))
+        }
+    };
     let env = command_env(
         &req.search_path,
         &req.toolchain,
-        &scratch.home(),
-        &scratch.tmp(),
+        &home,
+        &tmp,
         &req.extra_env,
     )?;
     let mut read = req.toolchain.readable();
     read.extend(req.search_path.dirs().iter().cloned());
     let grants = Grants {
         read,
-        write: vec![workspace, scratch.root().to_path_buf()],
+        write: match &scratch {
+            Some(scratch) => vec![workspace, scratch.home(), scratch.tmp()],
+            None => vec![workspace],
+        },
+        scratch_in_root,
+        cwd: Some(cwd.clone()),
     };
+    // Kept until the command is reaped: it owns what the child uses and
+    // the page its exit status comes back on.
     let prepared = prepare(&req.sandbox, &grants, req.timeout)?;
 
     let start = Instant::now();
@@ -59,7 +82,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         &req.argv,
         &cwd,
         &env,
-        prepared.child,
+        prepared.child.clone(),
         req.stdin.is_some(),
     )
     .map_err(|source| ExecError::Spawn {
@@ -70,8 +93,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         feed_stdin(pipe, bytes.clone());
     }
     let sandbox_layers = prepared.layers.clone();
-    drop(prepared); // the child holds its own copy of the ruleset now
-    let watched = watch(&mut child, req, cancel, start);
+    let watched = watch(&mut child, req, cancel, start, &prepared);
     let (status, watch) = match watched {
         Ok(pair) => pair,
         Err(err) => {
@@ -96,7 +118,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         cancelled: watch.cancelled,
         leaked: watch.leaked,
         drain_timed_out: watch.drain_timed_out,
-        oom: false,
+        oom: watch.oom,
         sandbox_layers,
     })
 }
@@ -108,6 +130,7 @@ struct Watched {
     cancelled: bool,
     leaked: bool,
     drain_timed_out: bool,
+    oom: bool,
 }
 
 /// The supervision loop: drain output, and on timeout or cancel send
@@ -117,7 +140,9 @@ fn watch(
     req: &ExecRequest,
     cancel: &CancelToken,
     start: Instant,
+    prepared: &Prepared,
 ) -> Result<(std::process::ExitStatus, Watched), ExecError> {
+    let exit_page = prepared.exit.as_ref();
     let pid = i32::try_from(child.id())
         .map(Pid::from_raw)
         .map_err(|_| ExecError::Io {
@@ -131,8 +156,11 @@ fn watch(
     let mut cancelled = false;
     let mut kill_at: Option<Instant> = None;
     let mut killed = false;
+    // Wakes the loop the moment the leader exits (kernels without pidfds
+    // fall back to the tick).
+    let exited = pidfd(pid);
     loop {
-        if !pipes.pump(TICK) {
+        if !pipes.pump_with(TICK, exited.as_ref().map(AsFd::as_fd)) {
             // Both pipes closed: wait on the cancel token instead.
             cancel.wait_timeout(TICK);
         }
@@ -159,10 +187,31 @@ fn watch(
         }
     }
     // The leader is a zombie, so the group id is still reserved: kill
-    // whatever is left in it, then reap.
-    let leaked = group_members(pid) > 0;
+    // whatever is left in it, then reap. In a PID namespace the leader is
+    // the waiter, which exits only once the namespace is empty; its init
+    // reported the command's own status and whether anything outlived it.
+    let leaked = exit_page.is_none() && group_members(pid) > 0;
     signal_group(pid, Signal::SIGKILL);
-    let status = child.wait().map_err(ExecError::io("reap the command"))?;
+    let waited = child.wait().map_err(ExecError::io("reap the command"))?;
+    let (status, mut leaked) = match exit_page {
+        None => (waited, leaked),
+        Some(page) => match page.read() {
+            Some(init) => (init.status, init.leaked),
+            // Init never reported: it was killed (timeout or cancel), and
+            // the command with it.
+            None => (std::process::ExitStatus::from_raw(libc::SIGKILL), false),
+        },
+    };
+    // Whatever the group kill could not reach (a process that left the
+    // group without a PID namespace to hold it) dies with the cgroup.
+    let mut oom = false;
+    if let Some(cgroup) = &prepared.cgroup {
+        if cgroup.population() > 0 {
+            leaked = true;
+            cgroup.kill_all();
+        }
+        oom = cgroup.oom_killed();
+    }
     let drain_timed_out = pipes.drain_until(Instant::now() + DRAIN_LIMIT);
     let (stdout, stderr) = pipes.finish();
     Ok((
@@ -174,6 +223,7 @@ fn watch(
             cancelled,
             leaked,
             drain_timed_out,
+            oom,
         },
     ))
 }
@@ -231,10 +281,6 @@ impl Scratch {
                 .map_err(ExecError::io(format!("create {}", dir.display())))?;
         }
         Ok(scratch)
-    }
-
-    fn root(&self) -> &Path {
-        &self.root
     }
 
     fn home(&self) -> PathBuf {

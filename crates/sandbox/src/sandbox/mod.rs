@@ -10,17 +10,28 @@
 //! asked for.
 
 mod caps;
+mod cgroup;
 mod error;
+mod exit_page;
 mod landlock;
+mod mounts;
+mod namespaces;
 mod network;
 mod policy;
 mod prepare;
 mod probe;
 mod rlimits;
+mod sys;
 
 pub use caps::protect_runner;
+pub use cgroup::{
+    CGROUP_ENV, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, cgroup_support,
+    enter_from_child,
+};
 pub use error::SandboxError;
+pub use exit_page::{ExitPage, InitExit};
+pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
-pub use prepare::{ChildSetup, Grants, Prepared, prepare};
+pub use prepare::{ChildSetup, Grants, Prepared, prepare, private_root_available};
 pub use probe::{LayerStatus, Probe, probe};

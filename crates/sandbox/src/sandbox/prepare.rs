@@ -1,20 +1,28 @@
 //! Turns a policy into the layers to apply, in the runner, and the
 //! allocation-free setup the child performs before exec.
 
+use std::ffi::CString;
 use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sched::CloneFlags;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
+use super::cgroup::{CgroupLimits, CommandCgroup, EnterFds, cgroup_support, enter_from_child};
 use super::error::SandboxError;
+use super::exit_page::ExitPage;
 use super::landlock::{self, MIN_REQUIRED_ABI, SYSTEM_READ, SYSTEM_WRITE};
+use super::mounts::{MountGrant, MountPlan};
+use super::namespaces::{self, IdMaps, Namespaces};
 use super::network;
-use super::policy::{SandboxMode, SandboxPolicy};
+use super::policy::{ResourceLimits, SandboxMode, SandboxPolicy};
 use super::probe::probe;
 use super::rlimits::RlimitPlan;
+use super::sys;
 
 /// Paths the executor grants for one command, beyond the system set.
 #[derive(Debug, Clone, Default)]
@@ -23,25 +31,40 @@ pub struct Grants {
     pub read: Vec<PathBuf>,
     /// Read, write and execute (workspace, scratch).
     pub write: Vec<PathBuf>,
+    /// The command's `HOME` and `TMPDIR` are a fresh tmpfs at
+    /// [`SCRATCH`](super::SCRATCH) inside its own root (which needs the
+    /// mount layer: ask [`private_root_available`] first) rather than
+    /// host directories among `write`.
+    pub scratch_in_root: bool,
+    /// The command's working directory.
+    pub cwd: Option<PathBuf>,
 }
 
-/// The decided sandbox of one command. Keep it alive until the child has
-/// been spawned: it owns the Landlock ruleset descriptor the child uses.
+/// The decided sandbox of one command. Keep it alive until the command has
+/// been reaped: it owns the Landlock ruleset and the mount sources the
+/// child uses, and the page the command's exit status comes back on.
 #[derive(Debug)]
 pub struct Prepared {
     /// Names of the layers applied, e.g. `landlock-abi7`, `netns`, `rlimits`.
     pub layers: Vec<String>,
-    pub child: ChildSetup,
-    _ruleset: Option<OwnedFd>,
+    pub child: Arc<ChildSetup>,
+    /// Where the namespace's init reports the command's exit (PID namespace only).
+    pub exit: Option<ExitPage>,
+    /// The command's cgroup (memory and process limits, kill, OOM).
+    pub cgroup: Option<CommandCgroup>,
+    _ruleset: Option<Arc<OwnedFd>>,
 }
 
-/// What the child does between fork and exec. Plain copyable data so the
-/// child never allocates.
-#[derive(Debug, Clone, Copy)]
+/// What the child does between fork and exec. Built in the runner; the
+/// child only reads it and makes system calls.
+#[derive(Debug)]
 pub struct ChildSetup {
     parent: Pid,
     rlimits: Option<RlimitPlan>,
+    /// Network only, when there is no PID namespace to carry it.
     unshare: Option<CloneFlags>,
+    namespaces: Option<Namespaces>,
+    cgroup: Option<EnterFds>,
     drop_caps: bool,
     landlock: Option<RawFd>,
 }
@@ -49,18 +72,30 @@ pub struct ChildSetup {
 impl ChildSetup {
     /// Runs in the child after fork. Async-signal-safe: system calls only.
     pub fn apply(&self) -> std::io::Result<()> {
+        // A fresh signal state: the runner may block or ignore signals, and
+        // a command must get its SIGTERM.
+        sys::reset_signals()?;
         // Die with the runner; if it already died, do not run at all.
         nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
         if nix::unistd::getppid() != self.parent {
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
+        // Inside the limits before anything else can fork.
+        if let Some(fds) = &self.cgroup {
+            enter_from_child(fds)?;
+        }
+        // Only stdin, stdout and stderr reach the command.
+        sys::cloexec_from(3)?;
         if let Some(plan) = &self.rlimits {
             plan.apply()?;
         }
-        if let Some(flags) = self.unshare {
+        if let Some(namespaces) = &self.namespaces {
+            // Returns only in the command, inside its namespaces.
+            namespaces.enter()?;
+        } else if let Some(flags) = self.unshare {
             network::unshare(flags)?;
         }
-        // After unshare (which needs them as root), before Landlock.
+        // After the namespaces (which need them as root), before Landlock.
         if self.drop_caps {
             super::caps::drop_all()?;
         }
@@ -79,19 +114,24 @@ pub fn prepare(
     grants: &Grants,
     timeout: Duration,
 ) -> Result<Prepared, SandboxError> {
-    let mut prepared = Prepared {
-        layers: Vec::new(),
-        child: ChildSetup {
-            parent: nix::unistd::getpid(),
-            rlimits: None,
-            unshare: None,
-            drop_caps: false,
-            landlock: None,
-        },
-        _ruleset: None,
+    let mut child = ChildSetup {
+        parent: nix::unistd::getpid(),
+        rlimits: None,
+        unshare: None,
+        namespaces: None,
+        cgroup: None,
+        drop_caps: false,
+        landlock: None,
     };
+    let mut layers = Vec::new();
     if policy.mode == SandboxMode::Off {
-        return Ok(prepared);
+        return Ok(Prepared {
+            layers,
+            child: Arc::new(child),
+            exit: None,
+            cgroup: None,
+            _ruleset: None,
+        });
     }
     let required = policy.mode == SandboxMode::Required;
     let probe = probe();
@@ -100,12 +140,41 @@ pub fn prepare(
         reason,
     };
 
+    // Memory and processes of the whole command: a cgroup, or else the
+    // per-process rlimits (weaker: see RlimitPlan::fallback).
+    let mut cgroup = None;
+    let mut fallback = ResourceLimits {
+        memory: None,
+        processes: None,
+        ..policy.limits.clone()
+    };
+    if policy.limits.memory.is_some() || policy.limits.processes.is_some() {
+        let made = cgroup_support()
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|support| {
+                CommandCgroup::create(support, &CgroupLimits::from(&policy.limits))
+                    .map(|cg| (cg, support.layer_name()))
+            });
+        match made {
+            Ok((cg, layer)) => {
+                child.cgroup = Some(cg.enter_fds());
+                cgroup = Some(cg);
+                layers.push(layer.to_string());
+            }
+            Err(reason) if required => return Err(unavailable("cgroup", reason)),
+            Err(_) => fallback = policy.limits.clone(),
+        }
+    }
+
     // Resource limits.
     match &probe.rlimits {
         Ok(()) => {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
             let cpu_default = timeout.as_secs().saturating_add(1).saturating_mul(cores) + 10;
-            prepared.child.rlimits = Some(RlimitPlan::new(&policy.limits, cpu_default));
+            let plan = RlimitPlan::new(&fallback, cpu_default);
+            layers.extend(plan.fallback_layers().iter().map(|l| l.to_string()));
+            child.rlimits = Some(plan);
         }
         Err(reason) if required => return Err(unavailable("rlimits", reason.clone())),
         Err(_) => {}
@@ -113,17 +182,7 @@ pub fn prepare(
 
     // Capabilities: a command started by root keeps none.
     if super::caps::is_root() {
-        prepared.child.drop_caps = true;
-    }
-
-    // Network.
-    let mut tcp_by_landlock = false;
-    if !policy.network {
-        match &probe.network {
-            Ok(kind) => prepared.child.unshare = Some(kind.flags()),
-            Err(reason) if required => return Err(unavailable("network", reason.clone())),
-            Err(_) => tcp_by_landlock = true,
-        }
+        child.drop_caps = true;
     }
 
     // Landlock.
@@ -138,14 +197,26 @@ pub fn prepare(
         Err(reason) if required => return Err(unavailable("landlock", reason.clone())),
         Err(_) => None,
     };
+    let (read, write) = grant_lists(policy, grants);
+    let mut ruleset = None;
     if let Some(abi) = abi {
-        let (read, write) = grant_lists(policy, grants);
         check_denied(&policy.deny, read.iter().chain(&write))?;
-        let fd = landlock::build(&read, &write, !policy.network, required)?;
+        // With the mount layer, the fresh /proc and scratch are mounted on
+        // skeleton directories, whose rules they inherit.
+        let (mut rule_read, mut rule_write) = (read.clone(), write.clone());
+        if private_root_available(policy)
+            && let Some((root, scratch)) = MountPlan::landlock_grants()
+        {
+            rule_read.push(root);
+            if grants.scratch_in_root {
+                rule_write.push(scratch);
+            }
+        }
+        let fd = cached_ruleset(rule_read, rule_write, !policy.network, required)?;
         if let Some(fd) = fd {
-            prepared.child.landlock = Some(landlock::raw(&fd));
-            prepared._ruleset = Some(fd);
-            prepared.layers.push(format!("landlock-abi{abi}"));
+            child.landlock = Some(landlock::raw(&fd));
+            ruleset = Some(fd);
+            layers.push(format!("landlock-abi{abi}"));
         } else if required {
             return Err(unavailable(
                 "landlock",
@@ -153,23 +224,185 @@ pub fn prepare(
             ));
         }
     }
-    if let Some(flags) = prepared.child.unshare {
-        let kind = if flags.contains(CloneFlags::CLONE_NEWUSER) {
-            network::NetIsolation::UserNetNs
-        } else {
-            network::NetIsolation::NetNs
-        };
-        prepared.layers.push(kind.layer_name().to_string());
-    } else if tcp_by_landlock && prepared.child.landlock.is_some() && abi.is_some_and(|a| a >= 4) {
-        prepared.layers.push("landlock-tcp".to_string());
+
+    // PID and mount namespaces, and the network with them.
+    let mut exit = None;
+    let mut net_layer = None;
+    let namespaces_ok = probe
+        .namespaces
+        .clone()
+        .and_then(|()| super::mounts::skeleton().map(|_| ()));
+    match namespaces_ok {
+        Ok(()) => {
+            let mut flags = namespaces::base_flags();
+            let mut netns = None;
+            if !policy.network {
+                // Joining one namespace is much cheaper than making one, but
+                // commands sharing it could reach each other's abstract unix
+                // sockets unless Landlock scopes them (ABI 6+).
+                let scoped = abi.is_some_and(|a| a >= 6);
+                match namespaces::shared_netns().filter(|_| scoped) {
+                    Some(fd) => {
+                        netns = Some(fd);
+                        net_layer = Some("netns");
+                    }
+                    None => {
+                        flags |= libc::CLONE_NEWNET;
+                        net_layer = Some(if flags & libc::CLONE_NEWUSER != 0 {
+                            "userns+netns"
+                        } else {
+                            "netns"
+                        });
+                    }
+                }
+            }
+            let mut mount_grants: Vec<MountGrant> = read
+                .iter()
+                .map(|path| MountGrant {
+                    path: path.clone(),
+                    writable: false,
+                })
+                .collect();
+            mount_grants.extend(write.iter().map(|path| MountGrant {
+                path: path.clone(),
+                writable: true,
+            }));
+            // Unresolved system paths too, so links like /bin -> usr/bin are
+            // recreated.
+            mount_grants.extend(SYSTEM_READ.iter().map(|path| MountGrant {
+                path: PathBuf::from(path),
+                writable: false,
+            }));
+            let mounts = cached_plan(mount_grants, grants.scratch_in_root)?;
+            let page = ExitPage::new().map_err(|e| SandboxError::Setup {
+                layer: "pidns",
+                reason: format!("cannot map the exit page: {e}"),
+            })?;
+            let cwd = grants.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+            child.namespaces = Some(Namespaces {
+                flags,
+                netns,
+                id_maps: (flags & libc::CLONE_NEWUSER != 0).then(IdMaps::identity),
+                mounts,
+                cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(|_| SandboxError::Setup {
+                    layer: "mntns",
+                    reason: "the working directory holds a NUL byte".into(),
+                })?,
+                exit: page.writer(),
+            });
+            exit = Some(page);
+            layers.push("pidns".to_string());
+            layers.push("mntns".to_string());
+        }
+        Err(reason) if required => return Err(unavailable("pidns", reason)),
+        Err(_) => {
+            if grants.scratch_in_root {
+                return Err(SandboxError::Setup {
+                    layer: "mntns",
+                    reason: "a private scratch needs the mount layer, which is unavailable".into(),
+                });
+            }
+            if !policy.network {
+                match &probe.network {
+                    Ok(kind) => {
+                        child.unshare = Some(kind.flags());
+                        net_layer = Some(kind.layer_name());
+                    }
+                    Err(reason) if required => {
+                        return Err(unavailable("network", reason.clone()));
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
     }
-    if prepared.child.rlimits.is_some() {
-        prepared.layers.push("rlimits".to_string());
+    match net_layer {
+        Some(name) => layers.push(name.to_string()),
+        None if !policy.network && child.landlock.is_some() && abi.is_some_and(|a| a >= 4) => {
+            layers.push("landlock-tcp".to_string());
+        }
+        None => {}
     }
-    if prepared.child.drop_caps {
-        prepared.layers.push("nocaps".to_string());
+    if child.rlimits.is_some() {
+        layers.push("rlimits".to_string());
     }
-    Ok(prepared)
+    if child.drop_caps {
+        layers.push("nocaps".to_string());
+    }
+    Ok(Prepared {
+        layers,
+        child: Arc::new(child),
+        exit,
+        cgroup,
+        _ruleset: ruleset,
+    })
+}
+
+/// Whether commands under `policy` get their own root file system (and
+/// so can have their scratch inside it): the sandbox is on and this
+/// machine has PID and mount namespaces.
+pub fn private_root_available(policy: &SandboxPolicy) -> bool {
+    policy.mode != SandboxMode::Off
+        && probe().namespaces.is_ok()
+        && super::mounts::skeleton().is_ok()
+}
+
+/// How many built rulesets and mount plans are kept for reuse: commands of
+/// one attempt share their grants, and a batch runs a few attempts at once.
+const CACHED: usize = 16;
+
+/// A few recently built values, reused while the same key comes back.
+struct Recent<K, V> {
+    entries: Mutex<Vec<(K, V)>>,
+}
+
+impl<K: PartialEq, V: Clone> Recent<K, V> {
+    const fn new() -> Self {
+        Recent {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn get_or_build<E>(&self, key: K, build: impl FnOnce(&K) -> Result<V, E>) -> Result<V, E> {
+        if let Ok(entries) = self.entries.lock()
+            && let Some((_, value)) = entries.iter().find(|(k, _)| *k == key)
+        {
+            return Ok(value.clone());
+        }
+        let value = build(&key)?;
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= CACHED {
+                entries.remove(0);
+            }
+            entries.push((key, value.clone()));
+        }
+        Ok(value)
+    }
+}
+
+/// A Landlock ruleset for these grants (read, write, block TCP, hard),
+/// reused while the same grants come back: building one opens every path.
+fn cached_ruleset(
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    block_tcp: bool,
+    hard: bool,
+) -> Result<Option<Arc<OwnedFd>>, SandboxError> {
+    type Key = (Vec<PathBuf>, Vec<PathBuf>, bool, bool);
+    static CACHE: Recent<Key, Option<Arc<OwnedFd>>> = Recent::new();
+    CACHE.get_or_build(
+        (read, write, block_tcp, hard),
+        |(read, write, tcp, hard)| Ok(landlock::build(read, write, *tcp, *hard)?.map(Arc::new)),
+    )
+}
+
+/// A mount plan for these grants (and a private scratch or not), reused
+/// like rulesets.
+fn cached_plan(grants: Vec<MountGrant>, scratch: bool) -> Result<Arc<MountPlan>, SandboxError> {
+    static CACHE: Recent<(Vec<MountGrant>, bool), Arc<MountPlan>> = Recent::new();
+    CACHE.get_or_build((grants, scratch), |(grants, scratch)| {
+        MountPlan::new(grants, *scratch).map(Arc::new)
+    })
 }
 
 /// Canonical read and write grants, system paths included; paths that do

@@ -14,6 +14,8 @@ pub struct Probe {
     pub landlock_abi: Result<i32, String>,
     pub network: Result<NetIsolation, String>,
     pub rlimits: Result<(), String>,
+    /// PID and mount namespaces (with a user namespace when not root).
+    pub namespaces: Result<(), String>,
 }
 
 /// One line of the doctor's report.
@@ -30,6 +32,7 @@ pub fn probe() -> &'static Probe {
     PROBE.get_or_init(|| Probe {
         landlock_abi: landlock::kernel_abi(),
         network: network::probe(),
+        namespaces: super::namespaces::probe(),
         rlimits: getrlimit(Resource::RLIMIT_CORE)
             .map(|_| ())
             .map_err(|errno| format!("getrlimit failed: {errno}")),
@@ -85,7 +88,27 @@ impl Probe {
                 Err(reason) => reason.clone(),
             },
         };
-        vec![landlock, network, rlimits]
+        let namespaces = |layer: &'static str, what: &str| LayerStatus {
+            layer,
+            available: self.namespaces.is_ok(),
+            detail: match &self.namespaces {
+                Ok(()) => what.to_string(),
+                Err(reason) => reason.clone(),
+            },
+        };
+        vec![
+            landlock,
+            network,
+            rlimits,
+            namespaces(
+                "pidns",
+                "a PID namespace per command: nothing outlives it, other processes are hidden",
+            ),
+            namespaces(
+                "mntns",
+                "a mount namespace per command: only the granted paths exist (no host sockets)",
+            ),
+        ]
     }
 
     /// Layer names `auto` applies with the network off.
@@ -93,6 +116,10 @@ impl Probe {
         let mut layers = Vec::new();
         if let Ok(abi) = self.landlock_abi {
             layers.push(format!("landlock-abi{abi}"));
+        }
+        if self.namespaces.is_ok() {
+            layers.push("pidns".to_string());
+            layers.push("mntns".to_string());
         }
         match (&self.network, &self.landlock_abi) {
             (Ok(kind), _) => layers.push(kind.layer_name().to_string()),

@@ -9,7 +9,7 @@ use super::policy::ResourceLimits;
 /// (an unprivileged process cannot raise them).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RlimitPlan {
-    entries: [Option<(Resource, u64, u64)>; 4],
+    entries: [Option<(Resource, u64, u64)>; 6],
 }
 
 impl RlimitPlan {
@@ -34,8 +34,28 @@ impl RlimitPlan {
                     .map(|v| clamp(Resource::RLIMIT_NOFILE, v, 0)),
                 // SIGXCPU at the soft limit, SIGKILL a few seconds later.
                 Some(clamp(Resource::RLIMIT_CPU, cpu, 5)),
+                // Fallbacks when no cgroup carries `memory` and `processes`:
+                // address space per process, and processes per user (which
+                // does not bind root, so it is not set for root).
+                limits.memory.map(|v| clamp(Resource::RLIMIT_AS, v, 0)),
+                limits
+                    .processes
+                    .filter(|_| !nix::unistd::geteuid().is_root())
+                    .map(|v| clamp(Resource::RLIMIT_NPROC, v, 0)),
             ],
         }
+    }
+
+    /// Names of the fallback layers in the plan, for the outcome.
+    pub(crate) fn fallback_layers(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.entries[4].is_some() {
+            names.push("rlimit-as");
+        }
+        if self.entries[5].is_some() {
+            names.push("rlimit-nproc");
+        }
+        names
     }
 
     /// Applies the plan in the (child) process. Async-signal-safe.

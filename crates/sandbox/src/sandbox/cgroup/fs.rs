@@ -1,0 +1,161 @@
+//! Small reads and writes of cgroup files with as few system calls as
+//! possible: one open, one write or reads into a stack buffer, one close.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Writes `value` with a single write(2), as cgroup files expect.
+pub(crate) fn write(path: &Path, value: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    let written = file.write(value)?;
+    if written == value.len() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write to {}", path.display()),
+        ))
+    }
+}
+
+/// Like [`write`], adding the path to the error.
+pub(crate) fn write_value(path: &Path, value: &[u8]) -> Result<(), String> {
+    write(path, value).map_err(|err| {
+        format!(
+            "failed to write `{}` to {}: {err}",
+            String::from_utf8_lossy(value).trim(),
+            path.display()
+        )
+    })
+}
+
+/// A small text file (at most 4 KiB are kept), e.g. `freezer.state`.
+pub(crate) fn read_small(path: &Path) -> io::Result<String> {
+    let mut file = File::open(path)?;
+    read_from(&mut file)
+}
+
+/// Reads what `file` holds from its current offset, up to 4 KiB.
+pub(crate) fn read_from(file: &mut File) -> io::Result<String> {
+    let mut buf = [0u8; 4096];
+    let mut len = 0;
+    while let Some(rest) = buf.get_mut(len..)
+        && !rest.is_empty()
+    {
+        match file.read(rest) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(String::from_utf8_lossy(buf.get(..len).unwrap_or_default()).into_owned())
+}
+
+/// The number after `key ` in a flat-keyed file such as `memory.events`.
+pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(' ')?;
+        if name == key {
+            value.trim().parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Calls `each` with every pid listed in a `cgroup.procs` file, streaming
+/// through a stack buffer (the list can be long).
+pub(crate) fn for_each_pid(procs: &Path, mut each: impl FnMut(i32)) -> io::Result<()> {
+    let mut file = File::open(procs)?;
+    let mut buf = [0u8; 4096];
+    let mut current: Option<i32> = None;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        for byte in buf.iter().take(n) {
+            match byte {
+                b'0'..=b'9' => {
+                    let digit = i32::from(byte - b'0');
+                    current = Some(
+                        current
+                            .unwrap_or(0)
+                            .saturating_mul(10)
+                            .saturating_add(digit),
+                    );
+                }
+                _ => {
+                    if let Some(pid) = current.take() {
+                        each(pid);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(pid) = current {
+        each(pid);
+    }
+    Ok(())
+}
+
+/// Short sleeps that grow from 50 µs to 5 ms, until `deadline`; only used
+/// on slow paths (a cgroup that still holds processes after a kill), where
+/// cgroup v1 offers nothing to wait on.
+pub(crate) struct Backoff {
+    deadline: Instant,
+    step: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn new(budget: Duration) -> Backoff {
+        Backoff {
+            deadline: Instant::now() + budget,
+            step: Duration::from_micros(50),
+        }
+    }
+
+    /// Sleeps one step; `false` once the deadline has passed.
+    pub(crate) fn wait(&mut self) -> bool {
+        let now = Instant::now();
+        if now >= self.deadline {
+            return false;
+        }
+        std::thread::sleep(self.step.min(self.deadline - now));
+        self.step = (self.step * 2).min(Duration::from_millis(5));
+        true
+    }
+
+    pub(crate) fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_values() {
+        let events = "low 0\nhigh 3\nmax 9\noom 1\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(keyed_value(events, "oom_kill"), Some(2));
+        assert_eq!(keyed_value(events, "oom"), Some(1));
+        assert_eq!(keyed_value(events, "absent"), None);
+    }
+
+    #[test]
+    fn pids_are_streamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cgroup.procs");
+        let text: String = (1..3000).map(|pid| format!("{pid}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let mut seen = Vec::new();
+        for_each_pid(&path, |pid| seen.push(pid)).unwrap();
+        assert_eq!(seen, (1..3000).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,217 @@
+//! The namespace layers: each command in its own PID namespace (with a
+//! tiny init) and mount namespace, joining a network namespace without
+//! any interface up.
+//!
+//! The chain, all between fork and exec of the runner's child:
+//!
+//! 1. The runner's child (the *waiter*, leader of the command's process
+//!    group) unshares the PID and mount namespaces and forks. It blocks
+//!    every signal, closes every descriptor, waits for its child and exits.
+//! 2. That child is the namespace's *init* (PID 1). It builds the
+//!    command's root file system ([`MountPlan`]), forks the command, closes
+//!    every descriptor and reaps until the command ends; then it reports
+//!    the command's status on the [`ExitPage`](super::ExitPage) and exits.
+//!    When PID 1 of a namespace exits, the kernel kills everything left in
+//!    it: `setsid` and double-fork daemons die with their command.
+//! 3. The command (PID 2) unblocks signals and goes on with the other
+//!    layers (capabilities, Landlock), then exec.
+//!
+//! A timeout's SIGTERM to the group reaches the command itself (the waiter
+//! and init have it blocked); the SIGKILL after the grace kills the waiter
+//! and init, and with init the whole namespace. If the runner dies, the
+//! waiter gets SIGKILL (parent-death signal), and so does init after it.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, OnceLock};
+
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Uid};
+
+use super::exit_page::PageWriter;
+use super::mounts::MountPlan;
+use super::sys;
+
+/// Namespaces a command enters, decided in the runner.
+#[derive(Debug)]
+pub(crate) struct Namespaces {
+    /// CLONE_* flags for unshare(2) in the waiter.
+    pub flags: libc::c_int,
+    /// A network namespace to join instead of making one.
+    pub netns: Option<RawFd>,
+    /// `/proc/self/{setgroups,uid_map,gid_map}` contents for a user
+    /// namespace (unprivileged runners).
+    pub id_maps: Option<IdMaps>,
+    pub mounts: Arc<MountPlan>,
+    /// The command's working directory, entered inside its root.
+    pub cwd: CString,
+    pub exit: PageWriter,
+}
+
+#[derive(Debug)]
+pub(crate) struct IdMaps {
+    uid_map: CString,
+    gid_map: CString,
+}
+
+impl IdMaps {
+    /// Maps the runner's own ids to themselves.
+    pub(crate) fn identity() -> IdMaps {
+        let uid = nix::unistd::getuid().as_raw();
+        let gid = nix::unistd::getgid().as_raw();
+        IdMaps {
+            uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
+            gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
+        }
+    }
+
+    fn write(&self) -> std::io::Result<()> {
+        sys::write_file(c"/proc/self/setgroups", b"deny")?;
+        sys::write_file(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
+        sys::write_file(c"/proc/self/gid_map", self.gid_map.as_bytes())
+    }
+}
+
+/// The flags a command's namespaces need on this machine (no network).
+pub(crate) fn base_flags() -> libc::c_int {
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+    if !Uid::effective().is_root() {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    flags
+}
+
+/// Whether PID and mount namespaces can be made here, by trying in a
+/// short-lived forked child.
+pub(crate) fn probe() -> Result<(), String> {
+    let flags = base_flags();
+    // SAFETY: the child only makes system calls (unshare, mount, _exit),
+    // all async-signal-safe, so forking a multi-threaded process is sound.
+    match unsafe { nix::unistd::fork() } {
+        Err(errno) => Err(format!("cannot fork to probe: {errno}")),
+        Ok(ForkResult::Child) => {
+            let code = match sys::unshare(flags)
+                .and_then(|()| sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None))
+            {
+                Ok(()) => 0,
+                Err(e) => e.raw_os_error().unwrap_or(1),
+            };
+            sys::exit(code)
+        }
+        Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, 0)) => Ok(()),
+            Ok(WaitStatus::Exited(_, code)) => Err(format!(
+                "unshare(pid, mount) failed: {}{}",
+                nix::errno::Errno::from_raw(code).desc(),
+                if flags & libc::CLONE_NEWUSER != 0 {
+                    " (unprivileged user namespaces may be disabled)"
+                } else {
+                    ""
+                }
+            )),
+            Ok(other) => Err(format!("probe child ended oddly: {other:?}")),
+            Err(errno) => Err(format!("cannot wait for the probe child: {errno}")),
+        },
+    }
+}
+
+/// One network namespace, shared by the commands of this process: only a
+/// loopback interface, down. Made once (a namespace costs about a
+/// millisecond to create and more to tear down) on a short-lived thread, so
+/// the runner itself never changes namespace. Root only: joining needs
+/// CAP_SYS_ADMIN.
+pub(crate) fn shared_netns() -> Option<RawFd> {
+    static NETNS: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    NETNS
+        .get_or_init(|| {
+            if !Uid::effective().is_root() {
+                return None;
+            }
+            std::thread::spawn(|| {
+                nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).ok()?;
+                nix::fcntl::open(
+                    "/proc/thread-self/ns/net",
+                    nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+                    nix::sys::stat::Mode::empty(),
+                )
+                .ok()
+            })
+            .join()
+            .ok()
+            .flatten()
+        })
+        .as_ref()
+        .map(AsRawFd::as_raw_fd)
+}
+
+impl Namespaces {
+    /// Runs in the runner's child. Returns only in the command (PID 2 of
+    /// the new namespace); the waiter and init never return.
+    pub(crate) fn enter(&self) -> std::io::Result<()> {
+        if let Some(fd) = self.netns {
+            sys::setns(fd, libc::CLONE_NEWNET)?;
+        }
+        sys::unshare(self.flags)?;
+        if let Some(maps) = &self.id_maps {
+            maps.write()?;
+        }
+        // Init learns through this pipe whether the waiter is still there.
+        let mut alive = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        sys::set_mask(libc::SIG_SETMASK, true)?;
+        let init = sys::fork()?;
+        if init > 0 {
+            // The waiter: keep only the write end, so init sees it go.
+            sys::close_all_but(alive[1]);
+            let _ = sys::wait(init, false);
+            sys::exit(0);
+        }
+        // Init (PID 1).
+        sys::set_parent_death_signal()?;
+        // SAFETY: closing this process's copy of the pipe's write end.
+        unsafe { libc::close(alive[1]) };
+        if sys::pipe_hung_up(alive[0]) {
+            sys::exit(1); // the waiter died before the death signal was set
+        }
+        self.mounts.apply(&self.cwd)?;
+        let command = sys::fork()?;
+        if command == 0 {
+            // SAFETY: closing this process's copy of the pipe's read end.
+            unsafe { libc::close(alive[0]) };
+            sys::set_mask(libc::SIG_SETMASK, false)?;
+            return Ok(());
+        }
+        sys::close_all_but(-1);
+        init_loop(command, self.exit)
+    }
+}
+
+/// PID 1's life: reap every child; when the command ends, report its
+/// status and whether anything else was still alive, and exit (which kills
+/// the rest of the namespace). Signals are all blocked and only wake it.
+fn init_loop(command: libc::pid_t, exit: PageWriter) -> ! {
+    loop {
+        sys::wait_any_signal();
+        loop {
+            match sys::wait(-1, true) {
+                Ok((0, _)) => break,
+                Ok((pid, status)) if pid == command => {
+                    let leaked = loop {
+                        match sys::wait(-1, true) {
+                            Ok((0, _)) => break true,
+                            Ok(_) => continue,
+                            Err(_) => break false,
+                        }
+                    };
+                    exit.store(status, leaked);
+                    sys::exit(0);
+                }
+                Ok(_) => continue,
+                Err(_) => break,
+            }
+        }
+    }
+}
