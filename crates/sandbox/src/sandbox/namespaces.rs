@@ -66,9 +66,15 @@ impl IdMaps {
     }
 
     fn write(&self) -> std::io::Result<()> {
-        sys::write_file(c"/proc/self/setgroups", b"deny")?;
-        sys::write_file(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
-        sys::write_file(c"/proc/self/gid_map", self.gid_map.as_bytes())
+        // A non-dumpable process's /proc files belong to root, so the
+        // runner's protection must be lifted for the three writes (the
+        // command, in its own PID namespace, cannot see this process).
+        sys::set_dumpable(true)?;
+        let written = sys::write_file(c"/proc/self/setgroups", b"deny")
+            .and_then(|()| sys::write_file(c"/proc/self/uid_map", self.uid_map.as_bytes()))
+            .and_then(|()| sys::write_file(c"/proc/self/gid_map", self.gid_map.as_bytes()));
+        sys::set_dumpable(false)?;
+        written
     }
 }
 

@@ -172,9 +172,7 @@ pub fn prepare(
         Ok(()) => {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
             let cpu_default = timeout.as_secs().saturating_add(1).saturating_mul(cores) + 10;
-            let plan = RlimitPlan::new(&fallback, cpu_default);
-            layers.extend(plan.fallback_layers().iter().map(|l| l.to_string()));
-            child.rlimits = Some(plan);
+            child.rlimits = Some(RlimitPlan::new(&fallback, cpu_default));
         }
         Err(reason) if required => return Err(unavailable("rlimits", reason.clone())),
         Err(_) => {}
@@ -197,7 +195,7 @@ pub fn prepare(
         Err(reason) if required => return Err(unavailable("landlock", reason.clone())),
         Err(_) => None,
     };
-    let (read, write) = grant_lists(policy, grants);
+    let (read, write) = cached_grant_lists(policy, grants);
     let mut ruleset = None;
     if let Some(abi) = abi {
         check_denied(&policy.deny, read.iter().chain(&write))?;
@@ -323,8 +321,9 @@ pub fn prepare(
         }
         None => {}
     }
-    if child.rlimits.is_some() {
+    if let Some(plan) = &child.rlimits {
         layers.push("rlimits".to_string());
+        layers.extend(plan.fallback_layers().iter().map(|l| l.to_string()));
     }
     if child.drop_caps {
         layers.push("nocaps".to_string());
@@ -403,6 +402,26 @@ fn cached_plan(grants: Vec<MountGrant>, scratch: bool) -> Result<Arc<MountPlan>,
     CACHE.get_or_build((grants, scratch), |(grants, scratch)| {
         MountPlan::new(grants, *scratch).map(Arc::new)
     })
+}
+
+/// [`grant_lists`], reused while the same grants come back (resolving
+/// them walks every path, link by link). Grants are the runner's choice
+/// (system, toolchain, workspace), never a command's.
+fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    type Key = [Vec<PathBuf>; 4];
+    static CACHE: Recent<Key, (Vec<PathBuf>, Vec<PathBuf>)> = Recent::new();
+    let key = [
+        grants.read.clone(),
+        grants.write.clone(),
+        policy.readable.clone(),
+        policy.writable.clone(),
+    ];
+    let built: Result<_, std::convert::Infallible> =
+        CACHE.get_or_build(key, |_| Ok(grant_lists(policy, grants)));
+    match built {
+        Ok(lists) => lists,
+        Err(never) => match never {},
+    }
 }
 
 /// Canonical read and write grants, system paths included; paths that do

@@ -108,12 +108,34 @@ impl Probe {
                 "mntns",
                 "a mount namespace per command: only the granted paths exist (no host sockets)",
             ),
+            match super::cgroup::cgroup_support() {
+                Ok(support) => LayerStatus {
+                    layer: "cgroup",
+                    available: true,
+                    detail: support.describe(),
+                },
+                Err(reason) => LayerStatus {
+                    layer: "cgroup",
+                    available: false,
+                    detail: format!(
+                        "{reason}; memory and processes fall back to per-process rlimits"
+                    ),
+                },
+            },
+            LayerStatus {
+                layer: "seccomp",
+                available: false,
+                detail: "not used: the mount namespace hides host unix sockets instead".into(),
+            },
         ]
     }
 
     /// Layer names `auto` applies with the network off.
     pub fn auto_layers(&self) -> Vec<String> {
         let mut layers = Vec::new();
+        if let Ok(support) = super::cgroup::cgroup_support() {
+            layers.push(support.layer_name().to_string());
+        }
         if let Ok(abi) = self.landlock_abi {
             layers.push(format!("landlock-abi{abi}"));
         }

@@ -251,6 +251,22 @@ pub(crate) fn setns(fd: libc::c_int, kind: libc::c_int) -> Result<()> {
     check(unsafe { libc::setns(fd, kind) }.into())
 }
 
+pub(crate) fn set_dumpable(dumpable: bool) -> Result<()> {
+    // SAFETY: prctl with integer arguments.
+    check(
+        unsafe {
+            libc::prctl(
+                libc::PR_SET_DUMPABLE,
+                libc::c_ulong::from(dumpable),
+                0,
+                0,
+                0,
+            )
+        }
+        .into(),
+    )
+}
+
 pub(crate) fn set_parent_death_signal() -> Result<()> {
     // SAFETY: prctl with integer arguments.
     check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }.into())
