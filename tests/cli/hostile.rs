@@ -97,6 +97,8 @@ fn main() {
         format!("manifest_dir={manifest_dir}"),
         format!("tmp_write={}", attempt(std::fs::write(format!("/tmp/{MARKER}"), "planted"))),
         format!("home_env={home}"),
+        // Left by an earlier command (verify, for the acceptance run)?
+        format!("home_stale={}", std::path::Path::new(&format!("{home}/{MARKER}")).exists()),
         format!("home_env_write={}", attempt(std::fs::write(format!("{home}/{MARKER}"), "planted"))),
         format!("real_home_write={}", attempt(std::fs::write(format!("{REAL_HOME}/{MARKER}"), "planted"))),
         format!(
@@ -461,8 +463,15 @@ fn hostile_job(scan_proc: bool) {
             dir.display()
         );
         homes.push(report["home_env"].clone());
+        // Each command gets a fresh HOME (a new directory, or a new tmpfs
+        // at the same path inside its own root): nothing an earlier
+        // command left there is visible.
+        assert_eq!(
+            report["home_stale"], "false",
+            "a HOME was shared between commands in {}",
+            dir.display()
+        );
     }
-    assert_ne!(homes[0], homes[1], "verify and acceptance shared a HOME");
     for home in &homes {
         assert!(
             !Path::new(home).exists(),

@@ -97,7 +97,12 @@ fn writes_outside_the_workspace_fail() {
     let report = text(&out);
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert!(!outside.exists(), "a write escaped the workspace: {report}");
-    assert_eq!(report.matches("Permission denied").count(), 3, "{report}");
+    // Refused by Landlock, or not there at all in the command's own root.
+    let refused = ["Permission denied", "No such file", "Directory nonexistent"]
+        .iter()
+        .map(|why| report.matches(why).count())
+        .sum::<usize>();
+    assert_eq!(refused, 3, "{report}");
     assert!(l.ws.join("inside").exists());
     assert!(l.ws.join("link").is_symlink());
 }
@@ -119,7 +124,10 @@ fn a_sibling_directory_is_not_readable() {
         let report = text(&out);
         assert_eq!(out.status.code(), Some(1), "{argv:?}: {report}");
         assert!(!report.contains("top secret"), "{report}");
-        assert!(report.contains("Permission denied"), "{report}");
+        assert!(
+            report.contains("Permission denied") || report.contains("No such file"),
+            "{report}"
+        );
     }
     // The same read works without the sandbox, so the test is meaningful.
     let out = exec(&l.ws, "off", &["cat", "../sibling/secret.txt"]);
