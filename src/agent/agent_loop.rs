@@ -387,6 +387,7 @@ fn act(
             Err(
                 e @ (PathRefusal::NotFound(_)
                 | PathRefusal::IsDirectory(_)
+                | PathRefusal::NotRegular { .. }
                 | PathRefusal::NotText { .. }),
             ) => Step::Observe {
                 observation: format!("read_file failed: {e}"),
@@ -423,7 +424,11 @@ fn act(
                     invalid: None,
                 }
             }
-            Err(e @ PathRefusal::Io { .. }) => Step::Observe {
+            Err(
+                e @ (PathRefusal::Io { .. }
+                | PathRefusal::NotRegular { .. }
+                | PathRefusal::TooLarge { .. }),
+            ) => Step::Observe {
                 observation: format!("write_file failed: {e}"),
                 invalid: None,
             },
@@ -449,6 +454,8 @@ fn act(
                 e @ (PathRefusal::Occurrences { .. }
                 | PathRefusal::NotFound(_)
                 | PathRefusal::NotText { .. }
+                | PathRefusal::NotRegular { .. }
+                | PathRefusal::TooLarge { .. }
                 | PathRefusal::Io { .. }),
             ) => Step::Observe {
                 observation: format!("replace_text failed: {e}"),
@@ -590,6 +597,7 @@ pub fn command_event(step: u32, role: &str, out: &ExecOutcome) -> Event {
         truncated: out.truncated(),
         timed_out: out.timed_out,
         cancelled: out.cancelled,
+        oom: out.oom,
         sandbox: out.sandbox_layers.clone(),
     }
 }
@@ -636,7 +644,9 @@ fn verify(
 
 /// What the model sees of a command: status line and captured output.
 pub fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
-    let status = if out.timed_out {
+    let status = if out.oom {
+        "was killed: out of memory (it hit the command's memory limit)".to_string()
+    } else if out.timed_out {
         "timed out".to_string()
     } else if out.cancelled {
         "was cancelled".to_string()

@@ -237,6 +237,8 @@ pub enum DecisionError {
         field: String,
         allowed: String,
     },
+    #[error("the reply is {bytes} bytes, too long to read as a decision")]
+    TooLarge { bytes: usize },
 }
 
 /// The JSON type name of a value, for messages.

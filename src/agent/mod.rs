@@ -11,12 +11,15 @@ mod agent_loop;
 mod decision;
 mod parse;
 mod prompt;
+mod scan;
 mod schema;
 mod transcript;
 mod workspace;
 
 #[cfg(test)]
 mod parse_tests;
+#[cfg(test)]
+mod scan_tests;
 
 pub use agent_loop::{
     AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder,

@@ -11,11 +11,16 @@
 //!
 //! Refused: an empty reply, no object, malformed JSON (with line:column in
 //! the reply), a reply holding two or more decisions, an unknown kind, a
-//! missing or unknown field, and a field of the wrong type.
+//! missing or unknown field, a field of the wrong type, and a reply over
+//! 2 GiB.
+//!
+//! Parsing takes time linear in the reply's size, whatever its shape (see
+//! `scan.rs` for how objects are found in prose).
 
 use serde_json::Value;
 
 use super::decision::{Decision, DecisionError, decision_from_object, json_type};
+use super::scan::scan_objects;
 
 /// How many times a reply that is a JSON string is unwrapped.
 const MAX_STRING_NESTING: usize = 2;
@@ -45,21 +50,14 @@ fn parse_nested(text: &str, depth: usize) -> Result<Decision, DecisionError> {
             }),
         };
     }
-    let scan = scan_objects(text);
+    let Some(scan) = scan_objects(text) else {
+        return Err(DecisionError::TooLarge { bytes: text.len() });
+    };
     let with_kind: Vec<&Value> = scan.objects.iter().filter(|v| has_kind(v)).collect();
     // A malformed object that names a kind, apart from the good ones, is
     // a second decision too: taking only the first would drop a step the
     // model believes it asked for.
-    let broken = scan
-        .broken_with_kind
-        .iter()
-        .filter(|b| {
-            !scan
-                .spans
-                .iter()
-                .any(|s| b.start <= s.start && s.end <= b.end)
-        })
-        .count();
+    let broken = scan.broken_alone();
     let count = with_kind.len() + if with_kind.is_empty() { 0 } else { broken };
     match (with_kind.as_slice(), scan.objects.first(), scan.first_error) {
         ([Value::Object(object)], _, _) if count == 1 => decision_from_object(object),
@@ -74,70 +72,10 @@ fn has_kind(value: &Value) -> bool {
     value.get("kind").is_some()
 }
 
-/// Every top-level JSON object found in prose, and the error of the first
-/// `{...}` that looked like one but was not valid JSON.
-#[derive(Debug, Default)]
-struct Scan {
-    objects: Vec<Value>,
-    /// Byte spans of `objects` in the reply.
-    spans: Vec<std::ops::Range<usize>>,
-    /// Spans of `{...}` that were not valid JSON but mention `"kind"`.
-    broken_with_kind: Vec<std::ops::Range<usize>>,
-    first_error: Option<DecisionError>,
-}
-
-fn scan_objects(text: &str) -> Scan {
-    let mut scan = Scan::default();
-    let mut from = 0;
-    while let Some(start) = text
-        .get(from..)
-        .and_then(|rest| rest.find('{'))
-        .map(|i| from + i)
-    {
-        let Some(end) = balanced_end(text, start) else {
-            if scan.first_error.is_none() {
-                let (line, column) = line_col(text, start);
-                scan.first_error = Some(DecisionError::Json {
-                    line,
-                    column,
-                    message: "this object is never closed".to_string(),
-                });
-            }
-            from = start + 1;
-            continue;
-        };
-        let candidate = text.get(start..=end).unwrap_or_default();
-        match lenient_json(candidate) {
-            Ok(value) => {
-                scan.objects.push(value);
-                scan.spans.push(start..end + 1);
-                from = end + 1;
-            }
-            Err(err) => {
-                if candidate.contains("\"kind\"") {
-                    scan.broken_with_kind.push(start..end + 1);
-                }
-                if scan.first_error.is_none() {
-                    let offset = start + offset_of(candidate, err.line(), err.column());
-                    let (line, column) = line_col(text, offset);
-                    scan.first_error = Some(DecisionError::Json {
-                        line,
-                        column,
-                        message: strip_position(&err.to_string()),
-                    });
-                }
-                // A stray `{` in prose: look again just after it.
-                from = start + 1;
-            }
-        }
-    }
-    scan
-}
-
 /// Parses JSON, forgiving trailing commas and raw control characters in
 /// strings. The error, if any, is the one for the text as sent (commas
 /// aside), so its position points into the reply.
-fn lenient_json(text: &str) -> Result<Value, serde_json::Error> {
+pub(super) fn lenient_json(text: &str) -> Result<Value, serde_json::Error> {
     let text = remove_trailing_commas(text);
     serde_json::from_str(&text)
         .or_else(|err| serde_json::from_str(&escape_controls_in_strings(&text)).map_err(|_| err))
@@ -177,37 +115,6 @@ fn escape_controls_in_strings(text: &str) -> String {
     out
 }
 
-/// The byte index of the `}` closing the object opened at `start`, skipping
-/// braces inside strings.
-fn balanced_end(text: &str, start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, byte) in text.bytes().enumerate().skip(start) {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Replaces a comma that only precedes `}` or `]` (outside strings) with a
 /// space, so byte offsets stay the same for error positions.
 fn remove_trailing_commas(text: &str) -> String {
@@ -243,7 +150,7 @@ fn remove_trailing_commas(text: &str) -> String {
 }
 
 /// Byte offset of serde_json's 1-based (line, column) in `text`.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
+pub(super) fn offset_of(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text
         .split_inclusive('\n')
         .take(line.saturating_sub(1))
@@ -253,7 +160,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -263,7 +170,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// serde_json appends " at line L column C"; the position is reported
 /// separately, relative to the whole reply.
-fn strip_position(message: &str) -> String {
+pub(super) fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(cut) => message.get(..cut).unwrap_or(message).to_string(),
         None => message.to_string(),

@@ -2,23 +2,34 @@
 //! action a model may ask for, contained in it.
 //!
 //! A path from a model is refused when it is empty, absolute, has a `..` or
-//! `.git` component, or resolves (through any symlink) outside the
-//! workspace or to a different place than it names; writes are also refused
-//! through a symlink and outside the `editable` globs. Writes are atomic
-//! (temporary file + rename); reads are capped.
+//! `.git` component, or is or passes through a symlink; writes are also
+//! refused outside the `editable` globs. Every action goes through the
+//! workspace's root descriptor, opened once ([`crate::beneath`]): a path is
+//! resolved once, beneath the root, through no symlink, and what is checked
+//! is the descriptor then used, so a process swapping a directory for a
+//! symlink cannot redirect a read or a write outside. Only regular files are
+//! read or replaced (a FIFO, socket or device is refused without blocking);
+//! reads are capped on the descriptor's size; writes are atomic (a temporary
+//! file renamed within the parent directory's descriptor, which replaces a
+//! symlink at the name rather than following it).
 
-use std::fs;
-use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use crate::beneath::{self, AtPath, Dir, Error as Beneath, Found, Kind, Step, Visitor};
 use crate::hash::short_hash;
 
 /// Directories never listed (still readable by path if not `.git`).
 const SKIP_IN_LISTINGS: &[&str] = &[".git", "target"];
 /// Entries returned by one `list_files`.
 pub const LIST_LIMIT: usize = 500;
+/// Largest file `replace_text` reads, and largest existing file `write_file`
+/// replaces (its hash goes into the log).
+pub const EDIT_CAP: u64 = 16 * 1024 * 1024;
+/// Permission bits of a file `write_file` creates.
+const NEW_FILE_MODE: u32 = 0o644;
 
 /// Why a file action was refused; shown to the model as an observation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,9 +42,9 @@ pub enum PathRefusal {
     ParentDir(String),
     #[error("path {0:?} is inside .git, which is off limits")]
     Git(String),
-    #[error("path {0:?} resolves outside the workspace (through a symlink)")]
-    Escapes(String),
-    #[error("path {0:?} is a symlink; writes through symlinks are refused")]
+    #[error(
+        "path {0:?} is or passes through a symlink; symlinks in the workspace are never followed"
+    )]
     Symlink(String),
     #[error("path {0:?} is not editable; editable globs: {1}")]
     NotEditable(String, String),
@@ -43,8 +54,14 @@ pub enum PathRefusal {
     IsDirectory(String),
     #[error("path {0:?} is not a directory")]
     NotDirectory(String),
-    #[error("path {0:?} is not a regular file")]
-    NotRegular(String),
+    #[error(
+        "path {0:?} changed while it was being opened (something in the workspace is replacing it)"
+    )]
+    Changed(String),
+    #[error("path {path:?} is {kind}, not a regular file")]
+    NotRegular { path: String, kind: &'static str },
+    #[error("{path:?} is {size} bytes, over the {cap}-byte cap of this action")]
+    TooLarge { path: String, size: u64, cap: u64 },
     #[error(
         "expected text occurs {count} times in {path:?}; replace_text needs exactly one occurrence"
     )]
@@ -66,6 +83,11 @@ pub enum WorkspaceError {
     Copy {
         from: PathBuf,
         to: PathBuf,
+        source: AtPath,
+    },
+    #[error("failed to open the workspace {}: {source}", .path.display())]
+    Open {
+        path: PathBuf,
         source: std::io::Error,
     },
     #[error("invalid editable glob {glob:?}: {message}")]
@@ -90,10 +112,12 @@ pub struct FileText {
     pub truncated: bool,
 }
 
-/// A workspace rooted at a canonical directory.
+/// A workspace: its canonical path (where commands run) and a descriptor on
+/// it, opened once, through which every file action goes.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<Dir>,
     editable: GlobSet,
     editable_rules: Vec<String>,
 }
@@ -126,32 +150,44 @@ impl Workspace {
         dest: &Path,
         editable: &[String],
     ) -> Result<Workspace, WorkspaceError> {
-        let copy_err = |source_err| WorkspaceError::Copy {
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| WorkspaceError::Open {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let dir = copy_tree(source, dest).map_err(|source_err| WorkspaceError::Copy {
             from: source.to_path_buf(),
             to: dest.to_path_buf(),
             source: source_err,
-        };
-        if let Some(parent) = dest.parent() {
-            fs::create_dir_all(parent).map_err(copy_err)?;
-        }
-        copy_tree(source, dest).map_err(copy_err)?;
-        Workspace::open(dest, editable)
+        })?;
+        Workspace::with_dir(dest, dir, editable)
     }
 
     /// Opens an existing directory as a workspace.
     pub fn open(root: &Path, editable: &[String]) -> Result<Workspace, WorkspaceError> {
-        let root = root.canonicalize().map_err(|source| WorkspaceError::Copy {
-            from: root.to_path_buf(),
-            to: root.to_path_buf(),
+        let dir = Dir::open(root).map_err(|source| WorkspaceError::Open {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Workspace::with_dir(root, dir, editable)
+    }
+
+    fn with_dir(root: &Path, dir: Dir, editable: &[String]) -> Result<Workspace, WorkspaceError> {
+        let root = root.canonicalize().map_err(|source| WorkspaceError::Open {
+            path: root.to_path_buf(),
             source,
         })?;
         Ok(Workspace {
             root,
+            dir: Arc::new(dir),
             editable: editable_set(editable)?,
             editable_rules: editable.to_vec(),
         })
     }
 
+    /// The workspace's canonical path, for running commands in it. File
+    /// actions never use it: they go through the root descriptor.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -176,6 +212,7 @@ impl Workspace {
                 Component::ParentDir => return Err(PathRefusal::ParentDir(raw.to_string())),
                 Component::CurDir => {}
                 Component::Normal(part) => {
+                    // `raw` is a str, so every component is UTF-8.
                     let part = part.to_string_lossy();
                     if part == ".git" {
                         return Err(PathRefusal::Git(raw.to_string()));
@@ -187,61 +224,11 @@ impl Workspace {
         Ok(parts.join("/"))
     }
 
-    /// Resolves an existing path for reading; it must resolve inside the
-    /// workspace, through whatever symlinks.
-    fn resolve_existing(&self, raw: &str) -> Result<(String, PathBuf), PathRefusal> {
-        let rel = self.normalize(raw)?;
-        let joined = self.root.join(&rel);
-        let real = match joined.canonicalize() {
-            Ok(real) => real,
-            Err(_) if joined.symlink_metadata().is_ok() => {
-                return Err(PathRefusal::Escapes(raw.to_string()));
-            }
-            Err(_) => return Err(PathRefusal::NotFound(raw.to_string())),
-        };
-        if !real.starts_with(&self.root) {
-            return Err(PathRefusal::Escapes(raw.to_string()));
-        }
-        if real
-            .strip_prefix(&self.root)
-            .is_ok_and(|r| r.components().any(|c| c.as_os_str() == ".git"))
-        {
-            return Err(PathRefusal::Git(raw.to_string()));
-        }
-        Ok((rel, real))
-    }
-
-    /// Resolves a path for writing: not a symlink, parent directories (the
-    /// existing ones) resolve to exactly the place the path names, and the
-    /// path is editable.
-    fn resolve_for_write(&self, raw: &str) -> Result<(String, PathBuf), PathRefusal> {
+    /// The lexical checks of a write: a file path, editable.
+    fn normalize_for_write(&self, raw: &str) -> Result<String, PathRefusal> {
         let rel = self.normalize(raw)?;
         if rel.is_empty() {
             return Err(PathRefusal::IsDirectory(raw.to_string()));
-        }
-        let target = self.root.join(&rel);
-        // Every existing prefix must be a real directory (no symlinked
-        // directories), so the editable check applies to the real location.
-        let mut prefix = self.root.clone();
-        let components: Vec<&str> = rel.split('/').collect();
-        for (i, part) in components.iter().enumerate() {
-            prefix.push(part);
-            let Ok(meta) = prefix.symlink_metadata() else {
-                break;
-            };
-            if meta.file_type().is_symlink() {
-                return Err(if i + 1 == components.len() {
-                    PathRefusal::Symlink(raw.to_string())
-                } else {
-                    PathRefusal::Escapes(raw.to_string())
-                });
-            }
-            if i + 1 < components.len() && !meta.is_dir() {
-                return Err(PathRefusal::NotDirectory(raw.to_string()));
-            }
-            if i + 1 == components.len() && meta.is_dir() {
-                return Err(PathRefusal::IsDirectory(raw.to_string()));
-            }
         }
         if !self.is_editable(&rel) {
             return Err(PathRefusal::NotEditable(
@@ -249,39 +236,42 @@ impl Workspace {
                 self.editable_rules.join(", "),
             ));
         }
-        Ok((rel, target))
+        Ok(rel)
     }
 
     /// The containment checks of a read or a listing, without reading: a
     /// path that does not exist passes (acting on it reports that).
     pub fn check_read(&self, raw: &str) -> Result<(), PathRefusal> {
         let raw = if raw.trim().is_empty() { "." } else { raw };
-        match self.resolve_existing(raw) {
-            Ok(_) | Err(PathRefusal::NotFound(_)) => Ok(()),
-            Err(e) => Err(e),
+        let rel = self.normalize(raw)?;
+        match self.dir.kind(Path::new(&rel)) {
+            Ok(Kind::Symlink) => Err(PathRefusal::Symlink(raw.to_string())),
+            Err(Beneath::Symlink | Beneath::Escapes) => Err(PathRefusal::Symlink(raw.to_string())),
+            _ => Ok(()),
         }
     }
 
-    /// The checks of a write, without writing.
+    /// The checks of a write, without writing: the path is editable, and
+    /// what exists of it is no symlink and no directory. The write checks
+    /// again on the descriptors it uses.
     pub fn check_write(&self, raw: &str) -> Result<(), PathRefusal> {
-        self.resolve_for_write(raw).map(|_| ())
+        let rel = self.normalize_for_write(raw)?;
+        match self.dir.kind(Path::new(&rel)) {
+            Ok(Kind::Symlink) => Err(PathRefusal::Symlink(raw.to_string())),
+            Ok(Kind::Dir) => Err(PathRefusal::IsDirectory(raw.to_string())),
+            Ok(_) | Err(Beneath::NotFound) => Ok(()),
+            Err(e) => Err(refusal(raw, &rel, "check", e)),
+        }
     }
 
     /// Reads a file, keeping at most `cap` bytes.
     pub fn read(&self, raw: &str, cap: usize) -> Result<FileText, PathRefusal> {
-        let (rel, real) = self.resolve_existing(raw)?;
-        let meta = fs::metadata(&real).map_err(|e| io_refusal("read", &rel, e))?;
-        if meta.is_dir() {
-            return Err(PathRefusal::IsDirectory(raw.to_string()));
-        }
-        if !meta.is_file() {
-            return Err(PathRefusal::NotRegular(raw.to_string()));
-        }
-        let mut bytes = Vec::new();
-        fs::File::open(&real)
-            .and_then(|f| f.take(cap as u64 + 4).read_to_end(&mut bytes))
-            .map_err(|e| io_refusal("read", &rel, e))?;
-        let truncated = meta.len() > cap as u64;
+        let rel = self.normalize(raw)?;
+        let (mut bytes, meta) = self
+            .dir
+            .read_head(Path::new(&rel), cap as u64)
+            .map_err(|e| refusal(raw, &rel, "read", e))?;
+        let truncated = meta.size > cap as u64;
         bytes.truncate(cap);
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
@@ -296,40 +286,55 @@ impl Workspace {
         };
         Ok(FileText {
             text,
-            total_bytes: meta.len(),
+            total_bytes: meta.size,
             truncated,
         })
     }
 
     /// Lists files under a directory (recursively, sorted), at most
-    /// [`LIST_LIMIT`] entries; directories end with `/`.
+    /// [`LIST_LIMIT`] entries; directories end with `/`. Symlinks are listed
+    /// by name and never entered; a name that is not UTF-8 is shown escaped
+    /// and marked, and not entered.
     pub fn list(&self, raw: &str) -> Result<(Vec<String>, bool), PathRefusal> {
         let raw = if raw.trim().is_empty() { "." } else { raw };
-        let (rel, real) = self.resolve_existing(raw)?;
-        if !real.is_dir() {
-            return Err(PathRefusal::NotDirectory(raw.to_string()));
-        }
-        let mut out = Vec::new();
-        let base = if rel.is_empty() {
-            String::new()
-        } else {
-            format!("{rel}/")
+        let rel = self.normalize(raw)?;
+        let dir = self
+            .dir
+            .open_dir(Path::new(&rel))
+            .map_err(|e| refusal(raw, &rel, "list", e))?;
+        let mut listing = Listing {
+            base: if rel.is_empty() {
+                String::new()
+            } else {
+                format!("{rel}/")
+            },
+            out: Vec::new(),
         };
-        let complete = walk(&real, &base, &mut out).map_err(|e| io_refusal("list", &rel, e))?;
+        let complete =
+            beneath::walk(&dir, &mut listing).map_err(|e| refusal(raw, &rel, "list", e.error))?;
+        let mut out = listing.out;
         out.sort();
         Ok((out, complete))
     }
 
     /// Creates or replaces a file atomically.
     pub fn write(&self, raw: &str, content: &str) -> Result<EditRecord, PathRefusal> {
-        let (rel, target) = self.resolve_for_write(raw)?;
-        let before = match fs::read(&target) {
-            Ok(bytes) => Some(short_hash(&bytes)),
-            Err(_) => None,
+        let rel = self.normalize_for_write(raw)?;
+        let fail = |action, e| refusal(raw, &rel, action, e);
+        let (parent, leaf) = self
+            .dir
+            .create_parents(Path::new(&rel))
+            .map_err(|e| fail("write", e))?;
+        let (before, mode) = match parent.read_capped(Path::new(leaf), EDIT_CAP) {
+            Ok((bytes, meta)) => (Some(short_hash(&bytes)), meta.mode),
+            Err(Beneath::NotFound) => (None, NEW_FILE_MODE),
+            Err(e) => return Err(fail("read", e)),
         };
-        atomic_write(&target, content.as_bytes()).map_err(|e| io_refusal("write", &rel, e))?;
+        parent
+            .replace_file(leaf, content.as_bytes(), mode)
+            .map_err(|e| fail("write", e))?;
         Ok(EditRecord {
-            path: rel,
+            path: rel.clone(),
             before,
             after: short_hash(content.as_bytes()),
             bytes: content.len() as u64,
@@ -343,11 +348,15 @@ impl Workspace {
         expected: &str,
         replacement: &str,
     ) -> Result<EditRecord, PathRefusal> {
-        let (rel, target) = self.resolve_for_write(raw)?;
-        let bytes = fs::read(&target).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => PathRefusal::NotFound(raw.to_string()),
-            _ => io_refusal("read", &rel, e),
-        })?;
+        let rel = self.normalize_for_write(raw)?;
+        let fail = |action, e| refusal(raw, &rel, action, e);
+        let (parent, leaf) = self
+            .dir
+            .open_parent(Path::new(&rel))
+            .map_err(|e| fail("read", e))?;
+        let (bytes, meta) = parent
+            .read_capped(Path::new(leaf), EDIT_CAP)
+            .map_err(|e| fail("read", e))?;
         let text =
             String::from_utf8(bytes).map_err(|_| PathRefusal::NotText { path: rel.clone() })?;
         let count = if expected.is_empty() {
@@ -359,9 +368,11 @@ impl Workspace {
             return Err(PathRefusal::Occurrences { path: rel, count });
         }
         let updated = text.replacen(expected, replacement, 1);
-        atomic_write(&target, updated.as_bytes()).map_err(|e| io_refusal("write", &rel, e))?;
+        parent
+            .replace_file(leaf, updated.as_bytes(), meta.mode)
+            .map_err(|e| fail("write", e))?;
         Ok(EditRecord {
-            path: rel,
+            path: rel.clone(),
             before: Some(short_hash(text.as_bytes())),
             after: short_hash(updated.as_bytes()),
             bytes: updated.len() as u64,
@@ -369,75 +380,80 @@ impl Workspace {
     }
 }
 
-fn io_refusal(action: &'static str, rel: &str, e: std::io::Error) -> PathRefusal {
-    PathRefusal::Io {
-        action,
-        path: rel.to_string(),
-        message: e.to_string(),
+/// The refusal the model sees for a failed action on `raw` (normalized
+/// `rel`).
+fn refusal(raw: &str, rel: &str, action: &'static str, e: Beneath) -> PathRefusal {
+    let raw = raw.to_string();
+    match e {
+        Beneath::NotFound => PathRefusal::NotFound(raw),
+        Beneath::Symlink | Beneath::Escapes => PathRefusal::Symlink(raw),
+        Beneath::NotDirectory => PathRefusal::NotDirectory(raw),
+        Beneath::Changed => PathRefusal::Changed(raw),
+        Beneath::IsDirectory => PathRefusal::IsDirectory(raw),
+        Beneath::NotRegular(kind) => PathRefusal::NotRegular {
+            path: raw,
+            kind: kind.describe(),
+        },
+        Beneath::TooLarge { size, cap } => PathRefusal::TooLarge {
+            path: rel.to_string(),
+            size,
+            cap,
+        },
+        e @ (Beneath::TooDeep(_) | Beneath::BadPath | Beneath::Io(_)) => PathRefusal::Io {
+            action,
+            path: rel.to_string(),
+            message: e.to_string(),
+        },
     }
 }
 
-/// Writes through a temporary file in the same directory, then renames.
-fn atomic_write(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
-    fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_data()?;
-    if let Ok(meta) = fs::metadata(target) {
-        fs::set_permissions(tmp.path(), meta.permissions())?;
-    }
-    tmp.persist(target).map_err(|e| e.error)?;
-    Ok(())
+/// The `list_files` walk: at most [`LIST_LIMIT`] entries.
+struct Listing {
+    base: String,
+    out: Vec<String>,
 }
 
-/// Recursive listing; returns false when [`LIST_LIMIT`] cut it short.
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> std::io::Result<bool> {
-    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        if out.len() >= LIST_LIMIT {
-            return Ok(false);
+impl Visitor for Listing {
+    type Error = AtPath;
+
+    fn visit(&mut self, found: &Found<'_>) -> Result<Step, AtPath> {
+        if self.out.len() >= LIST_LIMIT {
+            return Ok(Step::Stop);
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if SKIP_IN_LISTINGS.contains(&name.as_str()) {
-            continue;
+        let Some(rel) = found.rel.to_str() else {
+            let shown = beneath::escape_name(found.rel.as_os_str());
+            let what = if found.kind == Kind::Dir { "/" } else { "" };
+            self.out.push(format!(
+                "{}{shown}{what} [name is not UTF-8; not accessible]",
+                self.base
+            ));
+            return Ok(Step::Next);
+        };
+        let name = found.name.to_str().unwrap_or_default();
+        if SKIP_IN_LISTINGS.contains(&name) {
+            return Ok(Step::Next);
         }
-        let file_type = entry.file_type()?;
-        if file_type.is_dir() {
-            out.push(format!("{prefix}{name}/"));
-            if !walk(&entry.path(), &format!("{prefix}{name}/"), out)? {
-                return Ok(false);
-            }
+        if found.kind == Kind::Dir {
+            self.out.push(format!("{}{rel}/", self.base));
+            Ok(Step::Descend)
         } else {
-            out.push(format!("{prefix}{name}"));
+            self.out.push(format!("{}{rel}", self.base));
+            Ok(Step::Next)
         }
     }
-    Ok(true)
+
+    /// A directory swapped for something else since it was read: listed,
+    /// not entered.
+    fn descend_failed(&mut self, _found: &Found<'_>, _error: Beneath) -> Result<(), AtPath> {
+        Ok(())
+    }
 }
 
-/// Copies a directory tree; symlinks are copied as symlinks, `.git` skipped.
-pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == ".git" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
-        let file_type = entry.file_type()?;
-        if file_type.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if file_type.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
-        } else if file_type.is_file() {
-            fs::copy(&src, &dst)?;
-        }
-    }
-    Ok(())
+/// Copies a directory tree into the new directory `to`, by descriptors:
+/// names exactly as they are, symlinks as symlinks, `.git` skipped. Returns
+/// a handle on `to`.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<Dir, AtPath> {
+    beneath::copy_tree(from, to, &[".git"])
 }
 
 #[cfg(test)]

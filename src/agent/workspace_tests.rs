@@ -1,4 +1,6 @@
 use super::*;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 fn setup() -> (tempfile::TempDir, Workspace) {
     let tmp = tempfile::tempdir().unwrap();
@@ -67,12 +69,12 @@ fn reads_are_contained_and_capped() {
     .unwrap();
     assert!(matches!(
         ws.read("src/link.rs", 10),
-        Err(PathRefusal::Escapes(_))
+        Err(PathRefusal::Symlink(_))
     ));
     std::os::unix::fs::symlink("/nonexistent/x", ws.root().join("dangling")).unwrap();
     assert!(matches!(
         ws.read("dangling", 10),
-        Err(PathRefusal::Escapes(_))
+        Err(PathRefusal::Symlink(_))
     ));
 }
 
@@ -127,7 +129,7 @@ fn writes_need_editable_and_no_symlinks() {
     std::os::unix::fs::symlink(ws.root().join("tests"), ws.root().join("src/sneaky")).unwrap();
     assert!(matches!(
         ws.write("src/sneaky/t.rs", "x"),
-        Err(PathRefusal::Escapes(_))
+        Err(PathRefusal::Symlink(_))
     ));
     assert_eq!(
         fs::read_to_string(ws.root().join("tests/t.rs")).unwrap(),
@@ -163,4 +165,135 @@ fn replace_needs_exactly_one_occurrence() {
         ws.replace("src/none.rs", "a", "b"),
         Err(PathRefusal::NotFound(_))
     ));
+}
+
+/// Every file under `dir` and its bytes (FIFOs and symlinks by name only).
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            out.extend(tree(&entry.path()));
+        } else if kind.is_file() {
+            out.push((entry.path(), fs::read(entry.path()).unwrap()));
+        } else {
+            out.push((entry.path(), Vec::new()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn symlinks_anywhere_in_a_path_are_refused_and_nothing_outside_is_touched() {
+    let (tmp, ws) = setup();
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(outside.join("sub")).unwrap();
+    fs::write(outside.join("sub/secret.rs"), "SECRET").unwrap();
+    let before = tree(tmp.path());
+    std::os::unix::fs::symlink(&outside, ws.root().join("src/sub")).unwrap();
+    std::os::unix::fs::symlink(outside.join("sub/secret.rs"), ws.root().join("src/leaf.rs"))
+        .unwrap();
+    for path in ["src/sub/sub/secret.rs", "src/leaf.rs"] {
+        assert!(
+            matches!(ws.read(path, 100), Err(PathRefusal::Symlink(_))),
+            "{path}"
+        );
+        assert!(matches!(ws.check_read(path), Err(PathRefusal::Symlink(_))));
+        assert!(matches!(ws.check_write(path), Err(PathRefusal::Symlink(_))));
+        assert!(matches!(
+            ws.replace(path, "SECRET", "x"),
+            Err(PathRefusal::Symlink(_))
+        ));
+    }
+    for path in ["src/sub/sub/new.rs", "src/sub/new.rs", "src/sub/x/y.rs"] {
+        assert!(
+            matches!(ws.write(path, "x"), Err(PathRefusal::Symlink(_))),
+            "{path}"
+        );
+    }
+    for path in ["src/sub", "src/sub/sub"] {
+        assert!(
+            matches!(ws.list(path), Err(PathRefusal::Symlink(_))),
+            "{path}"
+        );
+    }
+    // Listed by name, never entered.
+    let (files, _) = ws.list("src").unwrap();
+    assert_eq!(files, ["src/leaf.rs", "src/lib.rs", "src/sub"]);
+    // A write racing a symlink onto its name replaces the link itself.
+    let (parent, leaf) = ws.dir.create_parents(Path::new("src/leaf.rs")).unwrap();
+    parent.replace_file(leaf, b"mine", 0o644).unwrap();
+    assert_eq!(fs::read(ws.root().join("src/leaf.rs")).unwrap(), b"mine");
+    fs::remove_file(ws.root().join("src/leaf.rs")).unwrap();
+    fs::remove_file(ws.root().join("src/sub")).unwrap();
+    let after: Vec<_> = tree(tmp.path())
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(ws.root()))
+        .collect();
+    let before: Vec<_> = before
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(ws.root()))
+        .collect();
+    assert_eq!(after, before, "something outside the workspace changed");
+}
+
+#[test]
+fn fifos_are_refused_without_blocking() {
+    let (_tmp, ws) = setup();
+    nix::unistd::mkfifo(
+        &ws.root().join("src/pipe.rs"),
+        nix::sys::stat::Mode::S_IRWXU,
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send((
+            ws.read("src/pipe.rs", 100).map(|_| ()),
+            ws.write("src/pipe.rs", "x").map(|_| ()),
+            ws.replace("src/pipe.rs", "a", "b").map(|_| ()),
+        ));
+    });
+    let (read, write, replace) = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("a file action on a FIFO blocked");
+    let fifo = |r: &Result<_, PathRefusal>| matches!(r, Err(PathRefusal::NotRegular { kind, .. }) if *kind == "a FIFO");
+    assert!(fifo(&read), "{read:?}");
+    assert!(fifo(&write), "{write:?}");
+    assert!(fifo(&replace), "{replace:?}");
+}
+
+#[test]
+fn a_huge_sparse_file_is_refused_by_size_before_it_is_read() {
+    let (_tmp, ws) = setup();
+    let huge = 2 * 1024 * 1024 * 1024u64;
+    fs::File::create(ws.root().join("src/huge.rs"))
+        .unwrap()
+        .set_len(huge)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let head = ws.read("src/huge.rs", 64).unwrap();
+    assert!(head.truncated && head.total_bytes == huge && head.text.len() == 64);
+    let too_large = |r: Result<EditRecord, PathRefusal>| matches!(r, Err(PathRefusal::TooLarge { size, cap, .. }) if size == huge && cap == EDIT_CAP);
+    assert!(too_large(ws.replace("src/huge.rs", "a", "b")));
+    assert!(too_large(ws.write("src/huge.rs", "small")));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn names_that_are_not_utf8_are_listed_escaped_and_marked() {
+    use std::os::unix::ffi::OsStringExt;
+    let (_tmp, ws) = setup();
+    let odd = std::ffi::OsString::from_vec(b"caf\xe9.rs".to_vec());
+    fs::write(ws.root().join("src").join(&odd), "x").unwrap();
+    let (files, complete) = ws.list("src").unwrap();
+    assert!(complete);
+    assert_eq!(
+        files,
+        [
+            "src/caf\\xe9.rs [name is not UTF-8; not accessible]",
+            "src/lib.rs"
+        ]
+    );
 }

@@ -268,6 +268,7 @@ fn describe(record: &Record) -> Option<String> {
         }
         Event::AgentFinished { .. } => return None,
         Event::Patch { files, bytes, .. } => format!("patch: {files} file(s), {bytes} bytes"),
+        Event::PatchRejected { reason } => format!("patch rejected: {reason}"),
         Event::Acceptance { result } => format!("acceptance {}", result.as_str()),
         Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => return None,
     })

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use crate::manifest::{DEFAULT_MEMORY, DEFAULT_PROCESSES, MAX_PROCESSES, MIN_MEMORY};
 use crate::sandbox::SandboxMode;
 use crate::units::{ByteSize, parse_duration, parse_size};
 
@@ -100,7 +101,7 @@ pub enum Command {
     /// Run one command through the bounded executor and sandbox; print its result.
     ///
     /// Prints key=value lines (exit, signal, duration_ms, bytes, truncated,
-    /// timed_out, cancelled, sandbox layers) and then the captured output.
+    /// timed_out, oom, cancelled, sandbox layers) and then the captured output.
     /// Exit code: 0 if the command exited 0, 1 if it ran and failed, 2 if it
     /// was refused or a required sandbox layer is missing.
     Exec {
@@ -117,6 +118,12 @@ pub enum Command {
         /// Bytes kept per output stream (head and tail), e.g. 4096, 64KiB, 1MiB.
         #[arg(long, default_value = "64KiB", value_parser = parse_size)]
         output_cap: ByteSize,
+        /// Memory of the command, all its processes together, e.g. 512MiB.
+        #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MEMORY, value_parser = parse_memory)]
+        memory: ByteSize,
+        /// Processes and threads of the command at once.
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_PROCESSES, value_parser = clap::value_parser!(u64).range(1..=MAX_PROCESSES))]
+        processes: u64,
         /// off | auto (the layers this machine has) | required (fail closed).
         #[arg(long, default_value = "auto", value_name = "MODE")]
         sandbox: SandboxMode,
@@ -184,4 +191,13 @@ pub struct BatchArgs {
     /// Where the reports go [default: DATA/report].
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+}
+
+/// `exec --memory`: a size, at least what `[limits] memory` accepts.
+fn parse_memory(text: &str) -> Result<ByteSize, String> {
+    let size = parse_size(text).map_err(|e| e.to_string())?;
+    if size < MIN_MEMORY {
+        return Err(format!("must be at least {MIN_MEMORY}"));
+    }
+    Ok(size)
 }

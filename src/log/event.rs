@@ -105,6 +105,10 @@ pub enum Event {
         truncated: bool,
         timed_out: bool,
         cancelled: bool,
+        /// The kernel's OOM killer killed inside the command (the memory
+        /// limit was hit); present only when true.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        oom: bool,
         sandbox: Vec<String>,
     },
     /// A file in the workspace was created or changed.
@@ -135,6 +139,13 @@ pub enum Event {
         bytes: u64,
         files: u32,
         hash: String,
+    },
+    /// The workspace held something a patch cannot carry faithfully (a
+    /// FIFO, a file over the cap, a name that is not UTF-8, an entry turned
+    /// into a symlink...): no patch, and the attempt fails `patch_rejected`.
+    PatchRejected {
+        /// What was found where, e.g. `src/a.rs: is a FIFO, not a regular file`.
+        reason: String,
     },
     /// Acceptance tests on a clean copy plus the patch.
     Acceptance { result: CheckResult },
@@ -175,6 +186,7 @@ impl Event {
             Event::Verify { .. } => "verify",
             Event::AgentFinished { .. } => "agent_finished",
             Event::Patch { .. } => "patch",
+            Event::PatchRejected { .. } => "patch_rejected",
             Event::Acceptance { .. } => "acceptance",
             Event::AttemptStarted { .. } => "attempt_started",
             Event::AttemptFinished { .. } => "attempt_finished",
@@ -244,6 +256,8 @@ pub enum FailureKind {
     InvalidBaseline,
     AcceptanceFailed,
     SandboxUnavailable,
+    /// The patch phase found workspace content a patch cannot carry.
+    PatchRejected,
 }
 
 impl FailureKind {
@@ -261,6 +275,7 @@ impl FailureKind {
             FailureKind::InvalidBaseline => "invalid_baseline",
             FailureKind::AcceptanceFailed => "acceptance_failed",
             FailureKind::SandboxUnavailable => "sandbox_unavailable",
+            FailureKind::PatchRejected => "patch_rejected",
         }
     }
 }

@@ -190,6 +190,33 @@ mod tests {
     }
 
     #[test]
+    fn a_rejected_patch_and_its_failure_kind_on_the_wire() {
+        let rejected = Record {
+            event: Event::PatchRejected {
+                reason: "src/a.rs: is a FIFO, not a regular file".into(),
+            },
+            ..sample()
+        };
+        let line = strip_newline(rejected.encode());
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["type"], "patch_rejected");
+        assert_eq!(value["reason"], "src/a.rs: is a FIFO, not a regular file");
+        assert_eq!(Record::decode(&line).unwrap(), rejected);
+        let finished = Record {
+            event: Event::AttemptFinished {
+                outcome: Outcome::Failed,
+                failure_kind: Some(FailureKind::PatchRejected),
+            },
+            ..sample()
+        };
+        let line = strip_newline(finished.encode());
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["failure_kind"], "patch_rejected");
+        assert_eq!(FailureKind::PatchRejected.as_str(), "patch_rejected");
+        assert_eq!(Record::decode(&line).unwrap(), finished);
+    }
+
+    #[test]
     fn every_single_byte_flip_is_detected() {
         let line = strip_newline(sample().encode());
         for i in 0..line.len() {

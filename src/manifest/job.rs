@@ -89,6 +89,45 @@ pub struct Limits {
     pub output_cap: ByteSize,
     pub observation_cap: ByteSize,
     pub token_budget: u64,
+    /// Memory of each command, all its processes together.
+    // Left out of the stored form at its default (and so of the content
+    // hash), so manifests written before the key existed keep their hash
+    // and their snapshots still load.
+    #[serde(default = "default_memory", skip_serializing_if = "is_default_memory")]
+    pub memory: ByteSize,
+    /// Processes and threads of each command at once.
+    #[serde(
+        default = "default_processes",
+        skip_serializing_if = "is_default_processes"
+    )]
+    pub processes: u64,
+}
+
+/// `[limits] memory` when a manifest says nothing: 4 GiB.
+pub const DEFAULT_MEMORY: ByteSize = ByteSize(crate::sandbox::DEFAULT_MEMORY);
+/// The least `[limits] memory` (and `exec --memory`) accepted: less cannot
+/// even load a program.
+pub const MIN_MEMORY: ByteSize = ByteSize(1 << 20);
+/// `[limits] processes` when a manifest says nothing.
+pub const DEFAULT_PROCESSES: u64 = crate::sandbox::DEFAULT_PROCESSES;
+/// The most `[limits] processes` (and `exec --processes`) accepted: the
+/// kernel never has more process ids than this (`PID_MAX_LIMIT`).
+pub const MAX_PROCESSES: u64 = 1 << 22;
+
+fn default_memory() -> ByteSize {
+    DEFAULT_MEMORY
+}
+
+fn is_default_memory(memory: &ByteSize) -> bool {
+    *memory == DEFAULT_MEMORY
+}
+
+fn default_processes() -> u64 {
+    DEFAULT_PROCESSES
+}
+
+fn is_default_processes(processes: &u64) -> bool {
+    *processes == DEFAULT_PROCESSES
 }
 
 impl Default for Limits {
@@ -102,6 +141,8 @@ impl Default for Limits {
             output_cap: ByteSize(64 * 1024),
             observation_cap: ByteSize(16 * 1024),
             token_budget: 500_000,
+            memory: DEFAULT_MEMORY,
+            processes: DEFAULT_PROCESSES,
         }
     }
 }

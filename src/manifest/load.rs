@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ManifestError;
 use super::fields::Fields;
-use super::job::{Acceptance, Limits, Manifest, Origin, Sandbox};
+use super::job::{Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Origin, Sandbox};
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest};
 use super::source_map::SourceMap;
@@ -186,6 +186,20 @@ fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> 
     if attempts > 100 {
         return Err(fields.err("limits.attempts", "must be at most 100"));
     }
+    let memory = fields.size("limits.memory", raw.memory.as_ref(), d.memory)?;
+    if memory < MIN_MEMORY {
+        return Err(fields.err(
+            "limits.memory",
+            format!("must be at least {MIN_MEMORY} (no program runs in less)"),
+        ));
+    }
+    let processes = fields.positive("limits.processes", raw.processes, d.processes)?;
+    if processes > MAX_PROCESSES {
+        return Err(fields.err(
+            "limits.processes",
+            format!("must be at most {MAX_PROCESSES} (the kernel's largest process id)"),
+        ));
+    }
     Ok(Limits {
         attempts,
         max_steps: fields.positive("limits.max_steps", raw.max_steps, d.max_steps)?,
@@ -203,5 +217,7 @@ fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> 
             d.observation_cap,
         )?,
         token_budget: fields.positive("limits.token_budget", raw.token_budget, d.token_budget)?,
+        memory,
+        processes,
     })
 }

@@ -9,12 +9,12 @@ use crate::units::ByteSize;
 
 /// A temp dir with `jobs/`, `src/` (the source tree), `hidden/` (acceptance
 /// tests), `replies.jsonl` and `task.md`.
-struct Fixture {
+pub(super) struct Fixture {
     dir: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn new() -> Fixture {
+    pub(super) fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for sub in ["jobs", "src/inner", "hidden"] {
@@ -25,7 +25,7 @@ impl Fixture {
         Fixture { dir }
     }
 
-    fn root(&self) -> &Path {
+    pub(super) fn root(&self) -> &Path {
         self.dir.path()
     }
 
@@ -35,25 +35,25 @@ impl Fixture {
         path
     }
 
-    fn load(&self, text: &str) -> Result<Manifest, ManifestError> {
+    pub(super) fn load(&self, text: &str) -> Result<Manifest, ManifestError> {
         load_manifest(&self.write("job.toml", text))
     }
 
     /// The error text with the temp dir cut off, e.g. `jobs/job.toml:3:8: ...`.
-    fn error(&self, text: &str) -> String {
+    pub(super) fn error(&self, text: &str) -> String {
         let err = self.load(text).unwrap_err().to_string();
         err.replace(&format!("{}/", self.root().display()), "")
     }
 }
 
-const MINIMAL: &str = r#"prompt = "Fix it."
+pub(super) const MINIMAL: &str = r#"prompt = "Fix it."
 source = "../src"
 editable = ["**/*.rs"]
 allow = ["cargo test **"]
 verify = ["cargo", "test"]
 "#;
 
-fn with(extra: &str) -> String {
+pub(super) fn with(extra: &str) -> String {
     format!("{MINIMAL}{extra}")
 }
 

@@ -20,12 +20,17 @@ mod snapshot;
 mod source_map;
 
 #[cfg(test)]
+mod limits_tests;
+#[cfg(test)]
 mod load_tests;
 
 pub use checked::{check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
-pub use job::{Acceptance, Baseline, Limits, Manifest, Sandbox, SandboxMode, Trace};
+pub use job::{
+    Acceptance, Baseline, DEFAULT_MEMORY, DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY,
+    Manifest, Sandbox, SandboxMode, Trace,
+};
 pub use load::{load_manifest, parse_manifest};
 pub use provider_config::{
     ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,

@@ -48,6 +48,8 @@ pub struct RawLimits {
     pub output_cap: Option<toml::Value>,
     pub observation_cap: Option<toml::Value>,
     pub token_budget: Option<u64>,
+    pub memory: Option<toml::Value>,
+    pub processes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

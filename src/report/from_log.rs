@@ -318,6 +318,9 @@ fn apply(acc: &mut Acc, record: &Record) {
                 true,
             );
         }
+        Event::PatchRejected { reason } => {
+            entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
+        }
         Event::Acceptance { result } => {
             acc.result.acceptance = match result {
                 log::CheckResult::Passed => CheckResult::Passed,

@@ -240,13 +240,26 @@ impl Phases<'_> {
             return Ok(agent);
         }
 
-        // Patch: recorded once; the workspace stays until then.
+        // Patch: recorded once (or its rejection); the workspace stays until
+        // then. Workspace content a patch cannot carry ends the attempt as
+        // failed; an I/O error of the runtime stays an error.
         let patch_path = runs.join("patch.diff");
+        if self.job()?.patch_rejected {
+            return Ok(fail(FailureKind::PatchRejected));
+        }
         if !self.job()?.patch_recorded {
             let editable = crate::agent::editable_set(&self.manifest.editable)
                 .map_err(|e| self.setup_error(e))?;
-            let patch = diff_editable(&self.manifest.source, &workspace_dir, &editable)
-                .map_err(|e: PatchError| self.setup_error(e))?;
+            let patch = match diff_editable(&self.manifest.source, &workspace_dir, &editable) {
+                Ok(patch) => patch,
+                Err(PatchError::Rejected(rejection)) => {
+                    self.record(Event::PatchRejected {
+                        reason: rejection.to_string(),
+                    })?;
+                    return Ok(fail(FailureKind::PatchRejected));
+                }
+                Err(e) => return Err(self.setup_error(e)),
+            };
             fs::write(&patch_path, &patch.text).map_err(|e| {
                 self.setup_error(format!("cannot write {}: {e}", patch_path.display()))
             })?;

@@ -1,6 +1,10 @@
 //! Baseline and acceptance runs: the acceptance command on a clean copy of
 //! the pristine source (plus, for acceptance, the agent's patch), with the
 //! acceptance dir overlaid. The agent never sees these copies.
+//!
+//! The copies go through directory descriptors ([`crate::beneath`]): names
+//! are carried exactly, symlinks are copied as symlinks and never followed,
+//! and the source and the acceptance dir are only ever read.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,6 +13,7 @@ use std::time::Instant;
 use super::commands::{AttemptCommands, policy_for};
 use super::patch::{PatchError, apply_patch};
 use crate::agent::copy_tree;
+use crate::beneath::{AtPath, overlay};
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
 use crate::manifest::{Acceptance, Manifest};
@@ -20,6 +25,12 @@ pub enum CheckError {
     Prepare {
         path: PathBuf,
         source: std::io::Error,
+    },
+    #[error("failed to copy {} to {}: {source}", .from.display(), .to.display())]
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        source: AtPath,
     },
     #[error("failed to apply the agent's patch: {0}")]
     Patch(#[from] PatchError),
@@ -63,13 +74,17 @@ pub fn run_check(
     if let Some(parent) = dir.parent() {
         fs::create_dir_all(parent).map_err(prepare(parent))?;
     }
-    copy_tree(&manifest.source, dir).map_err(prepare(dir))?;
+    let copy = |from: &Path| {
+        let (from, to) = (from.to_path_buf(), dir.to_path_buf());
+        move |source| CheckError::Copy { from, to, source }
+    };
+    copy_tree(&manifest.source, dir).map_err(copy(&manifest.source))?;
     if let Some(patch) = patch {
         let editable = crate::agent::editable_set(&manifest.editable)
             .map_err(|e| CheckError::Rule(e.to_string()))?;
         apply_patch(dir, patch, &editable)?;
     }
-    overlay(&acceptance.dir, dir).map_err(prepare(&acceptance.dir))?;
+    overlay(&acceptance.dir, dir).map_err(copy(&acceptance.dir))?;
 
     let allow =
         AllowList::exact(&acceptance.command).map_err(|e| CheckError::Rule(e.to_string()))?;
@@ -95,23 +110,4 @@ pub fn run_check(
     }
     fs::write(log, text).map_err(prepare(log))?;
     Ok(CheckRun { outcome })
-}
-
-/// Copies every file of `from` onto `to`, replacing what is there.
-fn overlay(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let file_type = entry.file_type()?;
-        if file_type.is_dir() {
-            fs::create_dir_all(&dst)?;
-            overlay(&src, &dst)?;
-        } else if file_type.is_file() {
-            if dst.symlink_metadata().is_ok() {
-                fs::remove_file(&dst)?;
-            }
-            fs::copy(&src, &dst)?;
-        }
-    }
-    Ok(())
 }

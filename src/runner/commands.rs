@@ -12,7 +12,7 @@ use crate::exec::{
     Toolchain, run,
 };
 use crate::manifest::Manifest;
-use crate::sandbox::{SandboxMode, SandboxPolicy};
+use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
 
 /// Runs commands for one attempt in one directory.
 #[derive(Debug, Clone)]
@@ -29,7 +29,8 @@ pub struct AttemptCommands {
 }
 
 /// The sandbox a job's commands run in: the workspace is writable (the
-/// executor grants it), the data dir and every acceptance dir are denied.
+/// executor grants it), the data dir and every acceptance dir are denied,
+/// and memory and processes are limited as `[limits]` says.
 pub fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
     SandboxPolicy {
         mode: match manifest.sandbox.mode {
@@ -39,6 +40,11 @@ pub fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
         },
         network: manifest.sandbox.network,
         deny,
+        limits: ResourceLimits {
+            memory: Some(manifest.limits.memory.bytes()),
+            processes: Some(manifest.limits.processes),
+            ..ResourceLimits::default()
+        },
         ..SandboxPolicy::default()
     }
 }
@@ -108,5 +114,39 @@ impl CommandRunner for AttemptCommands {
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError> {
         self.run_argv(argv, cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(limits: &str) -> Manifest {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        let text = format!(
+            "prompt = \"p\"\nsource = \"src\"\neditable = [\"*\"]\nallow = [\"true\"]\n\
+             verify = [\"true\"]\n{limits}"
+        );
+        crate::manifest::parse_manifest(&dir.path().join("job.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn the_policy_carries_the_manifests_memory_and_processes() {
+        let policy = policy_for(&manifest(""), Vec::new());
+        assert_eq!(policy.limits.memory, Some(crate::sandbox::DEFAULT_MEMORY));
+        assert_eq!(
+            policy.limits.processes,
+            Some(crate::sandbox::DEFAULT_PROCESSES)
+        );
+        let limits = "[limits]\nmemory = \"512MiB\"\nprocesses = 64\n";
+        let policy = policy_for(&manifest(limits), vec![PathBuf::from("/data")]);
+        assert_eq!(policy.limits.memory, Some(512 << 20));
+        assert_eq!(policy.limits.processes, Some(64));
+        // The other limits stay the sandbox's.
+        let defaults = ResourceLimits::default();
+        assert_eq!(policy.limits.file_size, defaults.file_size);
+        assert_eq!(policy.limits.open_files, defaults.open_files);
+        assert_eq!(policy.deny, [PathBuf::from("/data")]);
     }
 }

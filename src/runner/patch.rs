@@ -1,18 +1,61 @@
 //! The agent's patch: a unified diff of the editable files of the workspace
 //! against the pristine source, and applying it (editable paths only) onto a
 //! clean copy for acceptance.
+//!
+//! Both go through directory descriptors ([`crate::beneath`]): the workspace
+//! is walked by descriptors, each file is opened from its parent's
+//! descriptor and checked with `fstat`, and nothing is reached through a
+//! symlink, so a process still running in the workspace cannot make the
+//! patch read outside it (or block it on a FIFO).
+//!
+//! What a patch carries: the regular files whose path matches `editable`,
+//! as UTF-8 text of at most [`FILE_CAP`] bytes each (and [`PATCH_CAP`] in
+//! all). Symlinks are neither followed nor carried, and directories named
+//! `.git` or `target` are not entered. An editable entry the patch cannot
+//! carry faithfully rejects the whole patch ([`PatchError::Rejected`])
+//! rather than changing content silently: a FIFO, socket or device; a file
+//! over the cap; content that is not UTF-8; a name that is not UTF-8; an
+//! entry that turned into a symlink or vanished while it was read; a path
+//! the source has as something else than a regular file.
+//!
+//! Names that are not UTF-8 are matched against `editable` as bytes (glob
+//! matching works on bytes, so `**` or `src/*` match them). A match rejects
+//! the patch, since a patch names files in UTF-8 and the file would be lost
+//! or renamed; a name no glob matches is not editable and is ignored like
+//! any other file outside `editable`.
 
-use std::fs;
+use std::io::Seek;
 use std::path::{Path, PathBuf};
 
 use diffy::patch_set::{FileOperation, ParseOptions, PatchSet};
 use globset::GlobSet;
+
+use crate::beneath::{
+    self, AtPath, Dir, Error as Beneath, Found, Kind, Step, Visitor, escape_name, read_open,
+    same_content,
+};
+
+/// Largest file (workspace or source side) a patch reads.
+pub const FILE_CAP: u64 = 16 * 1024 * 1024;
+/// Largest patch text.
+pub const PATCH_CAP: usize = 64 * 1024 * 1024;
+/// Permission bits of a file a patch creates.
+const NEW_FILE_MODE: u32 = 0o644;
 
 /// A computed patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
     pub text: String,
     pub files: Vec<String>,
+}
+
+/// Something in the workspace that a patch cannot carry faithfully.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct Rejection {
+    /// Relative path, escaped when it is not UTF-8.
+    pub path: String,
+    pub problem: String,
 }
 
 /// Failures computing or applying a patch.
@@ -36,50 +79,33 @@ pub enum PatchError {
     BadPath(String),
     #[error("patch does not apply to {path}: {message}")]
     Apply { path: String, message: String },
+    /// The workspace's content, not the runtime, is why there is no patch.
+    #[error("the workspace cannot be turned into a patch: {0}")]
+    Rejected(Rejection),
 }
 
-/// Relative paths of regular files under `root` that match `editable`.
-fn editable_files(root: &Path, editable: &GlobSet) -> Result<Vec<String>, PatchError> {
-    let mut out = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let entries = fs::read_dir(&dir).map_err(|source| PatchError::Read {
-            path: dir.clone(),
-            source,
-        })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| PatchError::Read {
-                path: dir.clone(),
+impl From<AtPath> for PatchError {
+    /// A walk's error: content rejects, I/O fails (the path is relative; see
+    /// [`diff_editable`]).
+    fn from(e: AtPath) -> Self {
+        match e.error {
+            Beneath::Io(source) => PatchError::Read {
+                path: e.path,
                 source,
-            })?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let rel = format!("{prefix}{name}");
-            let file_type = entry.file_type().map_err(|source| PatchError::Read {
-                path: entry.path(),
-                source,
-            })?;
-            if file_type.is_dir() {
-                if name != ".git" && name != "target" {
-                    stack.push((entry.path(), format!("{rel}/")));
-                }
-            } else if file_type.is_file() && editable.is_match(&rel) {
-                out.push(rel);
-            }
+            },
+            other => PatchError::Rejected(Rejection {
+                path: escape_name(e.path.as_os_str()),
+                problem: other.to_string(),
+            }),
         }
     }
-    out.sort();
-    Ok(out)
 }
 
-fn read_text(path: &Path) -> Result<Option<String>, PatchError> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(PatchError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+fn reject(path: &str, problem: impl Into<String>) -> PatchError {
+    PatchError::Rejected(Rejection {
+        path: path.to_string(),
+        problem: problem.into(),
+    })
 }
 
 /// Diffs every editable file of `workspace` against `pristine`. Files only
@@ -89,13 +115,141 @@ pub fn diff_editable(
     workspace: &Path,
     editable: &GlobSet,
 ) -> Result<Patch, PatchError> {
-    let mut text = String::new();
-    let mut files = Vec::new();
-    for rel in editable_files(workspace, editable)? {
-        let before = read_text(&pristine.join(&rel))?;
-        let after = read_text(&workspace.join(&rel))?.unwrap_or_default();
+    let open = |path: &Path| {
+        Dir::open(path).map_err(|source| PatchError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let mut differ = Differ {
+        source: open(pristine)?,
+        pristine,
+        workspace,
+        editable,
+        diffs: Vec::new(),
+        bytes: 0,
+    };
+    beneath::walk(&open(workspace)?, &mut differ).map_err(|e| match e {
+        PatchError::Read { path, source } if path.is_relative() => PatchError::Read {
+            path: workspace.join(path),
+            source,
+        },
+        e => e,
+    })?;
+    let mut diffs = differ.diffs;
+    diffs.sort();
+    let mut text = String::with_capacity(differ.bytes);
+    let mut files = Vec::with_capacity(diffs.len());
+    for (rel, diff) in diffs {
+        text.push_str(&diff);
+        files.push(rel);
+    }
+    Ok(Patch { text, files })
+}
+
+/// The walk of [`diff_editable`]: one diff per changed editable file.
+struct Differ<'a> {
+    source: Dir,
+    pristine: &'a Path,
+    workspace: &'a Path,
+    editable: &'a GlobSet,
+    /// `(relative path, diff)`, in walk order.
+    diffs: Vec<(String, String)>,
+    bytes: usize,
+}
+
+impl Visitor for Differ<'_> {
+    type Error = PatchError;
+
+    fn visit(&mut self, found: &Found<'_>) -> Result<Step, PatchError> {
+        match found.kind {
+            Kind::Dir => {
+                let skip = found.name == ".git" || found.name == "target";
+                return Ok(if skip { Step::Next } else { Step::Descend });
+            }
+            Kind::Symlink => return Ok(Step::Next),
+            _ => {}
+        }
+        if !self.editable.is_match(found.rel) {
+            return Ok(Step::Next);
+        }
+        let Some(rel) = found.rel.to_str() else {
+            return Err(reject(
+                &escape_name(found.rel.as_os_str()),
+                "the name is not UTF-8 and matches an editable glob; a patch names files in UTF-8",
+            ));
+        };
+        if found.kind != Kind::File {
+            return Err(reject(
+                rel,
+                format!("is {}, not a regular file", found.kind.describe()),
+            ));
+        }
+        self.diff_file(found, rel)?;
+        Ok(Step::Next)
+    }
+}
+
+impl Differ<'_> {
+    /// Diffs the workspace file `rel` (the entry `found`, opened by name
+    /// from its directory's descriptor) against the source.
+    fn diff_file(&mut self, found: &Found<'_>, rel: &str) -> Result<(), PatchError> {
+        let (mut after_file, after_meta) = found
+            .dir
+            .open_file(Path::new(found.name))
+            .map_err(|e| self.workspace_problem(rel, e))?;
+        let mut before = match self.source.open_file(Path::new(rel)) {
+            Ok(opened) => Some(opened),
+            Err(Beneath::NotFound) => None,
+            Err(Beneath::Io(source)) => {
+                return Err(PatchError::Read {
+                    path: self.pristine.join(rel),
+                    source,
+                });
+            }
+            Err(e) => return Err(reject(rel, format!("in the source: {e}"))),
+        };
+        let read_error = |path: PathBuf| move |source| PatchError::Read { path, source };
+        // Unchanged files are recognized without loading them, however large.
+        if let Some((before_file, before_meta)) = &mut before
+            && before_meta.size == after_meta.size
+        {
+            if same_content(&mut after_file, before_file)
+                .map_err(read_error(self.workspace.join(rel)))?
+            {
+                return Ok(());
+            }
+            after_file
+                .rewind()
+                .map_err(read_error(self.workspace.join(rel)))?;
+            before_file
+                .rewind()
+                .map_err(read_error(self.pristine.join(rel)))?;
+        }
+        let after = read_open(&after_file, after_meta, FILE_CAP)
+            .map_err(|e| self.workspace_problem(rel, e))?;
+        let after = String::from_utf8(after)
+            .map_err(|_| reject(rel, "is not UTF-8 text; a patch carries text only"))?;
+        let before = match before {
+            None => None,
+            Some((file, meta)) => {
+                let bytes = read_open(&file, meta, FILE_CAP).map_err(|e| match e {
+                    Beneath::Io(source) => PatchError::Read {
+                        path: self.pristine.join(rel),
+                        source,
+                    },
+                    e => reject(rel, format!("in the source: {e}")),
+                })?;
+                Some(String::from_utf8(bytes).map_err(|_| {
+                    reject(
+                        rel,
+                        "in the source: is not UTF-8 text; a patch carries text only",
+                    )
+                })?)
+            }
+        };
         if before.as_deref() == Some(after.as_str()) {
-            continue;
+            return Ok(());
         }
         let mut options = diffy::DiffOptions::new();
         match &before {
@@ -103,20 +257,52 @@ pub fn diff_editable(
             None => options.set_original_filename("/dev/null"),
         };
         options.set_modified_filename(format!("b/{rel}"));
-        let patch = options.create_patch(before.as_deref().unwrap_or(""), &after);
-        text.push_str(&patch.to_string());
-        files.push(rel);
+        let diff = options
+            .create_patch(before.as_deref().unwrap_or(""), &after)
+            .to_string();
+        self.bytes += diff.len();
+        if self.bytes > PATCH_CAP {
+            return Err(reject(
+                rel,
+                format!("the patch would exceed its cap of {PATCH_CAP} bytes"),
+            ));
+        }
+        self.diffs.push((rel.to_string(), diff));
+        Ok(())
     }
-    Ok(Patch { text, files })
+
+    /// Why the workspace file `rel` could not be read: its content (a
+    /// rejection) or the runtime's I/O (an error).
+    fn workspace_problem(&self, rel: &str, e: Beneath) -> PatchError {
+        match e {
+            Beneath::Io(source) => PatchError::Read {
+                path: self.workspace.join(rel),
+                source,
+            },
+            Beneath::NotFound => reject(rel, "vanished while the patch was taken"),
+            Beneath::Symlink => reject(
+                rel,
+                "turned into a symlink while the patch was taken (symlinks are never followed)",
+            ),
+            Beneath::Changed => reject(rel, "changed while the patch was taken"),
+            e => reject(rel, e.to_string()),
+        }
+    }
 }
 
 /// Applies `text` onto `root`, refusing any path that is not editable.
-/// Returns the files written.
+/// Returns the files written. Every file is read and replaced through
+/// descriptors beneath `root`, never through a symlink (a symlink at a
+/// created file's name is replaced, not followed).
 pub fn apply_patch(root: &Path, text: &str, editable: &GlobSet) -> Result<Vec<String>, PatchError> {
     let mut written = Vec::new();
     if text.trim().is_empty() {
         return Ok(written);
     }
+    let dir = Dir::open(root).map_err(|source| PatchError::Write {
+        path: root.to_path_buf(),
+        source,
+    })?;
     for file in PatchSet::parse(text, ParseOptions::unidiff()) {
         let file = file.map_err(|e| PatchError::Parse(e.to_string()))?;
         let (rel, create) = match file.operation() {
@@ -135,26 +321,39 @@ pub fn apply_patch(root: &Path, text: &str, editable: &GlobSet) -> Result<Vec<St
             .patch()
             .as_text()
             .ok_or_else(|| PatchError::Parse(format!("{rel}: binary patch")))?;
-        let target = root.join(&rel);
-        let base = if create {
-            String::new()
+        let failed = |e: Beneath| match e {
+            Beneath::Io(source) => PatchError::Write {
+                path: root.join(&rel),
+                source,
+            },
+            e => PatchError::Apply {
+                path: rel.clone(),
+                message: e.to_string(),
+            },
+        };
+        let (parent, leaf) = dir.create_parents(Path::new(&rel)).map_err(failed)?;
+        let (base, mode) = if create {
+            (String::new(), NEW_FILE_MODE)
         } else {
-            read_text(&target)?.unwrap_or_default()
+            match parent.read_capped(Path::new(leaf), FILE_CAP) {
+                Ok((bytes, meta)) => (
+                    String::from_utf8(bytes).map_err(|_| PatchError::Apply {
+                        path: rel.clone(),
+                        message: "the file is not UTF-8 text".into(),
+                    })?,
+                    meta.mode,
+                ),
+                Err(Beneath::NotFound) => (String::new(), NEW_FILE_MODE),
+                Err(e) => return Err(failed(e)),
+            }
         };
         let updated = diffy::apply(&base, patch).map_err(|e| PatchError::Apply {
             path: rel.clone(),
             message: e.to_string(),
         })?;
-        if let Some(dir) = target.parent() {
-            fs::create_dir_all(dir).map_err(|source| PatchError::Write {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        fs::write(&target, updated).map_err(|source| PatchError::Write {
-            path: target.clone(),
-            source,
-        })?;
+        parent
+            .replace_file(leaf, updated.as_bytes(), mode)
+            .map_err(failed)?;
         written.push(rel);
     }
     Ok(written)
@@ -176,75 +375,5 @@ fn strip_b(path: &str) -> Result<String, PatchError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::editable_set;
-
-    #[test]
-    fn diff_then_apply_reproduces_the_editable_changes_only() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (pristine, ws, clean) = (
-            tmp.path().join("p"),
-            tmp.path().join("w"),
-            tmp.path().join("c"),
-        );
-        for root in [&pristine, &ws, &clean] {
-            fs::create_dir_all(root.join("src")).unwrap();
-            fs::create_dir_all(root.join("tests")).unwrap();
-            fs::write(root.join("src/lib.rs"), "a\nb\n1..n\nc\n").unwrap();
-            fs::write(root.join("tests/t.rs"), "assert!(true)\n").unwrap();
-        }
-        fs::write(ws.join("src/lib.rs"), "a\nb\n1..=n\nc\n").unwrap();
-        fs::write(ws.join("src/new.rs"), "pub fn x() {}\n").unwrap();
-        fs::write(ws.join("tests/t.rs"), "tampered\n").unwrap();
-        let editable = editable_set(&["src/**/*.rs".to_string()]).unwrap();
-
-        let patch = diff_editable(&pristine, &ws, &editable).unwrap();
-        assert_eq!(patch.files, ["src/lib.rs", "src/new.rs"]);
-        assert!(patch.text.contains("-1..n\n+1..=n"));
-        assert!(!patch.text.contains("tampered"));
-
-        let written = apply_patch(&clean, &patch.text, &editable).unwrap();
-        assert_eq!(written, ["src/lib.rs", "src/new.rs"]);
-        assert_eq!(
-            fs::read_to_string(clean.join("src/lib.rs")).unwrap(),
-            "a\nb\n1..=n\nc\n"
-        );
-        assert_eq!(
-            fs::read_to_string(clean.join("src/new.rs")).unwrap(),
-            "pub fn x() {}\n"
-        );
-        assert_eq!(
-            fs::read_to_string(clean.join("tests/t.rs")).unwrap(),
-            "assert!(true)\n"
-        );
-    }
-
-    #[test]
-    fn a_patch_touching_non_editable_paths_is_refused() {
-        let tmp = tempfile::tempdir().unwrap();
-        let text = "--- a/tests/t.rs\n+++ b/tests/t.rs\n@@ -1 +1 @@\n-x\n+y\n";
-        let editable = editable_set(&["src/**".to_string()]).unwrap();
-        assert!(matches!(
-            apply_patch(tmp.path(), text, &editable),
-            Err(PatchError::NotEditable(_))
-        ));
-        let escape = "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-x\n+y\n";
-        let all = editable_set(&["**".to_string()]).unwrap();
-        assert!(matches!(
-            apply_patch(tmp.path(), escape, &all),
-            Err(PatchError::BadPath(_))
-        ));
-    }
-
-    #[test]
-    fn no_changes_no_patch() {
-        let tmp = tempfile::tempdir().unwrap();
-        fs::create_dir_all(tmp.path().join("p/src")).unwrap();
-        fs::write(tmp.path().join("p/src/a.rs"), "x").unwrap();
-        crate::agent::copy_tree(&tmp.path().join("p"), &tmp.path().join("w")).unwrap();
-        let editable = editable_set(&["**".to_string()]).unwrap();
-        let patch = diff_editable(&tmp.path().join("p"), &tmp.path().join("w"), &editable).unwrap();
-        assert!(patch.text.is_empty() && patch.files.is_empty());
-    }
-}
+#[path = "patch_tests.rs"]
+mod tests;

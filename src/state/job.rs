@@ -90,6 +90,8 @@ pub struct Job {
     pub agent: Option<AgentPhase>,
     /// Whether the current or last attempt recorded its patch.
     pub patch_recorded: bool,
+    /// Whether the current or last attempt recorded `patch_rejected`.
+    pub patch_rejected: bool,
     /// Acceptance verdict of the current or last attempt.
     pub acceptance: Option<CheckResult>,
     /// An interrupted attempt whose agent phase had finished: the next claim

@@ -150,6 +150,7 @@ impl State {
                     baseline: None,
                     agent: None,
                     patch_recorded: false,
+                    patch_rejected: false,
                     acceptance: None,
                     resume: None,
                     last_event: "",
@@ -369,8 +370,26 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.steps = job.steps.max(*steps);
             }
             Event::Patch { .. } => {
-                in_open_attempt(job)?;
+                let n = in_open_attempt(job)?;
+                if job.patch_rejected {
+                    return Err(Illegal::PhaseTwice {
+                        job: job.id.clone(),
+                        attempt: n,
+                        phase: "patch",
+                    });
+                }
                 job.patch_recorded = true;
+            }
+            Event::PatchRejected { .. } => {
+                let n = in_open_attempt(job)?;
+                if job.patch_recorded || job.patch_rejected {
+                    return Err(Illegal::PhaseTwice {
+                        job: job.id.clone(),
+                        attempt: n,
+                        phase: "patch",
+                    });
+                }
+                job.patch_rejected = true;
             }
             Event::Acceptance { result } => {
                 let n = in_open_attempt(job)?;
@@ -398,6 +417,7 @@ fn reset_attempt_facts(job: &mut Job) {
     job.last_action = None;
     job.agent = None;
     job.patch_recorded = false;
+    job.patch_rejected = false;
     job.acceptance = None;
 }
 

@@ -600,3 +600,42 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     assert_eq!(job.family, "f");
     assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
 }
+
+#[test]
+fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.ok("a", Some(1), agent_done(Outcome::Succeeded));
+    let rejected = || Event::PatchRejected {
+        reason: "src/a.rs: is a FIFO, not a regular file".into(),
+    };
+    let job = log.ok("a", Some(1), rejected());
+    assert!(job.patch_rejected && !job.patch_recorded);
+    assert_eq!(job.last_event, "patch_rejected");
+    for twice in [
+        rejected(),
+        Event::Patch {
+            bytes: 1,
+            files: 1,
+            hash: "h".into(),
+        },
+    ] {
+        assert!(matches!(
+            log.err("a", Some(1), twice),
+            Illegal::PhaseTwice { phase: "patch", .. }
+        ));
+    }
+    assert!(matches!(
+        log.err("a", Some(2), rejected()),
+        Illegal::AttemptNotOpen { .. }
+    ));
+    let kind = Some(FailureKind::PatchRejected);
+    let job = log.finish("a", 1, Outcome::Failed, kind);
+    assert_eq!((job.state, job.failure_kind), (JobState::Failed, kind));
+    log.ok("a", None, Event::Retried {});
+    assert!(
+        !log.start("a", 2).patch_rejected,
+        "a new attempt starts clean"
+    );
+}

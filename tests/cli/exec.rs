@@ -333,3 +333,26 @@ fn a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time() {
     assert!(stdout(&out).contains("done"));
     assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
 }
+
+#[test]
+fn memory_and_processes_options_are_checked_and_oom_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = exec(
+        dir.path(),
+        &["--memory", "256MiB", "--processes", "32", "--", "true"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(field(&out, "oom"), "false");
+    for (args, why) in [
+        (["--processes", "0"], "--processes"),
+        (["--processes", "4194305"], "--processes"),
+        (["--memory", "512KiB"], "must be at least 1MiB"),
+        (["--memory", "0"], "must be at least 1MiB"),
+        (["--memory", "4GB"], "invalid size"),
+    ] {
+        let out = exec(dir.path(), &[args[0], args[1], "--", "true"]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
+}

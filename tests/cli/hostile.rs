@@ -467,7 +467,8 @@ fn hostile_job(scan_proc: bool) {
         // at the same path inside its own root): nothing an earlier
         // command left there is visible.
         assert_eq!(
-            report["home_stale"], "false",
+            report["home_stale"],
+            "false",
             "a HOME was shared between commands in {}",
             dir.display()
         );

@@ -2,12 +2,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod batch;
+mod containment;
 mod controls;
 mod exec;
 mod harness;
 mod hostile;
 mod lifecycle;
 mod log_integrity;
+mod patch_rejected;
+mod race;
+mod replies;
 mod reports;
 mod resume;
 mod sandbox;

@@ -268,7 +268,17 @@ fn doctor_reports_every_layer_and_what_auto_uses() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let report = text(&out);
-    for prefix in ["landlock: ", "network: ", "rlimits: ", "auto=", "required="] {
+    for prefix in [
+        "landlock: ",
+        "network: ",
+        "rlimits: ",
+        "pidns: ",
+        "mntns: ",
+        "cgroup: ",
+        "seccomp: ",
+        "auto=",
+        "required=",
+    ] {
         assert!(
             report.lines().any(|l| l.starts_with(prefix)),
             "no {prefix} in:\n{report}"

@@ -122,11 +122,6 @@ impl Probe {
                     ),
                 },
             },
-            LayerStatus {
-                layer: "seccomp",
-                available: false,
-                detail: "not used: the mount namespace hides host unix sockets instead".into(),
-            },
         ]
     }
 

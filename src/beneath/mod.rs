@@ -1,0 +1,38 @@
+//! File operations beneath a directory descriptor, for trees that something
+//! else may be changing at the same time (a workspace where a command the
+//! agent started keeps running).
+//!
+//! Owns: opening a path relative to a directory handle ([`Dir`]) with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`
+//! (or, where the kernel lacks `openat2`, one `openat(O_NOFOLLOW)` per
+//! component from the root handle); refusing anything that is not the kind
+//! of file expected by `fstat` on the open descriptor, without blocking
+//! (FIFOs, sockets and devices are opened `O_NONBLOCK` and refused); reads
+//! capped on the descriptor's size before anything is allocated; atomic
+//! replacement (a temporary file created `O_EXCL` in the parent's handle,
+//! written, fsynced, renamed within that same handle); walks that open each
+//! child directory from its parent's handle; copies that carry names as
+//! bytes and symlinks as symlinks.
+//!
+//! Never does: follow a symlink (a symlink anywhere in a path is refused; a
+//! rename onto a symlink replaces the link itself), resolve the same path
+//! twice for one operation (what is checked is the descriptor that is then
+//! used), open anything by an absolute or `..` path below the root, or
+//! decide policy (which paths are editable, what a refusal means for the
+//! model or the attempt): callers do.
+
+mod copy;
+mod dir;
+mod error;
+mod read;
+mod walk;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use copy::{copy_tree, overlay};
+pub use dir::{Dir, Meta};
+pub use error::{AtPath, Error, Kind, escape_name};
+pub use read::{read_open, same_content};
+pub use walk::{Entry, Found, MAX_DEPTH, Step, Visitor, walk};
