@@ -40,7 +40,10 @@ pub fn main() -> ExitCode {
     // Sandboxed commands must not read the runner's /proc files (its
     // environment holds provider keys).
     crate::sandbox::protect_runner();
-    exit_code(run(Cli::parse()))
+    let result = run(Cli::parse());
+    // Cgroups kept for reuse between commands go with the runner.
+    crate::sandbox::release_idle_cgroups();
+    exit_code(result)
 }
 
 /// Runs one parsed command.

@@ -33,5 +33,8 @@ pub use exit_page::{ExitPage, InitExit};
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
-pub use prepare::{ChildSetup, Grants, Prepared, prepare, private_root_available};
+pub use prepare::{
+    ChildSetup, Grants, PooledCgroup, Prepared, prepare, private_root_available,
+    release_idle_cgroups,
+};
 pub use probe::{LayerStatus, Probe, probe};

@@ -12,7 +12,9 @@ use nix::sched::CloneFlags;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::cgroup::{CgroupLimits, CommandCgroup, EnterFds, cgroup_support, enter_from_child};
+use super::cgroup::{
+    CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, cgroup_support, enter_from_child,
+};
 use super::error::SandboxError;
 use super::exit_page::ExitPage;
 use super::landlock::{self, MIN_REQUIRED_ABI, SYSTEM_READ, SYSTEM_WRITE};
@@ -51,7 +53,7 @@ pub struct Prepared {
     /// Where the namespace's init reports the command's exit (PID namespace only).
     pub exit: Option<ExitPage>,
     /// The command's cgroup (memory and process limits, kill, OOM).
-    pub cgroup: Option<CommandCgroup>,
+    pub cgroup: Option<PooledCgroup>,
     _ruleset: Option<Arc<OwnedFd>>,
 }
 
@@ -153,12 +155,12 @@ pub fn prepare(
             .as_ref()
             .map_err(Clone::clone)
             .and_then(|support| {
-                CommandCgroup::create(support, &CgroupLimits::from(&policy.limits))
+                PooledCgroup::take(support, CgroupLimits::from(&policy.limits))
                     .map(|cg| (cg, support.layer_name()))
             });
         match made {
             Ok((cg, layer)) => {
-                child.cgroup = Some(cg.enter_fds());
+                child.cgroup = cg.enter_fds();
                 cgroup = Some(cg);
                 layers.push(layer.to_string());
             }
@@ -402,6 +404,88 @@ fn cached_plan(grants: Vec<MountGrant>, scratch: bool) -> Result<Arc<MountPlan>,
     CACHE.get_or_build((grants, scratch), |(grants, scratch)| {
         MountPlan::new(grants, *scratch).map(Arc::new)
     })
+}
+
+/// Command cgroups that ended empty, kept for the next command with the
+/// same limits: making and removing one costs more than a step of most
+/// commands (v1 makes three directories).
+static IDLE_CGROUPS: Mutex<Vec<(CgroupLimits, CommandCgroup)>> = Mutex::new(Vec::new());
+/// How many idle cgroups a runner keeps.
+const IDLE_MAX: usize = 4;
+
+/// A command's cgroup, taken from the idle ones or made; given back when
+/// dropped if nothing was left in it, else killed and removed.
+#[derive(Debug)]
+pub struct PooledCgroup {
+    limits: CgroupLimits,
+    cgroup: Option<CommandCgroup>,
+    /// OOM kills counted before this command (a reused cgroup keeps its
+    /// counters).
+    oom_before: u64,
+}
+
+impl PooledCgroup {
+    fn take(support: &CgroupSupport, limits: CgroupLimits) -> Result<PooledCgroup, String> {
+        let idle = IDLE_CGROUPS.lock().ok().and_then(|mut idle| {
+            let at = idle.iter().position(|(l, _)| *l == limits)?;
+            Some(idle.swap_remove(at).1)
+        });
+        let cgroup = match idle {
+            Some(cgroup) => cgroup,
+            None => CommandCgroup::create(support, &limits)?,
+        };
+        Ok(PooledCgroup {
+            limits,
+            oom_before: cgroup.oom_kills(),
+            cgroup: Some(cgroup),
+        })
+    }
+
+    /// The cgroup, which only `drop` takes out.
+    fn enter_fds(&self) -> Option<EnterFds> {
+        self.cgroup.as_ref().map(CommandCgroup::enter_fds)
+    }
+
+    /// Live processes in it (none once the command is over, unless one
+    /// escaped its process group without a PID namespace).
+    pub fn population(&self) -> usize {
+        self.cgroup.as_ref().map_or(0, CommandCgroup::population)
+    }
+
+    /// Kills every process in it.
+    pub fn kill_all(&self) -> bool {
+        self.cgroup.as_ref().is_none_or(CommandCgroup::kill_all)
+    }
+
+    /// Whether the OOM killer fired during this command.
+    pub fn oom_killed(&self) -> bool {
+        self.cgroup
+            .as_ref()
+            .is_some_and(|cgroup| cgroup.oom_kills() > self.oom_before)
+    }
+}
+
+impl Drop for PooledCgroup {
+    fn drop(&mut self) {
+        let Some(cgroup) = self.cgroup.take() else {
+            return;
+        };
+        if cgroup.population() == 0
+            && let Ok(mut idle) = IDLE_CGROUPS.lock()
+            && idle.len() < IDLE_MAX
+        {
+            idle.push((self.limits, cgroup));
+        }
+        // Otherwise dropping the cgroup kills what is left and removes it.
+    }
+}
+
+/// Removes the idle cgroups (a runner about to exit calls this; a runner
+/// that dies leaves them to the next runner's clean-up of dead runners').
+pub fn release_idle_cgroups() {
+    if let Ok(mut idle) = IDLE_CGROUPS.lock() {
+        idle.clear();
+    }
 }
 
 /// [`grant_lists`], reused while the same grants come back (resolving

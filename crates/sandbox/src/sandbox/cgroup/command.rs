@@ -248,19 +248,25 @@ impl CommandCgroup {
     /// `oom_kill`, v1 `memory.oom_control` `oom_kill` (kernels since 4.13),
     /// else v1 `memory.failcnt` > 0, which also counts reclaims at the limit.
     pub fn oom_killed(&self) -> bool {
-        let positive = |file: &str, key: Option<&str>| {
+        self.oom_kills() > 0
+    }
+
+    /// How many times the OOM killer fired in this cgroup since it was
+    /// made (v1 without an `oom_kill` line: how often the limit was hit), so
+    /// a reused cgroup can tell a new kill from an old one.
+    pub fn oom_kills(&self) -> u64 {
+        let count = |file: &str, key: Option<&str>| {
             let text = fs::read_small(&self.memory.join(file)).ok()?;
             match key {
                 Some(key) => fs::keyed_value(&text, key),
                 None => text.trim().parse().ok(),
             }
-            .map(|n: u64| n > 0)
         };
         match self.version {
-            Version::V2 => positive("memory.events", Some("oom_kill")).unwrap_or(false),
-            Version::V1 => positive("memory.oom_control", Some("oom_kill"))
-                .or_else(|| positive("memory.failcnt", None))
-                .unwrap_or(false),
+            Version::V2 => count("memory.events", Some("oom_kill")).unwrap_or(0),
+            Version::V1 => count("memory.oom_control", Some("oom_kill"))
+                .or_else(|| count("memory.failcnt", None))
+                .unwrap_or(0),
         }
     }
 
