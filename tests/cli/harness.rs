@@ -34,25 +34,25 @@ impl Sandbox {
         std::fs::read(self.log()).unwrap_or_default()
     }
 
+    /// `agent-runtime ARGS...` in the temp dir, with `DATA` substituted for
+    /// the data dir, not started yet.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let data = self.data();
+        let mut command = Command::new(BIN);
+        for arg in args {
+            if *arg == "DATA" {
+                command.arg(&data);
+            } else {
+                command.arg(arg);
+            }
+        }
+        command.current_dir(self.path());
+        command
+    }
+
     /// Runs `agent-runtime ARGS...` with `DATA` substituted for the data dir.
     pub fn run(&self, args: &[&str]) -> Run {
-        let data = self.data();
-        let args: Vec<&std::ffi::OsStr> = args
-            .iter()
-            .map(|a| {
-                if *a == "DATA" {
-                    data.as_os_str()
-                } else {
-                    std::ffi::OsStr::new(a)
-                }
-            })
-            .collect();
-        let output = Command::new(BIN)
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .unwrap();
-        Run::from(output)
+        Run::from(self.command(args).output().unwrap())
     }
 }
 

@@ -17,9 +17,7 @@ fn a_fifo_at_an_editable_path_fails_the_attempt_patch_rejected() {
         serde_json::json!({"kind": "run_tool", "program": "mkfifo", "args": ["src/pipe.rs"]}),
         serde_json::json!({"kind": "finish", "summary": "done"}),
     ];
-    let script = sb.path().join("fifo.jsonl");
-    let lines: Vec<String> = replies.iter().map(|r| r.to_string() + "\n").collect();
-    std::fs::write(&script, lines.concat()).unwrap();
+    let script = write_script(&sb, "fifo.jsonl", &replies);
     let manifest = sb.path().join("fifo.toml");
     std::fs::write(
         &manifest,
@@ -66,23 +64,19 @@ fn a_fifo_at_an_editable_path_fails_the_attempt_patch_rejected() {
     assert!(markdown.contains("patch_rejected"), "{markdown}");
 }
 
+/// Writes scripted replies, one JSON line each.
+fn write_script(sb: &Sandbox, name: &str, replies: &[serde_json::Value]) -> std::path::PathBuf {
+    let script = sb.path().join(name);
+    let lines: Vec<String> = replies.iter().map(|r| r.to_string() + "\n").collect();
+    std::fs::write(&script, lines.concat()).unwrap();
+    script
+}
+
 /// Peak RSS (VmHWM, KiB) of a running process, sampled until it exits.
 fn run_watching_rss(sb: &Sandbox, args: &[&str]) -> (i32, u64, Duration) {
-    let data = sb.data();
-    let args: Vec<&std::ffi::OsStr> = args
-        .iter()
-        .map(|a| {
-            if *a == "DATA" {
-                data.as_os_str()
-            } else {
-                std::ffi::OsStr::new(a)
-            }
-        })
-        .collect();
     let started = Instant::now();
-    let mut child = std::process::Command::new(crate::harness::BIN)
-        .args(args)
-        .current_dir(sb.path())
+    let mut child = sb
+        .command(args)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -122,9 +116,7 @@ fn a_sparse_2_gib_file_and_a_fifo_end_the_job_cleanly_with_bounded_memory() {
         serde_json::json!({"kind": "write_file", "path": "src/lib.rs", "content": "pub fn f() -> u8 { 1 }\n"}),
         serde_json::json!({"kind": "finish", "summary": "done"}),
     ];
-    let script = sb.path().join("hostile.jsonl");
-    let lines: Vec<String> = replies.iter().map(|r| r.to_string() + "\n").collect();
-    std::fs::write(&script, lines.concat()).unwrap();
+    let script = write_script(&sb, "hostile.jsonl", &replies);
     let manifest = sb.path().join("big.toml");
     std::fs::write(
         &manifest,
