@@ -15,6 +15,7 @@ pub mod runner;
 pub mod state;
 pub mod status;
 pub mod units;
+pub mod verdict;
 
 // The executor, the sandbox and the cancel token live in their own crate
 // (where all unsafe code is); re-exported under their old paths.

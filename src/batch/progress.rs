@@ -244,7 +244,7 @@ fn describe(record: &Record) -> Option<String> {
         Event::AttemptInterrupted { .. } => format!("attempt {attempt} interrupted"),
         Event::Cancelled {} => "cancelled".into(),
         Event::Retried {} => "retrying".into(),
-        Event::Baseline { result } => format!("baseline {}", result.as_str()),
+        Event::Baseline { result, .. } => format!("baseline {}", result.as_str()),
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
         Event::ProviderRetry { retry, reason, .. } => format!("provider retry {retry}: {reason}"),
         Event::ProviderFailed { message, .. } => format!("provider failed: {message}"),
@@ -269,7 +269,7 @@ fn describe(record: &Record) -> Option<String> {
         Event::AgentFinished { .. } => return None,
         Event::Patch { files, bytes, .. } => format!("patch: {files} file(s), {bytes} bytes"),
         Event::PatchRejected { reason } => format!("patch rejected: {reason}"),
-        Event::Acceptance { result } => format!("acceptance {}", result.as_str()),
+        Event::Acceptance { result, .. } => format!("acceptance {}", result.as_str()),
         Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => return None,
     })
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::verdict::{Inventory, Verdict};
+
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -63,7 +65,16 @@ pub enum Event {
     /// A failed job was put back in the queue.
     Retried {},
     /// The pristine source was judged by the acceptance command before the agent ran.
-    Baseline { result: CheckResult },
+    Baseline {
+        result: CheckResult,
+        /// The test inventory (fail-to-pass, pass-to-pass) read from the
+        /// baseline's per-test results; absent with `results = "exit"`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inventory: Option<Inventory>,
+        /// Why the baseline is unusable, when it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// One provider call and the decision it produced (or why it was refused).
     Decision {
         step: u32,
@@ -148,7 +159,13 @@ pub enum Event {
         reason: String,
     },
     /// Acceptance tests on a clean copy plus the patch.
-    Acceptance { result: CheckResult },
+    Acceptance {
+        result: CheckResult,
+        /// The per-test verdict against the inventory; absent when the
+        /// result is the exit status alone (not verified per test).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verdict: Option<Verdict>,
+    },
     /// A writer cut a torn (unterminated) tail off the log before appending.
     LogRepaired {
         /// 1-based line number the torn fragment started on.
@@ -258,6 +275,11 @@ pub enum FailureKind {
     SandboxUnavailable,
     /// The patch phase found workspace content a patch cannot carry.
     PatchRejected,
+    /// Acceptance ran every test it had to, and some failed.
+    TestsFailed,
+    /// Tests of the inventory were not reported at all (the run ended
+    /// early, crashed, or never started; the build failed).
+    TestsMissing,
 }
 
 impl FailureKind {
@@ -276,6 +298,8 @@ impl FailureKind {
             FailureKind::AcceptanceFailed => "acceptance_failed",
             FailureKind::SandboxUnavailable => "sandbox_unavailable",
             FailureKind::PatchRejected => "patch_rejected",
+            FailureKind::TestsFailed => "tests_failed",
+            FailureKind::TestsMissing => "tests_missing",
         }
     }
 }

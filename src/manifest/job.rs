@@ -65,6 +65,92 @@ pub struct Acceptance {
     pub dir: PathBuf,
     pub command: Vec<String>,
     pub baseline: Baseline,
+    /// How per-test results are read; `None` picks by the command (see
+    /// [`Acceptance::results_format`]). Left out of the stored form when
+    /// unset, so older manifests keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<ResultsFormat>,
+}
+
+impl Acceptance {
+    /// `results`, or `libtest` for a `cargo test` command and `exit` for
+    /// anything else.
+    pub fn results_format(&self) -> ResultsFormat {
+        self.results.clone().unwrap_or_else(|| {
+            if self.command.first().map(String::as_str) == Some("cargo")
+                && self.command.get(1).map(String::as_str) == Some("test")
+            {
+                ResultsFormat::Libtest
+            } else {
+                ResultsFormat::Exit
+            }
+        })
+    }
+}
+
+/// `[acceptance] results`: where the verdict's per-test results come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum ResultsFormat {
+    /// The test binaries `cargo test` builds, run one by one from a
+    /// runner-owned copy; libtest's per-test lines and summary.
+    Libtest,
+    /// A JUnit XML file the command writes, relative to the crate root.
+    Junit(String),
+    /// The exit status alone (not verified per test).
+    Exit,
+}
+
+impl std::str::FromStr for ResultsFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ResultsFormat, String> {
+        match text {
+            "libtest" => Ok(ResultsFormat::Libtest),
+            "exit" => Ok(ResultsFormat::Exit),
+            other => match other.strip_prefix("junit:") {
+                Some(path) => {
+                    let clean = !path.is_empty()
+                        && !path.starts_with('/')
+                        && path.split('/').all(|c| !c.is_empty() && c != "..");
+                    if clean {
+                        Ok(ResultsFormat::Junit(path.to_string()))
+                    } else {
+                        Err(format!(
+                            "junit:{path}: the path must be relative to the crate root, without '..'"
+                        ))
+                    }
+                }
+                None => Err(format!(
+                    "unknown results format {other:?} (libtest, junit:PATH, exit)"
+                )),
+            },
+        }
+    }
+}
+
+impl TryFrom<String> for ResultsFormat {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<ResultsFormat, String> {
+        text.parse()
+    }
+}
+
+impl From<ResultsFormat> for String {
+    fn from(format: ResultsFormat) -> String {
+        format.to_string()
+    }
+}
+
+impl std::fmt::Display for ResultsFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResultsFormat::Libtest => f.write_str("libtest"),
+            ResultsFormat::Junit(path) => write!(f, "junit:{path}"),
+            ResultsFormat::Exit => f.write_str("exit"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::error::ManifestError;
 use super::fields::Fields;
-use super::job::{Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Origin, Sandbox};
+use super::job::{
+    Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Origin, ResultsFormat, Sandbox,
+};
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest};
 use super::source_map::SourceMap;
@@ -173,10 +175,18 @@ fn acceptance(
             ),
         ));
     }
+    let results = match raw.results {
+        Some(text) => Some(
+            text.parse::<ResultsFormat>()
+                .map_err(|message| fields.err("acceptance.results", message))?,
+        ),
+        None => None,
+    };
     Ok(Acceptance {
         dir,
         command: fields.argv("acceptance.command", raw.command)?,
         baseline: raw.baseline.unwrap_or_default(),
+        results,
     })
 }
 

@@ -29,7 +29,7 @@ pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 pub use job::{
     Acceptance, Baseline, DEFAULT_MEMORY, DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY,
-    Manifest, Sandbox, SandboxMode, Trace,
+    Manifest, ResultsFormat, Sandbox, SandboxMode, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
 pub use provider_config::{

@@ -35,6 +35,7 @@ pub struct RawAcceptance {
     pub dir: Option<String>,
     pub command: Option<Vec<String>>,
     pub baseline: Option<Baseline>,
+    pub results: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -188,7 +188,7 @@ fn apply(acc: &mut Acc, record: &Record) {
         Event::Retried {} => {
             entry(acc, 0, "retry", "requeued for another attempt".into(), true);
         }
-        Event::Baseline { result } => {
+        Event::Baseline { result, .. } => {
             acc.result.baseline = match result {
                 log::CheckResult::Failed => CheckResult::Passed,
                 log::CheckResult::Passed => CheckResult::Failed,
@@ -321,7 +321,7 @@ fn apply(acc: &mut Acc, record: &Record) {
         Event::PatchRejected { reason } => {
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
-        Event::Acceptance { result } => {
+        Event::Acceptance { result, .. } => {
             acc.result.acceptance = match result {
                 log::CheckResult::Passed => CheckResult::Passed,
                 log::CheckResult::Failed => CheckResult::Failed,

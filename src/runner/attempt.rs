@@ -8,7 +8,7 @@ use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::checks::{CheckError, run_check};
+use super::checks::{CheckError, CheckRun, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::patch::{PatchError, diff_editable};
 use crate::agent::{
@@ -23,6 +23,7 @@ use crate::log::{CheckResult, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
 use crate::provider::{Provider, build_provider};
 use crate::state::Job;
+use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
 /// Choices made by whoever runs the job.
 #[derive(Debug, Clone, Default)]
@@ -213,16 +214,20 @@ impl Phases<'_> {
         // Baseline: once per job, before any model call.
         if let Some(acceptance) = self.manifest.acceptance.clone() {
             if self.job()?.baseline.is_none() {
-                let result = match acceptance.baseline {
-                    Baseline::Skip => CheckResult::Skipped,
+                let (result, inventory, reason) = match acceptance.baseline {
+                    Baseline::Skip => (CheckResult::Skipped, None, None),
                     Baseline::MustFail => {
                         match self.check(&acceptance, None, &runs, "baseline")? {
-                            Ok(result) => result,
+                            Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
                     }
                 };
-                self.record(Event::Baseline { result })?;
+                self.record(Event::Baseline {
+                    result,
+                    inventory,
+                    reason,
+                })?;
             }
             if self.job()?.baseline == Some(CheckResult::Passed) {
                 return Ok(fail(FailureKind::InvalidBaseline));
@@ -274,23 +279,23 @@ impl Phases<'_> {
         let Some(acceptance) = self.manifest.acceptance.clone() else {
             return Ok((Outcome::Succeeded, None));
         };
-        let result = match self.job()?.acceptance {
-            Some(result) => result,
-            None => {
-                let patch = fs::read_to_string(&patch_path).map_err(|e| {
-                    self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
-                })?;
-                let result = match self.check(&acceptance, Some(&patch), &runs, "acceptance")? {
-                    Ok(result) => result,
-                    Err(verdict) => return Ok(verdict),
-                };
-                self.record(Event::Acceptance { result })?;
-                result
-            }
-        };
-        Ok(match result {
-            CheckResult::Passed | CheckResult::Skipped => (Outcome::Succeeded, None),
-            CheckResult::Failed => fail(FailureKind::AcceptanceFailed),
+        if self.job()?.acceptance.is_none() {
+            let patch = fs::read_to_string(&patch_path).map_err(|e| {
+                self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
+            })?;
+            let run = match self.check(&acceptance, Some(&patch), &runs, "acceptance")? {
+                Ok(run) => run,
+                Err(verdict) => return Ok(verdict),
+            };
+            let (result, verdict) = acceptance_of(&run, self.job()?.inventory.as_ref());
+            self.record(Event::Acceptance { result, verdict })?;
+        }
+        let job = self.job()?;
+        Ok(match (job.acceptance, &job.verdict) {
+            (Some(CheckResult::Passed | CheckResult::Skipped), _) => (Outcome::Succeeded, None),
+            (_, Some(verdict)) if !verdict.missing.is_empty() => fail(FailureKind::TestsMissing),
+            (_, Some(_)) => fail(FailureKind::TestsFailed),
+            (_, None) => fail(FailureKind::AcceptanceFailed),
         })
     }
 
@@ -302,29 +307,29 @@ impl Phases<'_> {
         patch: Option<&str>,
         runs: &Path,
         role: &str,
-    ) -> Result<Result<CheckResult, Verdict>, RunError> {
+    ) -> Result<Result<CheckRun, Verdict>, RunError> {
         let dirs = self.store.dir();
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
+        let bin_dir = runs.join(format!("{role}-tests"));
         match run_check(
             self.manifest,
             acceptance,
             &dir,
             patch,
             &log,
+            &bin_dir,
             &dirs.canonical_root(),
             self.cancel,
         ) {
             Ok(run) => {
-                self.record(command_event(0, role, &run.outcome))?;
-                if run.outcome.cancelled {
+                for outcome in &run.commands {
+                    self.record(command_event(0, role, outcome))?;
+                }
+                if run.cancelled() {
                     return Ok(Err(fail(FailureKind::Cancelled)));
                 }
-                Ok(Ok(if run.passed() {
-                    CheckResult::Passed
-                } else {
-                    CheckResult::Failed
-                }))
+                Ok(Ok(run))
             }
             Err(CheckError::Exec(crate::exec::ExecError::SandboxUnavailable { .. })) => {
                 Ok(Err(fail(FailureKind::SandboxUnavailable)))
@@ -453,6 +458,66 @@ impl Phases<'_> {
         };
         build_provider(&config, &name).map_err(|e| e.to_string())
     }
+}
+
+/// The baseline's result, its test inventory and why it is unusable, from
+/// its run. With per-test results, the inventory decides: a test that fails
+/// makes a valid baseline; no failing test, or no test at all, makes it
+/// "passed" (nothing to fix), with the reason. Tests that do not build at
+/// baseline give no inventory: every test is then fail-to-pass.
+fn baseline_of(run: &CheckRun) -> (CheckResult, Option<Inventory>, Option<String>) {
+    let Some(results) = &run.results else {
+        let result = if run.exit_passed() {
+            CheckResult::Passed
+        } else {
+            CheckResult::Failed
+        };
+        return (result, None, None);
+    };
+    let note = run.note.as_deref();
+    match Inventory::from_baseline(results) {
+        Ok(inventory) => (CheckResult::Failed, Some(inventory), None),
+        Err(InventoryError::Empty) if note.is_some_and(|n| n.contains("did not build")) => (
+            CheckResult::Failed,
+            None,
+            Some(
+                "the tests do not build on the pristine source: every test is fail-to-pass".into(),
+            ),
+        ),
+        Err(why) => (
+            CheckResult::Passed,
+            None,
+            Some(match note {
+                Some(note) => format!("{why} ({note})"),
+                None => why.to_string(),
+            }),
+        ),
+    }
+}
+
+/// The acceptance result and its per-test verdict (none for `exit`).
+fn acceptance_of(
+    run: &CheckRun,
+    inventory: Option<&Inventory>,
+) -> (CheckResult, Option<TestVerdict>) {
+    let Some(results) = &run.results else {
+        let result = if run.exit_passed() {
+            CheckResult::Passed
+        } else {
+            CheckResult::Failed
+        };
+        return (result, None);
+    };
+    let verdict = match inventory {
+        Some(inventory) => judge(inventory, results),
+        None => judge_all(results),
+    };
+    let result = if verdict.passed() {
+        CheckResult::Passed
+    } else {
+        CheckResult::Failed
+    };
+    (result, Some(verdict))
 }
 
 /// Cancels `token` at `deadline` unless it is cancelled before; the thread

@@ -80,10 +80,73 @@ impl AttemptCommands {
         argv: &[String],
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError> {
+        run(&self.request(argv), cancel)
+    }
+
+    /// Runs `argv` with at most `output_cap` bytes kept per stream (for
+    /// output the runner must read whole, such as a build's artifact list).
+    pub fn run_argv_capped(
+        &self,
+        argv: &[String],
+        output_cap: usize,
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        let mut req = self.request(argv);
+        req.output_cap = output_cap;
+        run(&req, cancel)
+    }
+
+    /// Runs a binary the runner chose (`binary`, shown as `argv[0]`), from a
+    /// directory the command can read but not write, with `output_cap`.
+    pub fn run_binary(
+        &self,
+        binary: &Path,
+        argv: &[String],
+        cwd: &Path,
+        output_cap: usize,
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        let mut req = self.request(argv);
+        // As `cargo test` runs it: in its package, which it may look up.
+        req.cwd = cwd.to_path_buf();
+        req.extra_env
+            .insert("CARGO_MANIFEST_DIR".into(), cwd.display().to_string());
+        req.allow = AllowList::default();
+        if let Some(name) = argv.first() {
+            req.allow = AllowList::program_any_args(name).map_err(|e| ExecError::Io {
+                action: format!("allow {name}: {e}"),
+                source: std::io::Error::other("bad program name"),
+            })?;
+        }
+        req.program_path = Some(binary.to_path_buf());
+        if let Some(dir) = binary.parent() {
+            req.sandbox.readable.push(dir.to_path_buf());
+        }
+        req.output_cap = output_cap;
+        // A binary the runner just wrote may still be open for writing in
+        // a child another thread is forking (until its exec closes it):
+        // exec then fails with ETXTBSY for a moment.
+        let mut tries = 0;
+        loop {
+            match run(&req, cancel) {
+                Err(ExecError::Spawn { source, .. })
+                    if source.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
+                        && tries < 50 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The request for `argv` with the timeout cut to the time left.
+    fn request(&self, argv: &[String]) -> ExecRequest {
         let left = self.deadline.saturating_duration_since(Instant::now());
         // Built field by field: the toolchain and search path were fixed at
         // attempt start and are not detected again per command.
-        let req = ExecRequest {
+        ExecRequest {
             argv: argv.to_vec(),
             allow: self.allow.clone(),
             cwd: self.dir.clone(),
@@ -97,8 +160,8 @@ impl AttemptCommands {
             search_path: self.search_path.clone(),
             toolchain: self.toolchain.clone(),
             stdin: None,
-        };
-        run(&req, cancel)
+            program_path: None,
+        }
     }
 }
 

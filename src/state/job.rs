@@ -1,10 +1,11 @@
 //! What the log says about one job.
 
-use serde::Serialize;
-
 use std::sync::Arc;
 
+use serde::Serialize;
+
 use crate::log::{CheckResult, FailureKind, Outcome};
+use crate::verdict::{Inventory, Verdict};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -86,6 +87,8 @@ pub struct Job {
     pub last_action: Option<String>,
     /// The baseline verdict, once recorded (it is run once per job).
     pub baseline: Option<CheckResult>,
+    /// The test inventory the baseline recorded (per-test results only).
+    pub inventory: Option<Inventory>,
     /// The agent phase of the current or last attempt, once finished.
     pub agent: Option<AgentPhase>,
     /// Whether the current or last attempt recorded its patch.
@@ -94,6 +97,8 @@ pub struct Job {
     pub patch_rejected: bool,
     /// Acceptance verdict of the current or last attempt.
     pub acceptance: Option<CheckResult>,
+    /// Its per-test verdict, when read per test.
+    pub verdict: Option<Verdict>,
     /// An interrupted attempt whose agent phase had finished: the next claim
     /// resumes it (same attempt number) at acceptance instead of starting over.
     pub resume: Option<u32>,

@@ -92,7 +92,7 @@ impl State {
             Target::New(mut job) => {
                 transition(&mut job, record)?;
                 self.index.insert(job.id.clone(), self.jobs.len());
-                self.jobs.push(job);
+                self.jobs.push(*job);
             }
             Target::Existing(i) => transition(&mut self.jobs[i], record)?,
         }
@@ -133,7 +133,7 @@ impl State {
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
                 }
-                Ok(Target::New(Job {
+                Ok(Target::New(Box::new(Job {
                     id: id.to_string(),
                     family: family.clone().unwrap_or_else(|| id.to_string()),
                     state: JobState::Queued,
@@ -152,12 +152,14 @@ impl State {
                     patch_recorded: false,
                     patch_rejected: false,
                     acceptance: None,
+                    inventory: None,
+                    verdict: None,
                     resume: None,
                     last_event: "",
                     last_seq: 0,
                     enqueued_ms: record.ts_ms,
                     updated_ms: 0,
-                }))
+                })))
             }
             (Event::Enqueued { .. }, Some(_)) => Err(Illegal::AlreadyExists(id.to_string())),
             (_, None) => Err(Illegal::UnknownJob(id.to_string())),
@@ -169,7 +171,7 @@ impl State {
 /// Where a record lands.
 enum Target {
     Log,
-    New(Job),
+    New(Box<Job>),
     Existing(usize),
 }
 
@@ -330,9 +332,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.state = JobState::Queued;
             }
-            Event::Baseline { result } => {
+            Event::Baseline {
+                result, inventory, ..
+            } => {
                 in_open_attempt(job)?;
                 job.baseline = Some(*result);
+                job.inventory = inventory.clone();
             }
             Event::Decision { step, kind, .. } => {
                 in_open_attempt(job)?;
@@ -391,7 +396,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.patch_rejected = true;
             }
-            Event::Acceptance { result } => {
+            Event::Acceptance { result, verdict } => {
                 let n = in_open_attempt(job)?;
                 if job.acceptance.is_some() {
                     return Err(Illegal::PhaseTwice {
@@ -401,6 +406,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     });
                 }
                 job.acceptance = Some(*result);
+                job.verdict = verdict.clone();
             }
         }
         job.last_event = event.type_name();
@@ -419,6 +425,7 @@ fn reset_attempt_facts(job: &mut Job) {
     job.patch_recorded = false;
     job.patch_rejected = false;
     job.acceptance = None;
+    job.verdict = None;
 }
 
 /// Replays records from the start.

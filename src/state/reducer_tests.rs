@@ -481,6 +481,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         Some(1),
         Event::Acceptance {
             result: crate::log::CheckResult::Passed,
+            verdict: None,
         },
     );
     assert!(matches!(
@@ -488,7 +489,8 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             "a",
             Some(1),
             Event::Acceptance {
-                result: crate::log::CheckResult::Passed
+                result: crate::log::CheckResult::Passed,
+                verdict: None,
             }
         ),
         Illegal::PhaseTwice {
@@ -556,6 +558,8 @@ fn attempt_events_need_the_open_attempt() {
         Some(1),
         Event::Baseline {
             result: crate::log::CheckResult::Failed,
+            inventory: None,
+            reason: None,
         },
     );
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));

@@ -65,7 +65,7 @@ fn passing_baseline_is_refused_before_any_model_call() {
 #[test]
 fn a_wrong_fix_passes_verify_but_fails_acceptance() {
     let (sb, run) = run_control("wrong_fix");
-    run.code(1).stdout_has("failure_kind=acceptance_failed");
+    run.code(1).stdout_has("failure_kind=tests_failed");
     let lines = log_lines(&sb);
     let verify = events(&lines, "verify");
     assert_eq!(verify.len(), 1);
@@ -80,7 +80,7 @@ fn a_wrong_fix_passes_verify_but_fails_acceptance() {
 #[test]
 fn tampering_with_tests_does_not_change_the_verdict() {
     let (sb, run) = run_control("test_tampering");
-    run.code(1).stdout_has("failure_kind=acceptance_failed");
+    run.code(1).stdout_has("failure_kind=tests_failed");
     let lines = log_lines(&sb);
     assert_eq!(
         events(&lines, "verify")[0]["passed"],
@@ -165,8 +165,13 @@ fn disallowed_commands_and_escapes_are_refused_then_the_fix_succeeds() {
     assert!(!sb.data().join("work/disallowed_command/1/pwned").exists());
     assert!(!escape.exists());
     let commands = events(&lines, "command");
+    // The model's commands and verify are cargo; baseline and acceptance
+    // also run the test binaries cargo built.
     assert!(
-        commands.iter().all(|c| c["program"] == "cargo"),
+        commands
+            .iter()
+            .filter(|c| c["role"] == "tool" || c["role"] == "verify")
+            .all(|c| c["program"] == "cargo"),
         "{commands:#?}"
     );
     let tools: Vec<_> = commands.iter().filter(|c| c["role"] == "tool").collect();

@@ -121,6 +121,12 @@ impl AllowList {
         AllowList::parse(&[text.join(" ")])
     }
 
+    /// This list's rules and `other`'s together.
+    pub fn union(mut self, other: AllowList) -> AllowList {
+        self.rules.extend(other.rules);
+        self
+    }
+
     /// A list allowing `program` with any arguments (`program **`), the
     /// program name taken literally.
     pub fn program_any_args(program: &str) -> Result<AllowList, AllowError> {

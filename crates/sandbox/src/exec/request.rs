@@ -44,6 +44,11 @@ pub struct ExecRequest {
     /// Bytes given to the command on stdin, then end of file; `None` (the
     /// default) gives it /dev/null.
     pub stdin: Option<Vec<u8>>,
+    /// A binary the runner chose itself (a test binary it built and copied
+    /// out of reach), run instead of resolving `argv[0]` from the search
+    /// path; its directory must be among the sandbox's readable grants.
+    /// Never set from model input.
+    pub program_path: Option<PathBuf>,
 }
 
 impl ExecRequest {
@@ -66,6 +71,7 @@ impl ExecRequest {
             search_path: SearchPath::for_toolchain(&toolchain),
             toolchain,
             stdin: None,
+            program_path: None,
         }
     }
 }

@@ -32,7 +32,10 @@ pub const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecError> {
     req.allow.check(&req.argv)?;
     let program = req.argv.first().cloned().unwrap_or_default();
-    let resolved = req.search_path.resolve(&program)?;
+    let resolved = match &req.program_path {
+        Some(path) => path.clone(),
+        None => req.search_path.resolve(&program)?,
+    };
     let workspace = canonical(&req.workspace, "workspace")?;
     let cwd = canonical(&req.cwd, "working directory")?;
     if !cwd.starts_with(&workspace) {

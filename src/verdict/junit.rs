@@ -1,0 +1,123 @@
+//! JUnit XML, as `pytest --junitxml`, gotestsum and most CI tools write it:
+//! one `<testcase>` per test, with a `<failure>`, `<error>` or `<skipped>`
+//! child when it did not pass.
+
+use quick_xml::XmlVersion;
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::reader::Reader;
+
+use super::inventory::{TestOutcome, TestResults};
+
+/// Largest document read (a report is a few KB per hundred tests).
+pub const MAX_JUNIT_BYTES: usize = 16 << 20;
+
+/// Reads every test case of a JUnit document, named `classname::name`
+/// (or `name` without a class). A document that ends cleanly is complete.
+pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
+    if xml.len() > MAX_JUNIT_BYTES {
+        return Err(format!("the JUnit file is over {MAX_JUNIT_BYTES} bytes"));
+    }
+    let mut reader = Reader::from_str(xml);
+    let mut results = TestResults::default();
+    // The open test case: its name and outcome so far.
+    let mut open: Option<(String, TestOutcome)> = None;
+    let mut saw_root = false;
+    loop {
+        let event = reader.read_event().map_err(|e| {
+            format!(
+                "the JUnit file does not parse at byte {}: {e}",
+                reader.buffer_position()
+            )
+        })?;
+        match event {
+            Event::Start(tag) => match tag.local_name().as_ref() {
+                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testcase" => open = Some((case_name(&tag)?, TestOutcome::Passed)),
+                other => mark(&mut open, other),
+            },
+            Event::Empty(tag) => match tag.local_name().as_ref() {
+                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testcase" => insert(&mut results, case_name(&tag)?, TestOutcome::Passed)?,
+                other => mark(&mut open, other),
+            },
+            Event::End(tag) if tag.local_name().as_ref() == b"testcase" => {
+                if let Some((name, outcome)) = open.take() {
+                    insert(&mut results, name, outcome)?;
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if !saw_root {
+        return Err("the JUnit file has no <testsuite> or <testsuites>".into());
+    }
+    results.complete = open.is_none();
+    Ok(results)
+}
+
+/// A `<failure>`, `<error>` or `<skipped>` inside the open test case.
+fn mark(open: &mut Option<(String, TestOutcome)>, tag: &[u8]) {
+    if let Some((_, outcome)) = open.as_mut() {
+        match tag {
+            b"failure" | b"error" => *outcome = TestOutcome::Failed,
+            b"skipped" if *outcome == TestOutcome::Passed => *outcome = TestOutcome::Skipped,
+            _ => {}
+        }
+    }
+}
+
+fn insert(results: &mut TestResults, name: String, outcome: TestOutcome) -> Result<(), String> {
+    if results.tests.insert(name.clone(), outcome).is_some() {
+        return Err(format!("test {name:?} is reported twice"));
+    }
+    Ok(())
+}
+
+fn case_name(tag: &BytesStart<'_>) -> Result<String, String> {
+    let attr = |key: &str| -> Result<Option<String>, String> {
+        match tag.try_get_attribute(key) {
+            Ok(Some(a)) => a
+                .normalized_value(XmlVersion::Implicit1_0)
+                .map(|v| Some(v.into_owned()))
+                .map_err(|e| format!("bad {key} attribute: {e}")),
+            Ok(None) => Ok(None),
+            Err(e) => Err(format!("bad testcase attributes: {e}")),
+        }
+    };
+    let name = attr("name")?.ok_or("a <testcase> has no name")?;
+    Ok(match attr("classname")? {
+        Some(class) if !class.is_empty() => format!("{class}::{name}"),
+        _ => name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_passed_failed_and_skipped_cases() {
+        let xml = r#"<?xml version="1.0"?>
+<testsuites><testsuite name="pytest" tests="4">
+  <testcase classname="tests.test_calc" name="test_add" time="0.01"/>
+  <testcase classname="tests.test_calc" name="test_sub"><failure message="boom">trace</failure></testcase>
+  <testcase classname="tests.test_calc" name="test_div"><error message="x"/></testcase>
+  <testcase classname="tests.test_calc" name="test_big"><skipped message="slow"/></testcase>
+</testsuite></testsuites>"#;
+        let r = parse_junit(xml).unwrap();
+        assert!(r.complete);
+        assert_eq!(r.tests["tests.test_calc::test_add"], TestOutcome::Passed);
+        assert_eq!(r.tests["tests.test_calc::test_sub"], TestOutcome::Failed);
+        assert_eq!(r.tests["tests.test_calc::test_div"], TestOutcome::Failed);
+        assert_eq!(r.tests["tests.test_calc::test_big"], TestOutcome::Skipped);
+    }
+
+    #[test]
+    fn garbage_and_documents_without_a_suite_are_errors() {
+        assert!(parse_junit("not xml <").is_err());
+        assert!(parse_junit("<html></html>").is_err());
+        let dup = r#"<testsuite><testcase name="a"/><testcase name="a"/></testsuite>"#;
+        assert!(parse_junit(dup).is_err());
+    }
+}

@@ -1,0 +1,18 @@
+//! Per-test verdicts: reading a test harness's per-test results (libtest's
+//! output, a JUnit XML file), the test inventory a trusted baseline makes
+//! (fail-to-pass and pass-to-pass tests), and judging an acceptance run
+//! against it.
+//!
+//! Pure functions of text and data: it never runs a command or reads a
+//! file itself. A test missing from a run's results is never a pass, and
+//! an exit status alone never makes one.
+
+mod inventory;
+mod junit;
+mod libtest;
+
+pub use inventory::{
+    Inventory, InventoryError, TestOutcome, TestResults, Verdict, judge, judge_all,
+};
+pub use junit::{MAX_JUNIT_BYTES, parse_junit};
+pub use libtest::parse_libtest;
