@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::*;
+use crate::manifest::ResultsFormat;
 use crate::units::ByteSize;
 
 /// A temp dir with `jobs/`, `src/` (the source tree), `hidden/` (acceptance
@@ -233,6 +234,14 @@ fn errors_name_file_line_column_and_field() {
             "[acceptance]\ndir = \"../hidden\"\ncommand = []\n",
             "jobs/job.toml:8:11: acceptance.command: must name a program",
         ),
+        (
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"x\"]\nresults = \"tap\"\n",
+            "jobs/job.toml:9:11: acceptance.results: unknown results format \"tap\"",
+        ),
+        (
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"x\"]\nresults = \"junit:../r.xml\"\n",
+            "jobs/job.toml:9:11: acceptance.results: junit:../r.xml: the path must be relative",
+        ),
     ];
     for (extra, expected) in cases {
         let got = fx.error(&with(extra));
@@ -241,6 +250,40 @@ fn errors_name_file_line_column_and_field() {
             "for {extra:?}\n got: {got}\nwant: {expected}"
         );
     }
+}
+
+#[test]
+fn results_format_defaults_by_command_and_is_left_out_of_the_hash_when_unset() {
+    let fx = Fixture::new();
+    let cargo = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\n",
+        ))
+        .unwrap();
+    let acceptance = cargo.acceptance.clone().unwrap();
+    assert_eq!(acceptance.results, None);
+    assert_eq!(acceptance.results_format(), ResultsFormat::Libtest);
+    let pytest = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"pytest\"]\nresults = \"junit:out/r.xml\"\n",
+        ))
+        .unwrap();
+    assert_eq!(
+        pytest.acceptance.unwrap().results_format(),
+        ResultsFormat::Junit("out/r.xml".into())
+    );
+    let other = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"make\", \"check\"]\n",
+        ))
+        .unwrap();
+    assert_eq!(
+        other.acceptance.unwrap().results_format(),
+        ResultsFormat::Exit
+    );
+    // Unset, the key is not in the stored form (older hashes hold).
+    let stored = serde_json::to_string(&cargo.acceptance).unwrap();
+    assert!(!stored.contains("results"), "{stored}");
 }
 
 #[test]
