@@ -43,6 +43,10 @@ pub enum CorruptReason {
     Decode(#[from] DecodeError),
     #[error("seq {seq} does not follow seq {previous}")]
     SeqOrder { seq: u64, previous: u64 },
+    /// Writers number records one by one, so a gap means records were
+    /// removed (by hand, or by a broken copy).
+    #[error("seq {seq} follows seq {previous}: {} record(s) are missing before this line", .seq - .previous - 1)]
+    SeqGap { seq: u64, previous: u64 },
     #[error("empty line")]
     Empty,
 }
@@ -77,6 +81,15 @@ pub fn scan(bytes: &[u8], first_line: u64, last_seq: u64) -> Result<Scan, Corrup
             return Err(Corruption {
                 line,
                 reason: CorruptReason::SeqOrder {
+                    seq: record.seq,
+                    previous,
+                },
+            });
+        }
+        if record.seq > previous + 1 {
+            return Err(Corruption {
+                line,
+                reason: CorruptReason::SeqGap {
                     seq: record.seq,
                     previous,
                 },
@@ -166,17 +179,28 @@ mod tests {
     }
 
     #[test]
-    fn seq_must_increase() {
-        let bytes = log(&[1, 3, 3]);
+    fn seq_must_increase_one_by_one() {
+        let bytes = log(&[1, 2, 2]);
         let err = scan(&bytes, 1, 0).unwrap_err();
         assert_eq!(err.line, 3);
         assert_eq!(
             err.reason,
             CorruptReason::SeqOrder {
-                seq: 3,
-                previous: 3
+                seq: 2,
+                previous: 2
             }
         );
+        // A record removed from the middle leaves a gap.
+        let err = scan(&log(&[1, 2, 4]), 1, 0).unwrap_err();
+        assert_eq!(err.line, 3);
+        assert_eq!(
+            err.reason,
+            CorruptReason::SeqGap {
+                seq: 4,
+                previous: 2
+            }
+        );
+        assert!(err.to_string().contains("1 record(s) are missing"));
         // Continuing a scan: the first new record must follow the last known seq.
         let err = scan(&log(&[5]), 10, 5).unwrap_err();
         assert_eq!(err.line, 10);

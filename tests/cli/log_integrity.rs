@@ -96,6 +96,41 @@ fn a_flipped_byte_in_the_middle_is_named_by_line_and_blocks_writers() {
 }
 
 #[test]
+fn a_record_deleted_from_the_middle_is_corruption_named_by_line() {
+    let sb = three_jobs();
+    // Cancel `a`, then delete that record: without the gap check the job
+    // would silently be queued again.
+    sb.run(&["cancel", "DATA", "a"]).ok();
+    sb.run(&["enqueue", "DATA", "d"]).ok();
+    let bytes = sb.log_bytes();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines[3].contains("\"cancelled\""), "{}", lines[3]);
+    let kept: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(sb.log(), &kept).unwrap();
+
+    sb.run(&["status", "DATA"])
+        .code(2)
+        .one_line_error()
+        .stderr_has("line 4")
+        .stderr_has("1 record(s) are missing");
+    sb.run(&["enqueue", "DATA", "e"])
+        .code(2)
+        .stderr_has("line 4");
+    assert_eq!(
+        sb.log_bytes(),
+        kept.as_bytes(),
+        "a writer appended after the gap"
+    );
+}
+
+#[test]
 fn non_utf8_bytes_are_corruption_with_a_line_number() {
     let sb = three_jobs();
     let mut bytes = sb.log_bytes();
