@@ -46,6 +46,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         .iter()
         .map(|p| load_provider_file(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let provider_files = providers.clone();
     let planned = plan(
         &manifests,
         &PlanOptions {
@@ -85,6 +86,17 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             ),
         }
     }
+    // A provider that cannot work is a usage error now, not a failed job
+    // per instance later.
+    let mut checked: Vec<(String, String)> = Vec::new();
+    for (name, config) in providers_used(&manifests, &provider_files) {
+        let key = (name.clone(), format!("{config:?}"));
+        if checked.contains(&key) {
+            continue;
+        }
+        crate::provider::preflight(&config, &name)?;
+        checked.push(key);
+    }
     let options = BatchOptions {
         workers: args.parallel.map_or_else(default_workers, |n| n as usize),
         rerun: match args.rerun.as_deref() {
@@ -99,6 +111,28 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary)?;
     Ok(completion(&summary))
+}
+
+/// The configured providers a batch will use: the `--provider` files, or
+/// each manifest's own `[provider]` (named by its kind). A job without one
+/// fails on its own, with that reason.
+fn providers_used(
+    manifests: &[crate::manifest::Manifest],
+    files: &[crate::manifest::ProviderFile],
+) -> Vec<(String, crate::manifest::ProviderConfig)> {
+    if files.is_empty() {
+        return manifests
+            .iter()
+            .filter_map(|m| {
+                let config = m.provider.clone()?;
+                Some((config.kind().as_str().to_string(), config))
+            })
+            .collect();
+    }
+    files
+        .iter()
+        .map(|f| (f.name.clone(), f.provider.clone()))
+        .collect()
 }
 
 fn completion(summary: &BatchSummary) -> Completion {

@@ -87,6 +87,18 @@ pub fn run(
         options.provider = Some((file.name, file.provider));
     }
     let mut store = Store::open(dir)?;
+    // The provider this run will use must work before anything runs.
+    let config = match &options.provider {
+        Some((name, config)) => Some((name.clone(), config.clone())),
+        None => store
+            .state()
+            .job(id)
+            .and_then(|job| crate::runner::job_manifest(job).ok())
+            .and_then(|m| m.provider.map(|p| (p.kind().as_str().to_string(), p))),
+    };
+    if let Some((name, config)) = config {
+        crate::provider::preflight(&config, &name)?;
+    }
     let seed_workspace = match workspace {
         Some(workspace) => Some(prepare_seed(&mut store, id, workspace)?),
         None => None,

@@ -10,6 +10,7 @@ mod hostile;
 mod lifecycle;
 mod log_integrity;
 mod patch_rejected;
+mod preflight;
 mod race;
 mod replies;
 mod reports;

@@ -1,0 +1,111 @@
+//! Checking a provider once, before a batch or a run uses it: a mistake in
+//! its configuration (a key variable that is not set, a program that is not
+//! there, a server that does not answer) is a usage error before any
+//! baseline runs or any attempt is spent, not a failed job.
+
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use super::error::ProviderError;
+use super::factory::build_provider;
+use crate::manifest::ProviderConfig;
+
+/// How long the endpoint gets to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Builds the provider (which checks its key variable, its script or its
+/// program) and, for an HTTP provider, opens and closes one TCP connection
+/// to its endpoint. Nothing is sent, so nothing is billed.
+pub fn preflight(config: &ProviderConfig, name: &str) -> Result<(), ProviderError> {
+    build_provider(config, name)?;
+    let base_url = match config {
+        ProviderConfig::Openai(openai) => &openai.base_url,
+        ProviderConfig::Anthropic(anthropic) => &anthropic.base_url,
+        ProviderConfig::Script(_) | ProviderConfig::Command(_) => return Ok(()),
+    };
+    reachable(base_url).map_err(|message| ProviderError::Config {
+        name: name.to_string(),
+        message: format!("{base_url} does not answer: {message}"),
+    })
+}
+
+/// Whether a TCP connection to the host and port of `url` opens.
+fn reachable(url: &str) -> Result<(), String> {
+    let (host, port) = host_port(url)?;
+    let addrs = (host.as_str(), port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    let mut last = format!("{host} has no address");
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("{addr}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+/// `http://host:port/...` → (host, port), the port defaulting by scheme.
+fn host_port(url: &str) -> Result<(String, u16), String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| format!("{url} is not an http(s) URL"))?;
+    let default = match scheme {
+        "http" => 80,
+        "https" => 443,
+        other => return Err(format!("unsupported scheme {other}")),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit('@').next().unwrap_or_default();
+    if let Some(inner) = authority.strip_prefix('[') {
+        // [::1]:8080
+        let (host, after) = inner
+            .split_once(']')
+            .ok_or_else(|| format!("bad host in {url}"))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| format!("bad port in {url}"))?,
+            None => default,
+        };
+        return Ok((host.to_string(), port));
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => Ok((
+            host.to_string(),
+            port.parse().map_err(|_| format!("bad port in {url}"))?,
+        )),
+        None if !authority.is_empty() => Ok((authority.to_string(), default)),
+        None => Err(format!("no host in {url}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_come_from_the_url() {
+        assert_eq!(
+            host_port("http://127.0.0.1:8080/v1").unwrap(),
+            ("127.0.0.1".to_string(), 8080)
+        );
+        assert_eq!(
+            host_port("https://api.example.com/v1").unwrap(),
+            ("api.example.com".to_string(), 443)
+        );
+        assert_eq!(
+            host_port("http://[::1]:9/x").unwrap(),
+            ("::1".to_string(), 9)
+        );
+        assert!(host_port("ftp://x").is_err());
+        assert!(host_port("localhost:80").is_err());
+    }
+
+    #[test]
+    fn a_closed_port_does_not_answer_and_an_open_one_does() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert!(reachable(&format!("http://127.0.0.1:{port}/v1")).is_ok());
+        drop(listener);
+        assert!(reachable(&format!("http://127.0.0.1:{port}/v1")).is_err());
+    }
+}
