@@ -74,6 +74,10 @@ pub struct AgentResult {
     pub failure_kind: Option<FailureKind>,
     pub steps: u32,
     pub summary: Option<String>,
+    /// The attempt stopped for a fault of the infrastructure (the provider
+    /// could not be reached, after its retries), not for anything the model
+    /// did: the runner restarts the job without using an attempt.
+    pub infra: Option<String>,
 }
 
 /// The loop could not go on for a reason that is not the model's doing.
@@ -170,7 +174,21 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                         message: e.to_string(),
                     },
                 )?;
-                return Ok(failed(FailureKind::ProviderError, step));
+                // Precedence: an unreachable provider is the machine's
+                // fault; a verify that failed before the provider ran out
+                // is the model's; otherwise the provider's.
+                if e.is_retryable() {
+                    return Ok(AgentResult {
+                        infra: Some(e.to_string()),
+                        ..failed(FailureKind::ProviderError, step)
+                    });
+                }
+                let kind = if st.last_verify_failed {
+                    FailureKind::VerifyFailed
+                } else {
+                    FailureKind::ProviderError
+                };
+                return Ok(failed(kind, step));
             }
         };
         record_retries(&mut run, step, &reply.retries)?;
@@ -272,6 +290,7 @@ fn failed(kind: FailureKind, steps: u32) -> AgentResult {
         failure_kind: Some(kind),
         steps,
         summary: None,
+        infra: None,
     }
 }
 
@@ -503,6 +522,7 @@ fn act(
                     failure_kind: None,
                     steps: step,
                     summary: Some(summary),
+                    infra: None,
                 }));
             }
             match verify(run, st, step, "finish")? {
@@ -511,6 +531,7 @@ fn act(
                     failure_kind: None,
                     steps: step,
                     summary: Some(summary),
+                    infra: None,
                 }),
                 Ok((false, text)) => Step::Observe {
                     observation: format!(

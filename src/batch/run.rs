@@ -244,6 +244,7 @@ fn worker(
                 // recorded interrupted by the next writer.
                 Err(
                     e @ (RunError::Setup { .. }
+                    | RunError::Infra { .. }
                     | RunError::Manifest { .. }
                     | RunError::NoManifest(_)
                     | RunError::UnknownJob(_)),
@@ -255,6 +256,11 @@ fn worker(
                 Err(e) => return Err(e.into()),
             };
             *attempts.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+            if report.restarted {
+                // Queued again (no attempt used) unless its restarts ran
+                // out: the loop runs it again or moves on.
+                continue;
+            }
             if report.interrupted || report.outcome == Outcome::Succeeded {
                 break;
             }

@@ -260,6 +260,27 @@ impl Store {
                 Event::AttemptInterrupted {
                     pid: std::process::id(),
                     by_runner: true,
+                    cause: None,
+                },
+            )?;
+            Ok(())
+        })?;
+        drop(claim);
+        Ok(())
+    }
+
+    /// Records that a claimed attempt met a fault of the infrastructure
+    /// (`cause`, one line): the attempt is not counted, and the job is
+    /// queued again unless its restarts are used up (then `infra_error`).
+    pub fn infra_fault(&mut self, claim: Claim, cause: &str) -> Result<(), StoreError> {
+        self.transact(|tx| {
+            tx.append(
+                Some(&claim.job),
+                Some(claim.attempt),
+                Event::AttemptInterrupted {
+                    pid: std::process::id(),
+                    by_runner: false,
+                    cause: Some(cause.to_string()),
                 },
             )?;
             Ok(())
@@ -315,6 +336,7 @@ fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
             Event::AttemptInterrupted {
                 pid,
                 by_runner: false,
+                cause: None,
             },
         )?;
     }

@@ -59,6 +59,11 @@ pub enum Event {
         /// The runner stopped the attempt itself; the attempt is not counted.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         by_runner: bool,
+        /// A fault of the infrastructure the runner met (an unreachable
+        /// provider, a runtime I/O error), in one line. Like a runner that
+        /// died (no cause), it restarts the job without using an attempt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
     },
     /// A durable cancel of a queued or running job.
     Cancelled {},
@@ -280,6 +285,10 @@ pub enum FailureKind {
     /// Tests of the inventory were not reported at all (the run ended
     /// early, crashed, or never started; the build failed).
     TestsMissing,
+    /// The infrastructure failed more than `[limits] max_restarts` times
+    /// (the runner died, the provider was unreachable, a runtime I/O error);
+    /// not the model's doing.
+    InfraError,
 }
 
 impl FailureKind {
@@ -300,6 +309,7 @@ impl FailureKind {
             FailureKind::PatchRejected => "patch_rejected",
             FailureKind::TestsFailed => "tests_failed",
             FailureKind::TestsMissing => "tests_missing",
+            FailureKind::InfraError => "infra_error",
         }
     }
 }

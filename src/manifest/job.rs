@@ -187,6 +187,25 @@ pub struct Limits {
         skip_serializing_if = "is_default_processes"
     )]
     pub processes: u64,
+    /// Restarts after faults of the infrastructure (the runner died, the
+    /// provider was unreachable, a runtime I/O error) before the job ends
+    /// `infra_error`; they never use up `attempts`.
+    #[serde(
+        default = "default_max_restarts",
+        skip_serializing_if = "is_default_max_restarts"
+    )]
+    pub max_restarts: u32,
+}
+
+/// `[limits] max_restarts` when a manifest says nothing.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+fn default_max_restarts() -> u32 {
+    DEFAULT_MAX_RESTARTS
+}
+
+fn is_default_max_restarts(n: &u32) -> bool {
+    *n == DEFAULT_MAX_RESTARTS
 }
 
 /// `[limits] memory` when a manifest says nothing: 4 GiB.
@@ -229,6 +248,7 @@ impl Default for Limits {
             token_budget: 500_000,
             memory: DEFAULT_MEMORY,
             processes: DEFAULT_PROCESSES,
+            max_restarts: DEFAULT_MAX_RESTARTS,
         }
     }
 }

@@ -229,5 +229,7 @@ fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> 
         token_budget: fields.positive("limits.token_budget", raw.token_budget, d.token_budget)?,
         memory,
         processes,
+        // Zero is allowed: the first fault of the infrastructure ends the job.
+        max_restarts: raw.max_restarts.unwrap_or(d.max_restarts),
     })
 }

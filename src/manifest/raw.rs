@@ -44,6 +44,7 @@ pub struct RawLimits {
     pub attempts: Option<u32>,
     pub max_steps: Option<u32>,
     pub max_invalid: Option<u32>,
+    pub max_restarts: Option<u32>,
     pub wall_time: Option<toml::Value>,
     pub command_timeout: Option<toml::Value>,
     pub output_cap: Option<toml::Value>,

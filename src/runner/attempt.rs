@@ -44,6 +44,9 @@ pub struct AttemptReport {
     pub failure_kind: Option<FailureKind>,
     /// Stopped by an interrupt and recorded as such; the job is queued again.
     pub interrupted: bool,
+    /// Stopped by a fault of the infrastructure and recorded as such: the
+    /// job is queued again (or, past `max_restarts`, failed `infra_error`).
+    pub restarted: bool,
 }
 
 /// Failures that stop a runner (not verdicts about the job).
@@ -61,6 +64,10 @@ pub enum RunError {
     Record(String),
     #[error("job {job:?}: {message}")]
     Setup { job: String, message: String },
+    /// A fault of the infrastructure met inside a phase (an unreachable
+    /// provider): not the model's doing.
+    #[error("job {job:?}: {cause}")]
+    Infra { job: String, cause: String },
 }
 
 impl From<AgentError> for RunError {
@@ -155,9 +162,17 @@ pub fn run_job(
             outcome: Outcome::Failed,
             failure_kind: Some(FailureKind::Interrupted),
             interrupted: true,
+            restarted: false,
         });
     }
-    let (outcome, failure_kind) = result?;
+    let (outcome, failure_kind) = match result {
+        Ok(verdict) => verdict,
+        // Faults of the infrastructure never use an attempt: the job goes
+        // back to the queue, bounded by max_restarts.
+        Err(RunError::Infra { cause, .. }) => return restart(store, claim, id, &cause),
+        Err(e @ RunError::Setup { .. }) => return restart(store, claim, id, &e.to_string()),
+        Err(e) => return Err(e),
+    };
     store.finish(claim, outcome, failure_kind)?;
     Ok(AttemptReport {
         job: id.to_string(),
@@ -165,6 +180,34 @@ pub fn run_job(
         outcome,
         failure_kind,
         interrupted: false,
+        restarted: false,
+    })
+}
+
+/// Records a fault of the infrastructure for `claim` and reports it.
+fn restart(
+    store: &mut Store,
+    claim: Claim,
+    id: &str,
+    cause: &str,
+) -> Result<AttemptReport, RunError> {
+    let attempt = claim.attempt;
+    store.infra_fault(claim, cause)?;
+    let failed = store
+        .state()
+        .job(id)
+        .is_some_and(|j| j.state == crate::state::JobState::Failed);
+    Ok(AttemptReport {
+        job: id.to_string(),
+        attempt,
+        outcome: Outcome::Failed,
+        failure_kind: Some(if failed {
+            FailureKind::InfraError
+        } else {
+            FailureKind::Interrupted
+        }),
+        interrupted: false,
+        restarted: true,
     })
 }
 
@@ -422,6 +465,9 @@ impl Phases<'_> {
                     let _ = timer.join();
                 }
                 let result = result?;
+                if let Some(cause) = result.infra {
+                    return Err(RunError::Infra { job: id, cause });
+                }
                 ((result.outcome, result.failure_kind), result.steps)
             }
         };

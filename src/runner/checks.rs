@@ -281,12 +281,18 @@ fn libtest(
         source,
     })?;
     let mut notes = Vec::new();
+    // Every binary is copied out before any of them runs: a test binary
+    // runs with the copy writable, so one run first could otherwise
+    // replace the others in `target/` before they are copied.
+    let mut copies = Vec::new();
     for (i, binary) in binaries.iter().enumerate() {
         let copied = bin_dir.join(format!("{i}-{}", binary.target));
-        if let Err(why) = copy_binary(&root, &binary.path, &copied) {
-            notes.push(format!("{}: {why}", binary.label));
-            continue;
+        match copy_binary(&root, &binary.path, &copied) {
+            Ok(()) => copies.push((binary, copied)),
+            Err(why) => notes.push(format!("{}: {why}", binary.label)),
         }
+    }
+    for (binary, copied) in copies {
         let mut argv = vec![binary.target.clone()];
         argv.extend(test_args.iter().cloned());
         let cwd = canonical.join(&binary.package);

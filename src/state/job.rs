@@ -85,6 +85,12 @@ pub struct Job {
     pub invalid_decisions: u32,
     /// Kind of the last decision, if any.
     pub last_action: Option<String>,
+    /// Restarts after faults of the infrastructure so far, and the most
+    /// allowed (`[limits] max_restarts`) before the job ends `infra_error`.
+    pub restarts: u32,
+    pub max_restarts: u32,
+    /// The last fault of the infrastructure, in one line.
+    pub infra_cause: Option<String>,
     /// The baseline verdict, once recorded (it is run once per job).
     pub baseline: Option<CheckResult>,
     /// The test inventory the baseline recorded (per-test results only).

@@ -154,6 +154,9 @@ impl State {
                     acceptance: None,
                     inventory: None,
                     verdict: None,
+                    restarts: 0,
+                    max_restarts: max_restarts_of(manifest.as_deref()),
+                    infra_cause: None,
                     resume: None,
                     last_event: "",
                     last_seq: 0,
@@ -223,6 +226,9 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.manifest = Some(Arc::new((**manifest).clone()));
                 job.manifest_hash = Some(manifest_hash.clone());
                 job.max_attempts = *max_attempts;
+                job.max_restarts = max_restarts_of(Some(manifest));
+                job.restarts = 0;
+                job.infra_cause = None;
                 job.attempts_started = 0;
                 job.state = JobState::Queued;
                 job.failure_kind = None;
@@ -292,24 +298,38 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     }
                 }
             }
-            Event::AttemptInterrupted { by_runner, .. } => {
+            Event::AttemptInterrupted {
+                by_runner, cause, ..
+            } => {
                 let n = in_open_attempt(job)?;
                 job.open_attempt = None;
                 if job.state == JobState::Running {
-                    if job.agent.is_some_and(|a| a.attempt == n) {
-                        // The agent's work is recorded; resume after it.
-                        job.state = JobState::Queued;
-                        job.resume = Some(n);
-                    } else if *by_runner {
-                        // Stopped on purpose (Ctrl-C): the attempt is not used up.
-                        job.attempts_started = n - 1;
-                        job.state = JobState::Queued;
-                    } else if job.attempts_remain() {
-                        job.state = JobState::Queued;
-                    } else {
-                        job.state = JobState::Failed;
+                    // Neither a Ctrl-C nor a fault of the infrastructure (a
+                    // runner that died, an unreachable provider, a runtime
+                    // I/O error) is the model's doing: the attempt is not
+                    // used up. Faults are bounded by max_restarts, so a
+                    // fault that repeats cannot keep a job open forever.
+                    if !*by_runner {
+                        job.restarts += 1;
+                        job.infra_cause =
+                            Some(cause.clone().unwrap_or_else(|| {
+                                "the runner stopped (killed or crashed)".into()
+                            }));
                     }
-                    job.failure_kind = Some(FailureKind::Interrupted);
+                    if !*by_runner && job.restarts > job.max_restarts {
+                        job.state = JobState::Failed;
+                        job.failure_kind = Some(FailureKind::InfraError);
+                        job.resume = None;
+                    } else {
+                        if job.agent.is_some_and(|a| a.attempt == n) {
+                            // The agent's work is recorded; resume after it.
+                            job.resume = Some(n);
+                        } else {
+                            job.attempts_started = n - 1;
+                        }
+                        job.state = JobState::Queued;
+                        job.failure_kind = Some(FailureKind::Interrupted);
+                    }
                 }
             }
             Event::Cancelled {} => {
@@ -444,3 +464,12 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 #[cfg(test)]
 #[path = "reducer_tests.rs"]
 mod tests;
+
+/// `[limits] max_restarts` of a manifest snapshot (`{"manifest": {...}}`),
+/// or the default for a job without one.
+fn max_restarts_of(snapshot: Option<&serde_json::Value>) -> u32 {
+    snapshot
+        .and_then(|s| s["manifest"]["limits"]["max_restarts"].as_u64())
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(crate::manifest::DEFAULT_MAX_RESTARTS)
+}

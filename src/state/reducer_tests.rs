@@ -165,32 +165,40 @@ fn a_finish_racing_a_cancel_does_not_resurrect_the_job() {
 }
 
 #[test]
-fn interrupted_attempt_requeues_when_attempts_remain() {
+fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
     let mut log = Log::new();
-    log.enqueue("a", 2);
+    log.enqueue("a", 1);
+    // The default max_restarts is 3: three restarts requeue the job on the
+    // same attempt number; the fourth fault ends it infra_error.
+    for (pid, cause) in [(101, None), (102, Some("provider down")), (103, None)] {
+        log.start("a", 1);
+        let job = log.ok(
+            "a",
+            Some(1),
+            Event::AttemptInterrupted {
+                pid,
+                by_runner: false,
+                cause: cause.map(String::from),
+            },
+        );
+        assert_eq!(job.state, JobState::Queued);
+        assert_eq!(job.attempts_started, 0, "a fault does not use the attempt");
+        assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
+    }
     log.start("a", 1);
     let job = log.ok(
         "a",
         Some(1),
         Event::AttemptInterrupted {
-            pid: 101,
+            pid: 104,
             by_runner: false,
-        },
-    );
-    assert_eq!(job.state, JobState::Queued);
-    assert_eq!(job.attempts_started, 1, "an interrupted attempt counts");
-    assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
-    log.start("a", 2);
-    let job = log.ok(
-        "a",
-        Some(2),
-        Event::AttemptInterrupted {
-            pid: 102,
-            by_runner: false,
+            cause: Some("disk full".into()),
         },
     );
     assert_eq!(job.state, JobState::Failed);
-    assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
+    assert_eq!(job.failure_kind, Some(FailureKind::InfraError));
+    assert_eq!(job.restarts, 4);
+    assert_eq!(job.infra_cause.as_deref(), Some("disk full"));
 }
 
 #[test]
@@ -205,6 +213,7 @@ fn interrupted_after_cancel_stays_cancelled() {
         Event::AttemptInterrupted {
             pid: 101,
             by_runner: false,
+            cause: None,
         },
     );
     assert_eq!(job.state, JobState::Cancelled);
@@ -363,7 +372,8 @@ fn illegal_finish_or_interrupt_without_an_open_attempt() {
             Some(2),
             Event::AttemptInterrupted {
                 pid: 1,
-                by_runner: false
+                by_runner: false,
+                cause: None,
             }
         ),
         Illegal::AttemptNotOpen {
@@ -450,6 +460,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         Event::AttemptInterrupted {
             pid: 101,
             by_runner: false,
+            cause: None,
         },
     );
     assert_eq!(
@@ -515,6 +526,7 @@ fn an_attempt_its_runner_interrupted_is_not_counted() {
         Event::AttemptInterrupted {
             pid: 101,
             by_runner: true,
+            cause: None,
         },
     );
     assert_eq!(job.state, JobState::Queued);
