@@ -30,6 +30,8 @@ pub struct BatchOptions {
     pub progress: ProgressMode,
     /// Set by the first Ctrl-C.
     pub interrupt: CancelToken,
+    /// Whose workspaces and build dirs stay once an attempt ends.
+    pub keep: crate::lifecycle::Keep,
 }
 
 /// What a batch did.
@@ -217,6 +219,7 @@ fn worker(
     let run_options = RunOptions {
         provider: None,
         interrupt: Some(options.interrupt.clone()),
+        keep: options.keep,
     };
     loop {
         if options.interrupt.is_cancelled() {

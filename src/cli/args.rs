@@ -53,6 +53,20 @@ pub enum Command {
         /// Provider file replacing the manifest's [provider].
         #[arg(long, value_name = "FILE")]
         provider: Option<PathBuf>,
+        /// Whose workspaces and build dirs stay once the attempt ends:
+        /// `failed`, `all` or `none` (artifacts under DATA/runs always stay).
+        #[arg(long, value_name = "WHICH", default_value = "failed")]
+        keep: crate::lifecycle::Keep,
+    },
+    /// Remove the workspaces and build dirs of finished attempts by a keep
+    /// policy (artifacts under DATA/runs stay); prints what it freed.
+    Gc {
+        /// Data directory (holds events.log).
+        data: PathBuf,
+        /// `failed` (remove those of succeeded attempts), `all` (remove
+        /// nothing) or `none` (remove them all).
+        #[arg(long, value_name = "WHICH", default_value = "failed")]
+        keep: crate::lifecycle::Keep,
     },
     /// Enqueue and run many manifests in parallel, then acceptance, then reports.
     ///
@@ -191,6 +205,10 @@ pub struct BatchArgs {
     /// Where the reports go [default: DATA/report].
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Whose workspaces and build dirs stay once an attempt ends: `failed`,
+    /// `all` or `none` (artifacts under DATA/runs always stay).
+    #[arg(long, value_name = "WHICH", default_value = "failed")]
+    pub keep: crate::lifecycle::Keep,
 }
 
 /// `exec --memory`: a size, at least what `[limits] memory` accepts.

@@ -107,6 +107,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         report_dir: args.report,
         progress: ProgressMode::detect(),
         interrupt: install_interrupt(),
+        keep: args.keep,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary)?;
@@ -224,5 +225,6 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         providers: Vec::new(),
         repeat: 1,
         report: None,
+        keep: crate::lifecycle::Keep::Failed,
     })
 }

@@ -75,13 +75,17 @@ pub fn run(
     id: &str,
     workspace: Option<&Path>,
     provider: Option<&Path>,
+    keep: crate::lifecycle::Keep,
 ) -> anyhow::Result<Completion> {
     crate::lifecycle::validate_instance_id(id)?;
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
     }
-    let mut options = RunOptions::default();
+    let mut options = RunOptions {
+        keep,
+        ..RunOptions::default()
+    };
     if let Some(file) = provider {
         let file = load_provider_file(file)?;
         options.provider = Some((file.name, file.provider));
@@ -137,4 +141,21 @@ pub fn run(
             Ok(Completion::JobsFailed)
         }
     }
+}
+
+/// `gc DATA [--keep]`: removes the workspaces and build dirs of finished
+/// attempts the policy does not keep.
+pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completion> {
+    let dir = DataDir::new(data);
+    if !dir.log().is_file() {
+        anyhow::bail!("no log at {}", dir.log().display());
+    }
+    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let (attempts, freed) = crate::lifecycle::collect_garbage(&dir, &snapshot.state, keep)
+        .with_context(|| format!("failed to clean {}", data.display()))?;
+    outln!(
+        "removed the directories of {attempts} attempt(s), {:.1} MiB freed",
+        freed as f64 / (1024.0 * 1024.0)
+    );
+    Ok(Completion::Success)
 }

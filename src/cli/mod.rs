@@ -64,7 +64,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             id,
             workspace,
             provider,
-        } => jobs::run(&data, &id, workspace.as_deref(), provider.as_deref()),
+            keep,
+        } => jobs::run(&data, &id, workspace.as_deref(), provider.as_deref(), keep),
+        Command::Gc { data, keep } => jobs::gc(&data, keep),
         Command::Status { data, json } => status::status(&data, json),
         Command::Batch(args) => batch::batch(args),
         Command::Report {

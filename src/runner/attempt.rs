@@ -18,7 +18,7 @@ use crate::agent::{
 use crate::cancel::CancelToken;
 use crate::exec::AllowList;
 use crate::hash::short_hash;
-use crate::lifecycle::{Claim, Store, StoreError, watch_for_cancel};
+use crate::lifecycle::{Claim, Keep, Store, StoreError, watch_for_cancel};
 use crate::log::{CheckResult, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
 use crate::provider::{Provider, build_provider};
@@ -33,6 +33,8 @@ pub struct RunOptions {
     /// Set on Ctrl-C: the attempt stops and is recorded interrupted (not
     /// finished), so a rerun continues it.
     pub interrupt: Option<CancelToken>,
+    /// Whose workspaces and build dirs stay once an attempt ends.
+    pub keep: Keep,
 }
 
 /// How an attempt ended.
@@ -174,6 +176,10 @@ pub fn run_job(
         Err(e) => return Err(e),
     };
     store.finish(claim, outcome, failure_kind)?;
+    // The attempt is over: its workspace and check copies go by policy
+    // (artifacts under runs/ stay). Failing to remove them is not the
+    // attempt's failure; the next `gc` tries again.
+    let _ = crate::lifecycle::keep_apply(store.dir(), id, attempt, outcome, options.keep);
     Ok(AttemptReport {
         job: id.to_string(),
         attempt,

@@ -322,6 +322,9 @@ fn libtest(
             break;
         }
     }
+    // The copies served their run; they are the bulk of an attempt's
+    // artifacts and tell nothing the log does not.
+    let _ = fs::remove_dir_all(&bin_dir);
     if !notes.is_empty() {
         run.note = Some(notes.join("; "));
     }

@@ -91,6 +91,10 @@ pub struct Job {
     pub max_restarts: u32,
     /// The last fault of the infrastructure, in one line.
     pub infra_cause: Option<String>,
+    /// The phases done when the last fault happened: a fault after new
+    /// progress starts the count again (only a fault that repeats in the
+    /// same phase runs into `max_restarts`).
+    pub fault_mark: Option<PhaseMark>,
     /// The baseline verdict, once recorded (it is run once per job).
     pub baseline: Option<CheckResult>,
     /// The test inventory the baseline recorded (per-test results only).
@@ -116,7 +120,20 @@ pub struct Job {
     pub updated_ms: u64,
 }
 
+/// Which phases of a job are done: baseline, agent phase, patch, acceptance.
+pub type PhaseMark = (bool, bool, bool, bool);
+
 impl Job {
+    /// The phases done so far.
+    pub fn phase_mark(&self) -> PhaseMark {
+        (
+            self.baseline.is_some(),
+            self.agent.is_some(),
+            self.patch_recorded || self.patch_rejected,
+            self.acceptance.is_some(),
+        )
+    }
+
     /// Whether `retry` may requeue the job.
     pub fn attempts_remain(&self) -> bool {
         self.attempts_started < self.max_attempts

@@ -157,6 +157,7 @@ impl State {
                     restarts: 0,
                     max_restarts: max_restarts_of(manifest.as_deref()),
                     infra_cause: None,
+                    fault_mark: None,
                     resume: None,
                     last_event: "",
                     last_seq: 0,
@@ -229,6 +230,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.max_restarts = max_restarts_of(Some(manifest));
                 job.restarts = 0;
                 job.infra_cause = None;
+                job.fault_mark = None;
                 job.attempts_started = 0;
                 job.state = JobState::Queued;
                 job.failure_kind = None;
@@ -310,6 +312,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     // used up. Faults are bounded by max_restarts, so a
                     // fault that repeats cannot keep a job open forever.
                     if !*by_runner {
+                        let mark = job.phase_mark();
+                        if job.fault_mark != Some(mark) {
+                            // Progress since the last fault: a new count.
+                            job.restarts = 0;
+                            job.fault_mark = Some(mark);
+                        }
                         job.restarts += 1;
                         job.infra_cause =
                             Some(cause.clone().unwrap_or_else(|| {

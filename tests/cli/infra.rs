@@ -10,8 +10,14 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{BIN, Sandbox, log_lines};
 
-/// `count` copies of the off_by_one job with `attempts = 1`.
+/// `count` copies of the off_by_one job with `attempts = 1` and
+/// `max_restarts` (the five kills below could all land on the first jobs,
+/// in the same phase: each batch starts with them).
 fn jobs(sb: &Sandbox, count: usize) -> PathBuf {
+    jobs_with(sb, count, 3)
+}
+
+fn jobs_with(sb: &Sandbox, count: usize, max_restarts: u32) -> PathBuf {
     let root = env!("CARGO_MANIFEST_DIR");
     let dir = sb.path().join("jobs");
     std::fs::create_dir_all(&dir).unwrap();
@@ -31,6 +37,7 @@ command = ["cargo", "test", "--offline", "--quiet"]
 
 [limits]
 attempts = 1
+max_restarts = {max_restarts}
 
 [provider]
 kind = "script"
@@ -67,6 +74,22 @@ fn alive_under(dir: &Path) -> Vec<i32> {
     pids
 }
 
+/// Directories below `root` (one level of job dirs, then attempts).
+fn walk_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for job in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        out.push(job.path());
+        for attempt in std::fs::read_dir(job.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            out.push(attempt.path());
+        }
+    }
+    out
+}
+
 fn count_by_job(lines: &[serde_json::Value], kind: &str) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
     for line in lines.iter().filter(|l| l["type"] == kind) {
@@ -80,7 +103,7 @@ fn count_by_job(lines: &[serde_json::Value], kind: &str) -> BTreeMap<String, usi
 #[test]
 fn a_batch_killed_five_times_then_rerun_finishes_every_job_once() {
     let sb = Sandbox::new();
-    let dir = jobs(&sb, 10);
+    let dir = jobs_with(&sb, 10, 5);
     let data = sb.data();
     let args = [
         "batch",
@@ -210,4 +233,25 @@ script = {script:?}
     sb.run(&["run", "DATA", "vf"])
         .code(1)
         .stdout_has("failure_kind=verify_failed");
+}
+
+#[test]
+fn gc_removes_what_keep_all_left_and_keeps_the_artifacts() {
+    let sb = Sandbox::new();
+    let dir = jobs(&sb, 1);
+    sb.run(&["batch", "DATA", dir.to_str().unwrap(), "--keep", "all"])
+        .ok();
+    let data = sb.data();
+    assert!(data.join("work/j0/1/src/lib.rs").is_file());
+    assert!(data.join("work/j0/1-acceptance").is_dir());
+    sb.run(&["gc", "DATA"])
+        .ok()
+        .stdout_has("removed the directories of 1 attempt(s)");
+    assert!(!data.join("work/j0/1").exists());
+    assert!(!data.join("work/j0/1-acceptance").exists());
+    assert!(data.join("runs/j0/1/patch.diff").is_file());
+    assert!(data.join("runs/j0/1/acceptance.log").is_file());
+    sb.run(&["gc", "DATA"])
+        .ok()
+        .stdout_has("removed the directories of 0 attempt(s)");
 }

@@ -1,0 +1,157 @@
+//! What a data dir keeps of finished attempts: their workspaces and check
+//! copies (with their build dirs) are the bulk of it, and are removed by
+//! policy; artifacts under `DATA/runs/` (patch, logs, transcript) always
+//! stay.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::data_dir::DataDir;
+use crate::log::Outcome;
+use crate::state::{JobState, State};
+
+/// `--keep`: whose workspaces and build dirs stay after an attempt ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// Those of failed attempts (to look into); succeeded ones are removed.
+    #[default]
+    Failed,
+    /// Everything.
+    All,
+    /// Nothing: only the artifacts under `DATA/runs/`.
+    None,
+}
+
+impl FromStr for Keep {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Keep, String> {
+        match text {
+            "failed" => Ok(Keep::Failed),
+            "all" => Ok(Keep::All),
+            "none" => Ok(Keep::None),
+            other => Err(format!("unknown keep policy `{other}` (failed, all, none)")),
+        }
+    }
+}
+
+impl Keep {
+    /// Whether an attempt that ended with `outcome` loses its directories.
+    pub fn removes(self, outcome: Outcome) -> bool {
+        match self {
+            Keep::All => false,
+            Keep::None => true,
+            Keep::Failed => outcome == Outcome::Succeeded,
+        }
+    }
+}
+
+/// The workspace and check copies of one attempt that exist.
+pub fn attempt_dirs(dir: &DataDir, job: &str, attempt: u32) -> Vec<PathBuf> {
+    let mut dirs = vec![dir.work(job, attempt)];
+    for check in ["baseline", "acceptance"] {
+        dirs.push(dir.check_dir(job, attempt, check));
+    }
+    dirs.retain(|d| d.exists());
+    dirs
+}
+
+/// Bytes under `path` (not following symlinks).
+pub fn disk_usage(path: &std::path::Path) -> u64 {
+    let Ok(meta) = path.symlink_metadata() else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| disk_usage(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+/// Removes the directories of one finished attempt if `keep` says so;
+/// returns the bytes freed.
+pub fn apply(
+    dir: &DataDir,
+    job: &str,
+    attempt: u32,
+    outcome: Outcome,
+    keep: Keep,
+) -> std::io::Result<u64> {
+    if !keep.removes(outcome) {
+        return Ok(0);
+    }
+    let mut freed = 0;
+    for path in attempt_dirs(dir, job, attempt) {
+        freed += disk_usage(&path);
+        std::fs::remove_dir_all(&path)?;
+    }
+    Ok(freed)
+}
+
+/// `gc`: applies `keep` to every attempt of every finished job in `state`
+/// (running and queued jobs are left alone). Returns (attempts cleaned,
+/// bytes freed).
+pub fn collect(dir: &DataDir, state: &State, keep: Keep) -> std::io::Result<(usize, u64)> {
+    let (mut cleaned, mut freed) = (0, 0);
+    for job in state.jobs() {
+        let outcome = match job.state {
+            JobState::Succeeded => Outcome::Succeeded,
+            JobState::Failed | JobState::Cancelled => Outcome::Failed,
+            JobState::Queued | JobState::Running => continue,
+        };
+        for attempt in 1..=job.attempts_started.max(1) {
+            // Only the last attempt of a succeeded job succeeded.
+            let this = if attempt == job.attempts_started {
+                outcome
+            } else {
+                Outcome::Failed
+            };
+            let bytes = apply(dir, &job.id, attempt, this, keep)?;
+            if bytes > 0 {
+                cleaned += 1;
+                freed += bytes;
+            }
+        }
+    }
+    Ok((cleaned, freed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_says_which_outcomes_lose_their_directories() {
+        assert!(Keep::Failed.removes(Outcome::Succeeded));
+        assert!(!Keep::Failed.removes(Outcome::Failed));
+        assert!(!Keep::All.removes(Outcome::Succeeded));
+        assert!(Keep::None.removes(Outcome::Failed));
+        assert_eq!("none".parse::<Keep>(), Ok(Keep::None));
+        assert!("some".parse::<Keep>().is_err());
+    }
+
+    #[test]
+    fn apply_removes_work_and_check_dirs_but_not_artifacts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        for path in [
+            dir.work("j", 1),
+            dir.check_dir("j", 1, "acceptance"),
+            dir.runs("j", 1),
+        ] {
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::write(path.join("f"), "12345").unwrap();
+        }
+        assert_eq!(
+            apply(&dir, "j", 1, Outcome::Failed, Keep::Failed).unwrap(),
+            0
+        );
+        assert_eq!(
+            apply(&dir, "j", 1, Outcome::Succeeded, Keep::Failed).unwrap(),
+            10
+        );
+        assert!(!dir.work("j", 1).exists());
+        assert!(dir.runs("j", 1).join("f").exists());
+    }
+}
