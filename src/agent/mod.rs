@@ -8,6 +8,7 @@
 //! everything as events through a [`Recorder`]; it never prints.
 
 mod agent_loop;
+mod cause;
 mod decision;
 mod parse;
 mod prompt;
@@ -25,6 +26,7 @@ pub use agent_loop::{
     AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder,
     command_event, describe_command, run_agent,
 };
+pub use cause::{CAUSE_CAP, first_cause};
 pub use decision::{
     Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
     json_type, known_kinds,

@@ -417,6 +417,7 @@ impl Phases<'_> {
                     policy_for(manifest, deny),
                     deadline,
                 );
+                commands.artifacts = Some(runs.to_path_buf());
                 let (files, files_complete) = workspace.list(".").unwrap_or_default();
                 let observation_cap =
                     usize::try_from(manifest.limits.observation_cap.bytes()).unwrap_or(usize::MAX);

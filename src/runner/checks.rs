@@ -191,20 +191,8 @@ struct CheckLog {
 
 impl CheckLog {
     fn command(&mut self, argv: &[String], outcome: &ExecOutcome) {
-        self.text.push_str(&format!(
-            "$ {}\nexit={} signal={} timed_out={} oom={} duration_ms={}\n",
-            argv.join(" "),
-            outcome.exit_code.map_or("-".into(), |c| c.to_string()),
-            outcome.signal.map_or("-".into(), |s| s.to_string()),
-            outcome.timed_out,
-            outcome.oom,
-            outcome.duration.as_millis()
-        ));
-        self.text.push_str("--- stdout ---\n");
-        self.text.push_str(&outcome.stdout.to_text());
-        self.text.push_str("\n--- stderr ---\n");
-        self.text.push_str(&outcome.stderr.to_text());
-        self.text.push('\n');
+        self.text
+            .push_str(&super::commands::command_log(argv, outcome));
     }
 }
 

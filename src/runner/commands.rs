@@ -24,6 +24,10 @@ pub struct AttemptCommands {
     pub output_cap: usize,
     pub sandbox: SandboxPolicy,
     pub deadline: Instant,
+    /// Where each verify's output is kept (`verify-<n>.log`), so the cause
+    /// of a failure outlives the attempt whatever the trace setting.
+    pub artifacts: Option<PathBuf>,
+    verifies: u32,
     toolchain: Toolchain,
     search_path: SearchPath,
 }
@@ -69,6 +73,8 @@ impl AttemptCommands {
             output_cap: usize::try_from(manifest.limits.output_cap.bytes()).unwrap_or(usize::MAX),
             sandbox,
             deadline,
+            artifacts: None,
+            verifies: 0,
             toolchain,
             search_path,
         }
@@ -165,6 +171,22 @@ impl AttemptCommands {
     }
 }
 
+/// A command and its captured output (head and tail, as capped), as kept
+/// in the artifacts of an attempt.
+pub fn command_log(argv: &[String], outcome: &ExecOutcome) -> String {
+    format!(
+        "$ {}\nexit={} signal={} timed_out={} oom={} duration_ms={}\n--- stdout ---\n{}\n--- stderr ---\n{}\n",
+        argv.join(" "),
+        outcome.exit_code.map_or("-".into(), |c| c.to_string()),
+        outcome.signal.map_or("-".into(), |s| s.to_string()),
+        outcome.timed_out,
+        outcome.oom,
+        outcome.duration.as_millis(),
+        outcome.stdout.to_text(),
+        outcome.stderr.to_text(),
+    )
+}
+
 impl CommandRunner for AttemptCommands {
     fn allows(&self, argv: &[String]) -> Result<(), Refusal> {
         self.allow.check(argv)
@@ -173,10 +195,21 @@ impl CommandRunner for AttemptCommands {
     fn run(
         &mut self,
         argv: &[String],
-        _role: CommandRole,
+        role: CommandRole,
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError> {
-        self.run_argv(argv, cancel)
+        let outcome = self.run_argv(argv, cancel)?;
+        if role == CommandRole::Verify
+            && let Some(dir) = &self.artifacts
+        {
+            self.verifies += 1;
+            // Diagnostic: failing to keep it does not fail the command.
+            let _ = std::fs::write(
+                dir.join(format!("verify-{}.log", self.verifies)),
+                command_log(argv, &outcome),
+            );
+        }
+        Ok(outcome)
     }
 }
 

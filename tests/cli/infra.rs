@@ -233,6 +233,9 @@ script = {script:?}
     sb.run(&["run", "DATA", "vf"])
         .code(1)
         .stdout_has("failure_kind=verify_failed");
+    // The compiler error is kept with the attempt, whatever the trace.
+    let kept = std::fs::read_to_string(sb.data().join("runs/vf/1/verify-1.log")).unwrap();
+    assert!(kept.contains("error"), "{kept}");
 }
 
 #[test]
