@@ -524,7 +524,7 @@ fn provider_files_share_the_provider_rules() {
         bad(
             "[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nscript = \"s\"\n"
         ),
-        "jobs/p.toml:5:1: provider.script: not a key for kind \"openai\" (its keys: base_url, model, api_key_env, mode, temperature, max_tokens, timeout, max_retries)"
+        "jobs/p.toml:5:1: provider.script: not a key for kind \"openai\" (its keys: base_url, model, api_key_env, mode, temperature, max_tokens, timeout, max_retries, retry_for)"
     );
 }
 

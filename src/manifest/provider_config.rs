@@ -51,6 +51,7 @@ impl ProviderKind {
                 "max_tokens",
                 "timeout",
                 "max_retries",
+                "retry_for",
             ],
             ProviderKind::Anthropic => &[
                 "base_url",
@@ -59,6 +60,7 @@ impl ProviderKind {
                 "max_tokens",
                 "timeout",
                 "max_retries",
+                "retry_for",
             ],
             ProviderKind::Command => &[
                 "program",
@@ -128,6 +130,14 @@ pub struct OpenAiConfig {
     #[serde(with = "crate::units::duration_text")]
     pub timeout: Duration,
     pub max_retries: u32,
+    /// How long connection errors, 5xx and 429 go on being retried (past
+    /// `max_retries`) before the attempt is a fault of the infrastructure.
+    #[serde(
+        default = "default_retry_for",
+        skip_serializing_if = "is_default_retry_for",
+        with = "crate::units::duration_text"
+    )]
+    pub retry_for: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,6 +150,24 @@ pub struct AnthropicConfig {
     #[serde(with = "crate::units::duration_text")]
     pub timeout: Duration,
     pub max_retries: u32,
+    /// As for `openai`.
+    #[serde(
+        default = "default_retry_for",
+        skip_serializing_if = "is_default_retry_for",
+        with = "crate::units::duration_text"
+    )]
+    pub retry_for: Duration,
+}
+
+/// `retry_for` when a provider says nothing: ten minutes.
+pub const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(600);
+
+fn default_retry_for() -> Duration {
+    DEFAULT_RETRY_FOR
+}
+
+fn is_default_retry_for(d: &Duration) -> bool {
+    *d == DEFAULT_RETRY_FOR
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +239,7 @@ pub(super) fn build_provider(
         DEFAULT_PROVIDER_TIMEOUT,
     )?;
     let max_retries = raw.max_retries.unwrap_or(DEFAULT_MAX_RETRIES);
+    let retry_for = fields.duration(&at("retry_for"), raw.retry_for.as_ref(), DEFAULT_RETRY_FOR)?;
     let config = match kind {
         ProviderKind::Script => ProviderConfig::Script(ScriptConfig {
             script: script_files(fields, &at("script"), raw.script.as_ref())?,
@@ -230,6 +259,7 @@ pub(super) fn build_provider(
                 max_tokens: positive_opt(fields, &at("max_tokens"), raw.max_tokens)?,
                 timeout,
                 max_retries,
+                retry_for,
             })
         }
         ProviderKind::Anthropic => ProviderConfig::Anthropic(AnthropicConfig {
@@ -249,6 +279,7 @@ pub(super) fn build_provider(
                 .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS),
             timeout,
             max_retries,
+            retry_for,
         }),
         ProviderKind::Command => command(fields, prefix, raw, timeout)?,
     };

@@ -43,7 +43,7 @@ impl AnthropicProvider {
             config.timeout,
             Some(key.clone()),
         );
-        let policy = RetryPolicy::new(config.max_retries);
+        let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
         AnthropicProvider {
             name: name.into(),
             config,

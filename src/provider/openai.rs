@@ -51,7 +51,7 @@ impl OpenAiProvider {
         key: Option<Secret>,
     ) -> OpenAiProvider {
         let client = HttpClient::new("openai", &config.base_url, config.timeout, key.clone());
-        let policy = RetryPolicy::new(config.max_retries);
+        let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
         OpenAiProvider {
             name: name.into(),
             config,

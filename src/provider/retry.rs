@@ -32,6 +32,9 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     pub base: Duration,
     pub cap: Duration,
+    /// Retryable failures go on being retried past `max_retries` while the
+    /// first request is younger than this (an outage is waited out).
+    pub retry_for: Duration,
 }
 
 impl RetryPolicy {
@@ -41,7 +44,13 @@ impl RetryPolicy {
             max_retries,
             base: DEFAULT_BACKOFF_BASE,
             cap: DEFAULT_BACKOFF_CAP,
+            retry_for: Duration::ZERO,
         }
+    }
+
+    /// The same policy, retrying for at least `retry_for` in all.
+    pub fn with_retry_for(self, retry_for: Duration) -> RetryPolicy {
+        RetryPolicy { retry_for, ..self }
     }
 
     /// The same policy with another backoff base and cap.
@@ -150,6 +159,7 @@ pub fn run_with_retries<T>(
     mut send: impl FnMut() -> Result<T, SendError>,
 ) -> Result<(T, Vec<ProviderRetry>), ProviderError> {
     let mut retries: Vec<ProviderRetry> = Vec::new();
+    let started = std::time::Instant::now();
     loop {
         if cancel.is_cancelled() {
             return Err(ProviderError::Cancelled);
@@ -160,15 +170,16 @@ pub fn run_with_retries<T>(
             Err(SendError::Failed(failure)) => failure,
         };
         let made = u32::try_from(retries.len()).unwrap_or(u32::MAX);
-        if !failure.retryable || made >= policy.max_retries {
+        let attempt = made.saturating_add(1);
+        let wait = policy.wait(attempt, failure.retry_after, jitter());
+        let within_horizon = started.elapsed() + wait <= policy.retry_for;
+        if !failure.retryable || (made >= policy.max_retries && !within_horizon) {
             return Err(ProviderError::Request {
                 message: failure.message,
                 retryable: failure.retryable,
                 retries,
             });
         }
-        let attempt = made + 1;
-        let wait = policy.wait(attempt, failure.retry_after, jitter());
         retries.push(ProviderRetry {
             attempt,
             reason: failure.reason,
@@ -286,6 +297,36 @@ mod tests {
         assert!(err.retries().is_empty());
         assert!(!err.is_retryable());
         assert_eq!(err.to_string(), "test provider: http 400");
+    }
+
+    #[test]
+    fn an_outage_is_waited_out_for_retry_for_then_given_up() {
+        let policy = RetryPolicy::new(1)
+            .with_backoff(Duration::from_millis(5), Duration::from_millis(5))
+            .with_retry_for(Duration::from_millis(300));
+        let cancel = CancelToken::new();
+        // Down for ten calls (well past max_retries), then up.
+        let mut calls = 0;
+        let (value, retries) = run_with_retries(&policy, &cancel, || {
+            calls += 1;
+            if calls <= 10 {
+                Err(failure("connection refused", true, None))
+            } else {
+                Ok(calls)
+            }
+        })
+        .unwrap();
+        assert_eq!(value, 11);
+        assert_eq!(retries.len(), 10);
+        // Down for good: it gives up once the horizon has passed.
+        let started = std::time::Instant::now();
+        let err = run_with_retries::<()>(&policy, &cancel, || {
+            Err(failure("connection refused", true, None))
+        })
+        .unwrap_err();
+        assert!(err.is_retryable());
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

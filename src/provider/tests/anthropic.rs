@@ -19,6 +19,7 @@ fn provider(base_url: String, retries: u32) -> AnthropicProvider {
         max_tokens: 1024,
         timeout: Duration::from_secs(5),
         max_retries: retries,
+        retry_for: std::time::Duration::ZERO,
     };
     AnthropicProvider::new("claude", config, Secret::new(KEY)).with_retry_policy(fast(retries))
 }

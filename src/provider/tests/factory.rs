@@ -17,6 +17,7 @@ fn openai(key_env: Option<&str>) -> ProviderConfig {
         max_tokens: None,
         timeout: Duration::from_secs(1),
         max_retries: 0,
+        retry_for: std::time::Duration::ZERO,
     })
 }
 
@@ -58,6 +59,7 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
         max_tokens: 100,
         timeout: Duration::from_secs(1),
         max_retries: 0,
+        retry_for: std::time::Duration::ZERO,
     });
     let empty = |_: &str| Some(String::new());
     let err = build_provider_with_env(&anthropic, "claude", empty)

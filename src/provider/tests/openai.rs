@@ -21,6 +21,7 @@ fn config(base_url: String, mode: OpenAiMode) -> OpenAiConfig {
         max_tokens: Some(512),
         timeout: Duration::from_secs(5),
         max_retries: 2,
+        retry_for: std::time::Duration::ZERO,
     }
 }
 
