@@ -1,10 +1,30 @@
 //! A report covering every case the renderers must handle, for their tests:
-//! an accepted job, an acceptance failure whose patch holds markup and pipes,
-//! a cancelled job, an invalid baseline without a patch, a pending job, two
-//! families, and a two-provider sweep repeated three times.
+//! an accepted job, a test failure whose patch and test names hold markup
+//! and pipes, a cancelled job, an invalid baseline without a patch, a
+//! pending job, two families, and a two-provider sweep repeated three times
+//! (with failing tests, missing tests beyond the names kept, a rejected
+//! patch and an acceptance judged by its exit status alone).
 
-use super::model::{CheckResult, JobOutcome, JobResult, Report, TimelineEntry};
+use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
 use crate::log::FailureKind;
+use crate::verdict::Verdict;
+
+/// The per-test verdict of a run.
+fn verdict(
+    f2p: (usize, usize),
+    p2p: (usize, usize),
+    failing: &[&str],
+    missing: &[String],
+) -> TestVerdict {
+    TestVerdict::of(&Verdict {
+        f2p_passed: f2p.0,
+        f2p_total: f2p.1,
+        p2p_passed: p2p.0,
+        p2p_total: p2p.1,
+        failing: failing.iter().map(|s| s.to_string()).collect(),
+        missing: missing.to_vec(),
+    })
+}
 
 fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool) -> TimelineEntry {
     TimelineEntry {
@@ -60,6 +80,7 @@ fn accepted() -> JobResult {
     j.patch = Some(CLEAN_PATCH.to_string());
     j.acceptance = CheckResult::Passed;
     j.baseline = CheckResult::Passed;
+    j.tests = verdict((2, 2), (3, 3), &[], &[]);
     j.timeline = vec![
         step(1, 1, 900, "read_file", "src/lib.rs (212 B)", true),
         step(1, 2, 1_800, "replace_text", "src/lib.rs", true),
@@ -96,6 +117,12 @@ fn hostile() -> JobResult {
     j.patch = Some(HOSTILE_PATCH.to_string());
     j.acceptance = CheckResult::Failed;
     j.baseline = CheckResult::Passed;
+    j.tests = verdict(
+        (1, 2),
+        (3, 4),
+        &["render::cell_<b>|</b>", "render::`tick` & <script>\nnext"],
+        &[],
+    );
     j.timeline = vec![
         step(
             1,
@@ -110,9 +137,16 @@ fn hostile() -> JobResult {
         step(1, 3, 30_000, "retry", "attempt 2 after verify_failed", true),
         step(2, 1, 31_000, "replace_text", "src/render.rs", true),
         step(2, 2, 38_000, "verify", "cargo exit 0 in 6.0 s", true),
-        step(2, 3, 52_000, "acceptance", "1 of 4 tests failed", false),
+        step(
+            2,
+            3,
+            52_000,
+            "acceptance",
+            "acceptance failed: F2P 1/2, P2P 3/4",
+            false,
+        ),
     ];
-    finished(j, JobOutcome::Failed, Some(FailureKind::AcceptanceFailed))
+    finished(j, JobOutcome::Failed, Some(FailureKind::TestsFailed))
 }
 
 fn cancelled() -> JobResult {
@@ -143,12 +177,13 @@ fn invalid_baseline() -> JobResult {
     j.provider_latency_ms = 2_000;
     j.wall_ms = 9_500;
     j.baseline = CheckResult::Failed;
+    j.baseline_reason = Some("every test passes at baseline: the task is already solved".into());
     j.timeline = vec![step(
         1,
         3,
         9_400,
         "baseline",
-        "pristine source passed acceptance",
+        "acceptance on the pristine source passed: every test passes at baseline",
         false,
     )];
     finished(j, JobOutcome::Failed, Some(FailureKind::InvalidBaseline))
@@ -183,10 +218,34 @@ fn sweep_run(provider: &str, k: u32, kind: Option<FailureKind>) -> JobResult {
     j.baseline = CheckResult::Passed;
     j.acceptance = match kind {
         None => CheckResult::Passed,
-        Some(FailureKind::AcceptanceFailed) => CheckResult::Failed,
+        Some(
+            FailureKind::AcceptanceFailed | FailureKind::TestsFailed | FailureKind::TestsMissing,
+        ) => CheckResult::Failed,
         Some(_) => CheckResult::NotRun,
     };
-    if kind != Some(FailureKind::VerifyFailed) && kind != Some(FailureKind::ProviderError) {
+    match kind {
+        None => {
+            j.baseline_reason = Some(
+                "the tests do not build on the pristine source: every test is fail-to-pass".into(),
+            );
+            j.tests = verdict((4, 4), (0, 0), &[], &[]);
+        }
+        Some(FailureKind::TestsFailed) => {
+            j.tests = verdict((1, 2), (3, 3), &["test/acceptance::sums_to_n"], &[]);
+        }
+        Some(FailureKind::TestsMissing) => {
+            // The build broke: every test of the inventory is missing.
+            let missing: Vec<String> = (1..=24)
+                .map(|i| format!("test/acceptance::case_{i:02}"))
+                .collect();
+            j.tests = verdict((0, 2), (0, 22), &[], &missing);
+        }
+        _ => {}
+    }
+    if !matches!(
+        kind,
+        Some(FailureKind::VerifyFailed | FailureKind::PatchRejected)
+    ) {
         j.patch = Some("--- a/src/tok.rs\n+++ b/src/tok.rs\n@@ -1 +1 @@\n-old\n+new\n".into());
         j.patch_bytes = 52;
         j.patch_files = 1;
@@ -210,11 +269,11 @@ pub fn sample() -> Report {
         cancelled(),
         invalid_baseline(),
         pending(),
-        sweep_run("alpha", 1, Some(FailureKind::AcceptanceFailed)),
+        sweep_run("alpha", 1, Some(FailureKind::TestsFailed)),
         sweep_run("alpha", 2, None),
-        sweep_run("alpha", 3, Some(FailureKind::StepLimit)),
+        sweep_run("alpha", 3, Some(FailureKind::TestsMissing)),
         sweep_run("beta", 1, Some(FailureKind::VerifyFailed)),
-        sweep_run("beta", 2, Some(FailureKind::ProviderError)),
+        sweep_run("beta", 2, Some(FailureKind::PatchRejected)),
         sweep_run("beta", 3, Some(FailureKind::AcceptanceFailed)),
     ];
     report

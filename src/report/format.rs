@@ -3,7 +3,7 @@
 
 /// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
 /// Columns of the per-job tables of `report.md` and `report.html`.
-pub const JOB_HEADERS: [&str; 14] = [
+pub const JOB_HEADERS: [&str; 15] = [
     "instance",
     "family",
     "outcome",
@@ -17,6 +17,7 @@ pub const JOB_HEADERS: [&str; 14] = [
     "wall",
     "patch",
     "acceptance",
+    "tests",
     "baseline",
 ];
 

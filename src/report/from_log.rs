@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::model::{CheckResult, JobOutcome, JobResult, Report, TimelineEntry};
+use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
+use super::verdict_text;
 use crate::log::{self, Event, Outcome, Record};
 use crate::state::{JobState, replay};
 
@@ -23,6 +24,8 @@ struct Acc {
     first_start_ms: Option<u64>,
     end_ms: Option<u64>,
     patch_attempt: Option<u32>,
+    /// The attempt whose agent phase finished last.
+    agent_done: Option<u32>,
 }
 
 /// Builds the report; `patch_text(source path, job, attempt)` returns the
@@ -75,6 +78,7 @@ pub fn report_from_logs(
                         first_start_ms: None,
                         end_ms: None,
                         patch_attempt: None,
+                        agent_done: None,
                     },
                 );
                 continue;
@@ -148,6 +152,21 @@ fn apply(acc: &mut Acc, record: &Record) {
         }
         Event::AttemptStarted { .. } => {
             acc.first_start_ms.get_or_insert(record.ts_ms);
+            if attempt <= acc.result.attempts && acc.agent_done != Some(attempt) {
+                // The attempt starts over after a fault of the infrastructure
+                // (same number, agent phase not done): the new run replaces
+                // what the cut-short one did, whose start and interruption
+                // stay as markers.
+                acc.result.timeline.retain(|e| {
+                    e.attempt != attempt || matches!(e.kind.as_str(), "attempt" | "interrupted")
+                });
+            }
+            if attempt > acc.result.attempts {
+                // A new attempt judges afresh (as the reducer does); a resumed
+                // one keeps its number and has not reached acceptance yet.
+                acc.result.acceptance = CheckResult::NotRun;
+                acc.result.tests = TestVerdict::default();
+            }
             acc.result.attempts = acc.result.attempts.max(attempt);
             entry(
                 acc,
@@ -188,20 +207,30 @@ fn apply(acc: &mut Acc, record: &Record) {
         Event::Retried {} => {
             entry(acc, 0, "retry", "requeued for another attempt".into(), true);
         }
-        Event::Baseline { result, .. } => {
+        Event::Baseline {
+            result,
+            inventory,
+            reason,
+        } => {
             acc.result.baseline = match result {
                 log::CheckResult::Failed => CheckResult::Passed,
                 log::CheckResult::Passed => CheckResult::Failed,
                 log::CheckResult::Skipped => CheckResult::Skipped,
             };
+            acc.result.baseline_reason = reason.clone();
             let ok = *result != log::CheckResult::Passed;
-            entry(
-                acc,
-                0,
-                "baseline",
-                format!("acceptance on the pristine source {}", result.as_str()),
-                ok,
-            );
+            let mut detail = format!("acceptance on the pristine source {}", result.as_str());
+            if let Some(inventory) = inventory {
+                detail.push_str(&format!(
+                    " ({} fail-to-pass, {} pass-to-pass)",
+                    inventory.fail_to_pass.len(),
+                    inventory.pass_to_pass.len()
+                ));
+            }
+            if let Some(reason) = reason {
+                detail.push_str(&format!(": {reason}"));
+            }
+            entry(acc, 0, "baseline", detail, ok);
         }
         Event::Decision {
             step,
@@ -300,6 +329,7 @@ fn apply(acc: &mut Acc, record: &Record) {
             failure_kind,
             steps,
         } => {
+            acc.agent_done = Some(attempt);
             let detail = match failure_kind {
                 Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
                 None => format!("agent phase done after {steps} steps"),
@@ -321,20 +351,29 @@ fn apply(acc: &mut Acc, record: &Record) {
         Event::PatchRejected { reason } => {
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
-        Event::Acceptance { result, .. } => {
+        Event::Acceptance { result, verdict } => {
             acc.result.acceptance = match result {
                 log::CheckResult::Passed => CheckResult::Passed,
                 log::CheckResult::Failed => CheckResult::Failed,
                 log::CheckResult::Skipped => CheckResult::Skipped,
             };
+            acc.result.tests = verdict.as_ref().map(TestVerdict::of).unwrap_or_default();
+            let mut detail = format!("acceptance {}", result.as_str());
+            if let Some(text) = verdict_text::summary(&acc.result) {
+                detail.push_str(&format!(": {text}"));
+            }
             entry(
                 acc,
                 0,
                 "acceptance",
-                format!("acceptance {}", result.as_str()),
+                detail,
                 *result == log::CheckResult::Passed,
             );
         }
         Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
     }
 }
+
+#[cfg(test)]
+#[path = "from_log_tests.rs"]
+mod tests;

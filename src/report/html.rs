@@ -1,22 +1,21 @@
 //! `report.html`: one self-contained page (inline CSS, a few lines of inline
 //! script, inline SVG) that works offline and references nothing outside
 //! itself. Every piece of text from the model is HTML-escaped: job ids,
-//! timeline details and patches may contain markup.
+//! test names, timeline details and patches may contain markup. The
+//! per-job details are in `html_detail.rs`.
 
 use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio,
-    tally_cells, utc,
+    JOB_HEADERS, TALLY_HEADERS, count, duration_ms, job_figures, percent, ratio, tally_cells, utc,
 };
+use super::html_detail::detail;
 use super::markdown::patch_size;
 use super::model::{CheckResult, JobOutcome, JobResult, Report};
 use super::style::{SCRIPT, STYLE};
 use super::summary::{Summary, Tally};
-
-/// Patch lines shown per job; the rest is summarized in one line.
-const PATCH_LINES: usize = 2_000;
+use super::verdict_text::{self, NOT_VERIFIED};
 
 /// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
 pub fn escape(text: &str) -> String {
@@ -96,15 +95,15 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
     out.push_str("</section>\n");
 }
 
-fn badge(class: &str, text: &str) -> String {
+pub(super) fn badge(class: &str, text: &str) -> String {
     format!("<span class=\"badge {class}\">{}</span>", escape(text))
 }
 
-fn outcome_badge(outcome: JobOutcome) -> String {
+pub(super) fn outcome_badge(outcome: JobOutcome) -> String {
     badge(outcome.as_str(), outcome.as_str())
 }
 
-fn check_badge(check: CheckResult) -> String {
+pub(super) fn check_badge(check: CheckResult) -> String {
     let class = match check {
         CheckResult::Passed => "passed",
         CheckResult::Failed => "failed",
@@ -140,7 +139,7 @@ fn table(out: &mut String, headers: &[&str], numeric: &[usize], rows: &[Vec<Stri
     out.push_str("</tbody></table></div>\n");
 }
 
-fn dash(text: &str) -> String {
+pub(super) fn dash(text: &str) -> String {
     if text.is_empty() {
         "<span class=\"muted\">–</span>".to_string()
     } else {
@@ -148,11 +147,24 @@ fn dash(text: &str) -> String {
     }
 }
 
-fn patch_cell(j: &JobResult) -> String {
+pub(super) fn patch_cell(j: &JobResult) -> String {
     if j.patch.is_none() && j.patch_bytes == 0 {
         dash("")
     } else {
         escape(&patch_size(j.patch_bytes, j.patch_files))
+    }
+}
+
+/// `F2P 1/2, P2P 3/3` (red while a test fails or is missing), muted
+/// "not verified per test", or a dash when acceptance did not run.
+pub(super) fn tests_cell(j: &JobResult) -> String {
+    match verdict_text::summary(j) {
+        None => dash(""),
+        Some(text) if text == NOT_VERIFIED => format!("<span class=\"muted\">{text}</span>"),
+        Some(text) if j.tests.failing_count + j.tests.missing_count > 0 => {
+            format!("<span class=\"bad-text\">{}</span>", escape(&text))
+        }
+        Some(text) => escape(&text),
     }
 }
 
@@ -177,6 +189,7 @@ fn jobs_table(out: &mut String, report: &Report) {
             row.extend([
                 patch_cell(j),
                 check_badge(j.acceptance),
+                tests_cell(j),
                 check_badge(j.baseline),
             ]);
             row
@@ -301,127 +314,11 @@ fn failures(out: &mut String, summary: &Summary) {
     table(out, &["failure kind", "count", "instances"], &[1], &rows);
 }
 
-fn detail(out: &mut String, index: usize, j: &JobResult) {
-    let _ = writeln!(
-        out,
-        "<details class=\"job\" id=\"job-{index}\"><summary>{} <strong>{}</strong> <span class=\"muted\">{}</span>{}\
-         <span class=\"muted right\">{} steps · {}</span></summary>\n<div class=\"body\">",
-        outcome_badge(j.outcome),
-        escape(&j.instance),
-        escape(&j.family),
-        j.failure_kind
-            .map(|k| format!(" {}", badge("failed", k.as_str())))
-            .unwrap_or_default(),
-        j.steps,
-        duration_ms(j.wall_ms),
-    );
-    let facts = [
-        ("provider", dash(j.provider.as_deref().unwrap_or(""))),
-        (
-            "repeat",
-            j.repeat.map_or_else(|| dash(""), |r| r.to_string()),
-        ),
-        ("attempts", format!("{} of {}", j.attempts, j.max_attempts)),
-        ("steps", j.steps.to_string()),
-        ("invalid decisions", j.invalid_decisions.to_string()),
-        (
-            "tokens in / out",
-            format!("{} / {}", count(j.input_tokens), count(j.output_tokens)),
-        ),
-        ("provider calls", j.provider_calls.to_string()),
-        ("provider latency", duration_ms(j.provider_latency_ms)),
-        ("wall time", duration_ms(j.wall_ms)),
-        ("patch", patch_cell(j)),
-        ("acceptance", check_badge(j.acceptance)),
-        ("baseline", check_badge(j.baseline)),
-    ];
-    out.push_str("<div class=\"facts\">");
-    for (k, v) in facts {
-        let _ = write!(out, "<div><span>{k}</span><span>{v}</span></div>");
-    }
-    out.push_str("</div>\n");
-    timeline(out, j);
-    out.push_str("<h3>Patch</h3>\n");
-    match &j.patch {
-        Some(patch) if !patch.is_empty() => diff(out, patch),
-        _ => out.push_str("<p class=\"muted\">No patch.</p>\n"),
-    }
-    out.push_str("</div></details>\n");
-}
-
-fn timeline(out: &mut String, j: &JobResult) {
-    out.push_str("<h3>Timeline</h3>\n");
-    if j.timeline.is_empty() {
-        out.push_str("<p class=\"muted\">No steps recorded.</p>\n");
-        return;
-    }
-    out.push_str(
-        "<div class=\"scroll\"><table class=\"timeline\">\n<thead><tr><th class=\"num\">attempt</th>\
-         <th class=\"num\">step</th><th class=\"num\">at</th><th>kind</th><th></th><th>detail</th></tr></thead>\n<tbody>\n",
-    );
-    for t in &j.timeline {
-        let (row, mark) = if t.ok {
-            ("", "<span class=\"mark ok\" title=\"ok\">✓</span>")
-        } else {
-            (
-                " class=\"step-failed\"",
-                "<span class=\"mark bad\" title=\"failed\">✗</span>",
-            )
-        };
-        let _ = writeln!(
-            out,
-            "<tr{row}><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"mono\">{}</td><td>{mark}</td><td class=\"wrap\">{}</td></tr>",
-            t.attempt,
-            t.step,
-            duration_ms(t.at_ms),
-            escape(&t.kind),
-            escape(&t.detail),
-        );
-    }
-    out.push_str("</tbody></table></div>\n");
-}
-
-fn diff(out: &mut String, patch: &str) {
-    out.push_str("<pre class=\"diff\">");
-    let mut shown = 0;
-    for line in patch.lines() {
-        if shown == PATCH_LINES {
-            break;
-        }
-        shown += 1;
-        let class = if line.starts_with("+++")
-            || line.starts_with("---")
-            || line.starts_with("diff ")
-            || line.starts_with("index ")
-        {
-            "meta"
-        } else if line.starts_with('+') {
-            "add"
-        } else if line.starts_with('-') {
-            "del"
-        } else if line.starts_with("@@") {
-            "hunk"
-        } else {
-            "ctx"
-        };
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(line));
-    }
-    out.push_str("</pre>\n");
-    let rest = patch.lines().count().saturating_sub(shown);
-    if rest > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"muted\">{rest} more lines not shown ({} in total).</p>",
-            bytes(patch.len() as u64)
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::fixture::sample;
+    use crate::report::html_detail::PATCH_LINES;
 
     #[test]
     fn escape_covers_markup_and_quotes() {
@@ -470,6 +367,39 @@ mod tests {
         assert!(html.contains("<tr class=\"step-failed\">"));
         assert!(html.contains("pass@3"));
         assert!(html.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn details_show_the_per_test_verdict_and_the_names() {
+        let html = render_html(&sample());
+        assert!(html.contains(
+            "<div><span>tests</span><span><span class=\"bad-text\">F2P 1/2, P2P 3/3</span></span></div>"
+        ));
+        assert!(html.contains(
+            "<span>tests</span><span><span class=\"muted\">not verified per test</span>"
+        ));
+        assert!(html.contains(
+            "<li><span class=\"badge failing\">failing</span> <span class=\"mono\">test/acceptance::sums_to_n</span></li>"
+        ));
+        assert!(html.contains(
+            "<li><span class=\"badge missing\">missing</span> <span class=\"mono\">test/acceptance::case_20</span></li>\n<li class=\"muted\">and 4 more</li>"
+        ));
+        assert!(!html.contains("case_21"));
+        assert!(html.contains("(0 failing, 24 missing)"));
+        assert!(
+            html.contains("<span class=\"mono\">render::`tick` &amp; &lt;script&gt; next</span>")
+        );
+        assert!(html.contains(
+            "<span class=\"muted\">baseline:</span> every test passes at baseline: the task is already solved</p>"
+        ));
+        for kind in ["tests_failed", "tests_missing", "patch_rejected"] {
+            assert!(
+                html.contains(&format!(
+                    "<td><span class=\"badge failed\">{kind}</span></td>"
+                )),
+                "{kind} in the failure analysis"
+            );
+        }
     }
 
     #[test]

@@ -67,15 +67,92 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 1,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 2,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));
-        assert_eq!(value["failures"][0]["kind"], "acceptance_failed");
+        assert_eq!(value["failures"][0]["kind"], "tests_failed");
         assert_eq!(value["pass_at_k"]["k"], 3);
         assert_eq!(value["jobs"][1]["acceptance"], "failed");
         assert_eq!(value["jobs"][1]["outcome"], "failed");
         assert_eq!(value["jobs"][0]["failure_kind"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn jobs_carry_the_per_test_verdict_after_the_baseline() {
+        let text = render_json(&sample());
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let job = |instance: &str| {
+            value["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["instance"] == instance)
+                .unwrap()
+                .clone()
+        };
+        let failed = job("tokenize@alpha#1");
+        assert_eq!(failed["verified_per_test"], true);
+        assert_eq!(
+            (
+                &failed["f2p_passed"],
+                &failed["f2p_total"],
+                &failed["p2p_passed"],
+                &failed["p2p_total"]
+            ),
+            (&1.into(), &2.into(), &3.into(), &3.into())
+        );
+        assert_eq!(
+            failed["failing_tests"],
+            serde_json::json!(["test/acceptance::sums_to_n"])
+        );
+        assert_eq!(failed["failing_count"], 1);
+        assert_eq!(failed["missing_tests"], serde_json::json!([]));
+        assert_eq!(failed["baseline_reason"], serde_json::Value::Null);
+        let missing = job("tokenize@alpha#3");
+        assert_eq!(missing["missing_tests"].as_array().unwrap().len(), 20);
+        assert_eq!(missing["missing_count"], 24);
+        let exit = job("tokenize@beta#3");
+        assert_eq!(exit["verified_per_test"], false);
+        assert_eq!(exit["f2p_total"], serde_json::Value::Null);
+        assert_eq!(
+            job("parse_header")["baseline_reason"],
+            "every test passes at baseline: the task is already solved"
+        );
+        // Key order: the per-test keys sit between `baseline` and `timeline`.
+        let keys: Vec<&String> = failed.as_object().unwrap().keys().collect();
+        let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert!(at("baseline") < at("baseline_reason"));
+        assert!(at("baseline_reason") < at("verified_per_test"));
+        assert!(at("missing_count") < at("timeline"));
+    }
+
+    #[test]
+    fn a_version_1_document_still_parses_without_verdicts() {
+        let mut value: serde_json::Value = serde_json::from_str(&render_json(&sample())).unwrap();
+        value["schema_version"] = 1.into();
+        for job in value["jobs"].as_array_mut().unwrap() {
+            let job = job.as_object_mut().unwrap();
+            for key in [
+                "baseline_reason",
+                "verified_per_test",
+                "f2p_passed",
+                "f2p_total",
+                "p2p_passed",
+                "p2p_total",
+                "failing_tests",
+                "failing_count",
+                "missing_tests",
+                "missing_count",
+            ] {
+                assert!(job.remove(key).is_some(), "{key}");
+            }
+        }
+        let back: Report = serde_json::from_value(value).unwrap();
+        assert_eq!(back.schema_version, 1);
+        assert!(back.jobs.iter().all(|j| !j.tests.verified_per_test
+            && j.tests.failing_tests.is_empty()
+            && j.baseline_reason.is_none()));
     }
 
     #[test]

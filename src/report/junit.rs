@@ -1,6 +1,7 @@
 //! `junit.xml` for CI: one `testsuite` per family, one `testcase` per job
 //! instance with the family as `classname`. A failed or cancelled job is a
-//! `failure` whose message is its failure kind; a pending job is `skipped`.
+//! `failure` whose message starts with its failure kind and names the first
+//! failing or missing test; a pending job is `skipped`.
 
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 
 use super::model::{JobOutcome, JobResult, Report};
 use super::summary::Summary;
+use super::verdict_text::{self, NOT_VERIFIED};
+use crate::log::FailureKind;
 
 /// Renders `junit.xml`.
 pub fn render_junit(report: &Report) -> String {
@@ -45,12 +48,10 @@ fn case(job: &JobResult) -> TestCase {
                 Some(kind) => kind.as_str(),
                 None => job.outcome.as_str(),
             };
-            status.set_message(kind).set_type(kind);
-            if let Some(step) = job.timeline.iter().rev().find(|t| !t.ok) {
-                status.set_description(format!(
-                    "last failed step: attempt {} step {} {}: {}",
-                    step.attempt, step.step, step.kind, step.detail
-                ));
+            status.set_message(message(job, kind)).set_type(kind);
+            let text = description(job);
+            if !text.is_empty() {
+                status.set_description(text);
             }
             status
         }
@@ -67,6 +68,61 @@ fn case(job: &JobResult) -> TestCase {
     case
 }
 
+/// `tests_failed: test/a::b failed and 1 more (F2P 1/2, P2P 3/3)`: the
+/// kind, then what the verdict says about it.
+fn message(j: &JobResult, kind: &str) -> String {
+    let counts = verdict_text::counts(&j.tests);
+    if let Some((name, mark)) = verdict_text::first(j) {
+        let total = u64::from(j.tests.failing_count) + u64::from(j.tests.missing_count);
+        let mut s = format!("{kind}: {name} {}", mark.verb());
+        if total > 1 {
+            s.push_str(&format!(" and {} more", total - 1));
+        }
+        if let Some(counts) = counts {
+            s.push_str(&format!(" ({counts})"));
+        }
+        return s;
+    }
+    if let Some(counts) = counts {
+        return format!("{kind} ({counts})");
+    }
+    if j.failure_kind == Some(FailureKind::AcceptanceFailed) {
+        return format!("{kind}: {NOT_VERIFIED}");
+    }
+    if j.failure_kind == Some(FailureKind::InvalidBaseline)
+        && let Some(reason) = &j.baseline_reason
+    {
+        return format!("{kind}: {}", verdict_text::one_line(reason));
+    }
+    kind.to_string()
+}
+
+/// The failure's text: the per-test verdict with every name kept, the
+/// baseline's reason, and the last failed step.
+fn description(j: &JobResult) -> String {
+    let mut lines = Vec::new();
+    if let Some(summary) = verdict_text::summary(j) {
+        lines.push(format!("tests: {summary}"));
+    }
+    let (shown, rest) = verdict_text::names(&j.tests);
+    for (name, mark) in shown {
+        lines.push(format!("{}: {name}", mark.as_str()));
+    }
+    if let Some(more) = verdict_text::more(rest) {
+        lines.push(more);
+    }
+    if let Some(reason) = &j.baseline_reason {
+        lines.push(format!("baseline: {}", verdict_text::one_line(reason)));
+    }
+    if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok) {
+        lines.push(format!(
+            "last failed step: attempt {} step {} {}: {}",
+            step.attempt, step.step, step.kind, step.detail
+        ));
+    }
+    lines.join("\n")
+}
+
 /// The short summary put in `system-out`.
 fn line(j: &JobResult) -> String {
     let mut s = format!("outcome={}", j.outcome);
@@ -75,7 +131,7 @@ fn line(j: &JobResult) -> String {
     }
     s.push_str(&format!(
         " attempts={}/{} steps={} invalid_decisions={} input_tokens={} output_tokens={} \
-         provider_latency_ms={} wall_ms={} patch_bytes={} patch_files={} acceptance={} baseline={}\n",
+         provider_latency_ms={} wall_ms={} patch_bytes={} patch_files={} acceptance={} baseline={}",
         j.attempts,
         j.max_attempts,
         j.steps,
@@ -89,6 +145,20 @@ fn line(j: &JobResult) -> String {
         j.acceptance,
         j.baseline,
     ));
+    let t = &j.tests;
+    s.push_str(&format!(" verified_per_test={}", t.verified_per_test));
+    if t.verified_per_test {
+        s.push_str(&format!(
+            " f2p={}/{} p2p={}/{} failing={} missing={}",
+            t.f2p_passed.unwrap_or(0),
+            t.f2p_total.unwrap_or(0),
+            t.p2p_passed.unwrap_or(0),
+            t.p2p_total.unwrap_or(0),
+            t.failing_count,
+            t.missing_count,
+        ));
+    }
+    s.push('\n');
     s
 }
 
@@ -151,11 +221,51 @@ mod tests {
     }
 
     #[test]
-    fn failure_message_is_the_failure_kind() {
+    fn failure_message_is_the_failure_kind_and_the_first_test() {
         let xml = render_junit(&sample());
-        assert!(xml.contains("<failure message=\"acceptance_failed\" type=\"acceptance_failed\">"));
-        assert!(xml.contains("<failure message=\"invalid_baseline\""));
+        assert!(xml.contains(
+            "<failure message=\"tests_failed: test/acceptance::sums_to_n failed (F2P 1/2, P2P 3/3)\" type=\"tests_failed\">"
+        ));
+        assert!(xml.contains(
+            "<failure message=\"tests_missing: test/acceptance::case_01 missing and 23 more (F2P 0/2, P2P 0/22)\" type=\"tests_missing\">"
+        ));
+        assert!(xml.contains(
+            "<failure message=\"acceptance_failed: not verified per test\" type=\"acceptance_failed\">"
+        ));
+        assert!(xml.contains(
+            "<failure message=\"invalid_baseline: every test passes at baseline: the task is already solved\" type=\"invalid_baseline\">"
+        ));
+        assert!(xml.contains("<failure message=\"patch_rejected\" type=\"patch_rejected\""));
         assert!(xml.contains("<failure message=\"cancelled\""));
+        // Names from jobs are escaped in the attribute.
+        assert!(xml.contains(
+            "message=\"tests_failed: render::cell_&lt;b&gt;|&lt;/b&gt; failed and 1 more"
+        ));
+    }
+
+    #[test]
+    fn failure_text_lists_every_kept_name_and_the_rest_as_a_count() {
+        let report = sample();
+        let missing = report
+            .jobs
+            .iter()
+            .find(|j| j.instance == "tokenize@alpha#3")
+            .unwrap();
+        let text = description(missing);
+        assert!(text.starts_with("tests: F2P 0/2, P2P 0/22\nmissing: test/acceptance::case_01\n"));
+        assert_eq!(text.matches("missing: ").count(), 20);
+        assert!(text.ends_with("missing: test/acceptance::case_20\nand 4 more"));
+        let system_out = line(missing);
+        assert!(
+            system_out.ends_with(" verified_per_test=true f2p=0/2 p2p=0/22 failing=0 missing=24\n")
+        );
+        let exit = report
+            .jobs
+            .iter()
+            .find(|j| j.instance == "tokenize@beta#3")
+            .unwrap();
+        assert_eq!(description(exit), "tests: not verified per test");
+        assert!(line(exit).ends_with(" baseline=passed verified_per_test=false\n"));
     }
 
     #[test]

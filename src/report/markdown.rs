@@ -1,5 +1,6 @@
-//! `report.md`: totals, the per-job table, per-family and per-provider
-//! summaries, pass@k and the failure analysis, as GitHub-flavoured Markdown.
+//! `report.md`: totals, the per-job table, the test verdicts of failed jobs,
+//! per-family and per-provider summaries, pass@k and the failure analysis,
+//! as GitHub-flavoured Markdown.
 
 use std::fmt::Write;
 
@@ -7,8 +8,9 @@ use super::format::{
     JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio,
     tally_cells, utc,
 };
-use super::model::Report;
+use super::model::{JobOutcome, JobResult, Report};
 use super::summary::{Summary, Tally};
+use super::verdict_text;
 
 /// Renders `report.md`.
 pub fn render_markdown(report: &Report) -> String {
@@ -23,6 +25,7 @@ pub fn render_markdown(report: &Report) -> String {
     );
     let _ = writeln!(out, "{}\n", totals_line(&summary.totals));
     jobs(&mut out, report);
+    verdicts(&mut out, report);
     families(&mut out, &summary);
     providers(&mut out, &summary);
     failures(&mut out, &summary);
@@ -118,12 +121,80 @@ fn jobs(out: &mut String, report: &Report) {
                     patch_size(j.patch_bytes, j.patch_files)
                 },
                 j.acceptance.as_str().to_string(),
+                verdict_text::summary(j).map_or_else(|| "-".to_string(), |s| cell(&s)),
                 j.baseline.as_str().to_string(),
             ]);
             row
         })
         .collect();
     table(out, &JOB_HEADERS, &rows);
+}
+
+/// Text as an inline code span: shown literally (no markup, no entities),
+/// on one line, fenced by more backticks than it holds in a row.
+pub fn code(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A space on both sides keeps a leading or trailing backtick apart from
+    // the fence; Markdown strips one such space from each side.
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// One line per failed job whose acceptance ran (its counts, then its
+/// failing and missing tests) and per job whose baseline left a note.
+fn verdicts(out: &mut String, report: &Report) {
+    let lines: Vec<String> = report.jobs.iter().filter_map(verdict_line).collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("## Test verdicts\n\n");
+    for line in lines {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+}
+
+fn verdict_line(j: &JobResult) -> Option<String> {
+    let failed = j.outcome == JobOutcome::Failed;
+    let summary = verdict_text::summary(j).filter(|_| failed);
+    if summary.is_none() && j.baseline_reason.is_none() {
+        return None;
+    }
+    let kind = match j.failure_kind {
+        Some(kind) if failed => kind.as_str(),
+        _ => j.outcome.as_str(),
+    };
+    let mut line = format!("**{}** {kind}", cell(&j.instance));
+    if let Some(summary) = summary {
+        line.push_str(&format!(": {}", cell(&summary)));
+        let (shown, rest) = verdict_text::names(&j.tests);
+        let mut names: Vec<String> = shown
+            .iter()
+            .map(|(name, mark)| format!("{} ({})", code(name), mark.as_str()))
+            .collect();
+        names.extend(verdict_text::more(rest));
+        if !names.is_empty() {
+            line.push_str(&format!("; {}", names.join(", ")));
+        }
+    }
+    if let Some(reason) = &j.baseline_reason {
+        line.push_str(&format!("; baseline: {}", cell(reason)));
+    }
+    Some(line)
 }
 
 /// `1.2 KiB, 1 file`.
@@ -275,6 +346,7 @@ mod tests {
         let md = render_markdown(&sample());
         for heading in [
             "## Jobs",
+            "## Test verdicts",
             "## Families",
             "## Providers",
             "## pass@k (k = 3)",
@@ -282,7 +354,37 @@ mod tests {
         ] {
             assert!(md.contains(heading), "{heading}");
         }
-        assert!(!md.contains("<script>"));
+        // Markup from jobs is escaped, except inside code spans (test
+        // names), where Markdown shows it literally.
+        assert_eq!(md.matches("<script>").count(), 1);
+        assert!(md.contains("``render::`tick` & <script> next``"));
+    }
+
+    #[test]
+    fn code_spans_hold_any_text_literally() {
+        assert_eq!(code("a::b"), "`a::b`");
+        assert_eq!(code("a `b` c"), "``a `b` c``");
+        assert_eq!(code("`x``"), "``` `x`` ```");
+        assert_eq!(code("a\nb"), "`a b`");
+    }
+
+    #[test]
+    fn failed_jobs_have_a_verdict_line_with_marked_names() {
+        let md = render_markdown(&sample());
+        assert!(md.contains(
+            "- **tokenize@alpha#1** tests_failed: F2P 1/2, P2P 3/3; `test/acceptance::sums_to_n` (failing)\n"
+        ));
+        assert!(md.contains("`test/acceptance::case_20` (missing), and 4 more\n"));
+        assert!(!md.contains("case_21"));
+        assert!(md.contains("- **tokenize@beta#3** acceptance_failed: not verified per test\n"));
+        assert!(md.contains(
+            "- **parse_header** invalid_baseline; baseline: every test passes at baseline: the task is already solved\n"
+        ));
+        assert!(md.contains("- **tokenize@alpha#2** accepted; baseline: the tests do not build"));
+        // A name with markup stays literal inside its code span.
+        assert!(md.contains("``render::`tick` & <script> next`` (failing)"));
+        // No line for a job that failed before acceptance and has no note.
+        assert!(!md.contains("- **tokenize@beta#1**"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod format;
 mod from_data;
 mod from_log;
 mod html;
+mod html_detail;
 mod json;
 mod junit;
 mod markdown;
@@ -21,6 +22,7 @@ mod passk;
 mod style;
 mod summary;
 mod tsv;
+mod verdict_text;
 mod write;
 
 pub use error::ReportError;
@@ -30,7 +32,10 @@ pub use html::render_html;
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use model::{CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TimelineEntry};
+pub use model::{
+    CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
+    TestVerdict, TimelineEntry,
+};
 pub use passk::{PassAtK, PassGroup, ProviderPass, pass_at_k};
 pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
 pub use tsv::{TSV_COLUMNS, render_tsv};

@@ -6,7 +6,12 @@ use serde::{Deserialize, Serialize};
 use crate::log::FailureKind;
 
 /// Version of the report data model as written to `results.json`.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// 2: per-test acceptance verdicts (`f2p_passed` ... `baseline_reason`).
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+
+/// Test names kept per list (failing, missing) in a [`JobResult`]; the
+/// counts say how many there are in all.
+pub const TEST_NAMES_KEPT: usize = 20;
 
 /// Everything the renderers need, in the order jobs should be listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +72,12 @@ pub struct JobResult {
     pub patch: Option<String>,
     pub acceptance: CheckResult,
     pub baseline: CheckResult,
+    /// Why the baseline is unusable, or an informational note about it.
+    #[serde(default)]
+    pub baseline_reason: Option<String>,
+    /// The per-test verdict of the last attempt's acceptance run.
+    #[serde(flatten)]
+    pub tests: TestVerdict,
     pub timeline: Vec<TimelineEntry>,
 }
 
@@ -95,6 +106,8 @@ impl JobResult {
             patch: None,
             acceptance: CheckResult::NotRun,
             baseline: CheckResult::NotRun,
+            baseline_reason: None,
+            tests: TestVerdict::default(),
             timeline: Vec::new(),
         }
     }
@@ -102,6 +115,49 @@ impl JobResult {
     /// The failure kind as text, or `""` when there is none.
     pub fn failure_str(&self) -> &'static str {
         self.failure_kind.map_or("", FailureKind::as_str)
+    }
+}
+
+/// What the last acceptance run said test by test. Counts are `None` when
+/// there is no per-test verdict: acceptance was not reached, or it was
+/// judged by its exit status alone (`[acceptance] results = "exit"`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TestVerdict {
+    /// Acceptance ran and was judged against the baseline's inventory.
+    pub verified_per_test: bool,
+    /// Fail-to-pass tests that pass now, of all fail-to-pass tests.
+    pub f2p_passed: Option<u32>,
+    pub f2p_total: Option<u32>,
+    /// Pass-to-pass tests that still pass, of all pass-to-pass tests.
+    pub p2p_passed: Option<u32>,
+    pub p2p_total: Option<u32>,
+    /// Inventory tests reported but not passed: the first [`TEST_NAMES_KEPT`].
+    pub failing_tests: Vec<String>,
+    /// How many tests failed in all.
+    pub failing_count: u32,
+    /// Inventory tests not reported at all: the first [`TEST_NAMES_KEPT`].
+    pub missing_tests: Vec<String>,
+    /// How many tests were missing in all.
+    pub missing_count: u32,
+}
+
+impl TestVerdict {
+    /// The report's view of a logged verdict: names capped, counts kept.
+    pub fn of(verdict: &crate::verdict::Verdict) -> TestVerdict {
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        let kept = |names: &[String]| names.iter().take(TEST_NAMES_KEPT).cloned().collect();
+        TestVerdict {
+            verified_per_test: true,
+            f2p_passed: Some(n(verdict.f2p_passed)),
+            f2p_total: Some(n(verdict.f2p_total)),
+            p2p_passed: Some(n(verdict.p2p_passed)),
+            p2p_total: Some(n(verdict.p2p_total)),
+            failing_tests: kept(&verdict.failing),
+            failing_count: n(verdict.failing.len()),
+            missing_tests: kept(&verdict.missing),
+            missing_count: n(verdict.missing.len()),
+        }
     }
 }
 

@@ -31,7 +31,9 @@ a{color:var(--info);text-decoration:none}a:hover{text-decoration:underline}
 .accepted,.passed,.ok{background:var(--good-bg);color:var(--good)}
 .failed,.bad{background:var(--bad-bg);color:var(--bad)}
 .pending{background:var(--info-bg);color:var(--info)}
-.cancelled{background:var(--warn-bg);color:var(--warn)}
+.cancelled,.missing{background:var(--warn-bg);color:var(--warn)}
+.failing{background:var(--bad-bg);color:var(--bad)}
+.bad-text{color:var(--bad);font-weight:600}
 svg.chart{max-width:100%;height:auto;display:block}
 svg .grid{stroke:var(--line);stroke-width:1}
 svg .tick{font-size:11px;fill:var(--muted)}
@@ -57,6 +59,9 @@ pre.diff .del{background:#ffebe9;color:#82071e}
 pre.diff .hunk{color:#0550ae;background:#ddf4ff}
 pre.diff .meta{color:var(--muted);font-weight:600}
 tr.step-failed td{background:#fff5f5}
+p.note{margin:8px 0;word-break:break-word}
+ul.tests{list-style:none;margin:0;padding:0;column-width:28em;column-gap:24px}
+ul.tests li{padding:2px 0;word-break:break-word;break-inside:avoid}
 table.timeline td.wrap{width:100%}
 .mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
 "#;

@@ -205,9 +205,20 @@ mod tests {
     #[test]
     fn failures_are_grouped_most_frequent_first() {
         let s = Summary::of(&sample());
-        assert_eq!(s.failures[0].kind, FailureKind::AcceptanceFailed);
+        assert_eq!(s.failures[0].kind, FailureKind::TestsFailed);
+        assert_eq!(s.failures[0].instances, ["render_cell", "tokenize@alpha#1"]);
         let total: u32 = s.failures.iter().map(|f| f.count).sum();
         assert_eq!(total, 8);
+        for kind in [
+            FailureKind::TestsMissing,
+            FailureKind::PatchRejected,
+            FailureKind::AcceptanceFailed,
+        ] {
+            assert!(
+                s.failures.iter().any(|f| f.kind == kind && f.count == 1),
+                "{kind}"
+            );
+        }
         assert!(
             s.failures
                 .iter()

@@ -3,8 +3,11 @@
 
 use super::model::{JobResult, Report};
 
+/// Separates test names within one field (`failing_tests`, `missing_tests`).
+pub const NAME_SEPARATOR: &str = ";";
+
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 20] = [
+pub const TSV_COLUMNS: [&str; 30] = [
     "instance",
     "job",
     "family",
@@ -25,6 +28,16 @@ pub const TSV_COLUMNS: [&str; 20] = [
     "patch_files",
     "acceptance",
     "baseline",
+    "verified_per_test",
+    "f2p_passed",
+    "f2p_total",
+    "p2p_passed",
+    "p2p_total",
+    "failing_count",
+    "missing_count",
+    "failing_tests",
+    "missing_tests",
+    "baseline_reason",
 ];
 
 /// Renders `results.tsv`.
@@ -38,7 +51,17 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 20] {
+fn row(j: &JobResult) -> [String; 30] {
+    let t = &j.tests;
+    let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
+    // Counts of tests only mean something for a job verified per test.
+    let tally = |n: u32| {
+        if t.verified_per_test {
+            n.to_string()
+        } else {
+            String::new()
+        }
+    };
     [
         field(&j.instance),
         field(&j.job),
@@ -60,7 +83,26 @@ fn row(j: &JobResult) -> [String; 20] {
         j.patch_files.to_string(),
         j.acceptance.as_str().to_string(),
         j.baseline.as_str().to_string(),
+        t.verified_per_test.to_string(),
+        number(t.f2p_passed),
+        number(t.f2p_total),
+        number(t.p2p_passed),
+        number(t.p2p_total),
+        tally(t.failing_count),
+        tally(t.missing_count),
+        names(&t.failing_tests),
+        names(&t.missing_tests),
+        field(j.baseline_reason.as_deref().unwrap_or("")),
     ]
+}
+
+/// Test names in one field, in order.
+fn names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| field(n))
+        .collect::<Vec<_>>()
+        .join(NAME_SEPARATOR)
 }
 
 /// Replaces tabs, line breaks and other control characters with spaces so a
@@ -101,6 +143,44 @@ mod tests {
         let tsv = render_tsv(&report);
         assert_eq!(tsv.lines().count(), report.jobs.len() + 1);
         assert!(tsv.contains("a b c\t"));
+    }
+
+    #[test]
+    fn per_test_columns_hold_counts_names_and_the_baseline_reason() {
+        let report = sample();
+        let tsv = render_tsv(&report);
+        let rows: Vec<Vec<&str>> = tsv.lines().map(|l| l.split('\t').collect()).collect();
+        let column = |name: &str| TSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+        let cell = |instance: &str, name: &str| {
+            rows.iter().find(|r| r[0] == instance).unwrap()[column(name)].to_string()
+        };
+        assert_eq!(cell("tokenize@alpha#1", "verified_per_test"), "true");
+        assert_eq!(cell("tokenize@alpha#1", "f2p_passed"), "1");
+        assert_eq!(cell("tokenize@alpha#1", "f2p_total"), "2");
+        assert_eq!(cell("tokenize@alpha#1", "p2p_total"), "3");
+        assert_eq!(
+            cell("tokenize@alpha#1", "failing_tests"),
+            "test/acceptance::sums_to_n"
+        );
+        assert_eq!(cell("tokenize@alpha#3", "missing_count"), "24");
+        assert_eq!(
+            cell("tokenize@alpha#3", "missing_tests")
+                .split(NAME_SEPARATOR)
+                .count(),
+            20
+        );
+        assert_eq!(
+            cell("render_cell", "failing_tests"),
+            "render::cell_<b>|</b>;render::`tick` & <script> next"
+        );
+        // Judged by exit status: not verified, no counts.
+        assert_eq!(cell("tokenize@beta#3", "verified_per_test"), "false");
+        assert_eq!(cell("tokenize@beta#3", "f2p_total"), "");
+        assert_eq!(cell("tokenize@beta#3", "failing_count"), "");
+        assert_eq!(
+            cell("parse_header", "baseline_reason"),
+            "every test passes at baseline: the task is already solved"
+        );
     }
 
     #[test]

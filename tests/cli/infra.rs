@@ -152,6 +152,15 @@ fn a_batch_killed_five_times_then_rerun_finishes_every_job_once() {
         Vec::<i32>::new(),
         "a killed run left processes"
     );
+    // `--keep failed` (the default): no workspace or build dir of a
+    // succeeded attempt is left, only its artifacts.
+    let work = data.join("work");
+    let left = walk_dirs(&work);
+    assert!(
+        left.iter().all(|d| d.parent() == Some(work.as_path())),
+        "{left:?}"
+    );
+    assert!(data.join("runs/j0/1/patch.diff").is_file());
     eprintln!("killed {kids} times", kids = kills);
 }
 

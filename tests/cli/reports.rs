@@ -1,6 +1,6 @@
 //! Reports through the real binary: the controls run as one batch, the
 //! reports written at run time equal the ones regenerated from the log, and
-//! the files are what CI tools expect.
+//! the files are what CI tools expect, naming the tests a wrong fix fails.
 
 use crate::harness::Sandbox;
 
@@ -63,14 +63,14 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
         ("passing_baseline", "failed", Some("invalid_baseline")),
         ("step_limit", "failed", Some("step_limit")),
         ("success", "accepted", None),
-        ("test_tampering", "failed", Some("acceptance_failed")),
+        ("test_tampering", "failed", Some("tests_failed")),
         ("wall_timeout", "failed", Some("wall_timeout")),
-        ("wrong_fix", "failed", Some("acceptance_failed")),
+        ("wrong_fix", "failed", Some("tests_failed")),
     ];
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runtime.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["schema_version"], 2);
     let jobs = results["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), expected.len());
     for (id, outcome, kind) in expected {
@@ -94,6 +94,8 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
         success["input_tokens"].as_u64().unwrap() > 0
             && success["patch"].as_str().unwrap().contains("1..=n")
     );
+
+    per_test_verdicts(jobs);
 
     let regenerated = sb.path().join("regenerated");
     sb.run(&["report", "DATA", "--out", regenerated.to_str().unwrap()])
@@ -125,4 +127,93 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
         "the page references nothing outside itself"
     );
     assert!(html.contains("<svg"), "the pass-rate chart is inline SVG");
+    wrong_fix_is_named_in_every_format(&regenerated);
+}
+
+/// The failing tests of the wrong fix: it makes the visible test pass and
+/// neither acceptance test.
+const WRONG_FIX_FAILING: [&str; 2] = [
+    "test/acceptance::matches_the_closed_form",
+    "test/acceptance::zero_and_one",
+];
+
+fn per_test_verdicts(jobs: &[serde_json::Value]) {
+    let job = |id: &str| jobs.iter().find(|j| j["instance"] == id).unwrap();
+    let wrong_fix = job("wrong_fix");
+    assert_eq!(wrong_fix["verified_per_test"], true);
+    assert_eq!(wrong_fix["f2p_passed"], 1, "{wrong_fix:#}");
+    assert_eq!(wrong_fix["f2p_total"], 3);
+    assert_eq!(wrong_fix["p2p_passed"], 0);
+    assert_eq!(wrong_fix["p2p_total"], 0);
+    assert_eq!(
+        wrong_fix["failing_tests"],
+        serde_json::json!(WRONG_FIX_FAILING)
+    );
+    assert_eq!(wrong_fix["failing_count"], 2);
+    assert_eq!(wrong_fix["missing_tests"], serde_json::json!([]));
+    assert_eq!(wrong_fix["missing_count"], 0);
+    assert_eq!(wrong_fix["baseline_reason"], serde_json::Value::Null);
+    let success = job("success");
+    assert_eq!(success["verified_per_test"], true);
+    assert_eq!(success["f2p_passed"], success["f2p_total"]);
+    assert_eq!(success["failing_count"], 0);
+    let passing_baseline = job("passing_baseline");
+    assert_eq!(
+        passing_baseline["baseline_reason"],
+        "every test passes at baseline: the task is already solved"
+    );
+    assert_eq!(passing_baseline["verified_per_test"], false);
+    assert_eq!(passing_baseline["f2p_total"], serde_json::Value::Null);
+}
+
+fn wrong_fix_is_named_in_every_format(dir: &std::path::Path) {
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
+    let [first, second] = WRONG_FIX_FAILING;
+    let md = read("report.md");
+    let line = format!(
+        "- **wrong_fix** tests_failed: F2P 1/3, P2P 0/0; `{first}` (failing), `{second}` (failing)\n"
+    );
+    assert!(md.contains(&line), "{md}");
+    assert!(
+        md.contains("| tests_failed | 2 | test_tampering, wrong_fix |"),
+        "{md}"
+    );
+    assert!(md.contains(
+        "- **passing_baseline** invalid_baseline; baseline: every test passes at baseline: the task is already solved\n"
+    ));
+
+    let junit = read("junit.xml");
+    let message = format!(
+        "message=\"tests_failed: {first} failed and 1 more (F2P 1/3, P2P 0/0)\" type=\"tests_failed\""
+    );
+    assert!(junit.contains(&message), "{junit}");
+    assert!(junit.contains(&format!("failing: {second}")));
+    assert!(junit.contains(
+        "message=\"invalid_baseline: every test passes at baseline: the task is already solved\""
+    ));
+
+    let tsv = read("results.tsv");
+    let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
+    assert_eq!(header.len(), 30);
+    let row: Vec<&str> = tsv
+        .lines()
+        .find(|l| l.starts_with("wrong_fix\t"))
+        .unwrap()
+        .split('\t')
+        .collect();
+    let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(cell("verified_per_test"), "true");
+    assert_eq!((cell("f2p_passed"), cell("f2p_total")), ("1", "3"));
+    assert_eq!(cell("failing_tests"), WRONG_FIX_FAILING.join(";"));
+
+    let html = read("report.html");
+    for name in WRONG_FIX_FAILING {
+        assert!(
+            html.contains(&format!(
+                "<span class=\"badge failing\">failing</span> <span class=\"mono\">{name}</span>"
+            )),
+            "{name} in the HTML details"
+        );
+    }
+    assert!(html.contains("F2P 1/3, P2P 0/0"));
 }

@@ -1,0 +1,237 @@
+//! The fold over real event records: per-test verdicts, the baseline's
+//! reason, and what a new attempt starts over.
+
+use super::*;
+use crate::log::{CheckResult as Check, FailureKind};
+use crate::verdict::{Inventory, Verdict};
+
+/// Records of one job, numbered as a writer would.
+struct Log(Vec<Record>);
+
+impl Log {
+    fn new(job: &str) -> Log {
+        let mut log = Log(Vec::new());
+        log.push(job, None, Event::bare_enqueued(2));
+        log
+    }
+
+    fn push(&mut self, job: &str, attempt: Option<u32>, event: Event) -> &mut Log {
+        let seq = self.0.len() as u64 + 1;
+        self.0.push(Record {
+            seq,
+            ts_ms: 1_000 + seq * 10,
+            job: Some(job.into()),
+            attempt,
+            event,
+        });
+        self
+    }
+
+    fn report(&self) -> JobResult {
+        let sources = [LogSource {
+            path: "events.log".into(),
+            records: &self.0,
+        }];
+        let mut report = report_from_logs(&sources, 0, &|_, _, _| None);
+        report.jobs.remove(0)
+    }
+}
+
+fn started(n: u32) -> Event {
+    Event::AttemptStarted { pid: 100 + n }
+}
+
+fn finished(kind: Option<FailureKind>) -> Event {
+    Event::AttemptFinished {
+        outcome: if kind.is_some() {
+            Outcome::Failed
+        } else {
+            Outcome::Succeeded
+        },
+        failure_kind: kind,
+    }
+}
+
+fn baseline() -> Event {
+    Event::Baseline {
+        result: Check::Failed,
+        inventory: Some(Inventory {
+            fail_to_pass: vec!["t::a".into(), "t::b".into()],
+            pass_to_pass: vec!["t::c".into(), "t::d".into(), "t::e".into()],
+        }),
+        reason: None,
+    }
+}
+
+fn acceptance(verdict: Option<Verdict>) -> Event {
+    let result = match &verdict {
+        Some(v) if v.passed() => Check::Passed,
+        _ => Check::Failed,
+    };
+    Event::Acceptance { result, verdict }
+}
+
+fn failing_verdict() -> Verdict {
+    Verdict {
+        f2p_passed: 1,
+        f2p_total: 2,
+        p2p_passed: 2,
+        p2p_total: 3,
+        failing: vec!["t::a".into()],
+        missing: vec!["t::e".into()],
+    }
+}
+
+#[test]
+fn a_per_test_verdict_gives_counts_and_names() {
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), baseline())
+        .push("a", Some(1), acceptance(Some(failing_verdict())))
+        .push("a", Some(1), finished(Some(FailureKind::TestsFailed)));
+    let job = log.report();
+    assert_eq!(job.outcome, JobOutcome::Failed);
+    assert_eq!(job.failure_kind, Some(FailureKind::TestsFailed));
+    let t = &job.tests;
+    assert!(t.verified_per_test);
+    assert_eq!(
+        (t.f2p_passed, t.f2p_total, t.p2p_passed, t.p2p_total),
+        (Some(1), Some(2), Some(2), Some(3))
+    );
+    assert_eq!(
+        (t.failing_tests.as_slice(), t.failing_count),
+        (&["t::a".to_string()][..], 1)
+    );
+    assert_eq!(
+        (t.missing_tests.as_slice(), t.missing_count),
+        (&["t::e".to_string()][..], 1)
+    );
+    assert_eq!(job.baseline, CheckResult::Passed);
+    assert_eq!(job.baseline_reason, None);
+    let details: Vec<&str> = job.timeline.iter().map(|t| t.detail.as_str()).collect();
+    assert!(
+        details
+            .contains(&"acceptance on the pristine source failed (2 fail-to-pass, 3 pass-to-pass)")
+    );
+    assert!(details.contains(&"acceptance failed: F2P 1/2, P2P 2/3"));
+}
+
+#[test]
+fn names_are_capped_and_counted() {
+    let many: Vec<String> = (0..30).map(|i| format!("t::{i}")).collect();
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1)).push(
+        "a",
+        Some(1),
+        acceptance(Some(Verdict {
+            f2p_total: 30,
+            missing: many,
+            ..Verdict::default()
+        })),
+    );
+    let t = log.report().tests;
+    assert_eq!(t.missing_tests.len(), crate::report::TEST_NAMES_KEPT);
+    assert_eq!(t.missing_tests.last().map(String::as_str), Some("t::19"));
+    assert_eq!(t.missing_count, 30);
+}
+
+#[test]
+fn an_exit_status_verdict_is_not_verified_per_test() {
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push(
+            "a",
+            Some(1),
+            Event::Baseline {
+                result: Check::Failed,
+                inventory: None,
+                reason: None,
+            },
+        )
+        .push("a", Some(1), acceptance(None))
+        .push("a", Some(1), finished(Some(FailureKind::AcceptanceFailed)));
+    let job = log.report();
+    assert_eq!(job.acceptance, CheckResult::Failed);
+    assert_eq!(job.tests, TestVerdict::default());
+    assert!(
+        job.timeline
+            .iter()
+            .any(|t| t.detail == "acceptance failed: not verified per test")
+    );
+}
+
+#[test]
+fn the_baseline_reason_is_kept() {
+    let reason = "every test passes at baseline: the task is already solved";
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push(
+            "a",
+            Some(1),
+            Event::Baseline {
+                result: Check::Passed,
+                inventory: None,
+                reason: Some(reason.into()),
+            },
+        )
+        .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));
+    let job = log.report();
+    assert_eq!(job.baseline, CheckResult::Failed);
+    assert_eq!(job.baseline_reason.as_deref(), Some(reason));
+    assert!(job.timeline.iter().any(|t| t.detail.ends_with(reason)));
+}
+
+#[test]
+fn a_new_attempt_starts_the_verdict_over() {
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), baseline())
+        .push("a", Some(1), acceptance(Some(failing_verdict())))
+        .push("a", Some(1), finished(Some(FailureKind::TestsFailed)))
+        .push("a", None, Event::Retried {})
+        .push("a", Some(2), started(2))
+        .push("a", Some(2), finished(Some(FailureKind::StepLimit)));
+    let job = log.report();
+    assert_eq!(job.failure_kind, Some(FailureKind::StepLimit));
+    assert_eq!(
+        job.acceptance,
+        CheckResult::NotRun,
+        "attempt 2 never got there"
+    );
+    assert_eq!(job.tests, TestVerdict::default());
+    assert_eq!(
+        job.baseline,
+        CheckResult::Passed,
+        "the baseline runs once per job"
+    );
+}
+
+#[test]
+fn a_passing_verdict_after_a_retry_is_the_one_reported() {
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), baseline())
+        .push("a", Some(1), acceptance(Some(failing_verdict())))
+        .push("a", Some(1), finished(Some(FailureKind::TestsFailed)))
+        .push("a", None, Event::Retried {})
+        .push("a", Some(2), started(2))
+        .push(
+            "a",
+            Some(2),
+            acceptance(Some(Verdict {
+                f2p_passed: 2,
+                f2p_total: 2,
+                p2p_passed: 3,
+                p2p_total: 3,
+                ..Verdict::default()
+            })),
+        )
+        .push("a", Some(2), finished(None));
+    let job = log.report();
+    assert_eq!(job.outcome, JobOutcome::Accepted);
+    assert_eq!(
+        crate::report::verdict_text::summary(&job).as_deref(),
+        Some("F2P 2/2, P2P 3/3")
+    );
+    assert_eq!((job.tests.failing_count, job.tests.missing_count), (0, 0));
+}
