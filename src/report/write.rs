@@ -43,15 +43,36 @@ pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Report
 }
 
 fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    use std::os::unix::fs::PermissionsExt;
+    // Reports are for others to read (a CI publisher, a web server): the
+    // usual 0666 less the umask, not a temporary file's 0600.
+    let mode = 0o666 & !umask();
     let mut tmp = tempfile::Builder::new()
         .prefix(".report-")
+        .permissions(std::fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(io("create a temporary file in", dir))?;
+    // The umask applied at creation too; say the mode exactly.
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(io("set the mode of", tmp.path()))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
     tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
     tmp.persist(path)
         .map_err(|e| io("rename a temporary file to", path)(e.error))?;
     Ok(())
+}
+
+/// This process's umask, from `/proc/self/status` (022 if unreadable).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ReportError {
@@ -67,6 +88,18 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Repor
 mod tests {
     use super::*;
     use crate::report::fixture::sample;
+
+    #[test]
+    fn report_files_are_readable_by_others_under_the_usual_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_reports(&sample(), dir.path()).unwrap();
+        let expected = 0o666 & !umask();
+        for file in written {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, expected, "{}", file.display());
+        }
+    }
 
     #[test]
     fn writes_all_five_files_and_no_leftovers() {
