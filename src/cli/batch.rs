@@ -165,6 +165,19 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     for (job, error) in &summary.job_errors {
         eprintln!("error: job {job} could not run: {error}");
     }
+    // Faults of the machine are named apart from the model's failures.
+    for job in snapshot.state.jobs() {
+        if summary.planned.contains(&job.id)
+            && job.failure_kind == Some(crate::log::FailureKind::InfraError)
+        {
+            eprintln!(
+                "error: job {}: infra_error after {} restart(s): {}",
+                job.id,
+                job.restarts.saturating_sub(1),
+                job.infra_cause.as_deref().unwrap_or("unknown cause")
+            );
+        }
+    }
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }

@@ -415,7 +415,18 @@ fn hostile_job(scan_proc: bool) {
         ],
     );
     let enqueue = enqueue.ok().stdout_has("enqueued=true");
-    let run = run_with_secret(&sb, &secret, &[Path::new("run"), &data, Path::new(JOB)]);
+    // Keep the workspaces: the build script's in-band report is read there.
+    let run = run_with_secret(
+        &sb,
+        &secret,
+        &[
+            Path::new("run"),
+            &data,
+            Path::new(JOB),
+            Path::new("--keep"),
+            Path::new("all"),
+        ],
+    );
 
     // Connections queue in the backlog whether or not they were accepted.
     let mut connections = 0;

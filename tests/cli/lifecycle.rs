@@ -234,9 +234,12 @@ fn a_killed_lease_holder_is_recorded_interrupted_by_the_next_writer() {
     let victim = &doc["jobs"][0];
     assert_eq!(
         victim["state"], "queued",
-        "attempts remain, so it goes back to the queue"
+        "a runner that died is not the job's failure: it goes back to the queue"
     );
-    assert_eq!(victim["attempt"], 1, "the interrupted attempt counts");
+    assert_eq!(
+        victim["attempt"], 0,
+        "the interrupted attempt does not count"
+    );
     assert_eq!(victim["failure_kind"], "interrupted");
     assert_eq!(doc["jobs"][1]["state"], "queued", "bystander untouched");
 }

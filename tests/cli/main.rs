@@ -1,16 +1,20 @@
 //! Integration tests: drive the real binary in temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod acceptance_bypass;
 mod batch;
 mod containment;
 mod controls;
 mod exec;
 mod harness;
 mod hostile;
+mod infra;
 mod lifecycle;
 mod log_integrity;
+mod outage;
 mod patch_rejected;
 mod preflight;
+mod python_job;
 mod race;
 mod replies;
 mod reports;

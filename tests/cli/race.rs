@@ -280,7 +280,8 @@ fn a_directory_swapped_for_a_symlink_never_redirects_a_file_action() {
         give_up.clone(),
     );
     let started = Instant::now();
-    let run = sb.run(&["run", "DATA", JOB]);
+    // Keep the workspace: what was written is checked there afterwards.
+    let run = sb.run(&["run", "DATA", JOB, "--keep", "all"]);
     give_up.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
     let elapsed = started.elapsed();
