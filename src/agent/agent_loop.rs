@@ -641,6 +641,15 @@ fn verify(
                     step,
                     trigger: trigger.into(),
                     passed: false,
+                    cause: Some(crate::agent::first_cause("", &message).unwrap_or_else(|| {
+                        message
+                            .lines()
+                            .next()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(crate::agent::CAUSE_CAP)
+                            .collect()
+                    })),
                 },
             )?;
             st.last_verify_failed = true;
@@ -648,12 +657,16 @@ fn verify(
         }
     };
     let passed = out.success();
+    let cause = (!passed)
+        .then(|| crate::agent::first_cause(&out.stdout.to_text(), &out.stderr.to_text()))
+        .flatten();
     record(
         run,
         Event::Verify {
             step,
             trigger: trigger.into(),
             passed,
+            cause,
         },
     )?;
     st.last_verify_failed = !passed;

@@ -142,6 +142,10 @@ pub enum Event {
         step: u32,
         trigger: String,
         passed: bool,
+        /// Why it failed, in one line: the first compiler error or failing
+        /// test of its output (capped); the only output the log keeps.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
     },
     /// The agent phase of the attempt ended; later phases never rerun it.
     AgentFinished {

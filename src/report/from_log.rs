@@ -26,6 +26,9 @@ struct Acc {
     patch_attempt: Option<u32>,
     /// The attempt whose agent phase finished last.
     agent_done: Option<u32>,
+    /// The cause of the last failed verify (a `verify_failed` job's cause,
+    /// whatever the provider said after it).
+    verify_cause: Option<String>,
 }
 
 /// Builds the report; `patch_text(source path, job, attempt)` returns the
@@ -79,6 +82,7 @@ pub fn report_from_logs(
                         end_ms: None,
                         patch_attempt: None,
                         agent_done: None,
+                        verify_cause: None,
                     },
                 );
                 continue;
@@ -98,6 +102,15 @@ pub fn report_from_logs(
             };
             if acc.result.outcome == JobOutcome::Accepted {
                 acc.result.failure_kind = None;
+            }
+            if acc.result.failure_kind == Some(log::FailureKind::VerifyFailed)
+                && acc.verify_cause.is_some()
+            {
+                acc.result.cause = acc.verify_cause.take();
+            }
+            if acc.result.outcome != JobOutcome::Failed {
+                // Only a failure has a cause to show.
+                acc.result.cause = None;
             }
             if let (Some(start), Some(end)) = (acc.first_start_ms, acc.end_ms) {
                 acc.result.wall_ms = end.saturating_sub(start);
@@ -166,6 +179,7 @@ fn apply(acc: &mut Acc, record: &Record) {
                 // one keeps its number and has not reached acceptance yet.
                 acc.result.acceptance = CheckResult::NotRun;
                 acc.result.tests = TestVerdict::default();
+                acc.result.cause = None;
             }
             acc.result.attempts = acc.result.attempts.max(attempt);
             entry(
@@ -188,7 +202,10 @@ fn apply(acc: &mut Acc, record: &Record) {
             };
             entry(acc, 0, "attempt", detail, *outcome == Outcome::Succeeded);
         }
-        Event::AttemptInterrupted { .. } => {
+        Event::AttemptInterrupted { cause, .. } => {
+            if let Some(cause) = cause {
+                acc.result.cause = Some(cause.clone());
+            }
             acc.result.failure_kind = Some(log::FailureKind::Interrupted);
             acc.end_ms = Some(record.ts_ms);
             entry(
@@ -250,6 +267,9 @@ fn apply(acc: &mut Acc, record: &Record) {
             if !ok {
                 acc.result.invalid_decisions += 1;
             }
+            if let Some(reason) = reason {
+                acc.result.cause = Some(format!("refused: {reason}"));
+            }
             let detail = match reason {
                 Some(reason) => reason.clone(),
                 None => {
@@ -273,6 +293,7 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::ProviderFailed { step, message } => {
+            acc.result.cause = Some(message.clone());
             entry(acc, *step, "provider_error", message.clone(), false);
         }
         Event::Command {
@@ -314,7 +335,12 @@ fn apply(acc: &mut Acc, record: &Record) {
             step,
             trigger,
             passed,
+            cause,
         } => {
+            if let Some(cause) = cause {
+                acc.result.cause = Some(cause.clone());
+                acc.verify_cause = Some(cause.clone());
+            }
             let verdict = if *passed { "passed" } else { "failed" };
             entry(
                 acc,
@@ -349,6 +375,7 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::PatchRejected { reason } => {
+            acc.result.cause = Some(reason.clone());
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
         Event::Acceptance { result, verdict } => {

@@ -53,6 +53,15 @@ pub fn detail(out: &mut String, index: usize, j: &JobResult) {
         let _ = write!(out, "<div><span>{k}</span><span>{v}</span></div>");
     }
     out.push_str("</div>\n");
+    if let Some(cause) = &j.cause
+        && j.outcome == crate::report::model::JobOutcome::Failed
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\"><span class=\"muted\">cause:</span> {}</p>",
+            escape(cause)
+        );
+    }
     if let Some(reason) = &j.baseline_reason {
         let _ = writeln!(
             out,

@@ -94,6 +94,9 @@ fn message(j: &JobResult, kind: &str) -> String {
     {
         return format!("{kind}: {}", verdict_text::one_line(reason));
     }
+    if let Some(cause) = &j.cause {
+        return format!("{kind}: {}", verdict_text::one_line(cause));
+    }
     kind.to_string()
 }
 

@@ -75,6 +75,12 @@ pub struct JobResult {
     /// Why the baseline is unusable, or an informational note about it.
     #[serde(default)]
     pub baseline_reason: Option<String>,
+    /// Why the last attempt failed, in one line, when the log says: the
+    /// first compiler error or failing test of a failed verify, the
+    /// provider's last error, a refused decision, a rejected patch, a fault
+    /// of the infrastructure.
+    #[serde(default)]
+    pub cause: Option<String>,
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
@@ -107,6 +113,7 @@ impl JobResult {
             acceptance: CheckResult::NotRun,
             baseline: CheckResult::NotRun,
             baseline_reason: None,
+            cause: None,
             tests: TestVerdict::default(),
             timeline: Vec::new(),
         }

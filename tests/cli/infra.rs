@@ -242,9 +242,23 @@ script = {script:?}
     sb.run(&["run", "DATA", "vf"])
         .code(1)
         .stdout_has("failure_kind=verify_failed");
-    // The compiler error is kept with the attempt, whatever the trace.
+    // The compiler error is kept with the attempt, whatever the trace, and
+    // named in the log, the JUnit message and the HTML details.
     let kept = std::fs::read_to_string(sb.data().join("runs/vf/1/verify-1.log")).unwrap();
     assert!(kept.contains("error"), "{kept}");
+    let verify = log_lines(&sb)
+        .into_iter()
+        .find(|l| l["type"] == "verify")
+        .unwrap();
+    let cause = verify["cause"].as_str().unwrap().to_string();
+    assert!(cause.starts_with("error"), "{cause}");
+    let out = sb.path().join("report");
+    sb.run(&["report", "DATA", "--out", out.to_str().unwrap()])
+        .ok();
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("message=\"verify_failed: error"), "{junit}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("cause:"), "no cause in the HTML details");
 }
 
 #[test]
