@@ -244,7 +244,17 @@ fn describe(record: &Record) -> Option<String> {
         Event::AttemptInterrupted { .. } => format!("attempt {attempt} interrupted"),
         Event::Cancelled {} => "cancelled".into(),
         Event::Retried {} => "retrying".into(),
-        Event::Baseline { result, .. } => format!("baseline {}", result.as_str()),
+        // Worded as the reports word it: a baseline "passes" its check when
+        // the pristine source fails the tests, as it must.
+        Event::Baseline { result, .. } => match result {
+            crate::log::CheckResult::Failed => {
+                "baseline passed (the pristine source fails, as required)".into()
+            }
+            crate::log::CheckResult::Passed => {
+                "baseline failed (the pristine source already passes)".into()
+            }
+            crate::log::CheckResult::Skipped => "baseline skipped".into(),
+        },
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
         Event::ProviderRetry { retry, reason, .. } => format!("provider retry {retry}: {reason}"),
         Event::ProviderFailed { message, .. } => format!("provider failed: {message}"),

@@ -115,6 +115,8 @@ pub fn report_from_logs(
             if let (Some(start), Some(end)) = (acc.first_start_ms, acc.end_ms) {
                 acc.result.wall_ms = end.saturating_sub(start);
             }
+            acc.result.started_ms = acc.first_start_ms;
+            acc.result.ended_ms = acc.end_ms;
             if let Some(n) = acc.patch_attempt {
                 acc.result.patch = patch_text(&acc.source, &acc.result.instance, n);
             }

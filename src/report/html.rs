@@ -84,7 +84,8 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
         ("Pass rate", percent(t.pass_rate)),
         ("Tokens in", count(t.input_tokens)),
         ("Tokens out", count(t.output_tokens)),
-        ("Wall time", duration_ms(t.wall_ms)),
+        ("Elapsed", duration_ms(t.elapsed_ms)),
+        ("Job time", duration_ms(t.wall_ms)),
     ];
     for (k, n) in cards {
         let _ = writeln!(

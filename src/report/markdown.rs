@@ -66,7 +66,7 @@ fn sources(sources: &[String]) -> String {
 fn totals_line(t: &Tally) -> String {
     format!(
         "**{} jobs**: {} accepted, {} failed, {} cancelled, {} pending. \
-         Pass rate {}. Tokens {} in / {} out. Wall time {} in total.",
+         Pass rate {}. Tokens {} in / {} out. Elapsed {}, job time {} in total.",
         t.jobs,
         t.accepted,
         t.failed,
@@ -75,6 +75,7 @@ fn totals_line(t: &Tally) -> String {
         percent(t.pass_rate),
         count(t.input_tokens),
         count(t.output_tokens),
+        duration_ms(t.elapsed_ms),
         duration_ms(t.wall_ms),
     )
 }

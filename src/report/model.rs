@@ -64,6 +64,12 @@ pub struct JobResult {
     pub provider_calls: u32,
     /// Wall time from first attempt start to the job's end, in milliseconds.
     pub wall_ms: u64,
+    /// When its first attempt started and its last attempt ended, in
+    /// milliseconds since the Unix epoch (for the batch's elapsed time).
+    #[serde(default)]
+    pub started_ms: Option<u64>,
+    #[serde(default)]
+    pub ended_ms: Option<u64>,
     /// Size of the final patch in bytes.
     pub patch_bytes: u64,
     /// Files the final patch touches.
@@ -107,6 +113,8 @@ impl JobResult {
             provider_latency_ms: 0,
             provider_calls: 0,
             wall_ms: 0,
+            started_ms: None,
+            ended_ms: None,
             patch_bytes: 0,
             patch_files: 0,
             patch: None,

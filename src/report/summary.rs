@@ -25,8 +25,12 @@ pub struct Tally {
     pub provider_calls: u64,
     /// Summed provider latency, milliseconds.
     pub provider_latency_ms: u64,
-    /// Summed wall time, milliseconds.
+    /// Summed wall time of the jobs ("job time"), milliseconds.
     pub wall_ms: u64,
+    /// From the first attempt's start to the last attempt's end across the
+    /// jobs: the elapsed wall time, which parallel workers make shorter than
+    /// the job time. Milliseconds.
+    pub elapsed_ms: u64,
     /// Median wall time of finished jobs, milliseconds.
     pub median_wall_ms: Option<u64>,
 }
@@ -35,7 +39,14 @@ impl Tally {
     pub fn of<'a>(jobs: impl IntoIterator<Item = &'a JobResult>) -> Tally {
         let mut t = Tally::default();
         let mut walls = Vec::new();
+        let (mut first, mut last): (Option<u64>, Option<u64>) = (None, None);
         for j in jobs {
+            if let Some(start) = j.started_ms {
+                first = Some(first.map_or(start, |f| f.min(start)));
+            }
+            if let Some(end) = j.ended_ms {
+                last = Some(last.map_or(end, |l| l.max(end)));
+            }
             t.jobs += 1;
             match j.outcome {
                 JobOutcome::Accepted => t.accepted += 1,
@@ -55,6 +66,10 @@ impl Tally {
         let finished = t.jobs - t.pending;
         t.pass_rate = (finished > 0).then(|| f64::from(t.accepted) / f64::from(finished));
         t.median_wall_ms = median(&mut walls);
+        t.elapsed_ms = match (first, last) {
+            (Some(first), Some(last)) => last.saturating_sub(first),
+            _ => 0,
+        };
         t
     }
 
