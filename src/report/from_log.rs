@@ -26,6 +26,9 @@ struct Acc {
     patch_attempt: Option<u32>,
     /// The attempt whose agent phase finished last.
     agent_done: Option<u32>,
+    /// Steps (provider calls) per attempt, as the agent counts them: a
+    /// failed provider call is a step too, as `status` says.
+    steps: std::collections::BTreeMap<u32, u32>,
     /// The cause of the last failed verify (a `verify_failed` job's cause,
     /// whatever the provider said after it).
     verify_cause: Option<String>,
@@ -83,6 +86,7 @@ pub fn report_from_logs(
                         patch_attempt: None,
                         agent_done: None,
                         verify_cause: None,
+                        steps: Default::default(),
                     },
                 );
                 continue;
@@ -115,6 +119,7 @@ pub fn report_from_logs(
             if let (Some(start), Some(end)) = (acc.first_start_ms, acc.end_ms) {
                 acc.result.wall_ms = end.saturating_sub(start);
             }
+            acc.result.steps = acc.steps.values().sum();
             acc.result.started_ms = acc.first_start_ms;
             acc.result.ended_ms = acc.end_ms;
             if let Some(n) = acc.patch_attempt {
@@ -175,6 +180,7 @@ fn apply(acc: &mut Acc, record: &Record) {
                 acc.result.timeline.retain(|e| {
                     e.attempt != attempt || matches!(e.kind.as_str(), "attempt" | "interrupted")
                 });
+                acc.steps.remove(&attempt);
             }
             if attempt > acc.result.attempts {
                 // A new attempt judges afresh (as the reducer does); a resumed
@@ -260,7 +266,8 @@ fn apply(acc: &mut Acc, record: &Record) {
             latency_ms,
             ..
         } => {
-            acc.result.steps += 1;
+            let seen = acc.steps.entry(attempt).or_default();
+            *seen = (*seen).max(*step);
             acc.result.provider_calls += 1;
             acc.result.input_tokens += input_tokens;
             acc.result.output_tokens += output_tokens;
@@ -295,6 +302,8 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::ProviderFailed { step, message } => {
+            let seen = acc.steps.entry(attempt).or_default();
+            *seen = (*seen).max(*step);
             acc.result.cause = Some(message.clone());
             entry(acc, *step, "provider_error", message.clone(), false);
         }
@@ -358,6 +367,8 @@ fn apply(acc: &mut Acc, record: &Record) {
             steps,
         } => {
             acc.agent_done = Some(attempt);
+            let seen = acc.steps.entry(attempt).or_default();
+            *seen = (*seen).max(*steps);
             let detail = match failure_kind {
                 Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
                 None => format!("agent phase done after {steps} steps"),

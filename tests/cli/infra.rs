@@ -259,6 +259,14 @@ script = {script:?}
     assert!(junit.contains("message=\"verify_failed: error"), "{junit}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("cause:"), "no cause in the HTML details");
+    // status and the reports count the same steps (the failed provider
+    // call is one).
+    let status: serde_json::Value =
+        serde_json::from_str(&sb.run(&["status", "DATA", "--json"]).ok().stdout).unwrap();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(status["jobs"][0]["steps"], 3);
+    assert_eq!(results["jobs"][0]["steps"], status["jobs"][0]["steps"]);
 }
 
 #[test]
