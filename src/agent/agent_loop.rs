@@ -17,7 +17,7 @@ use super::workspace::{PathRefusal, Workspace};
 use crate::cancel::CancelToken;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
-use crate::log::{Event, FailureKind, Outcome};
+use crate::log::{CommandFor, Event, FailureKind, Outcome, VerifyTrigger};
 use crate::provider::{Provider, ProviderError};
 
 /// Appends events for the attempt being run.
@@ -34,9 +34,14 @@ pub enum CommandRole {
 
 impl CommandRole {
     pub fn as_str(self) -> &'static str {
+        self.logged().as_str()
+    }
+
+    /// The role as the log records it.
+    pub fn logged(self) -> CommandFor {
         match self {
-            CommandRole::Tool => "tool",
-            CommandRole::Verify => "verify",
+            CommandRole::Tool => CommandFor::Tool,
+            CommandRole::Verify => CommandFor::Verify,
         }
     }
 }
@@ -501,7 +506,7 @@ fn act(
                 },
             }
         }
-        Decision::Verify {} => match verify(run, st, step, "decision")? {
+        Decision::Verify {} => match verify(run, st, step, VerifyTrigger::Decision)? {
             Ok((true, _)) => Step::Observe {
                 observation: "verify passed".into(),
                 invalid: None,
@@ -525,7 +530,7 @@ fn act(
                     infra: None,
                 }));
             }
-            match verify(run, st, step, "finish")? {
+            match verify(run, st, step, VerifyTrigger::Finish)? {
                 Ok((true, _)) => Step::End(AgentResult {
                     outcome: Outcome::Succeeded,
                     failure_kind: None,
@@ -593,7 +598,7 @@ fn run_command(
         }
         Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
     };
-    record(run, command_event(step, role.as_str(), &out))?;
+    record(run, command_event(step, role.logged(), &out))?;
     if out.cancelled
         && let Some(end) = stopped(run, step)
     {
@@ -603,10 +608,10 @@ fn run_command(
 }
 
 /// The `command` event for an outcome (counts only, never arguments or output).
-pub fn command_event(step: u32, role: &str, out: &ExecOutcome) -> Event {
+pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
     Event::Command {
         step,
-        role: role.to_string(),
+        role,
         program: out.program.clone(),
         resolved: out.resolved.display().to_string(),
         argc: u32::try_from(out.argc).unwrap_or(u32::MAX),
@@ -628,7 +633,7 @@ fn verify(
     run: &mut AgentRun<'_>,
     st: &mut LoopState,
     step: u32,
-    trigger: &str,
+    trigger: VerifyTrigger,
 ) -> Result<Result<(bool, String), AgentResult>, AgentError> {
     let argv = run.facts.verify.clone();
     let out = match run_command(run, step, &argv, CommandRole::Verify)? {
@@ -639,7 +644,7 @@ fn verify(
                 run,
                 Event::Verify {
                     step,
-                    trigger: trigger.into(),
+                    trigger,
                     passed: false,
                     cause: Some(crate::agent::first_cause("", &message).unwrap_or_else(|| {
                         message
@@ -664,7 +669,7 @@ fn verify(
         run,
         Event::Verify {
             step,
-            trigger: trigger.into(),
+            trigger,
             passed,
             cause,
         },

@@ -106,8 +106,7 @@ pub enum Event {
     /// A command ran (never its arguments or output).
     Command {
         step: u32,
-        /// `tool`, `verify`, `baseline` or `acceptance`.
-        role: String,
+        role: CommandFor,
         program: String,
         resolved: String,
         argc: u32,
@@ -140,7 +139,7 @@ pub enum Event {
     /// The verify command's verdict; `trigger` is `decision` or `finish`.
     Verify {
         step: u32,
-        trigger: String,
+        trigger: VerifyTrigger,
         passed: bool,
         /// Why it failed, in one line: the first compiler error or failing
         /// test of its output (capped); the only output the log keeps.
@@ -321,5 +320,52 @@ impl FailureKind {
 impl std::fmt::Display for FailureKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What a command ran for (the `role` of a `command` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandFor {
+    /// A `run_tool` decision.
+    Tool,
+    Verify,
+    Baseline,
+    Acceptance,
+}
+
+impl CommandFor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandFor::Tool => "tool",
+            CommandFor::Verify => "verify",
+            CommandFor::Baseline => "baseline",
+            CommandFor::Acceptance => "acceptance",
+        }
+    }
+}
+
+impl std::fmt::Display for CommandFor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What made the runtime verify (the `trigger` of a `verify` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyTrigger {
+    /// A `verify` decision.
+    Decision,
+    /// A `finish` with open verification debt.
+    Finish,
+}
+
+impl std::fmt::Display for VerifyTrigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VerifyTrigger::Decision => "decision",
+            VerifyTrigger::Finish => "finish",
+        })
     }
 }

@@ -15,7 +15,7 @@ mod scan;
 mod writer;
 
 pub use error::LogError;
-pub use event::{CheckResult, Event, FailureKind, Outcome};
+pub use event::{CheckResult, CommandFor, Event, FailureKind, Outcome, VerifyTrigger};
 pub use follow::Follower;
 pub use reader::{Snapshot, read_records, read_snapshot};
 pub use record::{DecodeError, FORMAT_VERSION, Record};

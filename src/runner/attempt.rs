@@ -19,7 +19,7 @@ use crate::cancel::CancelToken;
 use crate::exec::AllowList;
 use crate::hash::short_hash;
 use crate::lifecycle::{Claim, Keep, Store, StoreError, watch_for_cancel};
-use crate::log::{CheckResult, Event, FailureKind, Outcome};
+use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
 use crate::provider::{Provider, build_provider};
 use crate::state::Job;
@@ -266,7 +266,7 @@ impl Phases<'_> {
                 let (result, inventory, reason) = match acceptance.baseline {
                     Baseline::Skip => (CheckResult::Skipped, None, None),
                     Baseline::MustFail => {
-                        match self.check(&acceptance, None, &runs, "baseline")? {
+                        match self.check(&acceptance, None, &runs, CommandFor::Baseline)? {
                             Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
@@ -332,7 +332,7 @@ impl Phases<'_> {
             let patch = fs::read_to_string(&patch_path).map_err(|e| {
                 self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
             })?;
-            let run = match self.check(&acceptance, Some(&patch), &runs, "acceptance")? {
+            let run = match self.check(&acceptance, Some(&patch), &runs, CommandFor::Acceptance)? {
                 Ok(run) => run,
                 Err(verdict) => return Ok(verdict),
             };
@@ -355,8 +355,9 @@ impl Phases<'_> {
         acceptance: &crate::manifest::Acceptance,
         patch: Option<&str>,
         runs: &Path,
-        role: &str,
+        check: CommandFor,
     ) -> Result<Result<CheckRun, Verdict>, RunError> {
+        let role = check.as_str();
         let dirs = self.store.dir();
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
@@ -373,7 +374,7 @@ impl Phases<'_> {
         ) {
             Ok(run) => {
                 for outcome in &run.commands {
-                    self.record(command_event(0, role, outcome))?;
+                    self.record(command_event(0, check, outcome))?;
                 }
                 if run.cancelled() {
                     return Ok(Err(fail(FailureKind::Cancelled)));
