@@ -17,7 +17,7 @@ use super::workspace::{PathRefusal, Workspace};
 use crate::cancel::CancelToken;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
-use crate::log::{CommandFor, Event, FailureKind, Outcome, VerifyTrigger};
+use crate::log::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
 use crate::provider::{Provider, ProviderError};
 
 /// Appends events for the attempt being run.
@@ -200,10 +200,10 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
         st.tokens += reply.input_tokens + reply.output_tokens;
         let parsed = parse_decision(&reply.text);
         let kind = match &parsed {
-            Ok(d) => d.kind().to_string(),
-            Err(_) => "invalid".to_string(),
+            Ok(d) => d.logged_kind(),
+            Err(_) => DecisionKind::Invalid,
         };
-        let decision_event = |kind: String, reason: Option<String>| Event::Decision {
+        let decision_event = |kind: DecisionKind, reason: Option<String>| Event::Decision {
             step,
             kind,
             reason,
@@ -230,7 +230,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                         let logged = format!("{kind}: {}", refused.logged);
                         record(
                             &mut run,
-                            decision_event("invalid".to_string(), Some(logged)),
+                            decision_event(DecisionKind::Invalid, Some(logged)),
                         )?;
                         Step::Observe {
                             observation: invalid_observation(&format!(

@@ -43,14 +43,20 @@ fn current_dir() -> String {
 impl Decision {
     /// The `kind` tag, as written on the wire.
     pub fn kind(&self) -> &'static str {
+        self.logged_kind().as_str()
+    }
+
+    /// The kind as the log records it.
+    pub fn logged_kind(&self) -> crate::log::DecisionKind {
+        use crate::log::DecisionKind as K;
         match self {
-            Decision::ReadFile { .. } => "read_file",
-            Decision::ListFiles { .. } => "list_files",
-            Decision::WriteFile { .. } => "write_file",
-            Decision::ReplaceText { .. } => "replace_text",
-            Decision::RunTool { .. } => "run_tool",
-            Decision::Verify {} => "verify",
-            Decision::Finish { .. } => "finish",
+            Decision::ReadFile { .. } => K::ReadFile,
+            Decision::ListFiles { .. } => K::ListFiles,
+            Decision::WriteFile { .. } => K::WriteFile,
+            Decision::ReplaceText { .. } => K::ReplaceText,
+            Decision::RunTool { .. } => K::RunTool,
+            Decision::Verify {} => K::Verify,
+            Decision::Finish { .. } => K::Finish,
         }
     }
 }

@@ -84,7 +84,7 @@ pub enum Event {
     Decision {
         step: u32,
         /// The decision kind, or `invalid`.
-        kind: String,
+        kind: DecisionKind,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         reply_bytes: u64,
@@ -367,5 +367,41 @@ impl std::fmt::Display for VerifyTrigger {
             VerifyTrigger::Decision => "decision",
             VerifyTrigger::Finish => "finish",
         })
+    }
+}
+
+/// The `kind` of a `decision` event: what the model asked for, or
+/// `invalid` when the reply was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    ReadFile,
+    ListFiles,
+    WriteFile,
+    ReplaceText,
+    RunTool,
+    Verify,
+    Finish,
+    Invalid,
+}
+
+impl DecisionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::ReadFile => "read_file",
+            DecisionKind::ListFiles => "list_files",
+            DecisionKind::WriteFile => "write_file",
+            DecisionKind::ReplaceText => "replace_text",
+            DecisionKind::RunTool => "run_tool",
+            DecisionKind::Verify => "verify",
+            DecisionKind::Finish => "finish",
+            DecisionKind::Invalid => "invalid",
+        }
+    }
+}
+
+impl std::fmt::Display for DecisionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

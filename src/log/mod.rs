@@ -15,7 +15,9 @@ mod scan;
 mod writer;
 
 pub use error::LogError;
-pub use event::{CheckResult, CommandFor, Event, FailureKind, Outcome, VerifyTrigger};
+pub use event::{
+    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger,
+};
 pub use follow::Follower;
 pub use reader::{Snapshot, read_records, read_snapshot};
 pub use record::{DecodeError, FORMAT_VERSION, Record};

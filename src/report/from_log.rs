@@ -272,7 +272,7 @@ fn apply(acc: &mut Acc, record: &Record) {
             acc.result.input_tokens += input_tokens;
             acc.result.output_tokens += output_tokens;
             acc.result.provider_latency_ms += latency_ms;
-            let ok = kind != "invalid";
+            let ok = *kind != log::DecisionKind::Invalid;
             if !ok {
                 acc.result.invalid_decisions += 1;
             }
@@ -285,7 +285,7 @@ fn apply(acc: &mut Acc, record: &Record) {
                     format!("{kind} ({input_tokens} in / {output_tokens} out, {latency_ms} ms)")
                 }
             };
-            entry(acc, *step, kind, detail, ok);
+            entry(acc, *step, kind.as_str(), detail, ok);
         }
         Event::ProviderRetry {
             step,

@@ -370,10 +370,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             Event::Decision { step, kind, .. } => {
                 in_open_attempt(job)?;
                 job.steps = job.steps.max(*step);
-                if kind == "invalid" {
+                if *kind == crate::log::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
                 }
-                job.last_action = Some(kind.clone());
+                job.last_action = Some(kind.as_str().to_string());
             }
             Event::ProviderRetry { .. }
             | Event::ProviderFailed { .. }

@@ -540,7 +540,7 @@ fn attempt_events_need_the_open_attempt() {
     log.enqueue("a", 2);
     let decision_of = |step: u32, kind: &str| Event::Decision {
         step,
-        kind: kind.into(),
+        kind: serde_json::from_value(serde_json::Value::from(kind)).unwrap(),
         reason: None,
         reply_bytes: 1,
         reply_hash: "x".into(),
