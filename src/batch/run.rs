@@ -138,6 +138,11 @@ pub fn run_batch(
     let (attempts_run, job_errors) = outcome?;
 
     let store = Store::open(dir.clone())?;
+    // An attempt finished by a run killed before its clean-up: clean it
+    // now, so reruns converge on disk too. Best effort, like the clean-up.
+    let _ = crate::lifecycle::collect_some(&dir, store.state(), options.keep, |id| {
+        planned.iter().any(|p| p == id)
+    });
     let mut summary = BatchSummary {
         planned: planned.clone(),
         accepted: 0,

@@ -93,8 +93,20 @@ pub fn apply(
 /// (running and queued jobs are left alone). Returns (attempts cleaned,
 /// bytes freed).
 pub fn collect(dir: &DataDir, state: &State, keep: Keep) -> std::io::Result<(usize, u64)> {
+    collect_some(dir, state, keep, |_| true)
+}
+
+/// [`collect`] for the jobs `wanted` picks (a batch's own, so a run
+/// killed between finishing an attempt and cleaning it up is cleaned by
+/// the next run).
+pub fn collect_some(
+    dir: &DataDir,
+    state: &State,
+    keep: Keep,
+    wanted: impl Fn(&str) -> bool,
+) -> std::io::Result<(usize, u64)> {
     let (mut cleaned, mut freed) = (0, 0);
-    for job in state.jobs() {
+    for job in state.jobs().iter().filter(|j| wanted(&j.id)) {
         let outcome = match job.state {
             JobState::Succeeded => Outcome::Succeeded,
             JobState::Failed | JobState::Cancelled => Outcome::Failed,
