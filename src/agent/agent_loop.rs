@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use super::commands::{CommandFailure, describe_command, run_command, verify};
 use super::decision::Decision;
 use super::parse::parse_decision;
 use super::prompt::{PromptFacts, Turn, build_request, cap_text};
@@ -124,13 +125,13 @@ enum Step {
     End(AgentResult),
 }
 
-struct LoopState {
-    steps: u32,
-    invalid_streak: u32,
-    tokens: u64,
-    edits: u32,
-    debt: bool,
-    last_verify_failed: bool,
+pub(super) struct LoopState {
+    pub(super) steps: u32,
+    pub(super) invalid_streak: u32,
+    pub(super) tokens: u64,
+    pub(super) edits: u32,
+    pub(super) debt: bool,
+    pub(super) last_verify_failed: bool,
 }
 
 /// Runs the agent phase to its end.
@@ -289,7 +290,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
     }
 }
 
-fn failed(kind: FailureKind, steps: u32) -> AgentResult {
+pub(super) fn failed(kind: FailureKind, steps: u32) -> AgentResult {
     AgentResult {
         outcome: Outcome::Failed,
         failure_kind: Some(kind),
@@ -300,7 +301,7 @@ fn failed(kind: FailureKind, steps: u32) -> AgentResult {
 }
 
 /// A cancel or the wall deadline ends the attempt.
-fn stopped(run: &AgentRun<'_>, steps: u32) -> Option<AgentResult> {
+pub(super) fn stopped(run: &AgentRun<'_>, steps: u32) -> Option<AgentResult> {
     if Instant::now() >= run.limits.deadline {
         return Some(failed(FailureKind::WallTimeout, steps));
     }
@@ -309,7 +310,7 @@ fn stopped(run: &AgentRun<'_>, steps: u32) -> Option<AgentResult> {
         .then(|| failed(FailureKind::Cancelled, steps))
 }
 
-fn record(run: &mut AgentRun<'_>, event: Event) -> Result<(), AgentError> {
+pub(super) fn record(run: &mut AgentRun<'_>, event: Event) -> Result<(), AgentError> {
     run.recorder.record(event).map_err(AgentError::Record)
 }
 
@@ -568,145 +569,6 @@ fn record_edit(
             bytes: edit.bytes,
         },
     )
-}
-
-enum CommandFailure {
-    /// Refused by the allow rules or containment: an invalid decision.
-    Refused(String),
-    /// The attempt cannot continue (sandbox unavailable, cancelled, deadline).
-    Fatal(AgentResult),
-    /// It did not run (e.g. program not found); the model is told.
-    Other(String),
-}
-
-/// Runs a command and records it.
-fn run_command(
-    run: &mut AgentRun<'_>,
-    step: u32,
-    argv: &[String],
-    role: CommandRole,
-) -> Result<Result<ExecOutcome, CommandFailure>, AgentError> {
-    let result = run.commands.run(argv, role, run.cancel);
-    let out = match result {
-        Ok(out) => out,
-        Err(ExecError::Refused(r)) => return Ok(Err(CommandFailure::Refused(r.to_string()))),
-        Err(ExecError::SandboxUnavailable { .. }) => {
-            return Ok(Err(CommandFailure::Fatal(failed(
-                FailureKind::SandboxUnavailable,
-                step,
-            ))));
-        }
-        Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
-    };
-    record(run, command_event(step, role.logged(), &out))?;
-    if out.cancelled
-        && let Some(end) = stopped(run, step)
-    {
-        return Ok(Err(CommandFailure::Fatal(end)));
-    }
-    Ok(Ok(out))
-}
-
-/// The `command` event for an outcome (counts only, never arguments or output).
-pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
-    Event::Command {
-        step,
-        role,
-        program: out.program.clone(),
-        resolved: out.resolved.display().to_string(),
-        argc: u32::try_from(out.argc).unwrap_or(u32::MAX),
-        exit_code: out.exit_code,
-        signal: out.signal,
-        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
-        stdout_bytes: out.stdout.total_bytes,
-        stderr_bytes: out.stderr.total_bytes,
-        truncated: out.truncated(),
-        timed_out: out.timed_out,
-        cancelled: out.cancelled,
-        oom: out.oom,
-        sandbox: out.sandbox_layers.clone(),
-    }
-}
-
-/// Runs the verify command; Ok((passed, output text)) or the attempt's end.
-fn verify(
-    run: &mut AgentRun<'_>,
-    st: &mut LoopState,
-    step: u32,
-    trigger: VerifyTrigger,
-) -> Result<Result<(bool, String), AgentResult>, AgentError> {
-    let argv = run.facts.verify.clone();
-    let out = match run_command(run, step, &argv, CommandRole::Verify)? {
-        Ok(out) => out,
-        Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),
-        Err(CommandFailure::Refused(message) | CommandFailure::Other(message)) => {
-            record(
-                run,
-                Event::Verify {
-                    step,
-                    trigger,
-                    passed: false,
-                    cause: Some(crate::agent::first_cause("", &message).unwrap_or_else(|| {
-                        message
-                            .lines()
-                            .next()
-                            .unwrap_or_default()
-                            .chars()
-                            .take(crate::agent::CAUSE_CAP)
-                            .collect()
-                    })),
-                },
-            )?;
-            st.last_verify_failed = true;
-            return Ok(Ok((false, message)));
-        }
-    };
-    let passed = out.success();
-    let cause = (!passed)
-        .then(|| crate::agent::first_cause(&out.stdout.to_text(), &out.stderr.to_text()))
-        .flatten();
-    record(
-        run,
-        Event::Verify {
-            step,
-            trigger,
-            passed,
-            cause,
-        },
-    )?;
-    st.last_verify_failed = !passed;
-    if passed {
-        st.debt = false;
-    }
-    Ok(Ok((passed, describe_command(&argv, &out))))
-}
-
-/// What the model sees of a command: status line and captured output.
-pub fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
-    let status = if out.oom {
-        "was killed: out of memory (it hit the command's memory limit)".to_string()
-    } else if out.timed_out {
-        "timed out".to_string()
-    } else if out.cancelled {
-        "was cancelled".to_string()
-    } else if let Some(code) = out.exit_code {
-        format!("exited with {code}")
-    } else if let Some(signal) = out.signal {
-        format!("was killed by signal {signal}")
-    } else {
-        "ended".to_string()
-    };
-    let mut text = format!(
-        "`{}` {status} after {} ms",
-        argv.join(" "),
-        out.duration.as_millis()
-    );
-    for (name, captured) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        if captured.total_bytes > 0 {
-            text.push_str(&format!("\n--- {name} ---\n{}", captured.to_text()));
-        }
-    }
-    text
 }
 
 fn write_transcript(

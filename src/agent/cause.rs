@@ -25,13 +25,20 @@ pub fn first_cause(stdout: &str, stderr: &str) -> Option<String> {
         .iter()
         .flat_map(|text| text.lines())
         .find(|line| interesting(line))
-        .map(|line| {
-            let line = line.trim();
-            match line.char_indices().nth(CAUSE_CAP) {
-                Some((at, _)) => format!("{}…", &line[..at]),
-                None => line.to_string(),
-            }
-        })
+        .map(|line| cap(line.trim()))
+}
+
+/// [`first_cause`] of one text, or else its first line, capped: the
+/// cause of a command that did not run (a refusal, a missing program).
+pub fn cause_line(text: &str) -> String {
+    first_cause("", text).unwrap_or_else(|| cap(text.lines().next().unwrap_or_default()))
+}
+
+fn cap(line: &str) -> String {
+    match line.char_indices().nth(CAUSE_CAP) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 #[cfg(test)]

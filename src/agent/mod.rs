@@ -9,6 +9,7 @@
 
 mod agent_loop;
 mod cause;
+mod commands;
 mod decision;
 mod parse;
 mod prompt;
@@ -23,10 +24,10 @@ mod parse_tests;
 mod scan_tests;
 
 pub use agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder,
-    command_event, describe_command, run_agent,
+    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, run_agent,
 };
 pub use cause::{CAUSE_CAP, first_cause};
+pub use commands::{command_event, describe_command};
 pub use decision::{
     Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
     json_type, known_kinds,

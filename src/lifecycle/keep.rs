@@ -69,31 +69,46 @@ pub fn disk_usage(path: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// Removes the directories of one finished attempt if `keep` says so;
-/// returns the bytes freed.
+/// Removes the directories of one finished attempt if `keep` says so.
 pub fn apply(
     dir: &DataDir,
     job: &str,
     attempt: u32,
     outcome: Outcome,
     keep: Keep,
-) -> std::io::Result<u64> {
+) -> std::io::Result<()> {
+    remove(dir, job, attempt, outcome, keep, false).map(|_| ())
+}
+
+/// [`apply`], saying whether anything was removed and, when `measure`,
+/// the bytes freed (walking the trees first: only `gc` reports them).
+fn remove(
+    dir: &DataDir,
+    job: &str,
+    attempt: u32,
+    outcome: Outcome,
+    keep: Keep,
+    measure: bool,
+) -> std::io::Result<(bool, u64)> {
     if !keep.removes(outcome) {
-        return Ok(0);
+        return Ok((false, 0));
     }
+    let dirs = attempt_dirs(dir, job, attempt);
     let mut freed = 0;
-    for path in attempt_dirs(dir, job, attempt) {
-        freed += disk_usage(&path);
-        std::fs::remove_dir_all(&path)?;
+    for path in &dirs {
+        if measure {
+            freed += disk_usage(path);
+        }
+        std::fs::remove_dir_all(path)?;
     }
-    Ok(freed)
+    Ok((!dirs.is_empty(), freed))
 }
 
 /// `gc`: applies `keep` to every attempt of every finished job in `state`
 /// (running and queued jobs are left alone). Returns (attempts cleaned,
 /// bytes freed).
 pub fn collect(dir: &DataDir, state: &State, keep: Keep) -> std::io::Result<(usize, u64)> {
-    collect_some(dir, state, keep, |_| true)
+    sweep(dir, state, keep, |_| true, true)
 }
 
 /// [`collect`] for the jobs `wanted` picks (a batch's own, so a run
@@ -104,6 +119,16 @@ pub fn collect_some(
     state: &State,
     keep: Keep,
     wanted: impl Fn(&str) -> bool,
+) -> std::io::Result<usize> {
+    sweep(dir, state, keep, wanted, false).map(|(cleaned, _)| cleaned)
+}
+
+fn sweep(
+    dir: &DataDir,
+    state: &State,
+    keep: Keep,
+    wanted: impl Fn(&str) -> bool,
+    measure: bool,
 ) -> std::io::Result<(usize, u64)> {
     let (mut cleaned, mut freed) = (0, 0);
     for job in state.jobs().iter().filter(|j| wanted(&j.id)) {
@@ -119,8 +144,8 @@ pub fn collect_some(
             } else {
                 Outcome::Failed
             };
-            let bytes = apply(dir, &job.id, attempt, this, keep)?;
-            if bytes > 0 {
+            let (removed, bytes) = remove(dir, &job.id, attempt, this, keep, measure)?;
+            if removed {
                 cleaned += 1;
                 freed += bytes;
             }
@@ -156,12 +181,13 @@ mod tests {
             std::fs::write(path.join("f"), "12345").unwrap();
         }
         assert_eq!(
-            apply(&dir, "j", 1, Outcome::Failed, Keep::Failed).unwrap(),
-            0
+            remove(&dir, "j", 1, Outcome::Failed, Keep::Failed, true).unwrap(),
+            (false, 0)
         );
+        assert!(dir.work("j", 1).exists());
         assert_eq!(
-            apply(&dir, "j", 1, Outcome::Succeeded, Keep::Failed).unwrap(),
-            10
+            remove(&dir, "j", 1, Outcome::Succeeded, Keep::Failed, true).unwrap(),
+            (true, 10)
         );
         assert!(!dir.work("j", 1).exists());
         assert!(dir.runs("j", 1).join("f").exists());

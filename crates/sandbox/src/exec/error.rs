@@ -45,6 +45,10 @@ pub enum Refusal {
 pub enum ExecError {
     #[error("refused: {0}")]
     Refused(#[from] Refusal),
+    /// An allow rule the caller built is malformed (a runner's own rule,
+    /// never a model's request).
+    #[error("bad allow rule: {0}")]
+    Rule(#[from] AllowError),
     #[error("`{program}` is not an executable file in the search path ({path})")]
     NotFound { program: String, path: String },
     #[error("working directory {} is not inside the workspace {}", .cwd.display(), .workspace.display())]

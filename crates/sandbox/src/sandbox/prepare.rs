@@ -500,12 +500,11 @@ fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>,
         policy.readable.clone(),
         policy.writable.clone(),
     ];
-    let built: Result<_, std::convert::Infallible> =
-        CACHE.get_or_build(key, |_| Ok(grant_lists(policy, grants)));
-    match built {
-        Ok(lists) => lists,
-        Err(never) => match never {},
-    }
+    CACHE
+        .get_or_build(key, |_| {
+            Ok::<_, std::convert::Infallible>(grant_lists(policy, grants))
+        })
+        .unwrap_or_else(|never| match never {})
 }
 
 /// Canonical read and write grants, system paths included; paths that do

@@ -1,0 +1,142 @@
+//! The loop's commands: running one through the [`CommandRunner`] and
+//! recording it, the verify command and its debt, and what the model and
+//! the log are told of an outcome.
+
+use super::agent_loop::{
+    AgentError, AgentResult, AgentRun, CommandRole, LoopState, failed, record, stopped,
+};
+use super::cause::{cause_line, first_cause};
+use crate::exec::{ExecError, ExecOutcome};
+use crate::log::{CommandFor, Event, FailureKind, VerifyTrigger};
+
+/// Why a command of the loop did not give an outcome.
+pub(super) enum CommandFailure {
+    /// Refused by the allow rules or containment: an invalid decision.
+    Refused(String),
+    /// The attempt cannot continue (sandbox unavailable, cancelled, deadline).
+    Fatal(AgentResult),
+    /// It did not run (e.g. program not found); the model is told.
+    Other(String),
+}
+
+/// Runs a command and records it.
+pub(super) fn run_command(
+    run: &mut AgentRun<'_>,
+    step: u32,
+    argv: &[String],
+    role: CommandRole,
+) -> Result<Result<ExecOutcome, CommandFailure>, AgentError> {
+    let result = run.commands.run(argv, role, run.cancel);
+    let out = match result {
+        Ok(out) => out,
+        Err(ExecError::Refused(r)) => return Ok(Err(CommandFailure::Refused(r.to_string()))),
+        Err(ExecError::SandboxUnavailable { .. }) => {
+            return Ok(Err(CommandFailure::Fatal(failed(
+                FailureKind::SandboxUnavailable,
+                step,
+            ))));
+        }
+        Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
+    };
+    record(run, command_event(step, role.logged(), &out))?;
+    if out.cancelled
+        && let Some(end) = stopped(run, step)
+    {
+        return Ok(Err(CommandFailure::Fatal(end)));
+    }
+    Ok(Ok(out))
+}
+
+/// The `command` event for an outcome (counts only, never arguments or output).
+pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
+    Event::Command {
+        step,
+        role,
+        program: out.program.clone(),
+        resolved: out.resolved.display().to_string(),
+        argc: u32::try_from(out.argc).unwrap_or(u32::MAX),
+        exit_code: out.exit_code,
+        signal: out.signal,
+        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
+        stdout_bytes: out.stdout.total_bytes,
+        stderr_bytes: out.stderr.total_bytes,
+        truncated: out.truncated(),
+        timed_out: out.timed_out,
+        cancelled: out.cancelled,
+        oom: out.oom,
+        sandbox: out.sandbox_layers.clone(),
+    }
+}
+
+/// Runs the verify command; Ok((passed, output text)) or the attempt's end.
+pub(super) fn verify(
+    run: &mut AgentRun<'_>,
+    st: &mut LoopState,
+    step: u32,
+    trigger: VerifyTrigger,
+) -> Result<Result<(bool, String), AgentResult>, AgentError> {
+    let argv = run.facts.verify.clone();
+    let out = match run_command(run, step, &argv, CommandRole::Verify)? {
+        Ok(out) => out,
+        Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),
+        Err(CommandFailure::Refused(message) | CommandFailure::Other(message)) => {
+            record(
+                run,
+                Event::Verify {
+                    step,
+                    trigger,
+                    passed: false,
+                    cause: Some(cause_line(&message)),
+                },
+            )?;
+            st.last_verify_failed = true;
+            return Ok(Ok((false, message)));
+        }
+    };
+    let passed = out.success();
+    let cause = (!passed)
+        .then(|| first_cause(&out.stdout.to_text(), &out.stderr.to_text()))
+        .flatten();
+    record(
+        run,
+        Event::Verify {
+            step,
+            trigger,
+            passed,
+            cause,
+        },
+    )?;
+    st.last_verify_failed = !passed;
+    if passed {
+        st.debt = false;
+    }
+    Ok(Ok((passed, describe_command(&argv, &out))))
+}
+
+/// What the model sees of a command: status line and captured output.
+pub fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
+    let status = if out.oom {
+        "was killed: out of memory (it hit the command's memory limit)".to_string()
+    } else if out.timed_out {
+        "timed out".to_string()
+    } else if out.cancelled {
+        "was cancelled".to_string()
+    } else if let Some(code) = out.exit_code {
+        format!("exited with {code}")
+    } else if let Some(signal) = out.signal {
+        format!("was killed by signal {signal}")
+    } else {
+        "ended".to_string()
+    };
+    let mut text = format!(
+        "`{}` {status} after {} ms",
+        argv.join(" "),
+        out.duration.as_millis()
+    );
+    for (name, captured) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        if captured.total_bytes > 0 {
+            text.push_str(&format!("\n--- {name} ---\n{}", captured.to_text()));
+        }
+    }
+    text
+}
