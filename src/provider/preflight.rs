@@ -47,35 +47,16 @@ fn reachable(url: &str) -> Result<(), String> {
 
 /// `http://host:port/...` → (host, port), the port defaulting by scheme.
 fn host_port(url: &str) -> Result<(String, u16), String> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| format!("{url} is not an http(s) URL"))?;
-    let default = match scheme {
-        "http" => 80,
-        "https" => 443,
-        other => return Err(format!("unsupported scheme {other}")),
+    let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+    let default = match uri.scheme_str() {
+        Some("http") => 80,
+        Some("https") => 443,
+        Some(other) => return Err(format!("unsupported scheme {other}")),
+        None => return Err(format!("{url} is not an http(s) URL")),
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority.rsplit('@').next().unwrap_or_default();
-    if let Some(inner) = authority.strip_prefix('[') {
-        // [::1]:8080
-        let (host, after) = inner
-            .split_once(']')
-            .ok_or_else(|| format!("bad host in {url}"))?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().map_err(|_| format!("bad port in {url}"))?,
-            None => default,
-        };
-        return Ok((host.to_string(), port));
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) => Ok((
-            host.to_string(),
-            port.parse().map_err(|_| format!("bad port in {url}"))?,
-        )),
-        None if !authority.is_empty() => Ok((authority.to_string(), default)),
-        None => Err(format!("no host in {url}")),
-    }
+    let host = uri.host().ok_or_else(|| format!("no host in {url}"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Ok((host.to_string(), uri.port_u16().unwrap_or(default)))
 }
 
 #[cfg(test)]
