@@ -164,7 +164,25 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
         st.steps += 1;
         let step = st.steps;
         let request = build_request(run.facts, &history, limits.context_budget, run.attempt);
-        let reply = match run.provider.complete(&request, run.cancel) {
+        // Retries are recorded as each wait begins, so an outage is on
+        // record (and in the progress display) while it lasts.
+        let mut live = 0usize;
+        let mut live_error = None;
+        let result = {
+            let recorder = &mut *run.recorder;
+            let mut watch = |r: &crate::provider::ProviderRetry| {
+                live += 1;
+                if live_error.is_none() {
+                    live_error = recorder.record(retry_event(step, r)).err();
+                }
+            };
+            run.provider
+                .complete_watched(&request, run.cancel, &mut watch)
+        };
+        if let Some(e) = live_error {
+            return Err(AgentError::Record(e));
+        }
+        let reply = match result {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => {
                 return Ok(
@@ -172,7 +190,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                 );
             }
             Err(e) => {
-                record_retries(&mut run, step, e.retries())?;
+                record_retries(&mut run, step, e.retries().get(live..).unwrap_or_default())?;
                 record(
                     &mut run,
                     Event::ProviderFailed {
@@ -197,7 +215,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                 return Ok(failed(kind, step));
             }
         };
-        record_retries(&mut run, step, &reply.retries)?;
+        record_retries(&mut run, step, reply.retries.get(live..).unwrap_or_default())?;
         st.tokens += reply.input_tokens + reply.output_tokens;
         let parsed = parse_decision(&reply.text);
         let kind = match &parsed {
@@ -320,17 +338,18 @@ fn record_retries(
     retries: &[crate::provider::ProviderRetry],
 ) -> Result<(), AgentError> {
     for r in retries {
-        record(
-            run,
-            Event::ProviderRetry {
-                step,
-                retry: r.attempt,
-                reason: r.reason.clone(),
-                wait_ms: r.wait_ms,
-            },
-        )?;
+        record(run, retry_event(step, r))?;
     }
     Ok(())
+}
+
+fn retry_event(step: u32, r: &crate::provider::ProviderRetry) -> Event {
+    Event::ProviderRetry {
+        step,
+        retry: r.attempt,
+        reason: r.reason.clone(),
+        wait_ms: r.wait_ms,
+    }
 }
 
 fn invalid_observation(reason: &str) -> String {

@@ -12,7 +12,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cancel::CancelToken;
 use crate::log::{Event, Follower, Record};
-use crate::state::State;
+use crate::state::{Job, State};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ impl Reporter {
         if !self.planned.contains(job) {
             return;
         }
-        let line = describe(record);
+        let line = self.state.job(job).and_then(|j| describe(record, j));
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Lines => {
@@ -223,7 +223,33 @@ impl Reporter {
         }
         if let Some(bar) = &self.overall {
             bar.set_position(self.done() as u64);
+            bar.set_message(self.waiting_note());
         }
+    }
+
+    /// "waiting for P (n jobs): why" for each provider some running job
+    /// waits for, or nothing.
+    fn waiting_note(&self) -> String {
+        let mut waits: Vec<(&str, &str, usize)> = Vec::new();
+        for job in self.state.jobs() {
+            let Some(w) = &job.waiting else { continue };
+            if !self.planned.contains(&job.id) {
+                continue;
+            }
+            let provider = job.provider.as_deref().unwrap_or("the provider");
+            match waits.iter_mut().find(|(p, _, _)| *p == provider) {
+                Some((_, _, n)) => *n += 1,
+                None => waits.push((provider, &w.reason, 1)),
+            }
+        }
+        waits
+            .iter()
+            .map(|(provider, why, n)| {
+                let jobs = if *n == 1 { "job" } else { "jobs" };
+                format!("· waiting for {provider} ({n} {jobs}): {why}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -231,32 +257,48 @@ fn digits(n: usize) -> usize {
     n.to_string().len()
 }
 
-/// One short line per event worth showing.
-fn describe(record: &Record) -> Option<String> {
+/// One short line per event worth showing; `job` is the reducer's job with
+/// the record applied, so counts and wording are those of `status` and the
+/// reports.
+fn describe(record: &Record, job: &Job) -> Option<String> {
     let attempt = record.attempt.unwrap_or(0);
+    let steps = job.total_steps();
+    let plural = if steps == 1 { "" } else { "s" };
     Some(match &record.event {
         Event::AttemptStarted { .. } => format!("attempt {attempt} started"),
         Event::AttemptFinished {
             failure_kind: Some(kind),
             ..
-        } => format!("attempt {attempt} failed: {kind}"),
-        Event::AttemptFinished { .. } => format!("attempt {attempt} succeeded"),
-        Event::AttemptInterrupted { .. } => format!("attempt {attempt} interrupted"),
+        } => match job.failure_cause() {
+            Some(cause) => {
+                format!("attempt {attempt} failed: {kind} ({steps} step{plural}): {cause}")
+            }
+            None => format!("attempt {attempt} failed: {kind} ({steps} step{plural})"),
+        },
+        Event::AttemptFinished { .. } => {
+            format!("attempt {attempt} succeeded ({steps} step{plural})")
+        }
+        Event::AttemptInterrupted { cause, .. } => match cause {
+            Some(cause) => format!("attempt {attempt} interrupted: {cause}"),
+            None => format!("attempt {attempt} interrupted"),
+        },
         Event::Cancelled {} => "cancelled".into(),
         Event::Retried {} => "retrying".into(),
-        // Worded as the reports word it: a baseline "passes" its check when
-        // the pristine source fails the tests, as it must.
-        Event::Baseline { result, .. } => match result {
-            crate::log::CheckResult::Failed => {
-                "baseline passed (the pristine source fails, as required)".into()
-            }
-            crate::log::CheckResult::Passed => {
-                "baseline failed (the pristine source already passes)".into()
-            }
-            crate::log::CheckResult::Skipped => "baseline skipped".into(),
-        },
+        Event::Baseline { result, .. } => crate::state::baseline_wording(*result).into(),
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
-        Event::ProviderRetry { retry, reason, .. } => format!("provider retry {retry}: {reason}"),
+        Event::ProviderRetry { wait_ms, .. } => {
+            let provider = job.provider.as_deref().unwrap_or("the provider");
+            match &job.waiting {
+                Some(w) => format!(
+                    "waiting for {provider}: {} (provider retry {}, waiting {} s so far, next try in {:.1} s)",
+                    w.reason,
+                    w.retries,
+                    record.ts_ms.saturating_sub(w.since_ms) / 1000,
+                    *wait_ms as f64 / 1000.0
+                ),
+                None => return None,
+            }
+        }
         Event::ProviderFailed { message, .. } => format!("provider failed: {message}"),
         Event::Command {
             role,

@@ -48,8 +48,13 @@ pub struct BatchSummary {
     /// snapshot that no longer loads), with why; the rest of the batch ran.
     pub job_errors: Vec<(String, String)>,
     pub interrupted: bool,
+    /// The error that stopped the workers early (a log that cannot be
+    /// written, e.g. on a full disk), naming the job it hit.
+    pub stopped_by: Option<String>,
     pub report_dir: PathBuf,
     pub report_files: Vec<PathBuf>,
+    /// Why the reports could not be written, if they could not.
+    pub report_error: Option<String>,
 }
 
 impl BatchSummary {
@@ -63,8 +68,12 @@ impl BatchSummary {
 pub enum BatchError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Run(#[from] RunError),
+    #[error("job {job}: {source}")]
+    Job {
+        job: String,
+        #[source]
+        source: RunError,
+    },
     #[error("failed to write the reports: {0}")]
     Report(#[from] ReportBuildError),
     #[error("failed to start the worker pool: {0}")]
@@ -135,7 +144,7 @@ pub fn run_batch(
     );
     let outcome = run_workers(&dir, queue, options);
     progress.finish();
-    let (attempts_run, job_errors) = outcome?;
+    let (attempts_run, job_errors, stopped_by) = outcome?;
 
     let store = Store::open(dir.clone())?;
     // An attempt finished by a run killed before its clean-up: clean it
@@ -151,7 +160,9 @@ pub fn run_batch(
         pending: 0,
         attempts_run,
         job_errors,
-        interrupted: options.interrupt.is_cancelled(),
+        interrupted: options.interrupt.is_cancelled() && stopped_by.is_none(),
+        stopped_by: stopped_by.map(|e| e.to_string()),
+        report_error: None,
         report_dir: options
             .report_dir
             .clone()
@@ -167,13 +178,18 @@ pub fn run_batch(
         }
     }
     drop(store);
-    let (_, files) = write_report_for(&[data.to_path_buf()], &summary.report_dir)?;
-    summary.report_files = files;
+    // A report that cannot be written does not hide what the jobs did:
+    // the summary carries both.
+    match write_report_for(&[data.to_path_buf()], &summary.report_dir) {
+        Ok((_, files)) => summary.report_files = files,
+        Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
+    }
     Ok(summary)
 }
 
-/// What the workers did: attempts run, and jobs they could not run.
-type WorkerOutcome = (usize, Vec<(String, String)>);
+/// What the workers did: attempts run, jobs they could not run, and the
+/// error that stopped them early, if one did.
+type WorkerOutcome = (usize, Vec<(String, String)>, Option<BatchError>);
 
 /// Runs the queue on `options.workers` workers.
 fn run_workers(
@@ -202,12 +218,10 @@ fn run_workers(
             });
         }
     });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
     Ok((
         attempts.into_inner().unwrap_or_else(|p| p.into_inner()),
         job_errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
     ))
 }
 
@@ -261,7 +275,12 @@ fn worker(
                     errors.push((id.clone(), e.to_string()));
                     break;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    return Err(BatchError::Job {
+                        job: id.clone(),
+                        source: e,
+                    });
+                }
             };
             *attempts.lock().unwrap_or_else(|p| p.into_inner()) += 1;
             if report.restarted {

@@ -111,6 +111,13 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary)?;
+    // Each job's own error is printed above; then what stopped the batch.
+    if let Some(e) = &summary.stopped_by {
+        anyhow::bail!("batch failed: {e}");
+    }
+    if let Some(e) = &summary.report_error {
+        anyhow::bail!("{e}");
+    }
     Ok(completion(&summary))
 }
 
@@ -181,10 +188,12 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }
-    outln!(
-        "report: {}",
-        summary.report_dir.join("report.html").display()
-    );
+    if summary.report_error.is_none() {
+        outln!(
+            "report: {}",
+            summary.report_dir.join("report.html").display()
+        );
+    }
     Ok(())
 }
 

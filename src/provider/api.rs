@@ -89,4 +89,17 @@ pub trait Provider: Send {
         request: &ProviderRequest,
         cancel: &CancelToken,
     ) -> Result<ProviderReply, ProviderError>;
+
+    /// As [`Provider::complete`], telling `watch` of each retry as its
+    /// wait begins, so a wait (an outage) is on record while it lasts. A
+    /// provider that does not retry reports nothing.
+    fn complete_watched(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+        watch: &mut dyn FnMut(&ProviderRetry),
+    ) -> Result<ProviderReply, ProviderError> {
+        let _ = watch;
+        self.complete(request, cancel)
+    }
 }

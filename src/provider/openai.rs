@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::api::{Provider, ProviderReply, ProviderRequest, Role};
+use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
 use super::error::ProviderError;
 use super::http::{HttpClient, Secret};
 use super::retry::{RetryPolicy, run_with_retries};
@@ -116,6 +116,15 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancelToken,
     ) -> Result<ProviderReply, ProviderError> {
+        self.complete_watched(request, cancel, &mut |_| {})
+    }
+
+    fn complete_watched(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+        watch: &mut dyn FnMut(&ProviderRetry),
+    ) -> Result<ProviderReply, ProviderError> {
         let started = Instant::now();
         let url = self.endpoint();
         let body = self.request_body(request);
@@ -124,7 +133,7 @@ impl Provider for OpenAiProvider {
             .iter()
             .map(|key| ("authorization", format!("Bearer {}", key.expose())))
             .collect();
-        let (response, retries) = run_with_retries(&self.policy, cancel, || {
+        let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
             self.client.post_json(&url, &headers, &body, cancel)
         })?;
         let text = match reply_text(&response) {

@@ -152,10 +152,12 @@ impl From<Failure> for SendError {
 
 /// Calls `send` until it succeeds, fails for good, or `policy.max_retries`
 /// retries are spent; returns the value with the retries made. The final
-/// error is a [`ProviderError::Request`] carrying the retries.
+/// error is a [`ProviderError::Request`] carrying the retries. `watch`
+/// hears of each retry before its wait begins.
 pub fn run_with_retries<T>(
     policy: &RetryPolicy,
     cancel: &CancelToken,
+    watch: &mut dyn FnMut(&ProviderRetry),
     mut send: impl FnMut() -> Result<T, SendError>,
 ) -> Result<(T, Vec<ProviderRetry>), ProviderError> {
     let mut retries: Vec<ProviderRetry> = Vec::new();
@@ -180,11 +182,13 @@ pub fn run_with_retries<T>(
                 retries,
             });
         }
-        retries.push(ProviderRetry {
+        let retry = ProviderRetry {
             attempt,
             reason: failure.reason,
             wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-        });
+        };
+        watch(&retry);
+        retries.push(retry);
         if cancel.wait_timeout(wait) {
             return Err(ProviderError::Cancelled);
         }
@@ -254,7 +258,7 @@ mod tests {
             RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(5));
         let cancel = CancelToken::new();
         let mut calls = 0;
-        let (value, retries) = run_with_retries(&policy, &cancel, || {
+        let (value, retries) = run_with_retries(&policy, &cancel, &mut |_| {}, || {
             calls += 1;
             match calls {
                 1 => Err(failure("http 503", true, None)),
@@ -277,7 +281,7 @@ mod tests {
             RetryPolicy::new(2).with_backoff(Duration::from_millis(1), Duration::from_millis(1));
         let cancel = CancelToken::new();
         let mut calls = 0;
-        let err = run_with_retries::<()>(&policy, &cancel, || {
+        let err = run_with_retries::<()>(&policy, &cancel, &mut |_| {}, || {
             calls += 1;
             Err(failure("timeout", true, None))
         })
@@ -288,7 +292,7 @@ mod tests {
         assert_eq!(err.to_string(), "test provider: timeout (after 2 retries)");
 
         let mut calls = 0;
-        let err = run_with_retries::<()>(&policy, &cancel, || {
+        let err = run_with_retries::<()>(&policy, &cancel, &mut |_| {}, || {
             calls += 1;
             Err(failure("http 400", false, None))
         })
@@ -307,7 +311,7 @@ mod tests {
         let cancel = CancelToken::new();
         // Down for ten calls (well past max_retries), then up.
         let mut calls = 0;
-        let (value, retries) = run_with_retries(&policy, &cancel, || {
+        let (value, retries) = run_with_retries(&policy, &cancel, &mut |_| {}, || {
             calls += 1;
             if calls <= 10 {
                 Err(failure("connection refused", true, None))
@@ -320,7 +324,7 @@ mod tests {
         assert_eq!(retries.len(), 10);
         // Down for good: it gives up once the horizon has passed.
         let started = std::time::Instant::now();
-        let err = run_with_retries::<()>(&policy, &cancel, || {
+        let err = run_with_retries::<()>(&policy, &cancel, &mut |_| {}, || {
             Err(failure("connection refused", true, None))
         })
         .unwrap_err();
@@ -336,7 +340,7 @@ mod tests {
         let cancel = CancelToken::new();
         let canceller = cancel.clone();
         let started = std::time::Instant::now();
-        let err = run_with_retries::<()>(&policy, &cancel, || {
+        let err = run_with_retries::<()>(&policy, &cancel, &mut |_| {}, || {
             canceller.cancel();
             Err(failure("http 503", true, None))
         })

@@ -2,13 +2,19 @@
 //! The only other input is a function that returns an attempt's patch text
 //! (an artifact beside the log), so reports regenerated later from the same
 //! logs are the same reports.
+//!
+//! The facts `status` and the progress display also show (state, failure
+//! kind, steps, cause, times) are read from the reducer's job, applied to
+//! the same records in the same pass; this fold adds only what is the
+//! report's own (the timeline, token sums, the patch). A record the
+//! reducer refuses is skipped here too.
 
 use std::collections::HashMap;
 
 use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
 use super::verdict_text;
 use crate::log::{self, Event, Outcome, Record};
-use crate::state::{JobState, replay};
+use crate::state::{self, Job, JobState, State};
 
 /// One source log: its path (as shown in the report) and its records.
 #[derive(Debug)]
@@ -21,17 +27,9 @@ pub struct LogSource<'a> {
 struct Acc {
     source: String,
     result: JobResult,
-    first_start_ms: Option<u64>,
-    end_ms: Option<u64>,
     patch_attempt: Option<u32>,
     /// The attempt whose agent phase finished last.
     agent_done: Option<u32>,
-    /// Steps (provider calls) per attempt, as the agent counts them: a
-    /// failed provider call is a step too, as `status` says.
-    steps: std::collections::BTreeMap<u32, u32>,
-    /// The cause of the last failed verify (a `verify_failed` job's cause,
-    /// whatever the provider said after it).
-    verify_cause: Option<String>,
 }
 
 /// Builds the report; `patch_text(source path, job, attempt)` returns the
@@ -47,15 +45,17 @@ pub fn report_from_logs(
     );
     let mut order: Vec<String> = Vec::new();
     let mut jobs: HashMap<String, Acc> = HashMap::new();
-    let mut states: HashMap<String, JobState> = HashMap::new();
+    let mut finals: HashMap<String, Job> = HashMap::new();
     for source in sources {
-        // The outcome is the reducer's verdict, the same one `status` shows.
-        let (state, _) = replay(source.records);
-        for job in state.jobs() {
-            states.insert(job.id.clone(), job.state);
-        }
+        let mut state = State::default();
         for record in source.records {
+            if state.apply(record).is_err() {
+                continue;
+            }
             let Some(id) = record.job.as_deref() else {
+                continue;
+            };
+            let Some(job) = state.job(id) else {
                 continue;
             };
             if let Event::Enqueued {
@@ -81,47 +81,40 @@ pub fn report_from_logs(
                     Acc {
                         source: source.path.clone(),
                         result,
-                        first_start_ms: None,
-                        end_ms: None,
                         patch_attempt: None,
                         agent_done: None,
-                        verify_cause: None,
-                        steps: Default::default(),
                     },
                 );
                 continue;
             }
             if let Some(acc) = jobs.get_mut(id) {
-                apply(acc, record);
+                apply(acc, record, job);
             }
+        }
+        for job in state.jobs() {
+            finals.insert(job.id.clone(), job.clone());
         }
     }
     for id in order {
-        if let Some(mut acc) = jobs.remove(&id) {
-            acc.result.outcome = match states.get(&id) {
-                Some(JobState::Succeeded) => JobOutcome::Accepted,
-                Some(JobState::Failed) => JobOutcome::Failed,
-                Some(JobState::Cancelled) => JobOutcome::Cancelled,
-                _ => JobOutcome::Pending,
+        if let (Some(mut acc), Some(job)) = (jobs.remove(&id), finals.get(&id)) {
+            // The reducer's reading, the same one `status` shows.
+            acc.result.outcome = match job.state {
+                JobState::Succeeded => JobOutcome::Accepted,
+                JobState::Failed => JobOutcome::Failed,
+                JobState::Cancelled => JobOutcome::Cancelled,
+                JobState::Queued | JobState::Running => JobOutcome::Pending,
             };
-            if acc.result.outcome == JobOutcome::Accepted {
-                acc.result.failure_kind = None;
-            }
-            if acc.result.failure_kind == Some(log::FailureKind::VerifyFailed)
-                && acc.verify_cause.is_some()
-            {
-                acc.result.cause = acc.verify_cause.take();
-            }
-            if acc.result.outcome != JobOutcome::Failed {
-                // Only a failure has a cause to show.
-                acc.result.cause = None;
-            }
-            if let (Some(start), Some(end)) = (acc.first_start_ms, acc.end_ms) {
+            acc.result.failure_kind = match acc.result.outcome {
+                JobOutcome::Accepted => None,
+                _ => job.failure_kind,
+            };
+            acc.result.cause = job.failure_cause().map(str::to_string);
+            if let (Some(start), Some(end)) = (job.first_started_ms, job.ended_ms) {
                 acc.result.wall_ms = end.saturating_sub(start);
             }
-            acc.result.steps = acc.steps.values().sum();
-            acc.result.started_ms = acc.first_start_ms;
-            acc.result.ended_ms = acc.end_ms;
+            acc.result.steps = job.total_steps();
+            acc.result.started_ms = job.first_started_ms;
+            acc.result.ended_ms = job.ended_ms;
             if let Some(n) = acc.patch_attempt {
                 acc.result.patch = patch_text(&acc.source, &acc.result.instance, n);
             }
@@ -131,15 +124,14 @@ pub fn report_from_logs(
     report
 }
 
-fn at(acc: &Acc, record: &Record) -> u64 {
-    acc.first_start_ms
-        .map_or(0, |s| record.ts_ms.saturating_sub(s))
-}
-
-fn apply(acc: &mut Acc, record: &Record) {
+/// Adds what `record` means for the report; `job` is the reducer's job
+/// with the record applied.
+fn apply(acc: &mut Acc, record: &Record, job: &Job) {
     let attempt = record.attempt.unwrap_or(0);
+    let at_ms = job
+        .first_started_ms
+        .map_or(0, |s| record.ts_ms.saturating_sub(s));
     let entry = |acc: &mut Acc, step: u32, kind: &str, detail: String, ok: bool| {
-        let at_ms = at(acc, record);
         acc.result.timeline.push(TimelineEntry {
             attempt,
             step,
@@ -166,12 +158,9 @@ fn apply(acc: &mut Acc, record: &Record) {
             acc.result.provider = provider;
             acc.result.repeat = repeat;
             acc.result.max_attempts = *max_attempts;
-            acc.first_start_ms = None;
-            acc.end_ms = None;
             acc.patch_attempt = None;
         }
         Event::AttemptStarted { .. } => {
-            acc.first_start_ms.get_or_insert(record.ts_ms);
             if attempt <= acc.result.attempts && acc.agent_done != Some(attempt) {
                 // The attempt starts over after a fault of the infrastructure
                 // (same number, agent phase not done): the new run replaces
@@ -180,14 +169,12 @@ fn apply(acc: &mut Acc, record: &Record) {
                 acc.result.timeline.retain(|e| {
                     e.attempt != attempt || matches!(e.kind.as_str(), "attempt" | "interrupted")
                 });
-                acc.steps.remove(&attempt);
             }
             if attempt > acc.result.attempts {
                 // A new attempt judges afresh (as the reducer does); a resumed
                 // one keeps its number and has not reached acceptance yet.
                 acc.result.acceptance = CheckResult::NotRun;
                 acc.result.tests = TestVerdict::default();
-                acc.result.cause = None;
             }
             acc.result.attempts = acc.result.attempts.max(attempt);
             entry(
@@ -202,20 +189,13 @@ fn apply(acc: &mut Acc, record: &Record) {
             outcome,
             failure_kind,
         } => {
-            acc.result.failure_kind = *failure_kind;
-            acc.end_ms = Some(record.ts_ms);
             let detail = match failure_kind {
                 Some(kind) => format!("attempt {attempt} failed: {kind}"),
                 None => format!("attempt {attempt} succeeded"),
             };
             entry(acc, 0, "attempt", detail, *outcome == Outcome::Succeeded);
         }
-        Event::AttemptInterrupted { cause, .. } => {
-            if let Some(cause) = cause {
-                acc.result.cause = Some(cause.clone());
-            }
-            acc.result.failure_kind = Some(log::FailureKind::Interrupted);
-            acc.end_ms = Some(record.ts_ms);
+        Event::AttemptInterrupted { .. } => {
             entry(
                 acc,
                 0,
@@ -225,8 +205,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::Cancelled {} => {
-            acc.result.failure_kind = Some(log::FailureKind::Cancelled);
-            acc.end_ms = Some(record.ts_ms);
             entry(acc, 0, "cancelled", "cancelled".into(), false);
         }
         Event::Retried {} => {
@@ -237,14 +215,11 @@ fn apply(acc: &mut Acc, record: &Record) {
             inventory,
             reason,
         } => {
-            acc.result.baseline = match result {
-                log::CheckResult::Failed => CheckResult::Passed,
-                log::CheckResult::Passed => CheckResult::Failed,
-                log::CheckResult::Skipped => CheckResult::Skipped,
-            };
+            let verdict = state::baseline_verdict(*result);
+            acc.result.baseline = CheckResult::from(verdict);
             acc.result.baseline_reason = reason.clone();
-            let ok = *result != log::CheckResult::Passed;
-            let mut detail = format!("acceptance on the pristine source {}", result.as_str());
+            let ok = verdict != state::BaselineVerdict::Failed;
+            let mut detail = state::baseline_wording(*result).to_string();
             if let Some(inventory) = inventory {
                 detail.push_str(&format!(
                     " ({} fail-to-pass, {} pass-to-pass)",
@@ -266,8 +241,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             latency_ms,
             ..
         } => {
-            let seen = acc.steps.entry(attempt).or_default();
-            *seen = (*seen).max(*step);
             acc.result.provider_calls += 1;
             acc.result.input_tokens += input_tokens;
             acc.result.output_tokens += output_tokens;
@@ -275,9 +248,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             let ok = *kind != log::DecisionKind::Invalid;
             if !ok {
                 acc.result.invalid_decisions += 1;
-            }
-            if let Some(reason) = reason {
-                acc.result.cause = Some(format!("refused: {reason}"));
             }
             let detail = match reason {
                 Some(reason) => reason.clone(),
@@ -302,9 +272,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::ProviderFailed { step, message } => {
-            let seen = acc.steps.entry(attempt).or_default();
-            *seen = (*seen).max(*step);
-            acc.result.cause = Some(message.clone());
             entry(acc, *step, "provider_error", message.clone(), false);
         }
         Event::Command {
@@ -346,12 +313,8 @@ fn apply(acc: &mut Acc, record: &Record) {
             step,
             trigger,
             passed,
-            cause,
+            ..
         } => {
-            if let Some(cause) = cause {
-                acc.result.cause = Some(cause.clone());
-                acc.verify_cause = Some(cause.clone());
-            }
             let verdict = if *passed { "passed" } else { "failed" };
             entry(
                 acc,
@@ -367,8 +330,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             steps,
         } => {
             acc.agent_done = Some(attempt);
-            let seen = acc.steps.entry(attempt).or_default();
-            *seen = (*seen).max(*steps);
             let detail = match failure_kind {
                 Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
                 None => format!("agent phase done after {steps} steps"),
@@ -388,7 +349,6 @@ fn apply(acc: &mut Acc, record: &Record) {
             );
         }
         Event::PatchRejected { reason } => {
-            acc.result.cause = Some(reason.clone());
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
         Event::Acceptance { result, verdict } => {

@@ -111,7 +111,7 @@ fn a_per_test_verdict_gives_counts_and_names() {
     let details: Vec<&str> = job.timeline.iter().map(|t| t.detail.as_str()).collect();
     assert!(
         details
-            .contains(&"acceptance on the pristine source failed (2 fail-to-pass, 3 pass-to-pass)")
+            .contains(&"baseline passed (the pristine source fails, as required) (2 fail-to-pass, 3 pass-to-pass)")
     );
     assert!(details.contains(&"acceptance failed: F2P 1/2, P2P 2/3"));
 }

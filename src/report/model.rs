@@ -235,6 +235,16 @@ impl CheckResult {
     }
 }
 
+impl From<crate::state::BaselineVerdict> for CheckResult {
+    fn from(verdict: crate::state::BaselineVerdict) -> CheckResult {
+        match verdict {
+            crate::state::BaselineVerdict::Passed => CheckResult::Passed,
+            crate::state::BaselineVerdict::Failed => CheckResult::Failed,
+            crate::state::BaselineVerdict::Skipped => CheckResult::Skipped,
+        }
+    }
+}
+
 impl std::fmt::Display for CheckResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -79,8 +79,14 @@ pub struct Job {
     pub failure_kind: Option<FailureKind>,
     /// Outcome of the most recent finished attempt.
     pub last_outcome: Option<Outcome>,
-    /// Steps (provider calls) of the current or last attempt.
+    /// Steps (provider calls) of the current or last attempt; a failed
+    /// provider call is a step too.
     pub steps: u32,
+    /// Steps of the attempts before it (a run of an attempt cut short by a
+    /// fault and started over is not counted).
+    pub steps_before: u32,
+    /// The highest attempt number started since the manifest was set.
+    pub last_attempt: u32,
     /// Invalid decisions in the current or last attempt.
     pub invalid_decisions: u32,
     /// Kind of the last decision, if any.
@@ -112,12 +118,35 @@ pub struct Job {
     /// An interrupted attempt whose agent phase had finished: the next claim
     /// resumes it (same attempt number) at acceptance instead of starting over.
     pub resume: Option<u32>,
+    /// What the current or last attempt's failure is blamed on, in one
+    /// line: the last refusal, provider error, rejected patch or fault.
+    pub cause: Option<String>,
+    /// The cause of the last failed verify of the current or last attempt.
+    pub verify_cause: Option<String>,
+    /// The provider the job was enqueued for, if it names one.
+    pub provider: Option<String>,
+    /// Set while the provider is being retried (an outage waited out).
+    pub waiting: Option<Waiting>,
+    /// When the first attempt started and when the last one ended.
+    pub first_started_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
     /// Type of the last event recorded for this job.
     pub last_event: &'static str,
     /// `seq` of the last event recorded for this job.
     pub last_seq: u64,
     pub enqueued_ms: u64,
     pub updated_ms: u64,
+}
+
+/// A provider call that is being retried: the job waits for its provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Waiting {
+    /// Why the last request failed ("connection refused", "http 503").
+    pub reason: String,
+    /// Retries so far in this wait.
+    pub retries: u32,
+    /// When the wait began (the first retry's record).
+    pub since_ms: u64,
 }
 
 /// Which phases of a job are done: baseline, agent phase, patch, acceptance.
@@ -132,6 +161,24 @@ impl Job {
             self.patch_recorded || self.patch_rejected,
             self.acceptance.is_some(),
         )
+    }
+
+    /// Steps of every attempt, as the reports count them.
+    pub fn total_steps(&self) -> u32 {
+        self.steps_before.saturating_add(self.steps)
+    }
+
+    /// What a failed job's failure is blamed on: a `verify_failed` job's
+    /// failed verify, whatever the provider said after it; else the last
+    /// cause recorded. `None` unless the job failed.
+    pub fn failure_cause(&self) -> Option<&str> {
+        if self.state != JobState::Failed {
+            return None;
+        }
+        match (self.failure_kind, &self.verify_cause) {
+            (Some(FailureKind::VerifyFailed), Some(cause)) => Some(cause),
+            _ => self.cause.as_deref(),
+        }
     }
 
     /// Whether `retry` may requeue the job.

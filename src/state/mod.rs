@@ -3,6 +3,8 @@
 
 mod job;
 mod reducer;
+mod wording;
 
-pub use job::{AgentPhase, Job, JobState, OpenAttempt};
+pub use job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
 pub use reducer::{Illegal, State, replay};
+pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};

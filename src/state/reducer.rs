@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use std::sync::Arc;
 
-use super::job::{AgentPhase, Job, JobState, OpenAttempt};
+use super::job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
 use crate::log::{Event, FailureKind, Outcome, Record};
 
 /// Everything the log says, replayed.
@@ -126,6 +126,7 @@ impl State {
                     family,
                     manifest,
                     manifest_hash,
+                    provider,
                     ..
                 },
                 None,
@@ -145,6 +146,8 @@ impl State {
                     failure_kind: None,
                     last_outcome: None,
                     steps: 0,
+                    steps_before: 0,
+                    last_attempt: 0,
                     invalid_decisions: 0,
                     last_action: None,
                     baseline: None,
@@ -159,6 +162,12 @@ impl State {
                     infra_cause: None,
                     fault_mark: None,
                     resume: None,
+                    cause: None,
+                    verify_cause: None,
+                    provider: provider.clone(),
+                    waiting: None,
+                    first_started_ms: None,
+                    ended_ms: None,
                     last_event: "",
                     last_seq: 0,
                     enqueued_ms: record.ts_ms,
@@ -237,7 +246,13 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.last_outcome = None;
                 job.baseline = None;
                 job.resume = None;
+                job.steps_before = 0;
+                job.last_attempt = 0;
+                job.first_started_ms = None;
+                job.ended_ms = None;
                 reset_attempt_facts(job);
+                job.cause = None;
+                job.verify_cause = None;
             }
             Event::AttemptStarted { pid } => {
                 if job.state != JobState::Queued {
@@ -268,8 +283,18 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                         });
                     }
                     job.attempts_started = n;
+                    if n > job.last_attempt {
+                        // A new attempt (not one started over after a
+                        // fault): the last one's steps are history, its
+                        // causes are not this attempt's.
+                        job.steps_before = job.steps_before.saturating_add(job.steps);
+                        job.last_attempt = n;
+                        job.cause = None;
+                        job.verify_cause = None;
+                    }
                     reset_attempt_facts(job);
                 }
+                job.first_started_ms.get_or_insert(record.ts_ms);
                 job.open_attempt = Some(OpenAttempt {
                     attempt: n,
                     pid: *pid,
@@ -284,6 +309,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 in_open_attempt(job)?;
                 job.open_attempt = None;
                 job.last_outcome = Some(*outcome);
+                job.ended_ms = Some(record.ts_ms);
                 // A job cancelled while running stays cancelled; the finish
                 // only closes the attempt.
                 if job.state == JobState::Running {
@@ -305,6 +331,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             } => {
                 let n = in_open_attempt(job)?;
                 job.open_attempt = None;
+                job.ended_ms = Some(record.ts_ms);
+                if let Some(cause) = cause {
+                    job.cause = Some(cause.clone());
+                }
                 if job.state == JobState::Running {
                     // Neither a Ctrl-C nor a fault of the infrastructure (a
                     // runner that died, an unreachable provider, a runtime
@@ -347,6 +377,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.state = JobState::Cancelled;
                 job.failure_kind = Some(FailureKind::Cancelled);
                 job.resume = None;
+                job.ended_ms = Some(record.ts_ms);
             }
             Event::Retried {} => {
                 if job.state != JobState::Failed {
@@ -367,19 +398,42 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.baseline = Some(*result);
                 job.inventory = inventory.clone();
             }
-            Event::Decision { step, kind, .. } => {
+            Event::Decision {
+                step, kind, reason, ..
+            } => {
                 in_open_attempt(job)?;
                 job.steps = job.steps.max(*step);
                 if *kind == crate::log::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
                 }
                 job.last_action = Some(kind.as_str().to_string());
+                if let Some(reason) = reason {
+                    job.cause = Some(format!("refused: {reason}"));
+                }
             }
-            Event::ProviderRetry { .. }
-            | Event::ProviderFailed { .. }
-            | Event::Command { .. }
-            | Event::Edit { .. }
-            | Event::Verify { .. } => {
+            Event::ProviderRetry { retry, reason, .. } => {
+                in_open_attempt(job)?;
+                let since_ms = job.waiting.as_ref().map_or(record.ts_ms, |w| w.since_ms);
+                job.waiting = Some(Waiting {
+                    reason: reason.clone(),
+                    retries: *retry,
+                    since_ms,
+                });
+            }
+            Event::ProviderFailed { step, message } => {
+                in_open_attempt(job)?;
+                // A failed provider call is a step too, as the agent counts.
+                job.steps = job.steps.max(*step);
+                job.cause = Some(message.clone());
+            }
+            Event::Verify { cause, .. } => {
+                in_open_attempt(job)?;
+                if let Some(cause) = cause {
+                    job.cause = Some(cause.clone());
+                    job.verify_cause = Some(cause.clone());
+                }
+            }
+            Event::Command { .. } | Event::Edit { .. } => {
                 in_open_attempt(job)?;
             }
             Event::AgentFinished {
@@ -413,7 +467,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.patch_recorded = true;
             }
-            Event::PatchRejected { .. } => {
+            Event::PatchRejected { reason } => {
                 let n = in_open_attempt(job)?;
                 if job.patch_recorded || job.patch_rejected {
                     return Err(Illegal::PhaseTwice {
@@ -423,6 +477,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     });
                 }
                 job.patch_rejected = true;
+                job.cause = Some(reason.clone());
             }
             Event::Acceptance { result, verdict } => {
                 let n = in_open_attempt(job)?;
@@ -436,6 +491,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.acceptance = Some(*result);
                 job.verdict = verdict.clone();
             }
+        }
+        if !matches!(event, Event::ProviderRetry { .. }) {
+            // Anything else the job does ends a wait for its provider.
+            job.waiting = None;
         }
         job.last_event = event.type_name();
         job.last_seq = record.seq;

@@ -20,10 +20,15 @@ pub struct StatusRow {
     pub state: String,
     pub attempt: u32,
     pub max_attempts: u32,
+    /// Steps of every attempt, as the reports count them.
     pub steps: u32,
     pub last_event: String,
     pub failure_kind: Option<String>,
+    /// The baseline's verdict (`passed` when the pristine source fails).
+    pub baseline: Option<String>,
     pub acceptance: Option<String>,
+    /// Why the job is waiting for its provider, while it is.
+    pub waiting: Option<String>,
     /// The open attempt's runner is gone; the next writer records it interrupted.
     pub stale_lease: bool,
 }
@@ -95,13 +100,20 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
         state: job.state.as_str().to_string(),
         attempt: job.attempts_started,
         max_attempts: job.max_attempts,
-        steps: job.steps,
+        steps: job.total_steps(),
         last_event: job
             .last_action
             .clone()
             .unwrap_or_else(|| job.last_event.to_string()),
         failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        baseline: job
+            .baseline
+            .map(|r| crate::state::baseline_verdict(r).as_str().to_string()),
         acceptance: job.acceptance.map(|r| r.as_str().to_string()),
+        waiting: job
+            .waiting
+            .as_ref()
+            .map(|w| format!("{} (retry {})", w.reason, w.retries)),
         stale_lease,
     }
 }
@@ -126,10 +138,12 @@ pub fn render_text(view: &StatusView) -> String {
             [
                 Cow::Borrowed(r.id.as_str()),
                 Cow::Borrowed(r.family.as_str()),
-                if r.stale_lease {
-                    Cow::Owned(format!("{} (runner gone)", r.state))
-                } else {
-                    Cow::Borrowed(r.state.as_str())
+                match (&r.waiting, r.stale_lease) {
+                    (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
+                    (Some(why), false) => {
+                        Cow::Owned(format!("{} (waiting for provider: {why})", r.state))
+                    }
+                    (None, false) => Cow::Borrowed(r.state.as_str()),
                 },
                 Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
                 Cow::Owned(r.steps.to_string()),

@@ -1,0 +1,63 @@
+//! How facts of the log read, the same in `status`, the reports and the
+//! progress display.
+
+use crate::log::CheckResult;
+
+/// The baseline's own verdict. The baseline runs the acceptance tests on
+/// the pristine source, which must fail them: the baseline *passes* when
+/// the tests fail, and *fails* when the pristine source already passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineVerdict {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+impl BaselineVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaselineVerdict::Passed => "passed",
+            BaselineVerdict::Failed => "failed",
+            BaselineVerdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// The baseline verdict of the acceptance tests' `result` on the pristine
+/// source.
+pub fn baseline_verdict(result: CheckResult) -> BaselineVerdict {
+    match result {
+        CheckResult::Failed => BaselineVerdict::Passed,
+        CheckResult::Passed => BaselineVerdict::Failed,
+        CheckResult::Skipped => BaselineVerdict::Skipped,
+    }
+}
+
+/// One line for the baseline, as every view words it.
+pub fn baseline_wording(result: CheckResult) -> &'static str {
+    match baseline_verdict(result) {
+        BaselineVerdict::Passed => "baseline passed (the pristine source fails, as required)",
+        BaselineVerdict::Failed => "baseline failed (the pristine source already passes)",
+        BaselineVerdict::Skipped => "baseline skipped",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_baseline_passes_when_the_pristine_source_fails() {
+        assert_eq!(
+            baseline_verdict(CheckResult::Failed),
+            BaselineVerdict::Passed
+        );
+        assert_eq!(
+            baseline_verdict(CheckResult::Passed),
+            BaselineVerdict::Failed
+        );
+        assert!(baseline_wording(CheckResult::Failed).starts_with("baseline passed"));
+        assert!(baseline_wording(CheckResult::Passed).starts_with("baseline failed"));
+        assert_eq!(baseline_wording(CheckResult::Skipped), "baseline skipped");
+    }
+}
