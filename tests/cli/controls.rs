@@ -260,3 +260,90 @@ fn the_log_never_holds_file_contents_arguments_or_output() {
         );
     }
 }
+
+/// The number in "... (N steps)" of the last attempt line for `id` in the
+/// progress lines, and the baseline line's verdict word.
+fn progress_facts(stderr: &str, id: &str) -> (Option<u64>, Option<String>) {
+    let prefix = format!("] {id}: ");
+    let mut steps = None;
+    let mut baseline = None;
+    for line in stderr.lines() {
+        let Some(rest) = line.split_once(&prefix).map(|(_, r)| r) else {
+            continue;
+        };
+        if let Some(word) = rest.strip_prefix("baseline ") {
+            baseline = word.split_whitespace().next().map(str::to_string);
+        }
+        if rest.starts_with("attempt ") {
+            if let Some((_, after)) = rest.split_once(" (") {
+                steps = after.split_whitespace().next().and_then(|n| n.parse().ok());
+            }
+        }
+    }
+    (steps, baseline)
+}
+
+#[test]
+fn status_reports_and_progress_agree_on_steps_and_baselines_for_every_control() {
+    let names = [
+        "success",
+        "passing_baseline",
+        "wrong_fix",
+        "test_tampering",
+        "step_limit",
+        "invalid_decisions",
+        "disallowed_command",
+        "opposite_attempts",
+    ];
+    let sb = Sandbox::new();
+    let files: Vec<String> = names.iter().map(|n| control(n)).collect();
+    let mut args = vec!["batch", "DATA", "--report", "R"];
+    args.extend(files.iter().map(String::as_str));
+    let run = sb.run(&args);
+    assert_eq!(run.code, 1, "some controls fail by design: {run:#?}");
+
+    let status: serde_json::Value =
+        serde_json::from_str(&sb.run(&["status", "DATA", "--json"]).ok().stdout).unwrap();
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sb.path().join("R/results.json")).unwrap()).unwrap();
+    let rows = status["jobs"].as_array().unwrap();
+    assert_eq!(rows.len(), names.len());
+    for name in names {
+        let row = rows.iter().find(|r| r["id"] == name).unwrap();
+        let job = results["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["instance"] == name)
+            .unwrap();
+        let (progress_steps, progress_baseline) = progress_facts(&run.stderr, name);
+        assert_eq!(row["steps"], job["steps"], "{name}: status vs report steps");
+        assert_eq!(
+            progress_steps,
+            row["steps"].as_u64(),
+            "{name}: progress vs status steps\n{}",
+            run.stderr
+        );
+        assert_eq!(
+            row["baseline"], job["baseline"],
+            "{name}: status vs report baseline"
+        );
+        assert_eq!(
+            progress_baseline.as_deref(),
+            row["baseline"].as_str(),
+            "{name}: progress vs status baseline\n{}",
+            run.stderr
+        );
+        assert_eq!(row["state"], status_word(&job["outcome"]), "{name}: state");
+    }
+}
+
+/// A report outcome as `status` names the state.
+fn status_word(outcome: &serde_json::Value) -> &'static str {
+    match outcome.as_str() {
+        Some("accepted") => "succeeded",
+        Some("failed") => "failed",
+        Some("cancelled") => "cancelled",
+        _ => "queued",
+    }
+}

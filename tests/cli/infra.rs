@@ -289,3 +289,60 @@ fn gc_removes_what_keep_all_left_and_keeps_the_artifacts() {
         .ok()
         .stdout_has("removed the directories of 0 attempt(s)");
 }
+
+/// Unmounts the small file system below when the test ends.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn on_a_full_disk_each_jobs_error_is_printed_before_the_report_error() {
+    let sb = Sandbox::new();
+    let data = sb.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&data)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (needs root) to fill up");
+        return;
+    }
+    let _guard = Mounted(data.clone());
+    let source = sb.path().join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("a.txt"), "old\n").unwrap();
+    // Bigger than the file system: copying the source runs out of space.
+    std::fs::write(source.join("big.bin"), vec![7u8; 400 * 1024]).unwrap();
+    std::fs::write(sb.path().join("s.jsonl"), "{\"kind\":\"finish\",\"summary\":\"done\"}\n")
+        .unwrap();
+    let job = sb.path().join("full.toml");
+    std::fs::write(
+        &job,
+        "id = \"full\"\nprompt = \"x\"\nsource = \"source\"\neditable = [\"*.txt\"]\nallow = [\"true\"]\nverify = [\"true\"]\n\n[provider]\nkind = \"script\"\nscript = \"s.jsonl\"\n",
+    )
+    .unwrap();
+    let run = sb.run(&["batch", "DATA", job.to_str().unwrap()]);
+    assert_ne!(run.code, 0, "{run:#?}");
+    let job_error = run
+        .stderr
+        .find("error: job full: infra_error")
+        .unwrap_or_else(|| panic!("the job's error is not printed:\n{}", run.stderr));
+    assert!(
+        run.stderr[job_error..].contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
+    let report_error = run
+        .stderr
+        .find("failed to write the reports")
+        .unwrap_or_else(|| panic!("the report error is not printed:\n{}", run.stderr));
+    assert!(job_error < report_error, "{}", run.stderr);
+    assert_eq!(crate::harness::job_state(&sb, "full"), "failed");
+}

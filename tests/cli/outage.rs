@@ -4,12 +4,14 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::harness::{Sandbox, log_lines};
+use crate::harness::{Run, Sandbox, log_lines};
 
-/// Answers one chat-completions request with `content` as the reply.
-fn answer(mut stream: TcpStream, content: &str) {
+/// Answers one chat-completions request: a write first, then (once the
+/// conversation holds a reply) a finish.
+fn answer(mut stream: TcpStream) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut length = 0;
     loop {
@@ -27,6 +29,15 @@ fn answer(mut stream: TcpStream, content: &str) {
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
+    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let replied = request["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
+    let content = if replied {
+        r#"{"kind":"finish","summary":"done"}"#
+    } else {
+        r#"{"kind":"write_file","path":"a.txt","content":"new\n"}"#
+    };
     let response = serde_json::json!({
         "choices": [{"message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5}
@@ -41,27 +52,26 @@ fn answer(mut stream: TcpStream, content: &str) {
 }
 
 #[test]
-fn a_provider_down_for_a_while_is_waited_out_and_the_job_completes() {
+fn a_provider_down_for_20_s_is_waited_out_and_every_job_completes() {
     let sb = Sandbox::new();
     let source = sb.path().join("source");
     std::fs::create_dir_all(&source).unwrap();
     std::fs::write(source.join("a.txt"), "old\n").unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let down_for = Duration::from_secs(4);
+    let down_for = Duration::from_secs(20);
+    let jobs = 4;
+    let (back_tx, back_rx) = std::sync::mpsc::channel();
     let server = std::thread::spawn(move || {
         // The preflight's connection, then the server goes away.
         let _ = listener.accept();
         drop(listener);
         std::thread::sleep(down_for);
         let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
-        let replies = [
-            r#"{"kind":"write_file","path":"a.txt","content":"new\n"}"#,
-            r#"{"kind":"finish","summary":"done"}"#,
-        ];
-        for reply in replies {
+        let _ = back_tx.send(Instant::now());
+        for _ in 0..jobs * 2 {
             let (stream, _) = listener.accept().unwrap();
-            answer(stream, reply);
+            answer(stream);
         }
     });
     let provider = sb.path().join("local.toml");
@@ -72,38 +82,69 @@ fn a_provider_down_for_a_while_is_waited_out_and_the_job_completes() {
         ),
     )
     .unwrap();
-    let job = sb.path().join("job.toml");
-    std::fs::write(
-        &job,
-        format!(
-            "id = \"outage\"\nprompt = \"Write new.\"\nsource = {:?}\neditable = [\"*.txt\"]\nallow = [\"true\"]\nverify = [\"true\"]\n\n[limits]\nattempts = 1\n",
-            source.to_str().unwrap()
-        ),
-    )
-    .unwrap();
+    let mut files = Vec::new();
+    for n in 0..jobs {
+        let job = sb.path().join(format!("job{n}.toml"));
+        std::fs::write(
+            &job,
+            format!(
+                "id = \"outage{n}\"\nprompt = \"Write new.\"\nsource = {:?}\neditable = [\"*.txt\"]\nallow = [\"true\"]\nverify = [\"true\"]\n\n[limits]\nattempts = 1\n",
+                source.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        files.push(job.to_str().unwrap().to_string());
+    }
     let started = Instant::now();
-    let run = sb.run(&[
-        "batch",
-        "DATA",
-        job.to_str().unwrap(),
-        "--provider",
-        provider.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
-    assert!(started.elapsed() >= down_for);
-    server.join().unwrap();
-    let lines = log_lines(&sb);
-    let retries: Vec<_> = lines
-        .iter()
+    let mut args = vec!["batch", "DATA", "-j", "2", "--provider", provider.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    let batch = sb
+        .command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // While the provider is down, the wait is on record and `status` says so.
+    std::thread::sleep(Duration::from_secs(8));
+    let waiting = sb.run(&["status", "DATA"]).ok();
+    assert!(
+        waiting.stdout.contains("waiting for provider: connection refused"),
+        "{}",
+        waiting.stdout
+    );
+    let during: Vec<_> = log_lines(&sb)
+        .into_iter()
         .filter(|l| l["type"] == "provider_retry")
         .collect();
-    assert!(retries.len() >= 2, "the wait is not recorded: {lines:#?}");
+    assert!(!during.is_empty(), "no retry on record during the outage");
+
+    let run = Run::from(batch.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:#?}");
+    let back = back_rx.recv().unwrap();
+    assert!(back.duration_since(started) >= down_for - Duration::from_secs(1));
+    server.join().unwrap();
+    let lines = log_lines(&sb);
     assert!(!lines.iter().any(|l| l["type"] == "attempt_interrupted"));
-    assert!(run.stderr.contains("provider retry"), "{}", run.stderr);
+    assert!(!lines.iter().any(|l| l["type"] == "provider_failed"));
+    assert!(
+        run.stderr.contains("waiting for local: connection refused"),
+        "{}",
+        run.stderr
+    );
     let finished: Vec<_> = lines
         .iter()
         .filter(|l| l["type"] == "attempt_finished")
         .collect();
-    assert_eq!(finished.len(), 1);
-    assert_eq!(finished[0]["outcome"], "succeeded");
+    assert_eq!(finished.len(), jobs);
+    assert!(finished.iter().all(|l| l["outcome"] == "succeeded"), "{finished:#?}");
+    let mut started_per_job: std::collections::HashMap<&str, usize> = Default::default();
+    for l in lines.iter().filter(|l| l["type"] == "attempt_started") {
+        *started_per_job.entry(l["job"].as_str().unwrap()).or_default() += 1;
+    }
+    assert_eq!(started_per_job.len(), jobs, "{started_per_job:?}");
+    assert!(
+        started_per_job.values().all(|&n| n == 1),
+        "a job used more than its one attempt: {started_per_job:?}"
+    );
 }
