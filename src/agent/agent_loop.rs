@@ -215,7 +215,11 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                 return Ok(failed(kind, step));
             }
         };
-        record_retries(&mut run, step, reply.retries.get(live..).unwrap_or_default())?;
+        record_retries(
+            &mut run,
+            step,
+            reply.retries.get(live..).unwrap_or_default(),
+        )?;
         st.tokens += reply.input_tokens + reply.output_tokens;
         let parsed = parse_decision(&reply.text);
         let kind = match &parsed {

@@ -72,7 +72,7 @@ pub enum BatchError {
     Job {
         job: String,
         #[source]
-        source: RunError,
+        source: Box<RunError>,
     },
     #[error("failed to write the reports: {0}")]
     Report(#[from] ReportBuildError),
@@ -278,7 +278,7 @@ fn worker(
                 Err(e) => {
                     return Err(BatchError::Job {
                         job: id.clone(),
-                        source: e,
+                        source: Box::new(e),
                     });
                 }
             };

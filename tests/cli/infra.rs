@@ -320,8 +320,11 @@ fn on_a_full_disk_each_jobs_error_is_printed_before_the_report_error() {
     std::fs::write(source.join("a.txt"), "old\n").unwrap();
     // Bigger than the file system: copying the source runs out of space.
     std::fs::write(source.join("big.bin"), vec![7u8; 400 * 1024]).unwrap();
-    std::fs::write(sb.path().join("s.jsonl"), "{\"kind\":\"finish\",\"summary\":\"done\"}\n")
-        .unwrap();
+    std::fs::write(
+        sb.path().join("s.jsonl"),
+        "{\"kind\":\"finish\",\"summary\":\"done\"}\n",
+    )
+    .unwrap();
     let job = sb.path().join("full.toml");
     std::fs::write(
         &job,

@@ -96,7 +96,14 @@ fn a_provider_down_for_20_s_is_waited_out_and_every_job_completes() {
         files.push(job.to_str().unwrap().to_string());
     }
     let started = Instant::now();
-    let mut args = vec!["batch", "DATA", "-j", "2", "--provider", provider.to_str().unwrap()];
+    let mut args = vec![
+        "batch",
+        "DATA",
+        "-j",
+        "2",
+        "--provider",
+        provider.to_str().unwrap(),
+    ];
     args.extend(files.iter().map(String::as_str));
     let batch = sb
         .command(&args)
@@ -109,7 +116,9 @@ fn a_provider_down_for_20_s_is_waited_out_and_every_job_completes() {
     std::thread::sleep(Duration::from_secs(8));
     let waiting = sb.run(&["status", "DATA"]).ok();
     assert!(
-        waiting.stdout.contains("waiting for provider: connection refused"),
+        waiting
+            .stdout
+            .contains("waiting for provider: connection refused"),
         "{}",
         waiting.stdout
     );
@@ -137,10 +146,15 @@ fn a_provider_down_for_20_s_is_waited_out_and_every_job_completes() {
         .filter(|l| l["type"] == "attempt_finished")
         .collect();
     assert_eq!(finished.len(), jobs);
-    assert!(finished.iter().all(|l| l["outcome"] == "succeeded"), "{finished:#?}");
+    assert!(
+        finished.iter().all(|l| l["outcome"] == "succeeded"),
+        "{finished:#?}"
+    );
     let mut started_per_job: std::collections::HashMap<&str, usize> = Default::default();
     for l in lines.iter().filter(|l| l["type"] == "attempt_started") {
-        *started_per_job.entry(l["job"].as_str().unwrap()).or_default() += 1;
+        *started_per_job
+            .entry(l["job"].as_str().unwrap())
+            .or_default() += 1;
     }
     assert_eq!(started_per_job.len(), jobs, "{started_per_job:?}");
     assert!(
