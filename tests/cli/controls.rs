@@ -274,10 +274,11 @@ fn progress_facts(stderr: &str, id: &str) -> (Option<u64>, Option<String>) {
         if let Some(word) = rest.strip_prefix("baseline ") {
             baseline = word.split_whitespace().next().map(str::to_string);
         }
-        if rest.starts_with("attempt ") {
-            if let Some((_, after)) = rest.split_once(" (") {
-                steps = after.split_whitespace().next().and_then(|n| n.parse().ok());
-            }
+        if let Some((_, after)) = rest
+            .strip_prefix("attempt ")
+            .and_then(|r| r.split_once(" ("))
+        {
+            steps = after.split_whitespace().next().and_then(|n| n.parse().ok());
         }
     }
     (steps, baseline)
