@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod batch;
+pub mod check;
 pub mod beneath;
 pub mod cli;
 pub mod hash;

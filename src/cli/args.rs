@@ -153,6 +153,31 @@ pub enum Command {
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
     Doctor,
+    /// Validate tasks without a model: each job's baseline and its
+    /// `[oracle]` fix run N times under the real sandbox and limits.
+    ///
+    /// Verdict per job: valid, invalid_baseline (the pristine source already
+    /// passes), unsolvable (the oracle is not accepted), flaky (identical
+    /// runs disagree; the tests are named), no_oracle, incomplete (rerun to
+    /// continue). Exit 0 only when every job is valid. Resumable: the runs
+    /// are jobs in DIR's log, and a rerun skips the finished ones.
+    Check {
+        /// Manifest files, directories (their *.toml) or globs.
+        #[arg(required = true)]
+        jobs: Vec<PathBuf>,
+        /// Runs of each job's baseline and oracle.
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        runs: u32,
+        /// Jobs run at once [default: number of CPUs].
+        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
+        /// The check's data directory (its log, runs and report).
+        #[arg(long, value_name = "DIR", default_value = "check-data")]
+        data: PathBuf,
+        /// Print a JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
     Validate {
         /// Manifest files, directories (every *.toml inside) or globs.

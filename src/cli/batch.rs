@@ -16,7 +16,7 @@ use crate::status::{StatusView, render_text};
 
 /// First Ctrl-C: set the token (the batch stops and saves state). Second:
 /// exit at once; the log is safe either way.
-fn install_interrupt() -> CancelToken {
+pub(super) fn install_interrupt() -> CancelToken {
     let token = CancelToken::new();
     let handler_token = token.clone();
     let _ = ctrlc::set_handler(move || {
@@ -31,7 +31,7 @@ fn install_interrupt() -> CancelToken {
     token
 }
 
-fn default_workers() -> usize {
+pub(super) fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 

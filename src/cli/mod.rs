@@ -20,6 +20,7 @@ macro_rules! out {
 
 mod args;
 mod batch;
+mod check;
 mod exec;
 mod exit;
 mod jobs;
@@ -104,6 +105,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             argv,
         }),
         Command::Doctor => exec::doctor(),
+        Command::Check {
+            jobs,
+            runs,
+            parallel,
+            data,
+            json,
+        } => check::check(&jobs, runs, parallel, &data, json),
         Command::Validate { jobs } => validate::validate(&jobs),
         Command::Schema { which } => validate::schema(which),
     }

@@ -33,6 +33,10 @@ pub struct Manifest {
     /// `None` when the job expects `--provider FILE` at run time.
     pub provider: Option<ProviderConfig>,
     pub sandbox: Sandbox,
+    /// A known-good fix, read only by `check`: not part of the stored job
+    /// (changing it does not change what a run does).
+    #[serde(skip)]
+    pub oracle: Option<Oracle>,
     /// Where fields were written, for errors found after loading; empty
     /// for a manifest rebuilt from a snapshot.
     #[serde(skip)]
@@ -54,6 +58,16 @@ pub enum Trace {
     Metadata,
     /// Also a redacted transcript artifact per attempt.
     Full,
+}
+
+/// `[oracle]`: a known-good fix for the job, which `check` runs as the
+/// model would (a script) or applies (a patch) and must see accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Oracle {
+    /// Scripted decisions (the `script` provider's format).
+    Script(PathBuf),
+    /// A unified diff against the job's `source`.
+    Patch(PathBuf),
 }
 
 /// Hidden acceptance tests, applied to a clean copy of the source plus the

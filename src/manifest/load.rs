@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::job::{
-    Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Origin, ResultsFormat, Sandbox,
+    Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin, ResultsFormat, Sandbox,
 };
 use super::provider_config::build_provider;
-use super::raw::{RawAcceptance, RawLimits, RawManifest};
+use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle};
 use super::source_map::SourceMap;
 use crate::lifecycle::validate_id;
 
@@ -93,6 +93,10 @@ fn build(
         Some(raw) => Some(build_provider(fields, "provider", raw)?),
         None => None,
     };
+    let oracle = match raw.oracle {
+        Some(raw) => Some(oracle(fields, raw, &source)?),
+        None => None,
+    };
     let sandbox = raw.sandbox.unwrap_or_default();
     let sandbox = Sandbox {
         mode: sandbox.mode.unwrap_or_default(),
@@ -113,6 +117,7 @@ fn build(
         limits,
         provider,
         sandbox,
+        oracle,
         origin: Origin {
             file: path.to_path_buf(),
             fields: std::mem::take(&mut fields.seen),
@@ -188,6 +193,31 @@ fn acceptance(
         baseline: raw.baseline.unwrap_or_default(),
         results,
     })
+}
+
+fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, ManifestError> {
+    let (field, text, make): (_, _, fn(PathBuf) -> Oracle) = match (raw.script, raw.patch) {
+        (Some(_), Some(_)) => {
+            return Err(fields.err("oracle.patch", "set either script or patch, not both"));
+        }
+        (Some(text), None) => ("oracle.script", text, Oracle::Script),
+        (None, Some(text)) => ("oracle.patch", text, Oracle::Patch),
+        (None, None) => {
+            return Err(fields.key_err("oracle", "needs script = FILE or patch = FILE"));
+        }
+    };
+    let path = fields.existing_file(field, &text)?;
+    if path.starts_with(source) {
+        return Err(fields.err(
+            field,
+            format!(
+                "{} is inside source {}; the model could read the fix",
+                path.display(),
+                source.display()
+            ),
+        ));
+    }
+    Ok(make(path))
 }
 
 fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> {

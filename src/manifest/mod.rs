@@ -29,7 +29,7 @@ pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 pub use job::{
     Acceptance, Baseline, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY, DEFAULT_PROCESSES, Limits,
-    MAX_PROCESSES, MIN_MEMORY, Manifest, ResultsFormat, Sandbox, SandboxMode, Trace,
+    MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox, SandboxMode, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
 pub use provider_config::{

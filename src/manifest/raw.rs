@@ -27,6 +27,15 @@ pub struct RawManifest {
     pub limits: Option<RawLimits>,
     pub provider: Option<RawProvider>,
     pub sandbox: Option<RawSandbox>,
+    pub oracle: Option<RawOracle>,
+}
+
+/// `[oracle]`: a known-good fix, for `check`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOracle {
+    pub script: Option<String>,
+    pub patch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,332 @@
+//! Judging a task from repeated runs of its baseline and its oracle: a
+//! pure function of what the log recorded for each run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::log::CheckResult;
+use crate::verdict::Inventory;
+
+/// What one run of a task recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFacts {
+    /// The run reached an end (not pending, not a fault of the machine).
+    pub finished: bool,
+    /// The baseline's result: the acceptance tests on the pristine source
+    /// (`Failed` is as required).
+    pub baseline: Option<CheckResult>,
+    pub inventory: Option<Inventory>,
+    /// The run's acceptance result on the oracle's fix, if it got there.
+    pub acceptance: Option<CheckResult>,
+    /// Tests that failed (or were missing) in that acceptance run, when it
+    /// was judged test by test.
+    pub failing: Option<Vec<String>>,
+    /// The job was accepted.
+    pub accepted: bool,
+}
+
+/// A task's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskVerdict {
+    /// The baseline fails as required, the same way, every run, and the
+    /// oracle is accepted every run.
+    Valid,
+    /// The pristine source already passes the acceptance tests.
+    InvalidBaseline,
+    /// The oracle's fix is not accepted.
+    Unsolvable,
+    /// Identical runs gave different results.
+    Flaky,
+    /// No `[oracle]`: the baseline was checked, solvability was not.
+    NoOracle,
+    /// Some runs have not finished (interrupted, or a fault of the
+    /// machine); running `check` again continues them.
+    Incomplete,
+}
+
+impl TaskVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskVerdict::Valid => "valid",
+            TaskVerdict::InvalidBaseline => "invalid_baseline",
+            TaskVerdict::Unsolvable => "unsolvable",
+            TaskVerdict::Flaky => "flaky",
+            TaskVerdict::NoOracle => "no_oracle",
+            TaskVerdict::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// How many runs ended which way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Runs that behaved as a valid task must (baseline failed as
+    /// required; oracle accepted).
+    pub ok: u32,
+    /// Runs that recorded this check at all.
+    pub of: u32,
+}
+
+/// The judgement of one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskJudgement {
+    pub verdict: TaskVerdict,
+    pub baseline: Tally,
+    pub oracle: Tally,
+    /// Tests whose result changed between identical runs, sorted.
+    pub flaky_tests: Vec<String>,
+    /// Why, in one line, when the verdict is not `valid`.
+    pub reason: Option<String>,
+}
+
+/// Judges a task from its runs; `has_oracle` says whether the runs applied
+/// a known-good fix.
+pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
+    let mut baseline = Tally::default();
+    let mut oracle = Tally::default();
+    for run in runs.iter().filter(|r| r.finished) {
+        if let Some(result) = run.baseline.filter(|r| *r != CheckResult::Skipped) {
+            baseline.of += 1;
+            baseline.ok += u32::from(result == CheckResult::Failed);
+        }
+        if has_oracle && run.acceptance.is_some() {
+            oracle.of += 1;
+            oracle.ok += u32::from(run.accepted);
+        }
+    }
+    let flaky_tests = flaky_tests(runs, has_oracle);
+    let unfinished = runs.iter().filter(|r| !r.finished).count();
+    let (verdict, reason) = if runs.is_empty() || unfinished > 0 {
+        (
+            TaskVerdict::Incomplete,
+            Some(format!(
+                "{unfinished} of {} run(s) did not finish; run check again to continue",
+                runs.len()
+            )),
+        )
+    } else if !flaky_tests.is_empty() {
+        (
+            TaskVerdict::Flaky,
+            Some(format!(
+                "{} test(s) changed results between identical runs",
+                flaky_tests.len()
+            )),
+        )
+    } else if baseline.ok > 0 && baseline.ok < baseline.of {
+        (
+            TaskVerdict::Flaky,
+            Some(format!(
+                "the baseline failed as required in {} of {} runs",
+                baseline.ok, baseline.of
+            )),
+        )
+    } else if has_oracle && oracle.ok > 0 && oracle.ok < oracle.of {
+        (
+            TaskVerdict::Flaky,
+            Some(format!(
+                "the oracle was accepted in {} of {} runs",
+                oracle.ok, oracle.of
+            )),
+        )
+    } else if baseline.of > 0 && baseline.ok == 0 {
+        (
+            TaskVerdict::InvalidBaseline,
+            Some("the pristine source already passes the acceptance tests".into()),
+        )
+    } else if !has_oracle {
+        (
+            TaskVerdict::NoOracle,
+            Some("no [oracle]: set script or patch to check that the task can be solved".into()),
+        )
+    } else if oracle.of == 0 || oracle.ok < oracle.of {
+        let failing: BTreeSet<&str> = runs
+            .iter()
+            .filter_map(|r| r.failing.as_ref())
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let reason = if failing.is_empty() {
+            "the oracle's fix is not accepted".to_string()
+        } else {
+            let names: Vec<&str> = failing.into_iter().collect();
+            format!(
+                "the oracle's fix is not accepted: {} fail(s)",
+                names.join(", ")
+            )
+        };
+        (TaskVerdict::Unsolvable, Some(reason))
+    } else {
+        (TaskVerdict::Valid, None)
+    };
+    TaskJudgement {
+        verdict,
+        baseline,
+        oracle,
+        flaky_tests,
+        reason,
+    }
+}
+
+/// Tests whose outcome differs between finished runs: fail-to-pass in one
+/// baseline and pass-to-pass in another, or failing in one oracle run and
+/// passing in another.
+fn flaky_tests(runs: &[RunFacts], has_oracle: bool) -> Vec<String> {
+    // Per test name: seen passing at baseline, seen failing at baseline.
+    let mut seen: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
+    let finished: Vec<&RunFacts> = runs.iter().filter(|r| r.finished).collect();
+    // Baselines: a test's outcome on the same pristine source.
+    let mut flaky: BTreeSet<String> = BTreeSet::new();
+    for run in &finished {
+        let Some(inventory) = &run.inventory else {
+            continue;
+        };
+        for name in &inventory.fail_to_pass {
+            seen.entry(name).or_default().1 = true;
+        }
+        for name in &inventory.pass_to_pass {
+            seen.entry(name).or_default().0 = true;
+        }
+    }
+    flaky.extend(
+        seen.iter()
+            .filter(|(_, (passed, failed))| *passed && *failed)
+            .map(|(name, _)| name.to_string()),
+    );
+    if has_oracle {
+        // Oracle runs: every run judged test by test names the same failures.
+        let judged: Vec<&Vec<String>> = finished.iter().filter_map(|r| r.failing.as_ref()).collect();
+        if judged.len() > 1 {
+            let all: BTreeSet<&String> = judged.iter().copied().flatten().collect();
+            for name in all {
+                if !judged.iter().all(|f| f.contains(name)) {
+                    flaky.insert(name.clone());
+                }
+            }
+        }
+    }
+    flaky.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inventory(f2p: &[&str], p2p: &[&str]) -> Option<Inventory> {
+        Some(Inventory {
+            fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
+            pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    fn good_run() -> RunFacts {
+        RunFacts {
+            finished: true,
+            baseline: Some(CheckResult::Failed),
+            inventory: inventory(&["fixed"], &["kept"]),
+            acceptance: Some(CheckResult::Passed),
+            failing: Some(Vec::new()),
+            accepted: true,
+        }
+    }
+
+    #[test]
+    fn the_same_good_result_every_run_is_valid() {
+        let j = judge_task(&[good_run(), good_run(), good_run()], true);
+        assert_eq!(j.verdict, TaskVerdict::Valid);
+        assert_eq!(j.baseline, Tally { ok: 3, of: 3 });
+        assert_eq!(j.oracle, Tally { ok: 3, of: 3 });
+        assert!(j.flaky_tests.is_empty());
+        assert_eq!(j.reason, None);
+    }
+
+    #[test]
+    fn a_passing_baseline_is_invalid() {
+        let run = RunFacts {
+            baseline: Some(CheckResult::Passed),
+            inventory: None,
+            acceptance: None,
+            failing: None,
+            accepted: false,
+            ..good_run()
+        };
+        let j = judge_task(&[run.clone(), run], true);
+        assert_eq!(j.verdict, TaskVerdict::InvalidBaseline);
+        assert_eq!(j.baseline, Tally { ok: 0, of: 2 });
+    }
+
+    #[test]
+    fn an_oracle_that_is_refused_is_unsolvable_and_names_the_tests() {
+        let run = RunFacts {
+            acceptance: Some(CheckResult::Failed),
+            failing: Some(vec!["fixed".into()]),
+            accepted: false,
+            ..good_run()
+        };
+        let j = judge_task(&[run.clone(), run], true);
+        assert_eq!(j.verdict, TaskVerdict::Unsolvable);
+        assert_eq!(j.oracle, Tally { ok: 0, of: 2 });
+        assert!(j.reason.unwrap().contains("fixed"));
+    }
+
+    #[test]
+    fn a_test_that_flips_between_baselines_is_flaky_and_named() {
+        let flip = RunFacts {
+            inventory: inventory(&["fixed", "coin"], &["kept"]),
+            ..good_run()
+        };
+        let other = RunFacts {
+            inventory: inventory(&["fixed"], &["coin", "kept"]),
+            ..good_run()
+        };
+        let j = judge_task(&[flip, other], true);
+        assert_eq!(j.verdict, TaskVerdict::Flaky);
+        assert_eq!(j.flaky_tests, vec!["coin".to_string()]);
+    }
+
+    #[test]
+    fn a_test_that_flips_between_oracle_runs_is_flaky() {
+        let failing = RunFacts {
+            acceptance: Some(CheckResult::Failed),
+            failing: Some(vec!["coin".into()]),
+            accepted: false,
+            ..good_run()
+        };
+        let j = judge_task(&[good_run(), failing], true);
+        assert_eq!(j.verdict, TaskVerdict::Flaky);
+        assert_eq!(j.flaky_tests, vec!["coin".to_string()]);
+    }
+
+    #[test]
+    fn without_an_oracle_only_the_baseline_is_judged() {
+        let run = RunFacts {
+            acceptance: Some(CheckResult::Failed),
+            failing: Some(vec!["fixed".into()]),
+            accepted: false,
+            ..good_run()
+        };
+        let j = judge_task(&[run.clone(), run], false);
+        assert_eq!(j.verdict, TaskVerdict::NoOracle);
+        assert_eq!(j.oracle, Tally::default());
+    }
+
+    #[test]
+    fn unfinished_runs_make_it_incomplete() {
+        let pending = RunFacts::default();
+        let j = judge_task(&[good_run(), pending], true);
+        assert_eq!(j.verdict, TaskVerdict::Incomplete);
+        assert_eq!(judge_task(&[], true).verdict, TaskVerdict::Incomplete);
+    }
+
+    #[test]
+    fn baselines_that_disagree_without_names_are_flaky() {
+        let passing = RunFacts {
+            baseline: Some(CheckResult::Passed),
+            inventory: None,
+            ..good_run()
+        };
+        let j = judge_task(&[good_run(), passing], true);
+        assert_eq!(j.verdict, TaskVerdict::Flaky);
+    }
+}

@@ -1,0 +1,90 @@
+//! The oracle as scripted decisions: a script oracle is used as it is; a
+//! patch oracle is applied to a copy of the source and turned into the
+//! decisions a model would make to write the same files.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::manifest::{Manifest, Oracle};
+
+/// Why an oracle cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OracleError {
+    #[error("oracle {path}: {message}")]
+    Patch { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The script file the check runs for `manifest`: the oracle's script, or
+/// one written under `dir` (a patch oracle's decisions, or, without an
+/// oracle, a single `finish`, so only the baseline is judged).
+pub fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, OracleError> {
+    let (name, text) = match &manifest.oracle {
+        Some(Oracle::Script(path)) => return Ok(path.clone()),
+        Some(Oracle::Patch(path)) => (
+            format!("{}.oracle.jsonl", manifest.id),
+            patch_script(manifest, path)?,
+        ),
+        None => (
+            format!("{}.no-oracle.jsonl", manifest.id),
+            format!(
+                "{}\n",
+                json!({"kind": "finish", "summary": "no oracle: the source as it is"})
+            ),
+        ),
+    };
+    let path = dir.join(name);
+    let write = |e| OracleError::Write {
+        path: path.clone(),
+        source: e,
+    };
+    std::fs::create_dir_all(dir).map_err(write)?;
+    // Same text, same file: the job's manifest (and hash) stay the same
+    // across reruns of `check`.
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&path, &text).map_err(write)?;
+    }
+    Ok(path)
+}
+
+/// Applies the patch at `path` to a copy of the source and returns the
+/// decisions that write every file it changes, then verify and finish.
+fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError> {
+    let fail = |message: String| OracleError::Patch {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let copy = tempfile::Builder::new()
+        .prefix("agent-runtime-oracle-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot make a scratch copy: {e}")))?;
+    let root = copy.path().join("src");
+    crate::beneath::copy_tree(&manifest.source, &root, &["target"])
+        .map_err(|e| fail(format!("cannot copy the source: {e}")))?;
+    let editable = crate::agent::editable_set(&manifest.editable)
+        .map_err(|e| fail(format!("bad editable globs: {e}")))?;
+    let written = crate::runner::apply_patch(&root, &text, &editable)
+        .map_err(|e| fail(format!("does not apply to the source: {e}")))?;
+    if written.is_empty() {
+        return Err(fail("changes no file".into()));
+    }
+    let mut script = String::from("# Generated from the job's [oracle] patch.\n");
+    for file in &written {
+        let content = std::fs::read_to_string(root.join(file))
+            .map_err(|e| fail(format!("{file}: cannot read the patched file: {e}")))?;
+        script.push_str(&json!({"kind": "write_file", "path": file, "content": content}).to_string());
+        script.push('\n');
+    }
+    script.push_str(&json!({"kind": "verify"}).to_string());
+    script.push('\n');
+    script.push_str(&json!({"kind": "finish", "summary": "the oracle's patch"}).to_string());
+    script.push('\n');
+    Ok(script)
+}

@@ -1,0 +1,121 @@
+//! Running a check: every task's baseline and oracle, `runs` times each,
+//! as jobs of an ordinary batch in the check's own data dir (same sandbox,
+//! limits and phases as a real run; resumable like any batch), then the
+//! judgement of each task from what its runs recorded.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::judge::{RunFacts, TaskJudgement, judge_task};
+use super::oracle::{OracleError, oracle_script};
+use crate::batch::{BatchError, BatchOptions, PlanOptions, plan, run_batch};
+use crate::lifecycle::{DataDir, Store, StoreError};
+use crate::log::FailureKind;
+use crate::manifest::{Manifest, ProviderConfig, ProviderFile, ScriptConfig};
+use crate::state::{Job, JobState};
+
+/// The provider name of a task's check runs (`<job>@oracle#<k>`).
+pub const ORACLE_PROVIDER: &str = "oracle";
+
+/// Why a check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Oracle(#[from] OracleError),
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One task's check.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskCheck {
+    pub job: String,
+    pub family: String,
+    pub runs: u32,
+    pub has_oracle: bool,
+    #[serde(flatten)]
+    pub judgement: TaskJudgement,
+}
+
+/// Checks `manifests` in the data dir `data`, `runs` times each.
+pub fn check_tasks(
+    data: &Path,
+    manifests: &[Manifest],
+    runs: u32,
+    batch: &BatchOptions,
+) -> Result<Vec<TaskCheck>, CheckError> {
+    let runs = runs.max(1);
+    let dir = DataDir::new(data);
+    let mut instances = Vec::new();
+    let mut planned: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, manifest) in manifests.iter().enumerate() {
+        let script = oracle_script(manifest, &data.join("oracles"))?;
+        let options = PlanOptions {
+            providers: vec![ProviderFile {
+                name: ORACLE_PROVIDER.into(),
+                provider: ProviderConfig::Script(ScriptConfig {
+                    script: vec![script],
+                }),
+            }],
+            // Repeats are numbered even for one run, so raising --runs
+            // later adds runs instead of renaming the first.
+            repeat: runs,
+            attempts: Some(1),
+            family: None,
+            shard: None,
+        };
+        let mut jobs = plan(std::slice::from_ref(manifest), &options);
+        if runs == 1 {
+            for job in &mut jobs {
+                job.id.push_str("#1");
+                job.repeat = Some(1);
+            }
+        }
+        planned.push((i, jobs.iter().map(|j| j.id.clone()).collect()));
+        instances.extend(jobs);
+    }
+    run_batch(data, instances, batch)?;
+    let store = Store::open(dir)?;
+    let state = store.state();
+    Ok(planned
+        .into_iter()
+        .map(|(i, ids)| {
+            let manifest = &manifests[i];
+            let facts: Vec<RunFacts> = ids
+                .iter()
+                .map(|id| state.job(id).map(run_facts).unwrap_or_default())
+                .collect();
+            let has_oracle = manifest.oracle.is_some();
+            TaskCheck {
+                job: manifest.id.clone(),
+                family: manifest.family.clone(),
+                runs,
+                has_oracle,
+                judgement: judge_task(&facts, has_oracle),
+            }
+        })
+        .collect())
+}
+
+/// What the log says about one run.
+fn run_facts(job: &Job) -> RunFacts {
+    let machine_fault = matches!(
+        job.failure_kind,
+        Some(FailureKind::InfraError | FailureKind::Interrupted | FailureKind::Cancelled)
+    );
+    RunFacts {
+        finished: matches!(job.state, JobState::Succeeded | JobState::Failed) && !machine_fault,
+        baseline: job.baseline,
+        inventory: job.inventory.clone(),
+        acceptance: job.acceptance,
+        failing: job.verdict.as_ref().map(|v| {
+            let mut names = v.failing.clone();
+            names.extend(v.missing.iter().cloned());
+            names
+        }),
+        accepted: job.state == JobState::Succeeded,
+    }
+}
