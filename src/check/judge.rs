@@ -196,7 +196,8 @@ fn flaky_tests(runs: &[RunFacts], has_oracle: bool) -> Vec<String> {
     );
     if has_oracle {
         // Oracle runs: every run judged test by test names the same failures.
-        let judged: Vec<&Vec<String>> = finished.iter().filter_map(|r| r.failing.as_ref()).collect();
+        let judged: Vec<&Vec<String>> =
+            finished.iter().filter_map(|r| r.failing.as_ref()).collect();
         if judged.len() > 1 {
             let all: BTreeSet<&String> = judged.iter().copied().flatten().collect();
             for name in all {

@@ -79,7 +79,8 @@ fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError>
     for file in &written {
         let content = std::fs::read_to_string(root.join(file))
             .map_err(|e| fail(format!("{file}: cannot read the patched file: {e}")))?;
-        script.push_str(&json!({"kind": "write_file", "path": file, "content": content}).to_string());
+        script
+            .push_str(&json!({"kind": "write_file", "path": file, "content": content}).to_string());
         script.push('\n');
     }
     script.push_str(&json!({"kind": "verify"}).to_string());

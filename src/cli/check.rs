@@ -111,7 +111,11 @@ fn render_table(checks: &[TaskCheck]) -> String {
     out.push_str(&format!("{valid}/{} job(s) valid\n", checks.len()));
     for c in checks {
         if let Some(reason) = &c.judgement.reason {
-            out.push_str(&format!("{}: {}: {reason}\n", c.job, c.judgement.verdict.as_str()));
+            out.push_str(&format!(
+                "{}: {}: {reason}\n",
+                c.job,
+                c.judgement.verdict.as_str()
+            ));
         }
     }
     out

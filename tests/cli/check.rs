@@ -1,0 +1,178 @@
+//! `check` validates tasks without a model: the bundled jobs are valid; a
+//! passing baseline, a wrong oracle and a coin-flip test are each caught.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::Sandbox;
+
+fn root() -> &'static str {
+    env!("CARGO_MANIFEST_DIR")
+}
+
+/// A job on a text file, judged per test through JUnit written by a shell
+/// script: `fixed` passes once `value.txt` says `new`; with `coin`, a test
+/// that passes or fails on the clock's nanoseconds, one run in two.
+fn shell_job(sb: &Sandbox, name: &str, coin: bool, oracle: &str) -> PathBuf {
+    let dir = sb.path().join(name);
+    let source = dir.join("source");
+    let acceptance = dir.join("acceptance");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::create_dir_all(&acceptance).unwrap();
+    std::fs::write(source.join("value.txt"), "old\n").unwrap();
+    let coin_case = if coin {
+        r#"
+if [ $(( $(date +%N | sed 's/^0*//;s/^$/0/') % 2 )) -eq 0 ]; then
+  echo '<testcase classname="t" name="coin"/>' >> results.xml
+else
+  echo '<testcase classname="t" name="coin"><failure message="tails"/></testcase>' >> results.xml
+fi"#
+    } else {
+        ""
+    };
+    std::fs::write(
+        acceptance.join("check.sh"),
+        format!(
+            r#"echo '<testsuite name="t">' > results.xml
+if grep -qx new value.txt; then
+  echo '<testcase classname="t" name="fixed"/>' >> results.xml
+else
+  echo '<testcase classname="t" name="fixed"><failure message="old"/></testcase>' >> results.xml
+fi
+echo '<testcase classname="t" name="steady"/>' >> results.xml{coin_case}
+echo '</testsuite>' >> results.xml
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("oracle.diff"), oracle).unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"id = "{name}"
+prompt = "Make value.txt say new."
+source = "source"
+editable = ["*.txt"]
+allow = ["true"]
+verify = ["true"]
+
+[acceptance]
+dir = "acceptance"
+command = ["sh", "check.sh"]
+results = "junit:results.xml"
+
+[oracle]
+patch = "oracle.diff"
+
+[provider]
+kind = "script"
+script = "{root}/evaluation/scripts/off_by_one.jsonl"
+"#,
+            root = root()
+        ),
+    )
+    .unwrap();
+    manifest
+}
+
+const GOOD_FIX: &str = "--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+new\n";
+const WRONG_FIX: &str = "--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+newer\n";
+
+fn check_json(sb: &Sandbox, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["check", "--json", "--data", "CHECK"];
+    all.extend_from_slice(args);
+    let run = sb.run(&all);
+    let doc =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:#?}"));
+    (run.code, doc)
+}
+
+fn verdict<'a>(doc: &'a serde_json::Value, job: &str) -> &'a serde_json::Value {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == job)
+        .unwrap_or_else(|| panic!("{job} not in {doc:#}"))
+}
+
+#[test]
+fn every_bundled_job_is_valid_and_a_rerun_does_no_work() {
+    let sb = Sandbox::new();
+    let jobs = format!("{}/jobs", root());
+    let (code, doc) = check_json(&sb, &["--runs", "1", &jobs]);
+    assert_eq!(code, 0, "{doc:#}");
+    let checked = doc["jobs"].as_array().unwrap();
+    assert!(checked.len() >= 8, "{doc:#}");
+    for job in checked {
+        assert_eq!(job["verdict"], "valid", "{job:#}");
+        assert_eq!(job["baseline"]["ok"], 1, "{job:#}");
+        assert_eq!(job["oracle"]["ok"], 1, "{job:#}");
+    }
+    let events = log_lines_in(&sb.path().join("CHECK")).len();
+    let (code, again) = check_json(&sb, &["--runs", "1", &jobs]);
+    assert_eq!(code, 0);
+    assert_eq!(again["jobs"], doc["jobs"]);
+    let after = log_lines_in(&sb.path().join("CHECK"));
+    assert!(
+        !after[events..]
+            .iter()
+            .any(|l| l["type"] == "attempt_started"),
+        "a rerun started new runs"
+    );
+}
+
+fn log_lines_in(data: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(data.join("events.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_passing_baseline_and_a_wrong_oracle_are_named() {
+    let sb = Sandbox::new();
+    let good = shell_job(&sb, "good", false, GOOD_FIX);
+    let wrong = shell_job(&sb, "wrong", false, WRONG_FIX);
+    let passing = format!("{}/evaluation/controls/passing_baseline.toml", root());
+    let (code, doc) = check_json(
+        &sb,
+        &[
+            "--runs",
+            "2",
+            good.to_str().unwrap(),
+            wrong.to_str().unwrap(),
+            &passing,
+        ],
+    );
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(verdict(&doc, "good")["verdict"], "valid", "{doc:#}");
+    assert_eq!(verdict(&doc, "good")["oracle"]["ok"], 2);
+    let wrong = verdict(&doc, "wrong");
+    assert_eq!(wrong["verdict"], "unsolvable", "{doc:#}");
+    assert!(
+        wrong["reason"].as_str().unwrap().contains("fixed"),
+        "{wrong:#}"
+    );
+    assert_eq!(
+        verdict(&doc, "passing_baseline")["verdict"],
+        "invalid_baseline",
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_test_that_fails_one_run_in_two_is_flaky_and_named() {
+    let sb = Sandbox::new();
+    let coin = shell_job(&sb, "coin", true, GOOD_FIX);
+    let (code, doc) = check_json(&sb, &["--runs", "10", "-j", "2", coin.to_str().unwrap()]);
+    assert_eq!(code, 1, "{doc:#}");
+    let job = verdict(&doc, "coin");
+    assert_eq!(job["verdict"], "flaky", "{doc:#}");
+    assert_eq!(
+        job["flaky_tests"],
+        serde_json::json!(["t::coin"]),
+        "{job:#}"
+    );
+}
