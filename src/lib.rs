@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod log;
 pub mod manifest;
 pub mod provider;
+pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod state;

@@ -153,6 +153,26 @@ pub enum Command {
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
     Doctor,
+    /// Turn a recorded attempt (trace = "full") into a self-contained job
+    /// that reproduces it with no model.
+    ///
+    /// DIR gets job.toml (the original manifest's settings, one attempt, a
+    /// scripted provider), replies.jsonl (the model's raw replies in order,
+    /// invalid ones included, each sent verbatim) and copies of the source
+    /// and the acceptance tests. Run it with `batch`. Exit 2 if the attempt
+    /// has no full trace.
+    Replay {
+        /// Data directory the attempt ran in (holds events.log and runs/).
+        data: PathBuf,
+        /// The job instance, as `status` names it (e.g. off_by_one@local#2).
+        instance: String,
+        /// Which attempt [default: the last one started].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        attempt: Option<u32>,
+        /// New directory for the replay job.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Validate tasks without a model: each job's baseline and its
     /// `[oracle]` fix run N times under the real sandbox and limits.
     ///

@@ -1,4 +1,4 @@
-//! `enqueue --job` and `run`: manifest jobs.
+//! `enqueue --job`, `run` and `replay`: manifest jobs.
 
 use std::path::{Path, PathBuf};
 
@@ -156,6 +156,24 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
     outln!(
         "removed the directories of {attempts} attempt(s), {:.1} MiB freed",
         freed as f64 / (1024.0 * 1024.0)
+    );
+    Ok(Completion::Success)
+}
+
+/// `replay`: writes the replay job and says how to run it.
+pub fn replay(
+    data: &Path,
+    instance: &str,
+    attempt: Option<u32>,
+    out: &Path,
+) -> anyhow::Result<Completion> {
+    let written = crate::replay::write_replay(data, instance, attempt, out)?;
+    outln!(
+        "wrote {} ({} replies of attempt {} of {instance}); run it with: agent-runtime batch DATA {}",
+        written.manifest.display(),
+        written.replies,
+        written.attempt,
+        written.manifest.display()
     );
     Ok(Completion::Success)
 }

@@ -105,6 +105,12 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             argv,
         }),
         Command::Doctor => exec::doctor(),
+        Command::Replay {
+            data,
+            instance,
+            attempt,
+            out,
+        } => jobs::replay(&data, &instance, attempt, &out),
         Command::Check {
             jobs,
             runs,

@@ -17,6 +17,7 @@ mod patch_rejected;
 mod preflight;
 mod python_job;
 mod race;
+mod replay;
 mod replies;
 mod reports;
 mod resume;

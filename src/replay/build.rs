@@ -1,0 +1,256 @@
+//! The pure part of a replay: the script from a transcript, the manifest
+//! from a snapshot.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The script's file name beside the replay's manifest.
+pub const REPLAY_SCRIPT: &str = "replies.jsonl";
+
+/// Why a replay cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot read the log: {0}")]
+    Log(String),
+    #[error("no job instance {0:?} in the log")]
+    NoInstance(String),
+    #[error("{instance} has no attempt {attempt} ({started} started)")]
+    NoAttempt {
+        instance: String,
+        attempt: u32,
+        started: u32,
+    },
+    #[error("{0} has no manifest snapshot (a bare lifecycle task): nothing to replay")]
+    NoManifest(String),
+    #[error(
+        "attempt {attempt} of {instance} has no transcript: it ran with trace = \"{trace}\"; only a trace = \"full\" attempt keeps the model's replies"
+    )]
+    NoTrace {
+        instance: String,
+        attempt: u32,
+        trace: String,
+    },
+    #[error("transcript of attempt {attempt} of {instance}, line {line}: {message}")]
+    BadTranscript {
+        instance: String,
+        attempt: u32,
+        line: usize,
+        message: String,
+    },
+    #[error("{0} already exists; choose a new --out directory")]
+    OutExists(PathBuf),
+    #[error("cannot copy {0}: {1}")]
+    Copy(PathBuf, String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the manifest: {0}")]
+    Toml(String),
+}
+
+impl ReplayError {
+    pub fn io(path: &Path, source: std::io::Error) -> ReplayError {
+        ReplayError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// What a replay is made from.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayInput<'a> {
+    pub instance: &'a str,
+    pub attempt: u32,
+    /// The provider the instance ran with, if it named one.
+    pub provider: Option<&'a str>,
+    /// The instance's manifest snapshot (`{"format", "hash", "manifest"}`).
+    pub snapshot: &'a Value,
+    /// The attempt's `transcript.jsonl`, as written.
+    pub transcript: &'a [u8],
+}
+
+impl ReplayInput<'_> {
+    fn transcript_hash(&self) -> String {
+        Sha256::digest(self.transcript)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    fn header(&self) -> String {
+        format!(
+            "# Replay of attempt {} of {} (provider {}), made by `agent-runtime replay`.\n# Transcript sha256 {}; original manifest hash {}.\n",
+            self.attempt,
+            self.instance,
+            self.provider.unwrap_or("of the manifest"),
+            self.transcript_hash(),
+            self.snapshot["hash"].as_str().unwrap_or("unknown"),
+        )
+    }
+}
+
+/// The replay's script and how many replies it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayScript {
+    pub text: String,
+    pub replies: usize,
+}
+
+/// The model's replies, in step order, each as a JSON string (sent
+/// verbatim by the script provider, so invalid replies stay invalid).
+pub fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, ReplayError> {
+    let bad = |line: usize, message: String| ReplayError::BadTranscript {
+        instance: input.instance.to_string(),
+        attempt: input.attempt,
+        line,
+        message,
+    };
+    let text =
+        std::str::from_utf8(input.transcript).map_err(|e| bad(0, format!("not UTF-8: {e}")))?;
+    let mut steps: Vec<(u64, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry: Value =
+            serde_json::from_str(line).map_err(|e| bad(i + 1, format!("not JSON: {e}")))?;
+        let step = entry["step"]
+            .as_u64()
+            .ok_or_else(|| bad(i + 1, "no step number".into()))?;
+        let reply = entry["reply"]
+            .as_str()
+            .ok_or_else(|| bad(i + 1, "no reply text".into()))?;
+        steps.push((step, reply.to_string()));
+    }
+    steps.sort_by_key(|(step, _)| *step);
+    let mut out = input.header();
+    for (_, reply) in &steps {
+        out.push_str(&Value::String(reply.clone()).to_string());
+        out.push('\n');
+    }
+    Ok(ReplayScript {
+        text: out,
+        replies: steps.len(),
+    })
+}
+
+/// The replay's manifest: the original settings, one attempt, a full
+/// trace, the scripted provider, and the copies of the source and the
+/// acceptance tests beside it.
+pub fn replay_manifest(input: &ReplayInput<'_>) -> Result<String, ReplayError> {
+    let mut manifest = input.snapshot["manifest"].clone();
+    let Some(map) = manifest.as_object_mut() else {
+        return Err(ReplayError::Toml("the snapshot holds no manifest".into()));
+    };
+    // The prompt text is in the snapshot; the file it came from is not
+    // part of the replay.
+    map.remove("prompt_file");
+    map.retain(|_, v| !v.is_null());
+    map.insert("source".into(), Value::from("source"));
+    if let Some(acceptance) = map.get_mut("acceptance").and_then(Value::as_object_mut) {
+        acceptance.insert("dir".into(), Value::from("acceptance"));
+    }
+    map.insert("trace".into(), Value::from("full"));
+    map.insert(
+        "provider".into(),
+        serde_json::json!({"kind": "script", "script": REPLAY_SCRIPT}),
+    );
+    if let Some(limits) = map.get_mut("limits").and_then(Value::as_object_mut) {
+        limits.insert("attempts".into(), Value::from(1));
+    }
+    let body = toml::to_string(&manifest).map_err(|e| ReplayError::Toml(e.to_string()))?;
+    Ok(format!("{}{body}", input.header()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Value {
+        serde_json::json!({
+            "format": 1,
+            "hash": "abc",
+            "manifest": {
+                "id": "job", "family": "fam", "prompt": "Fix it.", "prompt_file": null,
+                "source": "/somewhere/src", "editable": ["*.txt"], "allow": ["true"],
+                "verify": ["true"], "trace": "full", "env": {},
+                "acceptance": {"dir": "/somewhere/tests", "command": ["true"], "baseline": "must_fail"},
+                "limits": {"attempts": 3, "max_steps": 8},
+                "provider": {"kind": "openai", "base_url": "http://x/v1", "model": "m"},
+                "sandbox": {"mode": "auto", "network": false}
+            }
+        })
+    }
+
+    #[test]
+    fn replies_are_kept_verbatim_in_step_order() {
+        let transcript = concat!(
+            r#"{"step":2,"reply":"{\"kind\":\"finish\"}","observation":null}"#,
+            "\n",
+            r#"{"step":1,"reply":"not json at all","observation":"invalid decision"}"#,
+            "\n"
+        );
+        let snapshot = snapshot();
+        let input = ReplayInput {
+            instance: "job@local",
+            attempt: 1,
+            provider: Some("local"),
+            snapshot: &snapshot,
+            transcript: transcript.as_bytes(),
+        };
+        let script = replay_script(&input).unwrap();
+        assert_eq!(script.replies, 2);
+        let replies: Vec<&str> = script
+            .text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        assert_eq!(
+            replies,
+            [r#""not json at all""#, r#""{\"kind\":\"finish\"}""#]
+        );
+        assert!(script.text.contains("job@local"));
+    }
+
+    #[test]
+    fn the_manifest_is_the_original_with_a_script_provider() {
+        let snapshot = snapshot();
+        let input = ReplayInput {
+            instance: "job@local",
+            attempt: 2,
+            provider: Some("local"),
+            snapshot: &snapshot,
+            transcript: b"",
+        };
+        let text = replay_manifest(&input).unwrap();
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(value["provider"]["kind"].as_str(), Some("script"));
+        assert_eq!(value["provider"]["script"].as_str(), Some(REPLAY_SCRIPT));
+        assert_eq!(value["source"].as_str(), Some("source"));
+        assert_eq!(value["acceptance"]["dir"].as_str(), Some("acceptance"));
+        assert_eq!(value["limits"]["attempts"].as_integer(), Some(1));
+        assert_eq!(value["limits"]["max_steps"].as_integer(), Some(8));
+        assert!(value.get("prompt_file").is_none());
+        assert!(text.starts_with("# Replay of attempt 2 of job@local (provider local)"));
+    }
+
+    #[test]
+    fn a_broken_transcript_names_its_line() {
+        let snapshot = snapshot();
+        let input = ReplayInput {
+            instance: "job",
+            attempt: 1,
+            provider: None,
+            snapshot: &snapshot,
+            transcript: b"{\"step\":1,\"reply\":\"x\"}\nnot json\n",
+        };
+        let err = replay_script(&input).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+}

@@ -1,0 +1,108 @@
+//! `replay`: a recorded attempt (`trace = "full"`) as a self-contained job
+//! that reproduces it with no model. The job is the original manifest's
+//! settings with a scripted provider whose script is the model's raw
+//! replies, in order, each sent verbatim (invalid ones included), and
+//! copies of the source and the acceptance tests beside it.
+
+mod build;
+
+pub use build::{REPLAY_SCRIPT, ReplayError, ReplayInput, replay_manifest, replay_script};
+
+use std::path::{Path, PathBuf};
+
+use crate::lifecycle::DataDir;
+use crate::log::read_snapshot;
+
+/// What `write_replay` wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub manifest: PathBuf,
+    pub replies: usize,
+    pub attempt: u32,
+}
+
+/// Builds the replay of `instance`'s attempt `attempt` (default: its last)
+/// from the data dir `data` into the new directory `out`.
+pub fn write_replay(
+    data: &Path,
+    instance: &str,
+    attempt: Option<u32>,
+    out: &Path,
+) -> Result<Written, ReplayError> {
+    let dir = DataDir::new(data);
+    let snapshot = read_snapshot(&dir.log()).map_err(|e| ReplayError::Log(e.to_string()))?;
+    let job = snapshot
+        .state
+        .job(instance)
+        .ok_or_else(|| ReplayError::NoInstance(instance.to_string()))?;
+    let attempt = match attempt {
+        Some(n) if n == 0 || n > job.last_attempt => {
+            return Err(ReplayError::NoAttempt {
+                instance: instance.to_string(),
+                attempt: n,
+                started: job.last_attempt,
+            });
+        }
+        Some(n) => n,
+        None if job.last_attempt == 0 => {
+            return Err(ReplayError::NoAttempt {
+                instance: instance.to_string(),
+                attempt: 1,
+                started: 0,
+            });
+        }
+        None => job.last_attempt,
+    };
+    let snapshot = job
+        .manifest
+        .as_deref()
+        .ok_or_else(|| ReplayError::NoManifest(instance.to_string()))?;
+    let transcript_path = dir.runs(instance, attempt).join("transcript.jsonl");
+    let transcript = match std::fs::read(&transcript_path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let trace = snapshot["manifest"]["trace"].as_str().unwrap_or("metadata");
+            return Err(ReplayError::NoTrace {
+                instance: instance.to_string(),
+                attempt,
+                trace: trace.to_string(),
+            });
+        }
+        Err(e) => return Err(ReplayError::io(&transcript_path, e)),
+    };
+    let input = ReplayInput {
+        instance,
+        attempt,
+        provider: job.provider.as_deref(),
+        snapshot,
+        transcript: &transcript,
+    };
+    let script = replay_script(&input)?;
+    let manifest = replay_manifest(&input)?;
+
+    if out.exists() {
+        return Err(ReplayError::OutExists(out.to_path_buf()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| ReplayError::io(out, e))?;
+    let copy = |from: &str, to: &str| -> Result<(), ReplayError> {
+        let from = Path::new(from);
+        crate::beneath::copy_tree(from, &out.join(to), &["target"])
+            .map(|_| ())
+            .map_err(|e| ReplayError::Copy(from.to_path_buf(), e.to_string()))
+    };
+    if let Some(source) = snapshot["manifest"]["source"].as_str() {
+        copy(source, "source")?;
+    }
+    if let Some(tests) = snapshot["manifest"]["acceptance"]["dir"].as_str() {
+        copy(tests, "acceptance")?;
+    }
+    let script_path = out.join(REPLAY_SCRIPT);
+    std::fs::write(&script_path, &script.text).map_err(|e| ReplayError::io(&script_path, e))?;
+    let manifest_path = out.join("job.toml");
+    std::fs::write(&manifest_path, manifest).map_err(|e| ReplayError::io(&manifest_path, e))?;
+    Ok(Written {
+        manifest: manifest_path,
+        replies: script.replies,
+        attempt,
+    })
+}
