@@ -3,8 +3,8 @@
 
 pub mod agent;
 pub mod batch;
-pub mod check;
 pub mod beneath;
+pub mod check;
 pub mod cli;
 pub mod hash;
 pub mod lifecycle;
