@@ -6,6 +6,7 @@ pub mod batch;
 pub mod beneath;
 pub mod check;
 pub mod cli;
+pub mod decision;
 pub mod hash;
 pub mod lifecycle;
 pub mod log;

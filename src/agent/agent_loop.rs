@@ -10,12 +10,12 @@
 use std::time::Instant;
 
 use super::commands::{CommandFailure, describe_command, run_command, verify};
-use super::decision::Decision;
-use super::parse::parse_decision;
 use super::prompt::{PromptFacts, Turn, build_request, cap_text};
 use super::transcript::Transcript;
 use super::workspace::{PathRefusal, Workspace};
 use crate::cancel::CancelToken;
+use crate::decision::Decision;
+use crate::decision::parse_decision;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
 use crate::log::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};

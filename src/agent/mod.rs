@@ -1,7 +1,7 @@
-//! The agent loop: the decision union a model returns, its parser and
-//! schema, the prompt builder, the workspace a model's file actions are
-//! contained in, and the loop that asks for one decision at a time and acts
-//! on it within the attempt's limits.
+//! The agent loop: the prompt builder, the workspace a model's file
+//! actions are contained in, and the loop that asks for one decision at a
+//! time (the union in [`crate::decision`]) and acts on it within the
+//! attempt's limits.
 //!
 //! Never runs a command except through the [`CommandRunner`] it is given
 //! (the executor), never writes outside the workspace, and reports
@@ -10,31 +10,16 @@
 mod agent_loop;
 mod cause;
 mod commands;
-mod decision;
-mod parse;
 mod prompt;
-mod scan;
-mod schema;
 mod transcript;
 mod workspace;
-
-#[cfg(test)]
-mod parse_tests;
-#[cfg(test)]
-mod scan_tests;
 
 pub use agent_loop::{
     AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, run_agent,
 };
 pub use cause::{CAUSE_CAP, first_cause};
 pub use commands::{command_event, describe_command};
-pub use decision::{
-    Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
-    json_type, known_kinds,
-};
-pub use parse::parse_decision;
 pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
-pub use schema::{decision_schema, decision_schema_text, field_schemas};
 pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
 pub use workspace::{
     EditRecord, FileText, LIST_LIMIT, PathRefusal, Workspace, WorkspaceError, copy_tree,

@@ -73,7 +73,7 @@ fn check(file: &std::path::Path) -> Result<String, String> {
 /// Prints the requested schema as pretty JSON.
 pub fn schema(which: SchemaName) -> anyhow::Result<Completion> {
     match which {
-        SchemaName::Decision => out!("{}", crate::agent::decision_schema_text()),
+        SchemaName::Decision => out!("{}", crate::decision::decision_schema_text()),
     }
     Ok(Completion::Success)
 }

@@ -28,8 +28,8 @@ use super::tokens::estimate_tokens;
 use super::tools::{
     as_tool_call, call_id, call_text_to_text, call_to_text, calls_to_text, openai_tools,
 };
-use crate::agent::decision_schema;
 use crate::cancel::CancelToken;
+use crate::decision::decision_schema;
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 
 /// Chat completions over HTTP.

@@ -72,7 +72,7 @@ pub fn parse_script(path: &Path, text: &str) -> Result<ScriptReplies, ProviderEr
                     1,
                     format!(
                         "expected a JSON object (a reply) or a string (sent verbatim), found {}",
-                        crate::agent::json_type(&other)
+                        crate::decision::json_type(&other)
                     ),
                 ));
             }
@@ -310,7 +310,7 @@ mod tests {
         let kinds: Vec<&'static str> = script
             .replies
             .iter()
-            .map(|reply| crate::agent::parse_decision(reply).unwrap().kind())
+            .map(|reply| crate::decision::parse_decision(reply).unwrap().kind())
             .collect();
         assert_eq!(kinds, ["read_file", "replace_text", "verify", "finish"]);
     }

@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::{KINDS, field_schemas, parse_decision};
+use crate::decision::{KINDS, field_schemas, parse_decision};
 
 /// One tool: its name (a decision kind), description and JSON Schema of
 /// its arguments.
@@ -147,7 +147,7 @@ fn splice_kind(name: &str, raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Decision, DecisionError};
+    use crate::decision::{Decision, DecisionError};
 
     #[test]
     fn one_tool_per_kind_without_the_tag() {

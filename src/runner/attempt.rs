@@ -13,9 +13,10 @@ use super::commands::{AttemptCommands, policy_for};
 use super::patch::{PatchError, diff_editable};
 use crate::agent::{
     AgentError, AgentRun, LoopLimits, PromptFacts, Recorder, Transcript, Workspace, WorkspaceError,
-    command_event, decision_schema, run_agent, secret_values_from_env,
+    command_event, run_agent, secret_values_from_env,
 };
 use crate::cancel::CancelToken;
+use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::hash::short_hash;
 use crate::lifecycle::{Claim, Keep, Store, StoreError, watch_for_cancel};

@@ -11,6 +11,7 @@ mod harness;
 mod hostile;
 mod infra;
 mod lifecycle;
+mod modules;
 mod log_integrity;
 mod outage;
 mod patch_rejected;

@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::mock::{MockServer, Reply};
 use super::{fast, request_with_history};
-use crate::agent::{Decision, parse_decision};
 use crate::cancel::CancelToken;
+use crate::decision::{Decision, parse_decision};
 use crate::manifest::AnthropicConfig;
 use crate::provider::{ANTHROPIC_VERSION, AnthropicProvider, Provider, Secret};
 
@@ -62,7 +62,7 @@ fn tool_use_becomes_the_decision_and_history_is_replayed_as_blocks() {
     assert_eq!(body["tool_choice"]["type"], "any");
     assert_eq!(
         body["tools"].as_array().unwrap().len(),
-        crate::agent::KINDS.len()
+        crate::decision::KINDS.len()
     );
     assert_eq!(body["tools"][0]["name"], "read_file");
     let messages = body["messages"].as_array().unwrap();

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::request_with_history;
-use crate::agent::{Decision, parse_decision};
 use crate::cancel::CancelToken;
+use crate::decision::{Decision, parse_decision};
 use crate::manifest::{CommandConfig, CommandPreset};
 use crate::provider::{CommandProvider, Message, Provider, Secret};
 use crate::units::ByteSize;

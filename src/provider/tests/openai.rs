@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::mock::{MockServer, Reply, refused_url};
 use super::{fast, request_with_history};
-use crate::agent::{Decision, DecisionError, parse_decision};
 use crate::cancel::CancelToken;
+use crate::decision::{Decision, DecisionError, parse_decision};
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 use crate::provider::{OpenAiProvider, Provider, ProviderError, Secret};
 
@@ -74,7 +74,7 @@ fn json_schema_mode_sends_the_schema_and_reads_the_reply() {
     assert_eq!(format["json_schema"]["strict"], false);
     assert_eq!(
         format["json_schema"]["schema"],
-        crate::agent::decision_schema()
+        crate::decision::decision_schema()
     );
     let roles: Vec<&str> = body["messages"]
         .as_array()
@@ -143,7 +143,7 @@ fn tools_mode_replays_history_as_calls_and_maps_the_call_to_a_decision() {
     let body = &server.finish()[0].body;
     assert_eq!(
         body["tools"].as_array().unwrap().len(),
-        crate::agent::KINDS.len()
+        crate::decision::KINDS.len()
     );
     assert_eq!(body["tool_choice"], "required");
     let messages = body["messages"].as_array().unwrap();

@@ -1,10 +1,10 @@
 //! The JSON Schema (draft 2020-12) of the decision union, generated from
-//! [`KINDS`](super::decision::KINDS). Published as
+//! [`KINDS`](super::union::KINDS). Published as
 //! `docs/decision.schema.json` and sent to providers that constrain output.
 
 use serde_json::{Map, Value, json};
 
-use super::decision::{FieldType, KINDS, KindSpec};
+use super::union::{FieldType, KINDS, KindSpec};
 
 /// The decision union: an object that is exactly one of the kinds, each
 /// with a `const` tag, its required fields and nothing else.

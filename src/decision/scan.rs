@@ -26,8 +26,8 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::decision::DecisionError;
 use super::parse::{lenient_json, line_col, offset_of, strip_position};
+use super::union::DecisionError;
 
 /// The nesting at which serde_json stops with "recursion limit exceeded"
 /// (its depth budget is 128 and the 128th open container exhausts it).

@@ -19,8 +19,8 @@
 
 use serde_json::Value;
 
-use super::decision::{Decision, DecisionError, decision_from_object, json_type};
 use super::scan::scan_objects;
+use super::union::{Decision, DecisionError, decision_from_object, json_type};
 
 /// How many times a reply that is a JSON string is unwrapped.
 const MAX_STRING_NESTING: usize = 2;

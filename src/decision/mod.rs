@@ -1,0 +1,24 @@
+//! The decision a model returns each step: the union of kinds
+//! (`union.rs`), the lenient parser that finds one in a reply (`parse.rs`,
+//! `scan.rs`) and its published JSON Schema (`schema.rs`).
+//!
+//! A leaf: it depends only on the log's event types, so the agent loop
+//! and the providers (which send the schema and read tool calls) both use
+//! it and the providers never depend on the agent loop.
+
+mod parse;
+mod scan;
+mod schema;
+mod union;
+
+#[cfg(test)]
+mod parse_tests;
+#[cfg(test)]
+mod scan_tests;
+
+pub use parse::parse_decision;
+pub use schema::{decision_schema, decision_schema_text, field_schemas};
+pub use union::{
+    Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
+    json_type, known_kinds,
+};
