@@ -8,31 +8,26 @@
 //! observation after it a `tool_result` block; consecutive turns of one
 //! role are merged, as the API wants roles to alternate.
 
-use std::time::Instant;
-
 use serde_json::{Value, json};
 
-use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
-use super::error::ProviderError;
+use super::api::{ProviderRequest, Role};
+use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
-use super::openai::estimate_request;
-use super::retry::{RetryPolicy, run_with_retries};
-use super::tokens::estimate_tokens;
+use super::retry::RetryPolicy;
 use super::tools::{anthropic_tools, as_tool_call, call_id, call_to_text, calls_to_text};
-use crate::cancel::CancelToken;
 use crate::manifest::AnthropicConfig;
 
 /// The API version this provider speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The Messages API over HTTP.
+pub type AnthropicProvider = HttpProvider<Anthropic>;
+
+/// The Messages API dialect.
 #[derive(Debug)]
-pub struct AnthropicProvider {
-    name: String,
+pub struct Anthropic {
     config: AnthropicConfig,
     key: Secret,
-    client: HttpClient,
-    policy: RetryPolicy,
 }
 
 impl AnthropicProvider {
@@ -44,27 +39,28 @@ impl AnthropicProvider {
             Some(key.clone()),
         );
         let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
-        AnthropicProvider {
-            name: name.into(),
-            config,
-            key,
-            client,
-            policy,
-        }
+        HttpProvider::with_dialect(name, Anthropic { config, key }, client, policy)
+    }
+}
+
+impl Dialect for Anthropic {
+    fn api(&self) -> &'static str {
+        "anthropic"
     }
 
-    /// Replaces the retry policy (tests use a tiny backoff).
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> AnthropicProvider {
-        self.policy = policy;
-        self
-    }
-
-    pub fn endpoint(&self) -> String {
+    fn endpoint(&self) -> String {
         format!("{}/v1/messages", self.config.base_url)
     }
 
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("x-api-key", self.key.expose().to_string()),
+            ("anthropic-version", ANTHROPIC_VERSION.to_string()),
+        ]
+    }
+
     /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ProviderRequest) -> Value {
+    fn request_body(&self, request: &ProviderRequest) -> Value {
         let mut body = json!({
             "model": self.config.model,
             "max_tokens": self.config.max_tokens,
@@ -77,58 +73,13 @@ impl AnthropicProvider {
         }
         body
     }
-}
 
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        &self.name
+    fn reply_text(&self, response: &Value) -> Result<String, String> {
+        reply_text(response)
     }
 
-    fn complete(
-        &mut self,
-        request: &ProviderRequest,
-        cancel: &CancelToken,
-    ) -> Result<ProviderReply, ProviderError> {
-        self.complete_watched(request, cancel, &mut |_| {})
-    }
-
-    fn complete_watched(
-        &mut self,
-        request: &ProviderRequest,
-        cancel: &CancelToken,
-        watch: &mut dyn FnMut(&ProviderRetry),
-    ) -> Result<ProviderReply, ProviderError> {
-        let started = Instant::now();
-        let url = self.endpoint();
-        let body = self.request_body(request);
-        let headers = [
-            ("x-api-key", self.key.expose().to_string()),
-            ("anthropic-version", ANTHROPIC_VERSION.to_string()),
-        ];
-        let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
-            self.client.post_json(&url, &headers, &body, cancel)
-        })?;
-        let text = match reply_text(&response) {
-            Ok(text) => text,
-            Err(why) => {
-                return Err(ProviderError::Request {
-                    message: self.client.redact(&format!(
-                        "anthropic provider: unexpected response from {url}: {why}"
-                    )),
-                    retryable: false,
-                    retries,
-                });
-            }
-        };
-        let (input_tokens, output_tokens) =
-            usage(&response).unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
-        Ok(ProviderReply {
-            text,
-            input_tokens,
-            output_tokens,
-            latency: started.elapsed(),
-            retries,
-        })
+    fn usage(&self, response: &Value) -> Option<(u64, u64)> {
+        usage(response)
     }
 }
 

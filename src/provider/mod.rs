@@ -13,6 +13,7 @@
 mod anthropic;
 mod api;
 mod command;
+mod dialect;
 mod error;
 mod factory;
 mod http;
@@ -26,13 +27,14 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
-pub use anthropic::{ANTHROPIC_VERSION, AnthropicProvider, anthropic_messages};
+pub use anthropic::{ANTHROPIC_VERSION, Anthropic, AnthropicProvider, anthropic_messages};
 pub use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
 pub use command::{CommandProvider, ParsedOutput, parse_output, prompt};
+pub use dialect::{Dialect, HttpProvider};
 pub use error::ProviderError;
 pub use factory::{build_provider, build_provider_with_env};
 pub use http::Secret;
-pub use openai::{OpenAiProvider, chat_messages};
+pub use openai::{OpenAi, OpenAiProvider, chat_messages};
 pub use preflight::preflight;
 pub use retry::{DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, RetryPolicy};
 pub use script::{ScriptProvider, ScriptReplies, load_script};

@@ -16,30 +16,26 @@
 //! The key, when configured, goes in `Authorization: Bearer`; it is never
 //! logged and never part of an error.
 
-use std::time::Instant;
-
 use serde_json::{Value, json};
 
-use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
-use super::error::ProviderError;
+use super::api::{ProviderRequest, Role};
+use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
-use super::retry::{RetryPolicy, run_with_retries};
-use super::tokens::estimate_tokens;
+use super::retry::RetryPolicy;
 use super::tools::{
     as_tool_call, call_id, call_text_to_text, call_to_text, calls_to_text, openai_tools,
 };
-use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 
 /// Chat completions over HTTP.
+pub type OpenAiProvider = HttpProvider<OpenAi>;
+
+/// The chat-completions dialect.
 #[derive(Debug)]
-pub struct OpenAiProvider {
-    name: String,
+pub struct OpenAi {
     config: OpenAiConfig,
     key: Option<Secret>,
-    client: HttpClient,
-    policy: RetryPolicy,
 }
 
 impl OpenAiProvider {
@@ -52,27 +48,28 @@ impl OpenAiProvider {
     ) -> OpenAiProvider {
         let client = HttpClient::new("openai", &config.base_url, config.timeout, key.clone());
         let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
-        OpenAiProvider {
-            name: name.into(),
-            config,
-            key,
-            client,
-            policy,
-        }
+        HttpProvider::with_dialect(name, OpenAi { config, key }, client, policy)
+    }
+}
+
+impl Dialect for OpenAi {
+    fn api(&self) -> &'static str {
+        "openai"
     }
 
-    /// Replaces the retry policy (tests use a tiny backoff).
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> OpenAiProvider {
-        self.policy = policy;
-        self
-    }
-
-    pub fn endpoint(&self) -> String {
+    fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.config.base_url)
     }
 
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        self.key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {}", key.expose())))
+            .collect()
+    }
+
     /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ProviderRequest) -> Value {
+    fn request_body(&self, request: &ProviderRequest) -> Value {
         let tools = self.config.mode == OpenAiMode::Tools;
         let mut body = json!({
             "model": self.config.model,
@@ -104,59 +101,13 @@ impl OpenAiProvider {
         }
         body
     }
-}
 
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        &self.name
+    fn reply_text(&self, response: &Value) -> Result<String, String> {
+        reply_text(response)
     }
 
-    fn complete(
-        &mut self,
-        request: &ProviderRequest,
-        cancel: &CancelToken,
-    ) -> Result<ProviderReply, ProviderError> {
-        self.complete_watched(request, cancel, &mut |_| {})
-    }
-
-    fn complete_watched(
-        &mut self,
-        request: &ProviderRequest,
-        cancel: &CancelToken,
-        watch: &mut dyn FnMut(&ProviderRetry),
-    ) -> Result<ProviderReply, ProviderError> {
-        let started = Instant::now();
-        let url = self.endpoint();
-        let body = self.request_body(request);
-        let headers: Vec<(&'static str, String)> = self
-            .key
-            .iter()
-            .map(|key| ("authorization", format!("Bearer {}", key.expose())))
-            .collect();
-        let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
-            self.client.post_json(&url, &headers, &body, cancel)
-        })?;
-        let text = match reply_text(&response) {
-            Ok(text) => text,
-            Err(why) => {
-                return Err(ProviderError::Request {
-                    message: self.client.redact(&format!(
-                        "openai provider: unexpected response from {url}: {why}"
-                    )),
-                    retryable: false,
-                    retries,
-                });
-            }
-        };
-        let (input_tokens, output_tokens) =
-            usage(&response).unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
-        Ok(ProviderReply {
-            text,
-            input_tokens,
-            output_tokens,
-            latency: started.elapsed(),
-            retries,
-        })
+    fn usage(&self, response: &Value) -> Option<(u64, u64)> {
+        usage(response)
     }
 }
 
@@ -249,14 +200,4 @@ fn usage(response: &Value) -> Option<(u64, u64)> {
         usage["prompt_tokens"].as_u64()?,
         usage["completion_tokens"].as_u64()?,
     ))
-}
-
-/// The estimate used when a server reports no usage.
-pub(crate) fn estimate_request(request: &ProviderRequest) -> u64 {
-    estimate_tokens(&request.system)
-        + request
-            .messages
-            .iter()
-            .map(|m| estimate_tokens(&m.content))
-            .sum::<u64>()
 }

@@ -3,9 +3,21 @@
 //! reports of offline runs are reproducible; only an estimate of what a
 //! real tokenizer would count.
 
+use super::api::ProviderRequest;
+
 /// Estimated tokens in `text`: `ceil(bytes / 4)`.
 pub fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
+}
+
+/// Estimated input tokens of `request`: its system prompt and messages.
+pub fn estimate_request(request: &ProviderRequest) -> u64 {
+    estimate_tokens(&request.system)
+        + request
+            .messages
+            .iter()
+            .map(|m| estimate_tokens(&m.content))
+            .sum::<u64>()
 }
 
 #[cfg(test)]

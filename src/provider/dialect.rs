@@ -1,0 +1,123 @@
+//! One HTTP path for every model API: a request body, a POST with retries,
+//! the reply text and token usage out. What differs between APIs (the
+//! endpoint, headers, body and response shapes) is a [`Dialect`].
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry};
+use super::error::ProviderError;
+use super::http::HttpClient;
+use super::retry::{RetryPolicy, run_with_retries};
+use super::tokens::{estimate_request, estimate_tokens};
+use crate::cancel::CancelToken;
+
+/// What one model API says differently.
+pub trait Dialect: Send + std::fmt::Debug {
+    /// The API's name in messages ("openai", "anthropic").
+    fn api(&self) -> &'static str;
+    /// Where requests go.
+    fn endpoint(&self) -> String;
+    /// Headers besides the JSON content type (authentication, versions).
+    fn headers(&self) -> Vec<(&'static str, String)>;
+    /// The JSON body sent for `request`.
+    fn request_body(&self, request: &ProviderRequest) -> Value;
+    /// The reply text of a response, or why there is none.
+    fn reply_text(&self, response: &Value) -> Result<String, String>;
+    /// `(input, output)` tokens the response reports, if it does.
+    fn usage(&self, response: &Value) -> Option<(u64, u64)>;
+}
+
+/// A model API over HTTP, spoken in dialect `D`.
+#[derive(Debug)]
+pub struct HttpProvider<D> {
+    name: String,
+    dialect: D,
+    client: HttpClient,
+    policy: RetryPolicy,
+}
+
+impl<D: Dialect> HttpProvider<D> {
+    pub(super) fn with_dialect(
+        name: impl Into<String>,
+        dialect: D,
+        client: HttpClient,
+        policy: RetryPolicy,
+    ) -> HttpProvider<D> {
+        HttpProvider {
+            name: name.into(),
+            dialect,
+            client,
+            policy,
+        }
+    }
+
+    /// Replaces the retry policy (tests use a tiny backoff).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> HttpProvider<D> {
+        self.policy = policy;
+        self
+    }
+
+    pub fn endpoint(&self) -> String {
+        self.dialect.endpoint()
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ProviderRequest) -> Value {
+        self.dialect.request_body(request)
+    }
+}
+
+impl<D: Dialect> Provider for HttpProvider<D> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+    ) -> Result<ProviderReply, ProviderError> {
+        self.complete_watched(request, cancel, &mut |_| {})
+    }
+
+    fn complete_watched(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+        watch: &mut dyn FnMut(&ProviderRetry),
+    ) -> Result<ProviderReply, ProviderError> {
+        let started = Instant::now();
+        let url = self.dialect.endpoint();
+        let body = self.dialect.request_body(request);
+        let headers = self.dialect.headers();
+        let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
+            self.client.post_json(&url, &headers, &body, cancel)
+        })?;
+        let text = match self.dialect.reply_text(&response) {
+            Ok(text) => text,
+            Err(why) => {
+                return Err(ProviderError::Request {
+                    message: self.client.redact(&format!(
+                        "{} provider: unexpected response from {url}: {why}",
+                        self.dialect.api()
+                    )),
+                    retryable: false,
+                    retries,
+                });
+            }
+        };
+        let (input_tokens, output_tokens) = self
+            .dialect
+            .usage(&response)
+            .unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
+        Ok(ProviderReply {
+            text,
+            input_tokens,
+            output_tokens,
+            latency: started.elapsed(),
+            retries,
+        })
+    }
+}
