@@ -196,6 +196,8 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
                     Event::ProviderFailed {
                         step,
                         message: e.to_string(),
+                        input_tokens: e.billed().map_or(0, |b| b.0),
+                        output_tokens: e.billed().map_or(0, |b| b.1),
                     },
                 )?;
                 // Precedence: an unreachable provider is the machine's
@@ -233,6 +235,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             reply_bytes: reply.text.len() as u64,
             reply_hash: short_hash(reply.text.as_bytes()),
             input_tokens: reply.input_tokens,
+            cached_input_tokens: reply.cached_input_tokens,
             output_tokens: reply.output_tokens,
             latency_ms: u64::try_from(reply.latency.as_millis()).unwrap_or(u64::MAX),
         };

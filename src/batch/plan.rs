@@ -67,7 +67,10 @@ pub fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob> {
         for provider in providers {
             let mut instance = manifest.clone();
             if let Some(p) = provider {
+                // The file's provider, at the file's price (the manifest's
+                // price was for its own provider).
                 instance.provider = Some(p.provider.clone());
+                instance.price = p.price;
             }
             if let Some(attempts) = options.attempts {
                 instance.limits.attempts = attempts;

@@ -59,6 +59,7 @@ pub fn check_tasks(
                 provider: ProviderConfig::Script(ScriptConfig {
                     script: vec![script],
                 }),
+                price: None,
             }],
             // Repeats are numbered even for one run, so raising --runs
             // later adds runs instead of renaming the first.

@@ -91,6 +91,10 @@ pub enum Event {
         /// SHA-256 of the reply text, first 16 hex digits.
         reply_hash: String,
         input_tokens: u64,
+        /// Of `input_tokens`, those the provider served from its prompt
+        /// cache (priced apart).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
         output_tokens: u64,
         latency_ms: u64,
     },
@@ -102,7 +106,15 @@ pub enum Event {
         wait_ms: u64,
     },
     /// A provider call failed for good.
-    ProviderFailed { step: u32, message: String },
+    ProviderFailed {
+        step: u32,
+        message: String,
+        /// Tokens billed for a response that could not be used.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        input_tokens: u64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        output_tokens: u64,
+    },
     /// A command ran (never its arguments or output).
     Command {
         step: u32,
@@ -404,4 +416,8 @@ impl std::fmt::Display for DecisionKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -93,6 +93,10 @@ fn build(
         Some(raw) => Some(build_provider(fields, "provider", raw)?),
         None => None,
     };
+    let price = match raw.price {
+        Some(raw) => Some(super::price::price(fields, raw)?),
+        None => None,
+    };
     let oracle = match raw.oracle {
         Some(raw) => Some(oracle(fields, raw, &source)?),
         None => None,
@@ -116,6 +120,7 @@ fn build(
         acceptance,
         limits,
         provider,
+        price,
         sandbox,
         oracle,
         origin: Origin {

@@ -13,6 +13,7 @@ mod expand;
 mod fields;
 mod job;
 mod load;
+mod price;
 mod provider_config;
 mod provider_file;
 mod raw;
@@ -32,6 +33,7 @@ pub use job::{
     MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox, SandboxMode, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
+pub use price::Price;
 pub use provider_config::{
     ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
     DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,

@@ -20,6 +20,9 @@ pub struct ProviderFile {
     /// Defaults to the file stem; same character rules as a job id.
     pub name: String,
     pub provider: ProviderConfig,
+    /// `[price]`, if the file declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<super::Price>,
 }
 
 /// Reads and validates the provider file at `path`.
@@ -43,5 +46,13 @@ pub fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFile, Mani
     validate_id(&name).map_err(|e| fields.err("name", e.to_string().replace("job id", "name")))?;
     let raw_provider = fields.required("provider", raw.provider)?;
     let provider = build_provider(&fields, "provider", raw_provider)?;
-    Ok(ProviderFile { name, provider })
+    let price = match raw.price {
+        Some(raw) => Some(super::price::price(&fields, raw)?),
+        None => None,
+    };
+    Ok(ProviderFile {
+        name,
+        provider,
+        price,
+    })
 }

@@ -28,6 +28,16 @@ pub struct RawManifest {
     pub provider: Option<RawProvider>,
     pub sandbox: Option<RawSandbox>,
     pub oracle: Option<RawOracle>,
+    pub price: Option<RawPrice>,
+}
+
+/// `[price]`: USD per million tokens.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrice {
+    pub input_per_mtok: Option<f64>,
+    pub output_per_mtok: Option<f64>,
+    pub cached_input_per_mtok: Option<f64>,
 }
 
 /// `[oracle]`: a known-good fix, for `check`.
@@ -129,4 +139,5 @@ impl RawProvider {
 pub struct RawProviderFile {
     pub name: Option<String>,
     pub provider: Option<RawProvider>,
+    pub price: Option<RawPrice>,
 }

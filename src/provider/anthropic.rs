@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use super::api::{ProviderRequest, Role};
+use super::api::{ProviderRequest, Role, Usage};
 use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
 use super::retry::RetryPolicy;
@@ -78,7 +78,7 @@ impl Dialect for Anthropic {
         reply_text(response)
     }
 
-    fn usage(&self, response: &Value) -> Option<(u64, u64)> {
+    fn usage(&self, response: &Value) -> Option<Usage> {
         usage(response)
     }
 }
@@ -158,10 +158,15 @@ pub fn reply_text(response: &Value) -> Result<String, String> {
 }
 
 /// Input tokens (cache reads and writes included) and output tokens.
-fn usage(response: &Value) -> Option<(u64, u64)> {
+fn usage(response: &Value) -> Option<Usage> {
     let usage = &response["usage"];
+    let cached = usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
     let input = usage["input_tokens"].as_u64()?
         + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0)
-        + usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
-    Some((input, usage["output_tokens"].as_u64()?))
+        + cached;
+    Some(Usage {
+        input,
+        cached,
+        output: usage["output_tokens"].as_u64()?,
+    })
 }

@@ -56,13 +56,26 @@ pub struct ProviderRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderReply {
     pub text: String,
+    /// Input tokens, those served from the provider's prompt cache included.
     pub input_tokens: u64,
+    /// Of `input_tokens`, those served from the cache (priced apart).
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
     /// From the first request sent to the reply, retries and waits included.
     pub latency: Duration,
     /// Requests that failed transiently and were retried before this reply,
     /// in order, for the loop to record as events.
     pub retries: Vec<ProviderRetry>,
+}
+
+/// Tokens a response reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Input tokens, cached ones included.
+    pub input: u64,
+    /// Of `input`, those served from the provider's prompt cache.
+    pub cached: u64,
+    pub output: u64,
 }
 
 /// One retry of a request that failed transiently.

@@ -168,6 +168,7 @@ impl CommandProvider {
             message: self.redact(&one_line(&format!("command provider: {message}"))),
             retryable,
             retries: Vec::new(),
+            billed: None,
         }
     }
 
@@ -228,6 +229,7 @@ impl CommandProvider {
         Ok(ProviderReply {
             text: parsed.text,
             input_tokens,
+            cached_input_tokens: 0,
             output_tokens,
             latency: outcome.duration,
             retries: Vec::new(),

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry};
+use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Usage};
 use super::error::ProviderError;
 use super::http::HttpClient;
 use super::retry::{RetryPolicy, run_with_retries};
@@ -25,8 +25,8 @@ pub trait Dialect: Send + std::fmt::Debug {
     fn request_body(&self, request: &ProviderRequest) -> Value;
     /// The reply text of a response, or why there is none.
     fn reply_text(&self, response: &Value) -> Result<String, String>;
-    /// `(input, output)` tokens the response reports, if it does.
-    fn usage(&self, response: &Value) -> Option<(u64, u64)>;
+    /// The tokens the response reports, if it does.
+    fn usage(&self, response: &Value) -> Option<Usage>;
 }
 
 /// A model API over HTTP, spoken in dialect `D`.
@@ -105,17 +105,20 @@ impl<D: Dialect> Provider for HttpProvider<D> {
                     )),
                     retryable: false,
                     retries,
+                    billed: self.dialect.usage(&response).map(|u| (u.input, u.output)),
                 });
             }
         };
-        let (input_tokens, output_tokens) = self
-            .dialect
-            .usage(&response)
-            .unwrap_or_else(|| (estimate_request(request), estimate_tokens(&text)));
+        let usage = self.dialect.usage(&response).unwrap_or_else(|| Usage {
+            input: estimate_request(request),
+            cached: 0,
+            output: estimate_tokens(&text),
+        });
         Ok(ProviderReply {
             text,
-            input_tokens,
-            output_tokens,
+            input_tokens: usage.input,
+            cached_input_tokens: usage.cached,
+            output_tokens: usage.output,
             latency: started.elapsed(),
             retries,
         })

@@ -50,6 +50,9 @@ pub enum ProviderError {
         retryable: bool,
         /// The retries made before this final failure.
         retries: Vec<ProviderRetry>,
+        /// Tokens the provider reported for a response it billed but that
+        /// could not be used (e.g. no completion in it).
+        billed: Option<(u64, u64)>,
     },
     /// The configuration cannot make a provider (e.g. the key variable is
     /// unset).
@@ -75,6 +78,15 @@ impl ProviderError {
             ProviderError::Transient { .. } => true,
             ProviderError::Request { retryable, .. } => *retryable,
             _ => false,
+        }
+    }
+
+    /// `(input, output)` tokens billed for a response that could not be
+    /// used.
+    pub fn billed(&self) -> Option<(u64, u64)> {
+        match self {
+            ProviderError::Request { billed, .. } => *billed,
+            _ => None,
         }
     }
 

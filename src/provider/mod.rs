@@ -28,7 +28,7 @@ mod tools;
 mod tests;
 
 pub use anthropic::{ANTHROPIC_VERSION, Anthropic, AnthropicProvider, anthropic_messages};
-pub use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry, Role};
+pub use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry, Role, Usage};
 pub use command::{CommandProvider, ParsedOutput, parse_output, prompt};
 pub use dialect::{Dialect, HttpProvider};
 pub use error::ProviderError;

@@ -18,7 +18,7 @@
 
 use serde_json::{Value, json};
 
-use super::api::{ProviderRequest, Role};
+use super::api::{ProviderRequest, Role, Usage};
 use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
 use super::retry::RetryPolicy;
@@ -106,7 +106,7 @@ impl Dialect for OpenAi {
         reply_text(response)
     }
 
-    fn usage(&self, response: &Value) -> Option<(u64, u64)> {
+    fn usage(&self, response: &Value) -> Option<Usage> {
         usage(response)
     }
 }
@@ -193,11 +193,15 @@ pub fn reply_text(response: &Value) -> Result<String, String> {
     }
 }
 
-/// `usage.prompt_tokens` and `usage.completion_tokens`, when reported.
-fn usage(response: &Value) -> Option<(u64, u64)> {
+/// `usage.prompt_tokens` (of which `prompt_tokens_details.cached_tokens`
+/// came from the cache) and `usage.completion_tokens`, when reported.
+fn usage(response: &Value) -> Option<Usage> {
     let usage = &response["usage"];
-    Some((
-        usage["prompt_tokens"].as_u64()?,
-        usage["completion_tokens"].as_u64()?,
-    ))
+    Some(Usage {
+        input: usage["prompt_tokens"].as_u64()?,
+        cached: usage["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0),
+        output: usage["completion_tokens"].as_u64()?,
+    })
 }

@@ -180,6 +180,7 @@ pub fn run_with_retries<T>(
                 message: failure.message,
                 retryable: failure.retryable,
                 retries,
+                billed: None,
             });
         }
         let retry = ProviderRetry {

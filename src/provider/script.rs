@@ -168,6 +168,7 @@ impl Provider for ScriptProvider {
         Ok(ProviderReply {
             output_tokens: estimate_tokens(&text),
             input_tokens: prompt_tokens,
+            cached_input_tokens: 0,
             text,
             latency: started.elapsed(),
             retries: Vec::new(),

@@ -271,7 +271,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 false,
             );
         }
-        Event::ProviderFailed { step, message } => {
+        Event::ProviderFailed { step, message, .. } => {
             entry(acc, *step, "provider_error", message.clone(), false);
         }
         Event::Command {

@@ -403,7 +403,12 @@ impl Phases<'_> {
         let deadline = Instant::now() + manifest.limits.wall_time;
         let verdict = match self.build_provider() {
             Err(message) => {
-                self.record(Event::ProviderFailed { step: 0, message })?;
+                self.record(Event::ProviderFailed {
+                    step: 0,
+                    message,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                })?;
                 (fail(FailureKind::ProviderError), 0)
             }
             Ok(mut provider) => {

@@ -420,7 +420,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     since_ms,
                 });
             }
-            Event::ProviderFailed { step, message } => {
+            Event::ProviderFailed { step, message, .. } => {
                 in_open_attempt(job)?;
                 // A failed provider call is a step too, as the agent counts.
                 job.steps = job.steps.max(*step);

@@ -545,6 +545,7 @@ fn attempt_events_need_the_open_attempt() {
         reply_bytes: 1,
         reply_hash: "x".into(),
         input_tokens: 1,
+        cached_input_tokens: 0,
         output_tokens: 1,
         latency_ms: 1,
     };
