@@ -1,7 +1,10 @@
 //! Reports for humans and CI, rendered from a [`Report`] derived from the
 //! event log: `report.md`, `results.tsv`, `results.json`, `junit.xml` and a
 //! self-contained `report.html`. Renderers are pure functions from the model
-//! to text; only [`write_reports`] touches the filesystem. Reports never read
+//! to text; only [`write_reports`] touches the filesystem. The statistics
+//! behind the intervals and the paired comparison (`stats.rs`,
+//! `compare.rs`) are pure arithmetic with a fixed-seed generator, so the
+//! same log always gives the same figures. Reports never read
 //! the log, the workspaces or the network, and the HTML never references
 //! anything outside itself.
 
