@@ -1,15 +1,16 @@
-//! The per-family pass-rate bar chart of `report.html`, as inline SVG: one
-//! horizontal bar per family with its name, percentage and counts. Grows in
-//! height with the number of families; long names are shortened with the
-//! full name kept in a tooltip.
+//! The pass-rate bar charts of `report.html` (per family, per provider), as
+//! inline SVG: one horizontal bar per row with its name, percentage, counts
+//! and 95% interval, the interval also drawn as an error bar (a whisker with
+//! end caps) over the bar. Grows in height with the number of rows; long
+//! names are shortened with the full name kept in a tooltip.
 
 use std::fmt::Write;
 
-use super::format::percent;
+use super::format::{percent, percent_ci};
 use super::html::escape;
-use super::summary::FamilySummary;
+use super::summary::Tally;
 
-const WIDTH: u32 = 800;
+const WIDTH: u32 = 900;
 const LABEL_W: u32 = 220;
 const BAR_W: u32 = 420;
 const ROW_H: u32 = 28;
@@ -17,18 +18,28 @@ const BAR_H: u32 = 18;
 const TOP: u32 = 24;
 const LABEL_CHARS: usize = 30;
 
-/// The chart, or a short note when there are no families.
-pub fn pass_rate_chart(families: &[FamilySummary]) -> String {
-    if families.is_empty() {
+/// Half the height of an error bar's end caps.
+const CAP: u32 = 5;
+
+/// The x coordinate of a rate in [0, 1] on the bar.
+fn x_of(rate: f64) -> f64 {
+    f64::from(LABEL_W) + (f64::from(BAR_W) * rate.clamp(0.0, 1.0)).round()
+}
+
+/// The chart titled `title` (for screen readers), one bar per `(name,
+/// tally)`, or a short note when there are none.
+pub fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
+    if rows.is_empty() {
         return "<p class=\"muted\">No jobs yet.</p>\n".to_string();
     }
-    let rows = u32::try_from(families.len()).unwrap_or(u32::MAX);
-    let height = TOP + rows.saturating_mul(ROW_H) + 8;
+    let count = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+    let height = TOP + count.saturating_mul(ROW_H) + 8;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
-        "<svg class=\"chart\" role=\"img\" aria-label=\"Pass rate by family\" \
-         viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\">"
+        "<svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\">",
+        escape(title)
     );
     // Gridlines at 0, 25, 50, 75 and 100 percent, labelled on top.
     for tick in [0u32, 25, 50, 75, 100] {
@@ -41,20 +52,20 @@ pub fn pass_rate_chart(families: &[FamilySummary]) -> String {
             height - 4
         );
     }
-    for (i, family) in (0u32..).zip(families) {
+    for (i, (label, t)) in (0u32..).zip(rows) {
         let y = TOP + i * ROW_H + (ROW_H - BAR_H) / 2;
         let text_y = y + BAR_H / 2 + 5;
-        let t = &family.tally;
-        let name = shorten(&family.family, LABEL_CHARS);
+        let name = shorten(label, LABEL_CHARS);
         let _ = writeln!(
             svg,
-            "<g><title>{}: {} accepted of {} finished ({} pending)</title>\
+            "<g><title>{}: {} accepted of {} finished ({} pending), 95% CI {}</title>\
              <text class=\"label\" x=\"{}\" y=\"{text_y}\" text-anchor=\"end\">{}</text>\
              <rect class=\"track\" x=\"{LABEL_W}\" y=\"{y}\" width=\"{BAR_W}\" height=\"{BAR_H}\" rx=\"3\"/>",
-            escape(&family.family),
+            escape(label),
             t.accepted,
             t.jobs - t.pending,
             t.pending,
+            percent_ci(t.pass_rate_ci),
             LABEL_W - 10,
             escape(&name),
         );
@@ -66,13 +77,24 @@ pub fn pass_rate_chart(families: &[FamilySummary]) -> String {
                 rate_class(rate)
             );
         }
+        if let Some(ci) = t.pass_rate_ci {
+            // The whisker across the interval, with a cap at each end.
+            let (x1, x2) = (x_of(ci.low), x_of(ci.high));
+            let mid = y + BAR_H / 2;
+            let (top, bottom) = (mid - CAP, mid + CAP);
+            let _ = writeln!(
+                svg,
+                "<path class=\"ci\" d=\"M{x1} {mid}H{x2}M{x1} {top}V{bottom}M{x2} {top}V{bottom}\"/>"
+            );
+        }
         let _ = writeln!(
             svg,
-            "<text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"muted\">{}/{}</tspan></text></g>",
+            "<text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"muted\">{}/{} {}</tspan></text></g>",
             LABEL_W + BAR_W + 10,
             percent(t.pass_rate),
             t.accepted,
             t.jobs - t.pending,
+            percent_ci(t.pass_rate_ci),
         );
     }
     svg.push_str("</svg>\n");
@@ -104,16 +126,45 @@ fn shorten(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::report::fixture::sample;
-    use crate::report::summary::{Summary, Tally};
+    use crate::report::summary::{FamilySummary, Summary};
+
+    fn family_rows(families: &[FamilySummary]) -> Vec<(&str, &Tally)> {
+        families
+            .iter()
+            .map(|f| (f.family.as_str(), &f.tally))
+            .collect()
+    }
 
     #[test]
     fn one_bar_per_family_with_its_percentage() {
         let s = Summary::of(&sample());
-        let svg = pass_rate_chart(&s.families);
+        let svg = pass_rate_chart("Pass rate by family", &family_rows(&s.families));
         assert_eq!(svg.matches("class=\"track\"").count(), 2);
         assert!(svg.contains("50.0%"));
         assert!(svg.contains("12.5%"));
         assert!(svg.contains("width=\"210\""));
+        assert!(svg.contains("aria-label=\"Pass rate by family\""));
+    }
+
+    #[test]
+    fn every_finished_row_has_an_error_bar_at_its_interval() {
+        let s = Summary::of(&sample());
+        let svg = pass_rate_chart("x", &family_rows(&s.families));
+        assert_eq!(svg.matches("class=\"ci\"").count(), 2);
+        // `parsing`: 1 of 8, Wilson [0.0224, 0.4709] on a 420-wide bar from 220.
+        let ci = s.families[1].tally.pass_rate_ci.unwrap();
+        let (x1, x2) = (x_of(ci.low), x_of(ci.high));
+        assert_eq!((x1, x2), (229.0, 418.0));
+        assert!(
+            svg.contains(&format!("d=\"M{x1} 66H{x2}M{x1} 61V71M{x2} 61V71\"")),
+            "{svg}"
+        );
+        assert!(svg.contains("95% CI [2.2%, 47.1%]</title>"));
+        assert!(svg.contains("1/8 [2.2%, 47.1%]</tspan>"));
+        // No interval, no whisker: nothing has finished.
+        let empty = Tally::default();
+        let svg = pass_rate_chart("x", &[("waiting", &empty)]);
+        assert!(!svg.contains("class=\"ci\""));
     }
 
     #[test]
@@ -124,7 +175,7 @@ mod tests {
                 tally: Tally::default(),
             })
             .collect();
-        let svg = pass_rate_chart(&families);
+        let svg = pass_rate_chart("Pass rate by family", &family_rows(&families));
         assert!(svg.contains(&format!("height=\"{}\"", TOP + 30 * ROW_H + 8)));
         assert!(svg.contains("family_with_a_rather_long_nam…"));
         assert!(svg.contains("_29&lt;x&gt;</title>") || svg.contains("_29&lt;x&gt;:"));
@@ -134,6 +185,6 @@ mod tests {
 
     #[test]
     fn no_families_no_chart() {
-        assert!(!pass_rate_chart(&[]).contains("<svg"));
+        assert!(!pass_rate_chart("x", &[]).contains("<svg"));
     }
 }

@@ -1,7 +1,8 @@
 //! Rounded, human-readable quantities for the human reports (Markdown and
 //! HTML). Machine reports (TSV, JSON, JUnit) keep raw numbers.
 
-/// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
+use super::stats::Interval;
+
 /// Columns of the per-job tables of `report.md` and `report.html`.
 pub const JOB_HEADERS: [&str; 15] = [
     "instance",
@@ -36,13 +37,14 @@ pub fn job_figures(j: &super::model::JobResult) -> [String; 7] {
 }
 
 /// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
-pub const TALLY_HEADERS: [&str; 9] = [
+pub const TALLY_HEADERS: [&str; 10] = [
     "jobs",
     "accepted",
     "failed",
     "cancelled",
     "pending",
     "pass rate",
+    "95% CI",
     "tokens in",
     "tokens out",
     "median wall",
@@ -57,6 +59,7 @@ pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
         t.cancelled.to_string(),
         t.pending.to_string(),
         percent(t.pass_rate),
+        percent_ci(t.pass_rate_ci),
         count(t.input_tokens),
         count(t.output_tokens),
         t.median_wall_ms
@@ -64,6 +67,7 @@ pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
     ]
 }
 
+/// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
 pub fn duration_ms(ms: u64) -> String {
     if ms < 1_000 {
         return format!("{ms} ms");
@@ -120,6 +124,40 @@ pub fn ratio(rate: Option<f64>) -> String {
     match rate {
         Some(r) => format!("{r:.3}"),
         None => "n/a".to_string(),
+    }
+}
+
+/// `[35.4%, 88.7%]`, or `n/a` when undefined.
+pub fn percent_ci(ci: Option<Interval>) -> String {
+    match ci {
+        Some(i) => format!("[{:.1}%, {:.1}%]", i.low * 100.0, i.high * 100.0),
+        None => "n/a".to_string(),
+    }
+}
+
+/// `[0.354, 0.887]`, `[-0.100, 0.500]`, or `n/a` when undefined.
+pub fn ratio_ci(ci: Option<Interval>) -> String {
+    match ci {
+        Some(i) => format!("[{:.3}, {:.3}]", i.low, i.high),
+        None => "n/a".to_string(),
+    }
+}
+
+/// `+0.700`, `-0.250`, `0.000`: a difference with its sign.
+pub fn signed(value: f64) -> String {
+    if value.abs() < 0.0005 {
+        "0.000".to_string()
+    } else {
+        format!("{value:+.3}")
+    }
+}
+
+/// A p-value to 4 decimals: `0.0391`, `1.0000`, `< 0.0001`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.0001 {
+        "< 0.0001".to_string()
+    } else {
+        format!("{p:.4}")
     }
 }
 
@@ -181,6 +219,26 @@ mod tests {
         assert_eq!(percent(Some(2.0 / 3.0)), "66.7%");
         assert_eq!(percent(None), "n/a");
         assert_eq!(ratio(Some(1.0 / 3.0)), "0.333");
+        let ci = Interval {
+            low: 0.354_2,
+            high: 0.886_9,
+        };
+        assert_eq!(percent_ci(Some(ci)), "[35.4%, 88.7%]");
+        assert_eq!(ratio_ci(Some(ci)), "[0.354, 0.887]");
+        assert_eq!(percent_ci(None), "n/a");
+        assert_eq!(
+            ratio_ci(Some(Interval {
+                low: -0.1,
+                high: 0.5
+            })),
+            "[-0.100, 0.500]"
+        );
+        assert_eq!(signed(0.7), "+0.700");
+        assert_eq!(signed(-0.25), "-0.250");
+        assert_eq!(signed(-0.0001), "0.000");
+        assert_eq!(p_value(20.0 / 512.0), "0.0391");
+        assert_eq!(p_value(1.0), "1.0000");
+        assert_eq!(p_value(1e-7), "< 0.0001");
     }
 
     #[test]

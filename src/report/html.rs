@@ -8,10 +8,13 @@ use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, count, duration_ms, job_figures, percent, ratio, tally_cells, utc,
+    JOB_HEADERS, TALLY_HEADERS, count, duration_ms, job_figures, p_value, percent, percent_ci,
+    ratio, ratio_ci, signed, tally_cells, utc,
 };
 use super::html_detail::detail;
-use super::markdown::patch_size;
+use super::markdown::{
+    COMPARISON_HEADERS, COMPARISON_NOTE, means_cells, means_headers, patch_size,
+};
 use super::model::{CheckResult, JobOutcome, JobResult, Report};
 use super::style::{SCRIPT, STYLE};
 use super::summary::{Summary, Tally};
@@ -46,10 +49,28 @@ pub fn render_html(report: &Report) -> String {
     out.push_str("</style>\n</head>\n<body>\n<main>\n");
     header(&mut out, report, &summary.totals);
     out.push_str("<h2>Pass rate by family</h2>\n");
-    out.push_str(&pass_rate_chart(&summary.families));
+    let families_rows: Vec<(&str, &Tally)> = summary
+        .families
+        .iter()
+        .map(|f| (f.family.as_str(), &f.tally))
+        .collect();
+    out.push_str(&pass_rate_chart("Pass rate by family", &families_rows));
+    if !summary.providers.is_empty() {
+        out.push_str("<h2>Pass rate by provider</h2>\n");
+        let provider_rows: Vec<(&str, &Tally)> = summary
+            .providers
+            .iter()
+            .map(|p| (p.provider.as_str(), &p.tally))
+            .collect();
+        out.push_str(&pass_rate_chart("Pass rate by provider", &provider_rows));
+    }
+    out.push_str(
+        "<p class=\"muted\">Whiskers: 95% Wilson score intervals, each finished job one trial.</p>\n",
+    );
     jobs_table(&mut out, report);
     families(&mut out, &summary);
     providers(&mut out, &summary);
+    comparisons(&mut out, &summary);
     failures(&mut out, &summary);
     out.push_str("<h2>Job details</h2>\n");
     for (i, job) in report.jobs.iter().enumerate() {
@@ -82,6 +103,7 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
         ("Cancelled", t.cancelled.to_string()),
         ("Pending", t.pending.to_string()),
         ("Pass rate", percent(t.pass_rate)),
+        ("95% CI", percent_ci(t.pass_rate_ci)),
         ("Tokens in", count(t.input_tokens)),
         ("Tokens out", count(t.output_tokens)),
         ("Elapsed", duration_ms(t.elapsed_ms)),
@@ -215,7 +237,7 @@ fn families(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9], &rows);
+    table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], &rows);
 }
 
 fn providers(out: &mut String, summary: &Summary) {
@@ -239,7 +261,12 @@ fn providers(out: &mut String, summary: &Summary) {
                 row
             })
             .collect();
-        table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], &rows);
+        table(
+            out,
+            &headers,
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            &rows,
+        );
     }
     let Some(pass) = &summary.pass_at_k else {
         return;
@@ -249,28 +276,35 @@ fn providers(out: &mut String, summary: &Summary) {
         out,
         "<h2>pass@k <span class=\"muted\">(k = {})</span></h2>\n<p class=\"muted\">Unbiased estimates \
          from n finished runs with c accepted: pass@k = 1 − C(n−c, k) / C(n, k). \
-         n/a until k runs of a group have finished.</p>",
+         n/a until k runs of a group have finished. Means over jobs, with 95% percentile \
+         bootstrap intervals over the jobs.</p>",
         pass.k
     );
     let rows: Vec<Vec<String>> = pass
         .providers
         .iter()
         .map(|p| {
-            vec![
-                dash(p.provider.as_deref().unwrap_or("")),
-                p.groups.to_string(),
-                p.complete.to_string(),
-                ratio(p.pass_at_1),
-                ratio(p.pass_at_k),
-            ]
+            let mut row = vec![dash(p.provider.as_deref().unwrap_or(""))];
+            row.extend(means_cells(&p.means));
+            row
         })
         .collect();
-    table(
-        out,
-        &["provider", "jobs", "complete", "pass@1", &at_k],
-        &[1, 2, 3, 4],
-        &rows,
-    );
+    let mut headers = vec!["provider"];
+    headers.extend(means_headers(&at_k));
+    table(out, &headers, &[1, 2, 3, 4, 5, 6], &rows);
+    out.push_str("<h3>Per family</h3>\n");
+    let rows: Vec<Vec<String>> = pass
+        .families
+        .iter()
+        .map(|f| {
+            let mut row = vec![escape(&f.family), dash(f.provider.as_deref().unwrap_or(""))];
+            row.extend(means_cells(&f.means));
+            row
+        })
+        .collect();
+    let mut headers = vec!["family", "provider"];
+    headers.extend(means_headers(&at_k));
+    table(out, &headers, &[2, 3, 4, 5, 6, 7], &rows);
     out.push_str("<h3>Per job</h3>\n");
     let rows: Vec<Vec<String>> = pass
         .groups
@@ -290,6 +324,48 @@ fn providers(out: &mut String, summary: &Summary) {
         out,
         &["job", "provider", "n", "c", "pass@1", &at_k],
         &[2, 3, 4, 5],
+        &rows,
+    );
+}
+
+fn comparisons(out: &mut String, summary: &Summary) {
+    if summary.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2>Paired comparison</h2>\n<p class=\"muted\">{}</p>",
+        escape(COMPARISON_NOTE)
+    );
+    let rows: Vec<Vec<String>> = summary
+        .comparisons
+        .iter()
+        .map(|c| {
+            let verdict = if c.significant {
+                badge("passed", &c.verdict())
+            } else {
+                format!("<span class=\"muted\">{}</span>", escape(&c.verdict()))
+            };
+            vec![
+                escape(&c.a),
+                escape(&c.b),
+                c.jobs.to_string(),
+                c.a_wins.to_string(),
+                c.b_wins.to_string(),
+                c.ties.to_string(),
+                format!("{:.3}", c.a_pass_at_1),
+                format!("{:.3}", c.b_pass_at_1),
+                signed(c.difference),
+                ratio_ci(c.difference_ci),
+                p_value(c.p_value),
+                verdict,
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &COMPARISON_HEADERS,
+        &[2, 3, 4, 5, 6, 7, 8, 9, 10],
         &rows,
     );
 }
@@ -357,7 +433,8 @@ mod tests {
         let report = sample();
         let html = render_html(&report);
         assert!(html.starts_with("<!DOCTYPE html>"));
-        assert_eq!(html.matches("<svg").count(), 1);
+        // One chart per family and one per provider of the sweep.
+        assert_eq!(html.matches("<svg").count(), 2);
         assert_eq!(
             html.matches("<details class=\"job\"").count(),
             report.jobs.len()
@@ -401,6 +478,17 @@ mod tests {
                 "{kind} in the failure analysis"
             );
         }
+    }
+
+    #[test]
+    fn intervals_and_the_comparison_are_shown() {
+        let html = render_html(&sample());
+        assert!(html.contains("<div class=\"k\">95% CI</div><div class=\"n\">[5.7%, 51.0%]</div>"));
+        assert!(html.contains("<td class=\"num\">12.5%</td><td class=\"num\">[2.2%, 47.1%]</td>"));
+        assert!(html.contains("<h2>Paired comparison</h2>"));
+        assert!(html.contains("<td class=\"num\">1.0000</td><td><span class=\"muted\">no significant difference</span></td>"));
+        assert!(html.contains("<h3>Per family</h3>"));
+        assert!(html.contains("class=\"ci\""));
     }
 
     #[test]

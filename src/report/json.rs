@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::compare::Comparison;
 use super::model::{JobResult, Report};
 use super::passk::PassAtK;
 use super::summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
@@ -19,6 +20,7 @@ struct Document<'a> {
     providers: &'a [ProviderSummary],
     failures: &'a [FailureSummary],
     pass_at_k: Option<&'a PassAtK>,
+    comparisons: &'a [Comparison],
     jobs: &'a [JobResult],
 }
 
@@ -34,6 +36,7 @@ pub fn render_json(report: &Report) -> String {
         providers: &summary.providers,
         failures: &summary.failures,
         pass_at_k: summary.pass_at_k.as_ref(),
+        comparisons: &summary.comparisons,
         jobs: &report.jobs,
     };
     // Plain structs, strings and finite numbers cannot fail to serialize; a
@@ -67,12 +70,14 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 2,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 3,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["failures"][0]["kind"], "tests_failed");
         assert_eq!(value["pass_at_k"]["k"], 3);
+        assert_eq!(value["comparisons"][0]["a"], "alpha");
+        assert_eq!(value["comparisons"][0]["p_value"], 1.0);
         assert_eq!(value["jobs"][1]["acceptance"], "failed");
         assert_eq!(value["jobs"][1]["outcome"], "failed");
         assert_eq!(value["jobs"][0]["failure_kind"], serde_json::Value::Null);
@@ -153,6 +158,34 @@ mod tests {
         assert!(back.jobs.iter().all(|j| !j.tests.verified_per_test
             && j.tests.failing_tests.is_empty()
             && j.baseline_reason.is_none()));
+    }
+
+    #[test]
+    fn intervals_sit_beside_their_estimates() {
+        let value: serde_json::Value = serde_json::from_str(&render_json(&sample())).unwrap();
+        // Totals: 2 accepted of 10 finished.
+        let ci = &value["totals"]["pass_rate_ci"];
+        let low = ci["low"].as_f64().unwrap();
+        let high = ci["high"].as_f64().unwrap();
+        assert!(
+            (low - 0.056_7).abs() < 1e-4 && (high - 0.509_8).abs() < 1e-4,
+            "{ci}"
+        );
+        let keys: Vec<&String> = value["totals"].as_object().unwrap().keys().collect();
+        let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert_eq!(at("pass_rate_ci"), at("pass_rate") + 1);
+        let provider = &value["pass_at_k"]["providers"][0];
+        for key in ["pass_at_1_ci", "pass_at_k_ci"] {
+            assert!(provider[key]["low"].is_f64(), "{key}: {provider}");
+        }
+        assert_eq!(value["pass_at_k"]["families"][0]["family"], "parsing");
+        assert_eq!(value["pass_at_k"]["groups"][0]["family"], "parsing");
+        let c = &value["comparisons"][0];
+        assert_eq!(
+            (&c["a_wins"], &c["b_wins"], &c["ties"]),
+            (&1.into(), &0.into(), &0.into())
+        );
+        assert_eq!(c["significant"], false);
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `report.md`: totals, the per-job table, the test verdicts of failed jobs,
-//! per-family and per-provider summaries, pass@k and the failure analysis,
-//! as GitHub-flavoured Markdown.
+//! per-family and per-provider summaries with 95% intervals, pass@k, the
+//! paired comparison of providers and the failure analysis, as
+//! GitHub-flavoured Markdown.
 
 use std::fmt::Write;
 
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, percent, ratio,
-    tally_cells, utc,
+    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, p_value, percent,
+    percent_ci, ratio, ratio_ci, signed, tally_cells, utc,
 };
 use super::model::{JobOutcome, JobResult, Report};
+use super::passk::PassMeans;
 use super::summary::{Summary, Tally};
 use super::verdict_text;
 
@@ -28,6 +30,7 @@ pub fn render_markdown(report: &Report) -> String {
     verdicts(&mut out, report);
     families(&mut out, &summary);
     providers(&mut out, &summary);
+    comparisons(&mut out, &summary);
     failures(&mut out, &summary);
     out
 }
@@ -66,13 +69,14 @@ fn sources(sources: &[String]) -> String {
 fn totals_line(t: &Tally) -> String {
     format!(
         "**{} jobs**: {} accepted, {} failed, {} cancelled, {} pending. \
-         Pass rate {}. Tokens {} in / {} out. Elapsed {}, job time {} in total.",
+         Pass rate {} (95% CI {}). Tokens {} in / {} out. Elapsed {}, job time {} in total.",
         t.jobs,
         t.accepted,
         t.failed,
         t.cancelled,
         t.pending,
         percent(t.pass_rate),
+        percent_ci(t.pass_rate_ci),
         count(t.input_tokens),
         count(t.output_tokens),
         duration_ms(t.elapsed_ms),
@@ -253,7 +257,8 @@ fn providers(out: &mut String, summary: &Summary) {
     let _ = writeln!(
         out,
         "## pass@k (k = {})\n\nUnbiased estimates from n finished runs with c accepted; \
-         pass@{} is n/a until k runs of a group have finished.\n",
+         pass@{} is n/a until k runs of a group have finished. Means over jobs, with 95% \
+         percentile bootstrap intervals over the jobs.\n",
         pass.k, pass.k
     );
     let at_k = format!("pass@{}", pass.k);
@@ -261,20 +266,26 @@ fn providers(out: &mut String, summary: &Summary) {
         .providers
         .iter()
         .map(|p| {
-            vec![
-                dash(p.provider.as_deref().unwrap_or("")),
-                p.groups.to_string(),
-                p.complete.to_string(),
-                ratio(p.pass_at_1),
-                ratio(p.pass_at_k),
-            ]
+            let mut row = vec![dash(p.provider.as_deref().unwrap_or(""))];
+            row.extend(means_cells(&p.means));
+            row
         })
         .collect();
-    table(
-        out,
-        &["provider", "jobs", "complete", "pass@1", &at_k],
-        &rows,
-    );
+    let mut headers = vec!["provider"];
+    headers.extend(means_headers(&at_k));
+    table(out, &headers, &rows);
+    let rows: Vec<Vec<String>> = pass
+        .families
+        .iter()
+        .map(|f| {
+            let mut row = vec![cell(&f.family), dash(f.provider.as_deref().unwrap_or(""))];
+            row.extend(means_cells(&f.means));
+            row
+        })
+        .collect();
+    let mut headers = vec!["family", "provider"];
+    headers.extend(means_headers(&at_k));
+    table(out, &headers, &rows);
     let rows: Vec<Vec<String>> = pass
         .groups
         .iter()
@@ -290,6 +301,74 @@ fn providers(out: &mut String, summary: &Summary) {
         })
         .collect();
     table(out, &["job", "provider", "n", "c", "pass@1", &at_k], &rows);
+}
+
+/// Column names of a [`PassMeans`], pass@k named `at_k`.
+pub fn means_headers(at_k: &str) -> [&str; 6] {
+    ["jobs", "complete", "pass@1", "95% CI", at_k, "95% CI"]
+}
+
+/// The cells of a [`PassMeans`]; plain text, nothing to escape.
+pub fn means_cells(m: &PassMeans) -> [String; 6] {
+    [
+        m.groups.to_string(),
+        m.complete.to_string(),
+        ratio(m.pass_at_1),
+        ratio_ci(m.pass_at_1_ci),
+        ratio(m.pass_at_k),
+        ratio_ci(m.pass_at_k_ci),
+    ]
+}
+
+/// Column names of the paired comparison.
+pub const COMPARISON_HEADERS: [&str; 12] = [
+    "a",
+    "b",
+    "jobs",
+    "a wins",
+    "b wins",
+    "ties",
+    "pass@1 a",
+    "pass@1 b",
+    "difference",
+    "95% CI",
+    "p",
+    "verdict",
+];
+
+/// What the paired comparison means, in one paragraph.
+pub const COMPARISON_NOTE: &str = "Each pair of providers on the jobs both finished: \
+     a provider wins a job when its pass fraction over the job's runs is higher. \
+     p is the two-sided exact sign test (McNemar's exact test) on wins against losses, \
+     ties left out; significant below 0.05. The difference is the mean per-job \
+     difference in pass@1 (a − b), with a 95% paired bootstrap interval over the jobs.";
+
+fn comparisons(out: &mut String, summary: &Summary) {
+    if summary.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Paired comparison\n\n{COMPARISON_NOTE}\n");
+    let rows: Vec<Vec<String>> = summary
+        .comparisons
+        .iter()
+        .map(|c| {
+            vec![
+                cell(&c.a),
+                cell(&c.b),
+                c.jobs.to_string(),
+                c.a_wins.to_string(),
+                c.b_wins.to_string(),
+                c.ties.to_string(),
+                format!("{:.3}", c.a_pass_at_1),
+                format!("{:.3}", c.b_pass_at_1),
+                signed(c.difference),
+                ratio_ci(c.difference_ci),
+                p_value(c.p_value),
+                cell(&c.verdict()),
+            ]
+        })
+        .collect();
+    table(out, &COMPARISON_HEADERS, &rows);
 }
 
 fn failures(out: &mut String, summary: &Summary) {
@@ -351,6 +430,7 @@ mod tests {
             "## Families",
             "## Providers",
             "## pass@k (k = 3)",
+            "## Paired comparison",
             "## Failure analysis",
         ] {
             assert!(md.contains(heading), "{heading}");
@@ -389,11 +469,27 @@ mod tests {
     }
 
     #[test]
+    fn rates_carry_their_intervals() {
+        let md = render_markdown(&sample());
+        // Totals: 2 of 10 finished, Wilson [5.7%, 51.0%].
+        assert!(
+            md.contains("Pass rate 20.0% (95% CI [5.7%, 51.0%])."),
+            "{md}"
+        );
+        // The family `parsing`: 1 of 8 finished.
+        assert!(md.contains("| 12.5% | [2.2%, 47.1%] |"), "{md}");
+        assert!(md.contains(
+            "| alpha | beta | 1 | 1 | 0 | 0 | 0.333 | 0.000 | +0.333 | [0.333, 0.333] | 1.0000 | no significant difference |"
+        ));
+    }
+
+    #[test]
     fn empty_report_renders() {
         let md = render_markdown(&Report::new(0, vec![]));
         assert!(md.contains("No jobs."));
         assert!(md.contains("No failures."));
         assert!(!md.contains("## Providers"));
+        assert!(!md.contains("## Paired comparison"));
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! Reports for humans and CI, rendered from a [`Report`] derived from the
 //! event log: `report.md`, `results.tsv`, `results.json`, `junit.xml` and a
 //! self-contained `report.html`. Renderers are pure functions from the model
-//! to text; only [`write_reports`] touches the filesystem. Reports never read
+//! to text; only [`write_reports`] touches the filesystem. The statistics
+//! behind the intervals and the paired comparison (`stats.rs`,
+//! `compare.rs`) are pure arithmetic with a fixed-seed generator, so the
+//! same log always gives the same figures. Reports never read
 //! the log, the workspaces or the network, and the HTML never references
 //! anything outside itself.
 
 mod chart;
+mod compare;
 mod error;
 #[cfg(test)]
 mod fixture;
@@ -19,12 +23,14 @@ mod junit;
 mod markdown;
 mod model;
 mod passk;
+mod stats;
 mod style;
 mod summary;
 mod tsv;
 mod verdict_text;
 mod write;
 
+pub use compare::{Comparison, compare, comparisons};
 pub use error::ReportError;
 pub use from_data::{ReportBuildError, report_for, write_report_for};
 pub use from_log::{LogSource, report_from_logs};
@@ -36,7 +42,11 @@ pub use model::{
     CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
     TestVerdict, TimelineEntry,
 };
-pub use passk::{PassAtK, PassGroup, ProviderPass, pass_at_k};
+pub use passk::{FamilyPass, PassAtK, PassGroup, PassMeans, ProviderPass, pass_at_k};
+pub use stats::{
+    BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, SIGNIFICANCE_LEVEL, Z_95, bootstrap_mean,
+    bootstrap_mean_with, sign_test, wilson,
+};
 pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
 pub use tsv::{TSV_COLUMNS, render_tsv};
 pub use write::{REPORT_FILES, write_reports};

@@ -7,7 +7,10 @@ use crate::log::FailureKind;
 
 /// Version of the report data model as written to `results.json`.
 /// 2: per-test acceptance verdicts (`f2p_passed` ... `baseline_reason`).
-pub const REPORT_SCHEMA_VERSION: u32 = 2;
+/// 3: 95% intervals (`pass_rate_ci`, `pass_at_1_ci`, `pass_at_k_ci`),
+/// pass@k per family (`pass_at_k.families`) and paired provider
+/// `comparisons`; the jobs are unchanged.
+pub const REPORT_SCHEMA_VERSION: u32 = 3;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.

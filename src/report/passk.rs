@@ -1,11 +1,13 @@
 //! pass@k over repeated runs: the unbiased estimator from n runs with c
-//! accepted, per (job, provider) group, and its mean per provider.
+//! accepted, per (job, provider) group, and its mean over jobs per provider
+//! and per (family, provider), with a bootstrap interval over the jobs.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::model::{JobOutcome, Report};
+use super::stats::{Interval, bootstrap_mean, mean};
 
 /// The unbiased pass@k estimate from `n` finished runs of which `c` were
 /// accepted: `1 - C(n-c, k) / C(n, k)`, the chance that at least one of `k`
@@ -29,6 +31,8 @@ pub fn pass_at_k(n: u32, c: u32, k: u32) -> Option<f64> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PassGroup {
     pub job: String,
+    #[serde(default)]
+    pub family: String,
     pub provider: Option<String>,
     /// Runs in the group, finished or not.
     pub runs: u32,
@@ -42,16 +46,54 @@ pub struct PassGroup {
     pub pass_at_k: Option<f64>,
 }
 
+/// Means over a set of groups (jobs), each with a 95% percentile bootstrap
+/// interval over those jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PassMeans {
+    /// Groups (jobs) in the set.
+    pub groups: u32,
+    /// Groups whose estimates are defined (at least `k` finished runs).
+    pub complete: u32,
+    /// Mean pass@1 over the groups with a finished run.
+    pub pass_at_1: Option<f64>,
+    #[serde(default)]
+    pub pass_at_1_ci: Option<Interval>,
+    /// Mean pass@k over the complete groups.
+    pub pass_at_k: Option<f64>,
+    #[serde(default)]
+    pub pass_at_k_ci: Option<Interval>,
+}
+
+impl PassMeans {
+    fn of(groups: &[&PassGroup]) -> PassMeans {
+        let at_1: Vec<f64> = groups.iter().filter_map(|g| g.pass_at_1).collect();
+        let at_k: Vec<f64> = groups.iter().filter_map(|g| g.pass_at_k).collect();
+        PassMeans {
+            groups: count(groups.len()),
+            complete: count(at_k.len()),
+            pass_at_1: mean(&at_1),
+            pass_at_1_ci: bootstrap_mean(&at_1),
+            pass_at_k: mean(&at_k),
+            pass_at_k_ci: bootstrap_mean(&at_k),
+        }
+    }
+}
+
 /// Means over the groups of one provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderPass {
     pub provider: Option<String>,
-    /// Groups (jobs) run under this provider.
-    pub groups: u32,
-    /// Groups whose estimates are defined (at least `k` finished runs).
-    pub complete: u32,
-    pub pass_at_1: Option<f64>,
-    pub pass_at_k: Option<f64>,
+    #[serde(flatten)]
+    pub means: PassMeans,
+}
+
+/// Means over the groups of one family under one provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyPass {
+    pub family: String,
+    pub provider: Option<String>,
+    #[serde(flatten)]
+    pub means: PassMeans,
 }
 
 /// pass@1 and pass@k of a repeated sweep.
@@ -61,13 +103,18 @@ pub struct PassAtK {
     pub k: u32,
     pub groups: Vec<PassGroup>,
     pub providers: Vec<ProviderPass>,
+    /// Per (family, provider), sorted by family, then provider.
+    #[serde(default)]
+    pub families: Vec<FamilyPass>,
 }
 
 impl PassAtK {
     /// Groups the jobs that carry a `repeat` index; `None` when none do.
     pub fn of(report: &Report) -> Option<PassAtK> {
         let mut groups: BTreeMap<(String, Option<String>), (u32, u32, u32)> = BTreeMap::new();
+        let mut family: BTreeMap<&str, &str> = BTreeMap::new();
         for job in report.jobs.iter().filter(|j| j.repeat.is_some()) {
+            family.entry(&job.job).or_insert(&job.family);
             let g = groups
                 .entry((job.job.clone(), job.provider.clone()))
                 .or_default();
@@ -83,6 +130,7 @@ impl PassAtK {
         let groups: Vec<PassGroup> = groups
             .into_iter()
             .map(|((job, provider), (runs, n, c))| PassGroup {
+                family: family.get(job.as_str()).copied().unwrap_or("").to_string(),
                 job,
                 provider,
                 runs,
@@ -93,34 +141,36 @@ impl PassAtK {
             })
             .collect();
         let mut by_provider: BTreeMap<Option<String>, Vec<&PassGroup>> = BTreeMap::new();
+        let mut by_family: BTreeMap<(&str, Option<String>), Vec<&PassGroup>> = BTreeMap::new();
         for g in &groups {
             by_provider.entry(g.provider.clone()).or_default().push(g);
+            by_family
+                .entry((&g.family, g.provider.clone()))
+                .or_default()
+                .push(g);
         }
         let providers = by_provider
             .into_iter()
-            .map(|(provider, gs)| {
-                let complete: Vec<&&PassGroup> =
-                    gs.iter().filter(|g| g.pass_at_k.is_some()).collect();
-                ProviderPass {
-                    provider,
-                    groups: count(gs.len()),
-                    complete: count(complete.len()),
-                    pass_at_1: mean(gs.iter().filter_map(|g| g.pass_at_1)),
-                    pass_at_k: mean(complete.iter().filter_map(|g| g.pass_at_k)),
-                }
+            .map(|(provider, gs)| ProviderPass {
+                provider,
+                means: PassMeans::of(&gs),
+            })
+            .collect();
+        let families = by_family
+            .into_iter()
+            .map(|((family, provider), gs)| FamilyPass {
+                family: family.to_string(),
+                provider,
+                means: PassMeans::of(&gs),
             })
             .collect();
         Some(PassAtK {
             k,
             groups,
             providers,
+            families,
         })
     }
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / f64::from(n))
 }
 
 fn count(n: usize) -> u32 {
@@ -176,7 +226,11 @@ mod tests {
         assert_eq!((beta.n, beta.c), (3, 0));
         assert!(close(beta.pass_at_k, 0.0));
         assert_eq!(pass.providers.len(), 2);
-        assert!(close(pass.providers[0].pass_at_k, 1.0));
+        assert!(close(pass.providers[0].means.pass_at_k, 1.0));
+        assert_eq!(alpha.family, "parsing");
+        assert_eq!(pass.families.len(), 2);
+        assert_eq!(pass.families[1].family, "parsing");
+        assert_eq!(pass.families[1].provider.as_deref(), Some("beta"));
     }
 
     #[test]
@@ -195,7 +249,9 @@ mod tests {
         let pass = PassAtK::of(&report).unwrap();
         assert_eq!(pass.groups[0].n, 2);
         assert_eq!(pass.groups[0].pass_at_k, None);
-        assert_eq!(pass.providers[0].complete, 0);
-        assert_eq!(pass.providers[0].pass_at_k, None);
+        assert_eq!(pass.providers[0].means.complete, 0);
+        assert_eq!(pass.providers[0].means.pass_at_k, None);
+        assert_eq!(pass.providers[0].means.pass_at_k_ci, None);
+        assert!(pass.providers[0].means.pass_at_1_ci.is_some());
     }
 }

@@ -41,6 +41,7 @@ svg .label{font-size:13px;fill:var(--fg)}
 svg .value{font-size:13px;font-weight:600;fill:var(--fg)}
 svg .track{fill:var(--soft);stroke:var(--line)}
 svg .bar.good{fill:#2da44e}svg .bar.fair{fill:#d4a72c}svg .bar.poor{fill:#e5534b}
+svg .ci{stroke:var(--fg);stroke-width:1.5;fill:none}
 details.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;background:var(--bg)}
 details.job>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap;list-style:none}
 details.job>summary::-webkit-details-marker{display:none}

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::compare::{Comparison, comparisons};
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassAtK;
+use super::stats::{Interval, wilson};
 use crate::log::FailureKind;
 
 /// Counts and sums over a set of jobs.
@@ -20,6 +22,10 @@ pub struct Tally {
     pub pending: u32,
     /// `accepted / (jobs - pending)`; `None` while nothing has finished.
     pub pass_rate: Option<f64>,
+    /// The 95% Wilson score interval of `pass_rate`, each finished job one
+    /// trial; `None` while nothing has finished.
+    #[serde(default)]
+    pub pass_rate_ci: Option<Interval>,
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub provider_calls: u64,
@@ -65,6 +71,7 @@ impl Tally {
         }
         let finished = t.jobs - t.pending;
         t.pass_rate = (finished > 0).then(|| f64::from(t.accepted) / f64::from(finished));
+        t.pass_rate_ci = wilson(t.accepted, finished);
         t.median_wall_ms = median(&mut walls);
         t.elapsed_ms = match (first, last) {
             (Some(first), Some(last)) => last.saturating_sub(first),
@@ -126,6 +133,8 @@ pub struct Summary {
     pub providers: Vec<ProviderSummary>,
     pub failures: Vec<FailureSummary>,
     pub pass_at_k: Option<PassAtK>,
+    /// Every pair of providers of a sweep, compared on their shared jobs.
+    pub comparisons: Vec<Comparison>,
 }
 
 impl Summary {
@@ -171,6 +180,7 @@ impl Summary {
                 .collect(),
             failures,
             pass_at_k: PassAtK::of(report),
+            comparisons: comparisons(report),
         }
     }
 }
@@ -197,6 +207,7 @@ mod tests {
         assert_eq!(t.jobs, t.accepted + t.failed + t.cancelled + t.pending);
         assert_eq!((t.accepted, t.cancelled, t.pending), (2, 1, 1));
         assert_eq!(t.pass_rate, Some(2.0 / 10.0));
+        assert_eq!(t.pass_rate_ci, wilson(2, 10));
     }
 
     #[test]
@@ -207,6 +218,8 @@ mod tests {
         let parsing = &s.families[1].tally;
         assert_eq!(parsing.pending, 1);
         assert_eq!(parsing.pass_rate, Some(1.0 / 8.0));
+        // The interval counts finished jobs only: 1 of 8.
+        assert_eq!(parsing.pass_rate_ci, wilson(1, 8));
     }
 
     #[test]

@@ -24,4 +24,5 @@ mod reports;
 mod resume;
 mod sandbox;
 mod seed;
+mod stats;
 mod validate;
