@@ -74,6 +74,10 @@ fn accepted() -> JobResult {
     j.output_tokens = 830;
     j.provider_calls = 5;
     j.provider_latency_ms = 4_210;
+    j.cost_usd = Some(0.04965);
+    j.tool_ms = 6_100;
+    j.verify_ms = 5_800;
+    j.acceptance_ms = 2_300;
     j.wall_ms = 18_350;
     j.patch_bytes = CLEAN_PATCH.len() as u64;
     j.patch_files = 1;
@@ -111,6 +115,8 @@ fn hostile() -> JobResult {
     j.output_tokens = 2_045;
     j.provider_calls = 10;
     j.provider_latency_ms = 12_800;
+    j.cost_usd = Some(0.120975);
+    j.wait_ms = 3_500;
     j.wall_ms = 61_000;
     j.patch_bytes = HOSTILE_PATCH.len() as u64;
     j.patch_files = 1;

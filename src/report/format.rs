@@ -4,7 +4,7 @@
 use super::stats::Interval;
 
 /// Columns of the per-job tables of `report.md` and `report.html`.
-pub const JOB_HEADERS: [&str; 15] = [
+pub const JOB_HEADERS: [&str; 16] = [
     "instance",
     "family",
     "outcome",
@@ -16,6 +16,7 @@ pub const JOB_HEADERS: [&str; 15] = [
     "tokens out",
     "provider latency",
     "wall",
+    "cost",
     "patch",
     "acceptance",
     "tests",
@@ -23,8 +24,8 @@ pub const JOB_HEADERS: [&str; 15] = [
 ];
 
 /// The plain figures of a job shared by the tables (columns `attempts` to
-/// `wall`); they hold no markup, so no renderer needs to escape them.
-pub fn job_figures(j: &super::model::JobResult) -> [String; 7] {
+/// `cost`); they hold no markup, so no renderer needs to escape them.
+pub fn job_figures(j: &super::model::JobResult) -> [String; 8] {
     [
         format!("{}/{}", j.attempts, j.max_attempts),
         j.steps.to_string(),
@@ -33,11 +34,44 @@ pub fn job_figures(j: &super::model::JobResult) -> [String; 7] {
         count(j.output_tokens),
         duration_ms(j.provider_latency_ms),
         duration_ms(j.wall_ms),
+        usd(j.cost_usd),
     ]
 }
 
+/// Columns of the "where the time went" table.
+pub const TIME_HEADERS: [&str; 7] = [
+    "instance",
+    "model",
+    "tools",
+    "verify",
+    "acceptance",
+    "waiting",
+    "wall",
+];
+
+/// A job's time by where it went (after its instance cell).
+pub fn time_cells(j: &super::model::JobResult) -> [String; 6] {
+    [
+        duration_ms(j.provider_latency_ms),
+        duration_ms(j.tool_ms),
+        duration_ms(j.verify_ms),
+        duration_ms(j.acceptance_ms),
+        duration_ms(j.wait_ms),
+        duration_ms(j.wall_ms),
+    ]
+}
+
+/// `$0.0123`, or `-` without a price.
+pub fn usd(cost: Option<f64>) -> String {
+    match cost {
+        None => "-".to_string(),
+        Some(c) if c >= 100.0 => format!("${c:.2}"),
+        Some(c) => format!("${c:.4}"),
+    }
+}
+
 /// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
-pub const TALLY_HEADERS: [&str; 10] = [
+pub const TALLY_HEADERS: [&str; 12] = [
     "jobs",
     "accepted",
     "failed",
@@ -48,6 +82,8 @@ pub const TALLY_HEADERS: [&str; 10] = [
     "tokens in",
     "tokens out",
     "median wall",
+    "cost",
+    "cost / accepted",
 ];
 
 /// A tally's cells; `missing` stands for a median that does not exist.
@@ -64,6 +100,8 @@ pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
         count(t.output_tokens),
         t.median_wall_ms
             .map_or_else(|| missing.to_string(), duration_ms),
+        usd(t.cost_usd),
+        usd(t.cost_per_accepted_usd),
     ]
 }
 

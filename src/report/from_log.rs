@@ -113,6 +113,7 @@ pub fn report_from_logs(
                 acc.result.wall_ms = end.saturating_sub(start);
             }
             acc.result.steps = job.total_steps();
+            acc.result.cost_usd = job.price.map(|_| job.cost_usd);
             acc.result.started_ms = job.first_started_ms;
             acc.result.ended_ms = job.ended_ms;
             if let Some(n) = acc.patch_attempt {
@@ -263,6 +264,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             reason,
             wait_ms,
         } => {
+            acc.result.wait_ms += wait_ms;
             entry(
                 acc,
                 *step,
@@ -296,6 +298,14 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 format!("signal {}", signal.unwrap_or(0))
             };
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
+            let spent = match role {
+                log::CommandFor::Tool => &mut acc.result.tool_ms,
+                log::CommandFor::Verify => &mut acc.result.verify_ms,
+                log::CommandFor::Baseline | log::CommandFor::Acceptance => {
+                    &mut acc.result.acceptance_ms
+                }
+            };
+            *spent += duration_ms;
             entry(
                 acc,
                 *step,

@@ -8,8 +8,8 @@ use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, count, duration_ms, job_figures, p_value, percent, percent_ci,
-    ratio, ratio_ci, signed, tally_cells, utc,
+    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, count, duration_ms, job_figures, p_value, percent,
+    percent_ci, ratio, ratio_ci, signed, tally_cells, time_cells, usd, utc,
 };
 use super::html_detail::detail;
 use super::markdown::{
@@ -68,6 +68,7 @@ pub fn render_html(report: &Report) -> String {
         "<p class=\"muted\">Whiskers: 95% Wilson score intervals, each finished job one trial.</p>\n",
     );
     jobs_table(&mut out, report);
+    time_table(&mut out, report);
     families(&mut out, &summary);
     providers(&mut out, &summary);
     comparisons(&mut out, &summary);
@@ -106,6 +107,8 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
         ("95% CI", percent_ci(t.pass_rate_ci)),
         ("Tokens in", count(t.input_tokens)),
         ("Tokens out", count(t.output_tokens)),
+        ("Cost", usd(t.cost_usd)),
+        ("Cost / accepted", usd(t.cost_per_accepted_usd)),
         ("Elapsed", duration_ms(t.elapsed_ms)),
         ("Job time", duration_ms(t.wall_ms)),
     ];
@@ -218,7 +221,25 @@ fn jobs_table(out: &mut String, report: &Report) {
             row
         })
         .collect();
-    table(out, &JOB_HEADERS, &[4, 5, 6, 7, 8, 9, 10, 11], &rows);
+    table(out, &JOB_HEADERS, &[4, 5, 6, 7, 8, 9, 10, 11, 12], &rows);
+}
+
+/// Where each job's time went.
+fn time_table(out: &mut String, report: &Report) {
+    if report.jobs.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Where the time went</h2>\n");
+    let rows: Vec<Vec<String>> = report
+        .jobs
+        .iter()
+        .map(|j| {
+            let mut row = vec![escape(&j.instance)];
+            row.extend(time_cells(j));
+            row
+        })
+        .collect();
+    table(out, &TIME_HEADERS, &[1, 2, 3, 4, 5, 6], &rows);
 }
 
 fn families(out: &mut String, summary: &Summary) {

@@ -148,6 +148,13 @@ fn line(j: &JobResult) -> String {
         j.acceptance,
         j.baseline,
     ));
+    if let Some(cost) = j.cost_usd {
+        s.push_str(&format!(" cost_usd={cost:.6}"));
+    }
+    s.push_str(&format!(
+        " tool_ms={} verify_ms={} acceptance_ms={} wait_ms={}",
+        j.tool_ms, j.verify_ms, j.acceptance_ms, j.wait_ms
+    ));
     let t = &j.tests;
     s.push_str(&format!(" verified_per_test={}", t.verified_per_test));
     if t.verified_per_test {
@@ -268,7 +275,8 @@ mod tests {
             .find(|j| j.instance == "tokenize@beta#3")
             .unwrap();
         assert_eq!(description(exit), "tests: not verified per test");
-        assert!(line(exit).ends_with(" baseline=passed verified_per_test=false\n"));
+        assert!(line(exit).contains(" baseline=passed "));
+        assert!(line(exit).ends_with(" verified_per_test=false\n"));
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, bytes, count, duration_ms, job_figures, p_value, percent,
-    percent_ci, ratio, ratio_ci, signed, tally_cells, utc,
+    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, bytes, count, duration_ms, job_figures, p_value,
+    percent, percent_ci, ratio, ratio_ci, signed, tally_cells, time_cells, usd, utc,
 };
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
@@ -27,6 +27,7 @@ pub fn render_markdown(report: &Report) -> String {
     );
     let _ = writeln!(out, "{}\n", totals_line(&summary.totals));
     jobs(&mut out, report);
+    time(&mut out, report);
     verdicts(&mut out, report);
     families(&mut out, &summary);
     providers(&mut out, &summary);
@@ -69,7 +70,8 @@ fn sources(sources: &[String]) -> String {
 fn totals_line(t: &Tally) -> String {
     format!(
         "**{} jobs**: {} accepted, {} failed, {} cancelled, {} pending. \
-         Pass rate {} (95% CI {}). Tokens {} in / {} out. Elapsed {}, job time {} in total.",
+         Pass rate {} (95% CI {}). Tokens {} in / {} out, cost {} ({} per accepted job). \
+         Elapsed {}, job time {} in total.",
         t.jobs,
         t.accepted,
         t.failed,
@@ -79,6 +81,8 @@ fn totals_line(t: &Tally) -> String {
         percent_ci(t.pass_rate_ci),
         count(t.input_tokens),
         count(t.output_tokens),
+        usd(t.cost_usd),
+        usd(t.cost_per_accepted_usd),
         duration_ms(t.elapsed_ms),
         duration_ms(t.wall_ms),
     )
@@ -133,6 +137,28 @@ fn jobs(out: &mut String, report: &Report) {
         })
         .collect();
     table(out, &JOB_HEADERS, &rows);
+}
+
+/// Where each job's time went.
+fn time(out: &mut String, report: &Report) {
+    if report.jobs.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Where the time went
+
+",
+    );
+    let rows: Vec<Vec<String>> = report
+        .jobs
+        .iter()
+        .map(|j| {
+            let mut row = vec![cell(&j.instance)];
+            row.extend(time_cells(j));
+            row
+        })
+        .collect();
+    table(out, &TIME_HEADERS, &rows);
 }
 
 /// Text as an inline code span: shown literally (no markup, no entities),

@@ -62,9 +62,24 @@ pub struct JobResult {
     pub invalid_decisions: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    /// Sum of provider call latencies, in milliseconds.
+    /// Sum of provider call latencies, in milliseconds: model time.
     pub provider_latency_ms: u64,
     pub provider_calls: u32,
+    /// USD spent on provider calls (every billed call, an unusable reply
+    /// too); `None` when the provider has no `[price]`.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Where the time went, in milliseconds: `run_tool` commands, verify
+    /// commands, the baseline and acceptance checks, and waits for the
+    /// provider (retry backoff: rate limits, outages).
+    #[serde(default)]
+    pub tool_ms: u64,
+    #[serde(default)]
+    pub verify_ms: u64,
+    #[serde(default)]
+    pub acceptance_ms: u64,
+    #[serde(default)]
+    pub wait_ms: u64,
     /// Wall time from first attempt start to the job's end, in milliseconds.
     pub wall_ms: u64,
     /// When its first attempt started and its last attempt ended, in
@@ -115,6 +130,11 @@ impl JobResult {
             output_tokens: 0,
             provider_latency_ms: 0,
             provider_calls: 0,
+            cost_usd: None,
+            tool_ms: 0,
+            verify_ms: 0,
+            acceptance_ms: 0,
+            wait_ms: 0,
             wall_ms: 0,
             started_ms: None,
             ended_ms: None,

@@ -39,6 +39,23 @@ pub struct Tally {
     pub elapsed_ms: u64,
     /// Median wall time of finished jobs, milliseconds.
     pub median_wall_ms: Option<u64>,
+    /// USD spent by the jobs whose provider has a price; `None` when none
+    /// has one.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// `cost_usd` over the accepted jobs: what one accepted job cost.
+    #[serde(default)]
+    pub cost_per_accepted_usd: Option<f64>,
+    /// Where the jobs' time went, summed, milliseconds (model time is
+    /// `provider_latency_ms`).
+    #[serde(default)]
+    pub tool_ms: u64,
+    #[serde(default)]
+    pub verify_ms: u64,
+    #[serde(default)]
+    pub acceptance_ms: u64,
+    #[serde(default)]
+    pub wait_ms: u64,
 }
 
 impl Tally {
@@ -65,6 +82,13 @@ impl Tally {
             t.provider_calls = t.provider_calls.saturating_add(u64::from(j.provider_calls));
             t.provider_latency_ms = t.provider_latency_ms.saturating_add(j.provider_latency_ms);
             t.wall_ms = t.wall_ms.saturating_add(j.wall_ms);
+            t.tool_ms = t.tool_ms.saturating_add(j.tool_ms);
+            t.verify_ms = t.verify_ms.saturating_add(j.verify_ms);
+            t.acceptance_ms = t.acceptance_ms.saturating_add(j.acceptance_ms);
+            t.wait_ms = t.wait_ms.saturating_add(j.wait_ms);
+            if let Some(cost) = j.cost_usd {
+                t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + cost);
+            }
             if j.outcome.is_terminal() {
                 walls.push(j.wall_ms);
             }
@@ -73,6 +97,10 @@ impl Tally {
         t.pass_rate = (finished > 0).then(|| f64::from(t.accepted) / f64::from(finished));
         t.pass_rate_ci = wilson(t.accepted, finished);
         t.median_wall_ms = median(&mut walls);
+        t.cost_per_accepted_usd = t
+            .cost_usd
+            .filter(|_| t.accepted > 0)
+            .map(|cost| cost / f64::from(t.accepted));
         t.elapsed_ms = match (first, last) {
             (Some(first), Some(last)) => last.saturating_sub(first),
             _ => 0,

@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 30] = [
+pub const TSV_COLUMNS: [&str; 35] = [
     "instance",
     "job",
     "family",
@@ -38,6 +38,11 @@ pub const TSV_COLUMNS: [&str; 30] = [
     "failing_tests",
     "missing_tests",
     "baseline_reason",
+    "cost_usd",
+    "tool_ms",
+    "verify_ms",
+    "acceptance_ms",
+    "wait_ms",
 ];
 
 /// Renders `results.tsv`.
@@ -51,7 +56,7 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 30] {
+fn row(j: &JobResult) -> [String; 35] {
     let t = &j.tests;
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     // Counts of tests only mean something for a job verified per test.
@@ -93,6 +98,11 @@ fn row(j: &JobResult) -> [String; 30] {
         names(&t.failing_tests),
         names(&t.missing_tests),
         field(j.baseline_reason.as_deref().unwrap_or("")),
+        j.cost_usd.map(|c| format!("{c:.6}")).unwrap_or_default(),
+        j.tool_ms.to_string(),
+        j.verify_ms.to_string(),
+        j.acceptance_ms.to_string(),
+        j.wait_ms.to_string(),
     ]
 }
 

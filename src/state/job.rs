@@ -127,6 +127,11 @@ pub struct Job {
     pub provider: Option<String>,
     /// Set while the provider is being retried (an outage waited out).
     pub waiting: Option<Waiting>,
+    /// What the job's provider charges (`[price]` of its manifest), if set.
+    pub price: Option<crate::manifest::Price>,
+    /// USD spent on provider calls so far, every attempt and every billed
+    /// call (an unusable reply too); 0 without a price.
+    pub cost_usd: f64,
     /// When the first attempt started and when the last one ended.
     pub first_started_ms: Option<u64>,
     pub ended_ms: Option<u64>,

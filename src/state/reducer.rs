@@ -166,6 +166,8 @@ impl State {
                     verify_cause: None,
                     provider: provider.clone(),
                     waiting: None,
+                    price: price_of(manifest.as_deref()),
+                    cost_usd: 0.0,
                     first_started_ms: None,
                     ended_ms: None,
                     last_event: "",
@@ -237,6 +239,8 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.manifest_hash = Some(manifest_hash.clone());
                 job.max_attempts = *max_attempts;
                 job.max_restarts = max_restarts_of(Some(manifest));
+                job.price = price_of(Some(manifest));
+                job.cost_usd = 0.0;
                 job.restarts = 0;
                 job.infra_cause = None;
                 job.fault_mark = None;
@@ -399,9 +403,18 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.inventory = inventory.clone();
             }
             Event::Decision {
-                step, kind, reason, ..
+                step,
+                kind,
+                reason,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                ..
             } => {
                 in_open_attempt(job)?;
+                if let Some(price) = job.price {
+                    job.cost_usd += price.cost(*input_tokens, *cached_input_tokens, *output_tokens);
+                }
                 job.steps = job.steps.max(*step);
                 if *kind == crate::log::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
@@ -420,8 +433,17 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     since_ms,
                 });
             }
-            Event::ProviderFailed { step, message, .. } => {
+            Event::ProviderFailed {
+                step,
+                message,
+                input_tokens,
+                output_tokens,
+            } => {
                 in_open_attempt(job)?;
+                if let Some(price) = job.price {
+                    // Billed although unusable: it cost all the same.
+                    job.cost_usd += price.cost(*input_tokens, 0, *output_tokens);
+                }
                 // A failed provider call is a step too, as the agent counts.
                 job.steps = job.steps.max(*step);
                 job.cause = Some(message.clone());
@@ -531,6 +553,12 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 #[cfg(test)]
 #[path = "reducer_tests.rs"]
 mod tests;
+
+/// `[price]` of a manifest snapshot (`{"manifest": {...}}`), if it has one.
+fn price_of(snapshot: Option<&serde_json::Value>) -> Option<crate::manifest::Price> {
+    let price = snapshot?.get("manifest")?.get("price")?;
+    serde_json::from_value(price.clone()).ok()
+}
 
 /// `[limits] max_restarts` of a manifest snapshot (`{"manifest": {...}}`),
 /// or the default for a job without one.
