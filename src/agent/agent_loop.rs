@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use super::budget::Budget;
 use super::commands::{CommandFailure, describe_command, run_command, verify};
 use super::prompt::{PromptFacts, Turn, build_request, cap_text};
 use super::transcript::Transcript;
@@ -19,6 +20,7 @@ use crate::decision::parse_decision;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
 use crate::log::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
+use crate::manifest::Price;
 use crate::provider::{Provider, ProviderError};
 
 /// Appends events for the attempt being run.
@@ -104,6 +106,8 @@ pub struct AgentRun<'a> {
     pub cancel: &'a CancelToken,
     pub transcript: Option<&'a mut Transcript>,
     pub attempt: u32,
+    /// The batch's spending cap and this job's price, under `--max-cost`.
+    pub budget: Option<(&'a Budget, Price)>,
 }
 
 impl std::fmt::Debug for AgentRun<'_> {
@@ -161,6 +165,10 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
         if st.tokens >= limits.token_budget {
             return Ok(failed(FailureKind::TokenBudget, st.steps));
         }
+        if run.budget.is_some_and(|(budget, _)| budget.exhausted()) {
+            // No new model call once the batch's cap is reached.
+            return Ok(failed(FailureKind::BudgetExceeded, st.steps));
+        }
         st.steps += 1;
         let step = st.steps;
         let request = build_request(run.facts, &history, limits.context_budget, run.attempt);
@@ -181,6 +189,17 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
         };
         if let Some(e) = live_error {
             return Err(AgentError::Record(e));
+        }
+        if let Some((budget, price)) = run.budget {
+            let (input, cached, output) = match &result {
+                Ok(reply) => (
+                    reply.input_tokens,
+                    reply.cached_input_tokens,
+                    reply.output_tokens,
+                ),
+                Err(e) => e.billed().map_or((0, 0, 0), |(i, o)| (i, 0, o)),
+            };
+            budget.charge(&price, input, cached, output);
         }
         let reply = match result {
             Ok(reply) => reply,

@@ -8,6 +8,7 @@
 //! everything as events through a [`Recorder`]; it never prints.
 
 mod agent_loop;
+mod budget;
 mod cause;
 mod commands;
 mod prompt;
@@ -17,6 +18,7 @@ mod workspace;
 pub use agent_loop::{
     AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, run_agent,
 };
+pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};
 pub use commands::{command_event, describe_command};
 pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};

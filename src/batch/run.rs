@@ -32,6 +32,9 @@ pub struct BatchOptions {
     pub interrupt: CancelToken,
     /// Whose workspaces and build dirs stay once an attempt ends.
     pub keep: crate::lifecycle::Keep,
+    /// `--max-cost`: USD the batch's jobs may spend in all, counting what
+    /// earlier runs of them spent.
+    pub max_cost_usd: Option<f64>,
 }
 
 /// What a batch did.
@@ -51,6 +54,9 @@ pub struct BatchSummary {
     /// The error that stopped the workers early (a log that cannot be
     /// written, e.g. on a full disk), naming the job it hit.
     pub stopped_by: Option<String>,
+    /// Under `--max-cost`: `(spent, cap)` in USD, what the batch's jobs have
+    /// spent in all, earlier runs included.
+    pub cost: Option<(f64, f64)>,
     pub report_dir: PathBuf,
     pub report_files: Vec<PathBuf>,
     /// Why the reports could not be written, if they could not.
@@ -134,6 +140,15 @@ pub fn run_batch(
     }
     store.sync()?;
 
+    // Spending counts what the log says these jobs already spent.
+    let budget = options.max_cost_usd.map(|cap| {
+        let spent: f64 = planned
+            .iter()
+            .filter_map(|id| store.state().job(id))
+            .map(|j| j.cost_usd)
+            .sum();
+        std::sync::Arc::new(crate::agent::Budget::new(cap, spent))
+    });
     let progress = Progress::start(
         &dir.log(),
         std::fs::metadata(dir.log()).map(|m| m.len()).unwrap_or(0),
@@ -142,7 +157,7 @@ pub fn run_batch(
         planned.clone(),
         options.progress,
     );
-    let outcome = run_workers(&dir, queue, options);
+    let outcome = run_workers(&dir, queue, options, budget.clone());
     progress.finish();
     let (attempts_run, job_errors, stopped_by) = outcome?;
 
@@ -162,6 +177,7 @@ pub fn run_batch(
         job_errors,
         interrupted: options.interrupt.is_cancelled() && stopped_by.is_none(),
         stopped_by: stopped_by.map(|e| e.to_string()),
+        cost: budget.as_ref().map(|b| (b.spent_usd(), b.cap_usd())),
         report_error: None,
         report_dir: options
             .report_dir
@@ -196,6 +212,7 @@ fn run_workers(
     dir: &DataDir,
     queue: VecDeque<String>,
     options: &BatchOptions,
+    budget: Option<std::sync::Arc<crate::agent::Budget>>,
 ) -> Result<WorkerOutcome, BatchError> {
     let workers = options.workers.max(1).min(queue.len().max(1));
     let pool = rayon::ThreadPoolBuilder::new()
@@ -210,7 +227,7 @@ fn run_workers(
     pool.scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|_| {
-                if let Err(e) = worker(dir, &queue, &attempts, &job_errors, options) {
+                if let Err(e) = worker(dir, &queue, &attempts, &job_errors, options, &budget) {
                     options.interrupt.cancel();
                     let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
                     slot.get_or_insert(e);
@@ -233,15 +250,21 @@ fn worker(
     attempts: &Mutex<usize>,
     job_errors: &Mutex<Vec<(String, String)>>,
     options: &BatchOptions,
+    budget: &Option<std::sync::Arc<crate::agent::Budget>>,
 ) -> Result<(), BatchError> {
     let mut store = Store::open(dir.clone())?;
     let run_options = RunOptions {
         provider: None,
         interrupt: Some(options.interrupt.clone()),
         keep: options.keep,
+        budget: budget.clone(),
     };
     loop {
         if options.interrupt.is_cancelled() {
+            return Ok(());
+        }
+        if budget.as_ref().is_some_and(|b| b.exhausted()) {
+            // The cap is reached: no job starts (those queued stay queued).
             return Ok(());
         }
         let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
@@ -292,7 +315,8 @@ fn worker(
                 break;
             }
             let retry = store.state().job(&id).is_some_and(retryable);
-            if !retry || options.interrupt.is_cancelled() {
+            let broke = budget.as_ref().is_some_and(|b| b.exhausted());
+            if !retry || broke || options.interrupt.is_cancelled() {
                 break;
             }
             store.retry(&id)?;

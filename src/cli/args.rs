@@ -254,6 +254,13 @@ pub struct BatchArgs {
     /// `all` or `none` (artifacts under DATA/runs always stay).
     #[arg(long, value_name = "WHICH", default_value = "failed")]
     pub keep: crate::lifecycle::Keep,
+    /// Hard cap on what the batch's model calls may cost in all, in USD,
+    /// across every worker (earlier runs of the same jobs count). Once
+    /// reached no model call starts, running jobs stop at their next step
+    /// as budget_exceeded and queued jobs stay queued. Every provider needs
+    /// a [price].
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
 }
 
 /// `exec --memory`: a size, at least what `[limits] memory` accepts.
@@ -263,4 +270,17 @@ fn parse_memory(text: &str) -> Result<ByteSize, String> {
         return Err(format!("must be at least {MIN_MEMORY}"));
     }
     Ok(size)
+}
+
+/// A positive amount of US dollars, e.g. `2.50`.
+fn parse_usd(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("{text:?} is not an amount of USD (e.g. 2.50)"))?;
+    if !value.is_finite() || value <= 0.0 {
+        return Err(format!("{text:?}: the cap must be more than 0 USD"));
+    }
+    Ok(value)
 }

@@ -97,6 +97,25 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         crate::provider::preflight(&config, &name)?;
         checked.push(key);
     }
+    if args.max_cost.is_some() {
+        // A cap cannot be kept on calls whose cost is unknown.
+        if let Some(job) = planned
+            .iter()
+            .find(|j| j.snapshot["manifest"]["price"].is_null())
+        {
+            anyhow::bail!(
+                "--max-cost needs a [price] for every provider: {} has none (job {})",
+                job.provider.as_deref().map_or_else(
+                    || format!(
+                        "the [provider] of {}",
+                        job.base_job.as_deref().unwrap_or(&job.id)
+                    ),
+                    |p| format!("provider {p}")
+                ),
+                job.id
+            );
+        }
+    }
     let options = BatchOptions {
         workers: args.parallel.map_or_else(default_workers, |n| n as usize),
         rerun: match args.rerun.as_deref() {
@@ -108,6 +127,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         progress: ProgressMode::detect(),
         interrupt: install_interrupt(),
         keep: args.keep,
+        max_cost_usd: args.max_cost,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary)?;
@@ -185,6 +205,16 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some((spent, cap)) = summary.cost {
+        outln!(
+            "spent ${spent:.4} of the ${cap:.2} cap{}",
+            if spent >= cap {
+                ": cap reached, no new model call started"
+            } else {
+                ""
+            }
+        );
+    }
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }
@@ -248,5 +278,6 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         repeat: 1,
         report: None,
         keep: crate::lifecycle::Keep::Failed,
+        max_cost: None,
     })
 }

@@ -304,6 +304,9 @@ pub enum FailureKind {
     /// (the runner died, the provider was unreachable, a runtime I/O error);
     /// not the model's doing.
     InfraError,
+    /// The batch's `--max-cost` was reached: the attempt stopped before
+    /// its next model call.
+    BudgetExceeded,
 }
 
 impl FailureKind {
@@ -325,6 +328,7 @@ impl FailureKind {
             FailureKind::TestsFailed => "tests_failed",
             FailureKind::TestsMissing => "tests_missing",
             FailureKind::InfraError => "infra_error",
+            FailureKind::BudgetExceeded => "budget_exceeded",
         }
     }
 }

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub interrupt: Option<CancelToken>,
     /// Whose workspaces and build dirs stay once an attempt ends.
     pub keep: Keep,
+    /// The batch's spending cap (`--max-cost`), shared by its workers.
+    pub budget: Option<std::sync::Arc<crate::agent::Budget>>,
 }
 
 /// How an attempt ended.
@@ -472,6 +474,7 @@ impl Phases<'_> {
                     cancel: &agent_cancel,
                     transcript: transcript.as_mut(),
                     attempt: n,
+                    budget: self.options.budget.as_deref().zip(manifest.price),
                 });
                 // Also wakes the timer, which then ends.
                 agent_cancel.cancel();

@@ -6,6 +6,7 @@ mod batch;
 mod check;
 mod containment;
 mod controls;
+mod cost;
 mod exec;
 mod harness;
 mod hostile;

@@ -1,0 +1,216 @@
+//! Cost: every billed call counts (an unusable reply too), reports match
+//! tokens × prices, and `--max-cost` stops a parallel sweep at its cap.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+use crate::harness::Sandbox;
+
+const INPUT_PER_MTOK: f64 = 10.0;
+const OUTPUT_PER_MTOK: f64 = 30.0;
+/// Tokens the mock reports per call: 1000 in, 100 out, so 0.013 USD.
+const CALL_USD: f64 = (1000.0 * INPUT_PER_MTOK + 100.0 * OUTPUT_PER_MTOK) / 1e6;
+
+/// Answers by how far the conversation is: prose first (an invalid
+/// decision, billed all the same), then write, verify, finish.
+fn answer(mut stream: TcpStream) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let turns = request["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
+    let content = match turns {
+        0 => "Let me think about this first.",
+        1 => r#"{"kind":"write_file","path":"a.txt","content":"new\n"}"#,
+        2 => r#"{"kind":"verify"}"#,
+        _ => r#"{"kind":"finish","summary":"done"}"#,
+    };
+    let response = serde_json::json!({
+        "choices": [{"message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 100}
+    })
+    .to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
+        response.len(),
+        response
+    );
+}
+
+fn serve() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            answer(stream);
+        }
+    });
+    port
+}
+
+fn setup(sb: &Sandbox, jobs: usize, priced: bool) -> Vec<String> {
+    let source = sb.path().join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("a.txt"), "old\n").unwrap();
+    let port = serve();
+    let price = if priced {
+        format!(
+            "\n[price]\ninput_per_mtok = {INPUT_PER_MTOK}\noutput_per_mtok = {OUTPUT_PER_MTOK}\n"
+        )
+    } else {
+        String::new()
+    };
+    std::fs::write(
+        sb.path().join("local.toml"),
+        format!(
+            "name = \"local\"\n\n[provider]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\nmode = \"json_object\"\n{price}"
+        ),
+    )
+    .unwrap();
+    (0..jobs)
+        .map(|n| {
+            let job = sb.path().join(format!("j{n}.toml"));
+            std::fs::write(
+                &job,
+                format!(
+                    "id = \"j{n}\"\nprompt = \"Make a.txt say new.\"\nsource = \"source\"\neditable = [\"*.txt\"]\nallow = [\"grep **\"]\nverify = [\"grep\", \"-qx\", \"new\", \"a.txt\"]\n\n[limits]\nattempts = 1\n"
+                ),
+            )
+            .unwrap();
+            job.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn results(sb: &Sandbox) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(sb.data().join("report/results.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn costs_match_tokens_times_prices_and_count_unusable_replies() {
+    let sb = Sandbox::new();
+    let jobs = setup(&sb, 2, true);
+    let mut args = vec!["batch", "DATA", "--provider", "local.toml"];
+    args.extend(jobs.iter().map(String::as_str));
+    sb.run(&args).ok();
+    let results = results(&sb);
+    let mut total = 0.0;
+    for job in results["jobs"].as_array().unwrap() {
+        assert_eq!(job["outcome"], "accepted", "{job:#}");
+        // Four calls, the first an invalid decision: all four billed.
+        assert_eq!(job["provider_calls"], 4);
+        assert_eq!(job["invalid_decisions"], 1);
+        let by_hand = (job["input_tokens"].as_f64().unwrap() * INPUT_PER_MTOK
+            + job["output_tokens"].as_f64().unwrap() * OUTPUT_PER_MTOK)
+            / 1e6;
+        let cost = job["cost_usd"].as_f64().unwrap();
+        assert!((cost - by_hand).abs() < 1e-9, "{cost} vs {by_hand}");
+        assert!((cost - 4.0 * CALL_USD).abs() < 1e-9, "{cost}");
+        total += cost;
+    }
+    let totals = &results["totals"];
+    assert!(
+        (totals["cost_usd"].as_f64().unwrap() - total).abs() < 1e-9,
+        "{totals:#}"
+    );
+    assert!(
+        (totals["cost_per_accepted_usd"].as_f64().unwrap() - total / 2.0).abs() < 1e-9,
+        "{totals:#}"
+    );
+    let md = std::fs::read_to_string(sb.data().join("report/report.md")).unwrap();
+    assert!(
+        md.contains("cost $0.1040 ($0.0520 per accepted job)"),
+        "{md}"
+    );
+    assert!(md.contains("## Where the time went"), "{md}");
+    let tsv = std::fs::read_to_string(sb.data().join("report/results.tsv")).unwrap();
+    assert!(tsv.lines().next().unwrap().contains("cost_usd"));
+}
+
+#[test]
+fn max_cost_stops_a_parallel_sweep_at_its_cap() {
+    let sb = Sandbox::new();
+    let jobs = setup(&sb, 10, true);
+    // The sweep would spend 10 × 4 × 0.013 = 0.52 USD.
+    let cap = 0.2;
+    let cap_text = cap.to_string();
+    let mut args = vec![
+        "batch",
+        "DATA",
+        "-j",
+        "2",
+        "--provider",
+        "local.toml",
+        "--max-cost",
+        &cap_text,
+    ];
+    args.extend(jobs.iter().map(String::as_str));
+    let run = sb.run(&args);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stdout.contains("cap reached"), "{}", run.stdout);
+    let results = results(&sb);
+    let spent = results["totals"]["cost_usd"].as_f64().unwrap();
+    // At the cap, over it by at most the calls in flight (one per worker).
+    assert!(spent >= cap - 1e-9, "spent {spent}");
+    assert!(spent <= cap + 2.0 * CALL_USD + 1e-9, "spent {spent}");
+    let jobs = results["jobs"].as_array().unwrap();
+    let mut stopped = 0;
+    for job in jobs {
+        match job["outcome"].as_str().unwrap() {
+            "accepted" => {}
+            "failed" => {
+                assert_eq!(job["failure_kind"], "budget_exceeded", "{job:#}");
+                stopped += 1;
+            }
+            "pending" => assert_eq!(job["attempts"], 0, "a started job is not terminal: {job:#}"),
+            other => panic!("unexpected outcome {other}: {job:#}"),
+        }
+    }
+    assert!(stopped >= 1, "no running job was stopped at the cap");
+    assert!(
+        jobs.iter().any(|j| j["outcome"] == "pending"),
+        "every job started: the cap did not hold back the queue"
+    );
+    eprintln!(
+        "max-cost: cap {cap}, spent {spent:.4}, overshoot {:.4}",
+        spent - cap
+    );
+}
+
+#[test]
+fn max_cost_needs_a_price_before_anything_runs() {
+    let sb = Sandbox::new();
+    let jobs = setup(&sb, 1, false);
+    let run = sb.run(&[
+        "batch",
+        "DATA",
+        "--provider",
+        "local.toml",
+        "--max-cost",
+        "1",
+        &jobs[0],
+    ]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains("provider local has none"),
+        "{}",
+        run.stderr
+    );
+    assert!(!sb.data().join("events.log").exists());
+}
