@@ -34,6 +34,9 @@ fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool)
         kind: kind.to_string(),
         detail: detail.to_string(),
         ok,
+        fields: None,
+        observation: None,
+        diff: None,
     }
 }
 
@@ -87,7 +90,12 @@ fn accepted() -> JobResult {
     j.tests = verdict((2, 2), (3, 3), &[], &[]);
     j.timeline = vec![
         step(1, 1, 900, "read_file", "src/lib.rs (212 B)", true),
-        step(1, 2, 1_800, "replace_text", "src/lib.rs", true),
+        TimelineEntry {
+            fields: Some("path=src/lib.rs (4 bytes → 5 bytes)".into()),
+            observation: Some("replaced 1 occurrence in src/lib.rs <ok>".into()),
+            diff: Some("@@ src/lib.rs\n-1..n\n+1..=n".into()),
+            ..step(1, 2, 1_800, "replace_text", "src/lib.rs", true)
+        },
         step(1, 2, 1_810, "edit", "src/lib.rs 3f2a..9c1d", true),
         step(1, 3, 2_900, "run_tool", "cargo exit 0 in 6.1 s", true),
         step(1, 4, 9_200, "verify", "cargo exit 0 in 5.8 s", true),

@@ -33,14 +33,14 @@ pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
             records,
         })
         .collect();
-    let patch = |source: &str, job: &str, attempt: u32| {
+    let artifact = |source: &str, job: &str, attempt: u32, file: &str| {
         let data = logs
             .iter()
             .find(|(path, _, _)| path == source)
             .map(|(_, data, _)| data)?;
-        std::fs::read_to_string(DataDir::new(data).runs(job, attempt).join("patch.diff")).ok()
+        std::fs::read_to_string(DataDir::new(data).runs(job, attempt).join(file)).ok()
     };
-    Ok(report_from_logs(&sources, now_ms(), &patch))
+    Ok(report_from_logs(&sources, now_ms(), &artifact))
 }
 
 /// Derives the report of `data_dirs` and writes its files into `out`.

@@ -32,12 +32,13 @@ struct Acc {
     agent_done: Option<u32>,
 }
 
-/// Builds the report; `patch_text(source path, job, attempt)` returns the
-/// patch saved beside that log.
+/// Builds the report; `artifact(source path, job, attempt, file)` returns
+/// an attempt's artifact saved beside that log (`patch.diff`, and with a
+/// full trace `transcript.jsonl`).
 pub fn report_from_logs(
     sources: &[LogSource<'_>],
     generated_at_ms: u64,
-    patch_text: &dyn Fn(&str, &str, u32) -> Option<String>,
+    artifact: &dyn Fn(&str, &str, u32, &str) -> Option<String>,
 ) -> Report {
     let mut report = Report::new(
         generated_at_ms,
@@ -117,7 +118,15 @@ pub fn report_from_logs(
             acc.result.started_ms = job.first_started_ms;
             acc.result.ended_ms = job.ended_ms;
             if let Some(n) = acc.patch_attempt {
-                acc.result.patch = patch_text(&acc.source, &acc.result.instance, n);
+                acc.result.patch = artifact(&acc.source, &acc.result.instance, n, "patch.diff");
+            }
+            for n in 1..=acc.result.attempts {
+                if let Some(text) =
+                    artifact(&acc.source, &acc.result.instance, n, "transcript.jsonl")
+                {
+                    let steps = super::trajectory::read_transcript(&text);
+                    super::trajectory::attach(&mut acc.result.timeline, n, &steps);
+                }
             }
             report.jobs.push(acc.result);
         }
@@ -140,6 +149,9 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             kind: kind.to_string(),
             detail,
             ok,
+            fields: None,
+            observation: None,
+            diff: None,
         });
     };
     match &record.event {

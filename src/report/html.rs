@@ -140,7 +140,21 @@ pub(super) fn check_badge(check: CheckResult) -> String {
 
 /// Writes a table; `numeric` marks right-aligned columns. Cells are HTML already.
 fn table(out: &mut String, headers: &[&str], numeric: &[usize], rows: &[Vec<String>]) {
-    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    let rows: Vec<(String, Vec<String>)> =
+        rows.iter().map(|r| (String::new(), r.clone())).collect();
+    table_with(out, "", headers, numeric, &rows);
+}
+
+/// A table whose `<table>` and rows carry attributes (`attrs`, and each
+/// row's first element), for the sorting and filtering script.
+fn table_with(
+    out: &mut String,
+    attrs: &str,
+    headers: &[&str],
+    numeric: &[usize],
+    rows: &[(String, Vec<String>)],
+) {
+    let _ = write!(out, "<div class=\"scroll\"><table{attrs}>\n<thead><tr>");
     for (i, h) in headers.iter().enumerate() {
         let class = if numeric.contains(&i) {
             " class=\"num\""
@@ -150,8 +164,8 @@ fn table(out: &mut String, headers: &[&str], numeric: &[usize], rows: &[Vec<Stri
         let _ = write!(out, "<th{class}>{}</th>", escape(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    for row in rows {
-        out.push_str("<tr>");
+    for (row_attrs, row) in rows {
+        let _ = write!(out, "<tr{row_attrs}>");
         for (i, cell) in row.iter().enumerate() {
             let class = if numeric.contains(&i) {
                 " class=\"num\""
@@ -200,11 +214,27 @@ fn jobs_table(out: &mut String, report: &Report) {
         out.push_str("<p class=\"muted\">No jobs.</p>\n");
         return;
     }
-    let rows: Vec<Vec<String>> = report
+    // Without the script every row shows; with it, these filter the table.
+    out.push_str(
+        "<div class=\"filters\" id=\"job-filters\" hidden>\
+         <label>outcome <select data-key=\"outcome\"><option value=\"\">all</option></select></label>\
+         <label>failure kind <select data-key=\"kind\"><option value=\"\">all</option></select></label>\
+         <label>family <select data-key=\"family\"><option value=\"\">all</option></select></label>\
+         <label>provider <select data-key=\"provider\"><option value=\"\">all</option></select></label>\
+         <span class=\"muted\" id=\"job-count\"></span></div>\n",
+    );
+    let rows: Vec<(String, Vec<String>)> = report
         .jobs
         .iter()
         .enumerate()
         .map(|(i, j)| {
+            let attrs = format!(
+                " data-outcome=\"{}\" data-kind=\"{}\" data-family=\"{}\" data-provider=\"{}\"",
+                j.outcome.as_str(),
+                j.failure_str(),
+                escape(&j.family),
+                escape(j.provider.as_deref().unwrap_or(""))
+            );
             let mut row = vec![
                 format!("<a href=\"#job-{i}\">{}</a>", escape(&j.instance)),
                 escape(&j.family),
@@ -218,10 +248,16 @@ fn jobs_table(out: &mut String, report: &Report) {
                 tests_cell(j),
                 check_badge(j.baseline),
             ]);
-            row
+            (attrs, row)
         })
         .collect();
-    table(out, &JOB_HEADERS, &[4, 5, 6, 7, 8, 9, 10, 11, 12], &rows);
+    table_with(
+        out,
+        " id=\"jobs\" class=\"sortable\"",
+        &JOB_HEADERS,
+        &[4, 5, 6, 7, 8, 9, 10, 11, 12],
+        &rows,
+    );
 }
 
 /// Where each job's time went.
@@ -460,10 +496,20 @@ mod tests {
             html.matches("<details class=\"job\"").count(),
             report.jobs.len()
         );
-        assert_eq!(html.matches("<pre class=\"diff\">").count(), 6);
+        // Six patches and the one edit of the sample's trajectory.
+        assert_eq!(html.matches("<pre class=\"diff\">").count(), 7);
         assert!(html.contains("<span class=\"add\">+    (1..=n).sum()</span>"));
         assert!(html.contains("<span class=\"del\">-    (1..n).sum()</span>"));
-        assert!(html.contains("<tr class=\"step-failed\">"));
+        // The trajectory: collapsed steps, a failed one marked, the
+        // observation escaped.
+        assert!(html.contains("<details class=\"step\">"));
+        assert!(!html.contains("<details class=\"step\" open"));
+        assert!(html.contains("title=\"failed\">✗</span>"));
+        assert!(html.contains("replaced 1 occurrence in src/lib.rs &lt;ok&gt;"));
+        assert!(html.contains("<span class=\"del\">-1..n</span><span class=\"add\">+1..=n</span>"));
+        // Filters and sorting work on the jobs table's data.
+        assert!(html.contains("<table id=\"jobs\" class=\"sortable\">"));
+        assert!(html.contains("data-outcome=\"failed\" data-kind=\"tests_failed\""));
         assert!(html.contains("pass@3"));
         assert!(html.ends_with("</html>\n"));
     }

@@ -1,12 +1,12 @@
 //! The per-job details of `report.html`: one collapsible section with every
 //! field, the baseline's reason, the failing and missing tests, the step
-//! timeline and the coloured patch. Every piece of text is HTML-escaped.
+//! trajectory and the coloured patch. Every piece of text is HTML-escaped.
 
 use std::fmt::Write;
 
 use super::format::{bytes, count, duration_ms};
 use super::html::{badge, check_badge, dash, escape, outcome_badge, patch_cell, tests_cell};
-use super::model::JobResult;
+use super::model::{JobResult, TimelineEntry};
 use super::verdict_text;
 
 /// Patch lines shown per job; the rest is summarized in one line.
@@ -104,37 +104,104 @@ fn test_names(out: &mut String, j: &JobResult) {
     out.push_str("</ul>\n");
 }
 
+/// The attempt step by step: phases (baseline, patch, acceptance) as
+/// lines, each model step as a collapsed `<details>` holding everything
+/// the runtime did for it (the decision and its key fields, commands,
+/// edits as diffs, verify results, refusals, retries and waits, the
+/// observation the model got). Collapsed steps keep a 1,000-step page
+/// small and quick to open.
 fn timeline(out: &mut String, j: &JobResult) {
-    out.push_str("<h3>Timeline</h3>\n");
+    out.push_str("<h3>Trajectory</h3>\n");
     if j.timeline.is_empty() {
         out.push_str("<p class=\"muted\">No steps recorded.</p>\n");
         return;
     }
-    out.push_str(
-        "<div class=\"scroll\"><table class=\"timeline\">\n<thead><tr><th class=\"num\">attempt</th>\
-         <th class=\"num\">step</th><th class=\"num\">at</th><th>kind</th><th></th><th>detail</th></tr></thead>\n<tbody>\n",
-    );
-    for t in &j.timeline {
-        let (row, mark) = if t.ok {
-            ("", "<span class=\"mark ok\" title=\"ok\">✓</span>")
+    let mut groups: Vec<&[TimelineEntry]> = Vec::new();
+    let mut rest = j.timeline.as_slice();
+    while let Some(first) = rest.first() {
+        let len = if first.step == 0 {
+            1
         } else {
-            (
-                " class=\"step-failed\"",
-                "<span class=\"mark bad\" title=\"failed\">✗</span>",
-            )
+            rest.iter()
+                .take_while(|e| e.attempt == first.attempt && e.step == first.step)
+                .count()
         };
-        let _ = writeln!(
-            out,
-            "<tr{row}><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"mono\">{}</td><td>{mark}</td><td class=\"wrap\">{}</td></tr>",
-            t.attempt,
-            t.step,
-            duration_ms(t.at_ms),
-            escape(&t.kind),
-            escape(&t.detail),
-        );
+        let (group, tail) = rest.split_at(len);
+        groups.push(group);
+        rest = tail;
     }
-    out.push_str("</tbody></table></div>\n");
+    let steps = groups.iter().filter(|g| g[0].step > 0).count();
+    let _ = writeln!(
+        out,
+        "<p class=\"muted\">{steps} model step(s), collapsed: open one for its decision, what the runtime did and what the model was told.</p>\n<ol class=\"trajectory\">"
+    );
+    for group in groups {
+        let first = &group[0];
+        let ok = group.iter().all(|e| e.ok);
+        if first.step == 0 {
+            let _ = writeln!(
+                out,
+                "<li class=\"phase\">{} <span class=\"muted\">{}</span> <span class=\"mono\">{}</span> {}</li>",
+                mark(ok),
+                duration_ms(first.at_ms),
+                escape(&first.kind),
+                escape(&first.detail)
+            );
+            continue;
+        }
+        let decision = group
+            .iter()
+            .find(|e| e.fields.is_some())
+            .or_else(|| group.iter().rev().find(|e| is_step_kind(&e.kind)))
+            .unwrap_or(first);
+        let _ = write!(
+            out,
+            "<li><details class=\"step\"><summary>{} <span class=\"muted\">attempt {} · step {} · {}</span> <span class=\"mono\">{}</span> {}</summary><div class=\"lines\">",
+            mark(ok),
+            first.attempt,
+            first.step,
+            duration_ms(first.at_ms),
+            escape(&decision.kind),
+            escape(decision.fields.as_deref().unwrap_or(&decision.detail)),
+        );
+        for e in group {
+            let _ = write!(
+                out,
+                "<div>{} <span class=\"mono\">{}</span> {}</div>",
+                mark(e.ok),
+                escape(&e.kind),
+                escape(&e.detail)
+            );
+            if let Some(fields) = &e.fields {
+                let _ = write!(out, "<div class=\"mono muted\">{}</div>", escape(fields));
+            }
+            if let Some(d) = &e.diff {
+                diff(out, d);
+            }
+            if let Some(o) = &e.observation {
+                let _ = write!(
+                    out,
+                    "<div class=\"muted\">observation</div><pre class=\"obs\">{}</pre>",
+                    escape(o)
+                );
+            }
+        }
+        out.push_str("</div></details></li>\n");
+    }
+    out.push_str("</ol>\n");
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "<span class=\"mark ok\" title=\"ok\">✓</span>"
+    } else {
+        "<span class=\"mark bad\" title=\"failed\">✗</span>"
+    }
+}
+
+/// Whether a timeline kind is a decision (the step's headline).
+fn is_step_kind(kind: &str) -> bool {
+    !matches!(kind, "command" | "edit" | "verify" | "retry" | "agent")
 }
 
 fn diff(out: &mut String, patch: &str) {

@@ -26,6 +26,7 @@ mod passk;
 mod stats;
 mod style;
 mod summary;
+mod trajectory;
 mod tsv;
 mod verdict_text;
 mod write;

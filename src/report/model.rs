@@ -287,4 +287,13 @@ pub struct TimelineEntry {
     /// One short line, already free of secrets.
     pub detail: String,
     pub ok: bool,
+    /// With a full trace, on a decision's entry: its key fields (path,
+    /// argv, sizes), an excerpt of the observation the model got, and an
+    /// edit as diff lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }

@@ -64,10 +64,34 @@ p.note{margin:8px 0;word-break:break-word}
 ul.tests{list-style:none;margin:0;padding:0;column-width:28em;column-gap:24px}
 ul.tests li{padding:2px 0;word-break:break-word;break-inside:avoid}
 table.timeline td.wrap{width:100%}
+ol.trajectory{list-style:none;margin:0;padding:0;border-left:2px solid var(--line)}
+ol.trajectory>li{margin:0 0 2px;padding:2px 0 2px 10px;word-break:break-word}
+ol.trajectory li.phase{color:var(--fg)}
+details.step>summary{cursor:pointer}
+details.step[open]>summary{font-weight:600}
+details.step .lines{margin:4px 0 8px 18px;display:flex;flex-direction:column;gap:3px}
+pre.obs{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:0;white-space:pre-wrap;word-break:break-word;max-height:18em;overflow:auto}
+.filters{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
+.filters label{font-size:12px;color:var(--muted)}
+th.sortable{cursor:pointer}th.sortable:hover{color:var(--fg)}
 .mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
 "#;
 
-/// Opens the `<details>` a `#job-N` link points to.
-pub const SCRIPT: &str = "function openTarget(){var e=document.getElementById(location.hash.slice(1));\
-if(e&&e.tagName==='DETAILS'){e.open=true;}}\
-window.addEventListener('hashchange',openTarget);openTarget();";
+/// Opens the `<details>` a `#job-N` link points to; sorts a `sortable`
+/// table by the header clicked (numbers by value); fills the job filters
+/// from the rows' data attributes and hides the rows they leave out. The
+/// page is complete without it.
+pub const SCRIPT: &str = r#"function openTarget(){var e=document.getElementById(location.hash.slice(1));
+if(e&&e.tagName==='DETAILS'){e.open=true;}}
+window.addEventListener('hashchange',openTarget);openTarget();
+function key(c){var t=c.textContent.trim(),m=t.replace(/[,$]/g,'').match(/^-?[0-9.]+/);return m?parseFloat(m[0]):t.toLowerCase();}
+document.querySelectorAll('table.sortable').forEach(function(t){
+t.querySelectorAll('th').forEach(function(h,i){h.classList.add('sortable');h.title='sort';h.addEventListener('click',function(){
+var b=t.tBodies[0],rs=Array.prototype.slice.call(b.rows),d=h.dataset.dir==='asc'?-1:1;h.dataset.dir=d===1?'asc':'desc';
+rs.sort(function(x,y){var p=key(x.cells[i]),q=key(y.cells[i]);return (p<q?-1:p>q?1:0)*d;});rs.forEach(function(r){b.appendChild(r);});});});});
+(function(){var f=document.getElementById('job-filters'),t=document.getElementById('jobs');if(!f||!t)return;f.hidden=false;
+var rows=Array.prototype.slice.call(t.tBodies[0].rows),sel=f.querySelectorAll('select'),n=document.getElementById('job-count');
+sel.forEach(function(s){var seen={};rows.forEach(function(r){var v=r.dataset[s.dataset.key];if(v&&!seen[v]){seen[v]=1;var o=document.createElement('option');o.value=o.textContent=v;s.appendChild(o);}});
+if(Object.keys(seen).length<2)s.parentNode.hidden=true;s.addEventListener('change',apply);});
+function apply(){var shown=0;rows.forEach(function(r){var ok=true;sel.forEach(function(s){if(s.value&&r.dataset[s.dataset.key]!==s.value)ok=false;});r.hidden=!ok;if(ok)shown++;});n.textContent=shown+' of '+rows.length+' jobs';}
+apply();})();"#;

@@ -217,3 +217,36 @@ fn wrong_fix_is_named_in_every_format(dir: &std::path::Path) {
     }
     assert!(html.contains("F2P 1/3, P2P 0/0"));
 }
+
+/// A 1,000-step job with a full trace: the report shows every step,
+/// collapsed, and stays small.
+#[test]
+fn a_thousand_step_trajectory_stays_small_and_collapsed() {
+    let sb = Sandbox::new();
+    let source = sb.path().join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("a.txt"), "old\n".repeat(50)).unwrap();
+    let mut script = String::new();
+    for _ in 0..997 {
+        script.push_str("{\"kind\":\"read_file\",\"path\":\"a.txt\"}\n");
+    }
+    script.push_str("{\"kind\":\"write_file\",\"path\":\"a.txt\",\"content\":\"new\\n\"}\n");
+    script.push_str("{\"kind\":\"verify\"}\n");
+    script.push_str("{\"kind\":\"finish\",\"summary\":\"done\"}\n");
+    std::fs::write(sb.path().join("long.jsonl"), script).unwrap();
+    std::fs::write(
+        sb.path().join("long.toml"),
+        "id = \"long\"\nprompt = \"Read a lot, then write new.\"\nsource = \"source\"\neditable = [\"*.txt\"]\nallow = [\"true\"]\nverify = [\"true\"]\ntrace = \"full\"\n\n[limits]\nattempts = 1\nmax_steps = 1000\ntoken_budget = 100000000\n\n[provider]\nkind = \"script\"\nscript = \"long.jsonl\"\n",
+    )
+    .unwrap();
+    sb.run(&["batch", "DATA", "long.toml"]).ok();
+    let html = std::fs::read_to_string(sb.data().join("report/report.html")).unwrap();
+    assert_eq!(html.matches("<details class=\"step\">").count(), 1000);
+    assert!(!html.contains("<details class=\"step\" open"));
+    // Every step has what the model was told, capped.
+    assert_eq!(html.matches("<pre class=\"obs\">").count(), 999);
+    assert!(html.contains("<span class=\"add\">+new</span>"));
+    let size = html.len();
+    eprintln!("report.html with a 1,000-step trajectory: {size} bytes");
+    assert!(size < 3 * 1024 * 1024, "{size} bytes");
+}
