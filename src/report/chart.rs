@@ -173,6 +173,7 @@ mod tests {
             .map(|i| FamilySummary {
                 family: format!("family_with_a_rather_long_name_{i}<x>"),
                 tally: Tally::default(),
+                first_attempt_gate: false,
             })
             .collect();
         let svg = pass_rate_chart("Pass rate by family", &family_rows(&families));

@@ -78,6 +78,7 @@ fn accepted() -> JobResult {
     j.provider_calls = 5;
     j.provider_latency_ms = 4_210;
     j.cost_usd = Some(0.04965);
+    j.first_attempt_clean = true;
     j.tool_ms = 6_100;
     j.verify_ms = 5_800;
     j.acceptance_ms = 2_300;

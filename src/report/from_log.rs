@@ -114,6 +114,9 @@ pub fn report_from_logs(
                 acc.result.wall_ms = end.saturating_sub(start);
             }
             acc.result.steps = job.total_steps();
+            acc.result.first_attempt_clean = acc.result.outcome == JobOutcome::Accepted
+                && acc.result.attempts == 1
+                && !acc.result.timeline.iter().any(|e| e.kind == "interrupted");
             acc.result.cost_usd = job.price.map(|_| job.cost_usd);
             acc.result.started_ms = job.first_started_ms;
             acc.result.ended_ms = job.ended_ms;

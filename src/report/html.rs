@@ -283,18 +283,23 @@ fn families(out: &mut String, summary: &Summary) {
         return;
     }
     out.push_str("<h2>Families</h2>\n");
-    let mut headers = vec!["family"];
+    let mut headers = vec!["family", "first-attempt gate"];
     headers.extend(TALLY_HEADERS);
     let rows: Vec<Vec<String>> = summary
         .families
         .iter()
         .map(|f| {
-            let mut row = vec![escape(&f.family)];
+            let gate = if f.first_attempt_gate {
+                badge("passed", "pass")
+            } else {
+                badge("failed", "fail")
+            };
+            let mut row = vec![escape(&f.family), gate];
             row.extend(tally_cells(&dash(""), &f.tally));
             row
         })
         .collect();
-    table(out, &headers, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], &rows);
+    table(out, &headers, &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11], &rows);
 }
 
 fn providers(out: &mut String, summary: &Summary) {

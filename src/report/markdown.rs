@@ -240,17 +240,22 @@ fn families(out: &mut String, summary: &Summary) {
         out.push_str("No families.\n\n");
         return;
     }
-    let mut headers = vec!["family"];
+    let mut headers = vec!["family", "first-attempt gate"];
     headers.extend(TALLY_HEADERS);
     let rows: Vec<Vec<String>> = summary
         .families
         .iter()
         .map(|f| {
-            let mut row = vec![cell(&f.family)];
+            let gate = if f.first_attempt_gate { "pass" } else { "fail" };
+            let mut row = vec![cell(&f.family), gate.to_string()];
             row.extend(tally_cells("-", &f.tally));
             row
         })
         .collect();
+    out.push_str(
+        "The first-attempt gate passes when every instance of the family was accepted on its \
+         first attempt, run in one go; the pass rate counts every attempt.\n\n",
+    );
     table(out, &headers, &rows);
 }
 

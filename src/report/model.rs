@@ -105,6 +105,10 @@ pub struct JobResult {
     /// of the infrastructure.
     #[serde(default)]
     pub cause: Option<String>,
+    /// Accepted on its first attempt, which ran to its end in one go (no
+    /// restart after a fault, no interruption): the single-attempt gate.
+    #[serde(default)]
+    pub first_attempt_clean: bool,
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
@@ -145,6 +149,7 @@ impl JobResult {
             baseline: CheckResult::NotRun,
             baseline_reason: None,
             cause: None,
+            first_attempt_clean: false,
             tests: TestVerdict::default(),
             timeline: Vec::new(),
         }

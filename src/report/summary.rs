@@ -134,6 +134,10 @@ pub struct FamilySummary {
     pub family: String,
     #[serde(flatten)]
     pub tally: Tally,
+    /// The single-attempt gate: every instance of the family was accepted
+    /// on its first attempt, run in one go (none pending).
+    #[serde(default)]
+    pub first_attempt_gate: bool,
 }
 
 /// One provider's line (jobs of a sweep; jobs without a provider are left out).
@@ -196,7 +200,9 @@ impl Summary {
                 .into_iter()
                 .map(|(family, jobs)| FamilySummary {
                     family: family.to_string(),
-                    tally: Tally::of(jobs),
+                    tally: Tally::of(jobs.iter().copied()),
+                    first_attempt_gate: !jobs.is_empty()
+                        && jobs.iter().all(|j| j.first_attempt_clean),
                 })
                 .collect(),
             providers: providers
@@ -280,5 +286,26 @@ mod tests {
                 .iter()
                 .any(|f| f.kind == FailureKind::InvalidBaseline && f.instances == ["parse_header"])
         );
+    }
+
+    #[test]
+    fn the_first_attempt_gate_needs_every_instance_clean() {
+        let report = crate::report::fixture::sample();
+        let summary = Summary::of(&report);
+        let gate = |family: &str| {
+            summary
+                .families
+                .iter()
+                .find(|f| f.family == family)
+                .map(|f| f.first_attempt_gate)
+        };
+        // off_by_one has an accepted clean job and a failed one.
+        assert_eq!(gate("off_by_one"), Some(false));
+        let mut clean = report.clone();
+        clean.jobs.retain(|j| j.instance == "off_by_one");
+        let summary = Summary::of(&clean);
+        assert!(summary.families[0].first_attempt_gate);
+        clean.jobs[0].first_attempt_clean = false;
+        assert!(!Summary::of(&clean).families[0].first_attempt_gate);
     }
 }
