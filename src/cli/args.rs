@@ -12,7 +12,11 @@ use crate::units::{ByteSize, parse_duration, parse_size};
 
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]
-#[command(name = "agent-runtime", version, propagate_version = true)]
+#[command(
+    name = "agent-runtime",
+    version,
+    after_help = "Start with `agent-runtime demo`. Docs: README.md and docs/ in the repository (manifest.md, reference.md, reports.md)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -20,14 +24,29 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
+    #[command(display_order = 0)]
+    Demo {
+        /// Directory of job manifests [default: the repository's jobs/].
+        #[arg(long, value_name = "DIR")]
+        jobs: Option<PathBuf>,
+        /// Jobs run at once [default: number of CPUs].
+        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: Option<u32>,
+    },
     /// Enqueue a bare lifecycle task (ID) or manifest jobs (--job FILE...).
     ///
     /// Prints enqueued=true the first time, enqueued=false when the same id
     /// (and, for manifests, the same manifest) is already there.
+    #[command(
+        override_usage = "agent-runtime enqueue <DATA> <ID>\n       agent-runtime enqueue <DATA> --job <FILE>..."
+    )]
+    #[command(display_order = 4)]
     Enqueue {
         /// Data directory (holds events.log); created if missing.
         data: PathBuf,
-        /// Job id of a bare task: letters, digits, '.', '_' and '-'.
+        /// Job id of a bare task: letters, digits, '.', '_' and '-'. For a
+        /// manifest job, give --job FILE instead.
         #[arg(required_unless_present = "job", conflicts_with = "job")]
         id: Option<String>,
         /// Manifest files (or directories, or globs) to enqueue.
@@ -45,8 +64,12 @@ pub enum Command {
     /// With WORKSPACE (seed form), a bare task runs in a copy of WORKSPACE with
     /// AGENT_TASK, AGENT_ALLOWED, AGENT_VERIFY, AGENT_MAX_STEPS,
     /// AGENT_TIMEOUT_SECS and AGY_BIN from the environment.
+    #[command(after_long_help = RUN_EXAMPLES)]
+    #[command(display_order = 3)]
     Run {
+        /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
+        /// Job id (an instance id in a sweep, e.g. off_by_one@local#2), as `status` shows it.
         id: String,
         /// Seed form: the directory to work on (copied; the patch is applied back).
         workspace: Option<PathBuf>,
@@ -60,6 +83,7 @@ pub enum Command {
     },
     /// Remove the workspaces and build dirs of finished attempts by a keep
     /// policy (artifacts under DATA/runs stay); prints what it freed.
+    #[command(display_order = 11)]
     Gc {
         /// Data directory (holds events.log).
         data: PathBuf,
@@ -73,51 +97,64 @@ pub enum Command {
     /// Resumable: rerunning the same command skips finished jobs and recovers
     /// interrupted ones. Exit 0 when every job was accepted, 1 otherwise, 130
     /// on Ctrl-C (state is saved; rerun to finish).
+    #[command(after_long_help = BATCH_EXAMPLES, display_order = 1)]
     Batch(BatchArgs),
     /// Regenerate the reports from one or more logs (several DATA dirs merge, e.g. shards).
+    #[command(display_order = 7)]
     Report {
+        /// Data directories whose logs to read (several merge, e.g. shards).
         #[arg(required = true)]
         data: Vec<PathBuf>,
-        /// Directory for report.md, results.tsv, results.json, junit.xml, report.html.
+        /// Directory for report.md, results.tsv, results.json, junit.xml,
+        /// report.html [default: DATA/report, with one DATA].
         #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        out: Option<PathBuf>,
         /// Accepted for clarity in CI scripts; several DATA dirs always merge.
         #[arg(long)]
         merge: bool,
     },
-    /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
-    Demo {
-        /// Directory of job manifests [default: the repository's jobs/].
-        #[arg(long, value_name = "DIR")]
-        jobs: Option<PathBuf>,
-        /// Jobs run at once [default: number of CPUs].
-        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
-        parallel: Option<u32>,
-    },
     /// Show one row per job, replayed from the log. Never writes.
+    #[command(display_order = 5)]
     Status {
+        /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
         /// Print a JSON document instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Live view of the log: re-renders on change, exits when every job is terminal.
+    #[command(display_order = 6)]
     Watch {
+        /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
         /// How often to look for changes, in milliseconds.
-        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(20..=60_000))]
+        #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(20..=60_000))]
         interval_ms: u64,
     },
     /// Durably cancel a queued or running job; its runner stops within a second.
-    Cancel { data: PathBuf, id: String },
+    #[command(display_order = 8)]
+    Cancel {
+        /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
+        data: PathBuf,
+        /// Job id (an instance id in a sweep, e.g. off_by_one@local#2), as `status` shows it.
+        id: String,
+    },
     /// Requeue a failed job if attempts remain.
-    Retry { data: PathBuf, id: String },
+    #[command(display_order = 9)]
+    Retry {
+        /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
+        data: PathBuf,
+        /// Job id (an instance id in a sweep, e.g. off_by_one@local#2), as `status` shows it.
+        id: String,
+    },
     /// Run one command through the bounded executor and sandbox; print its result.
     ///
     /// Prints key=value lines (exit, signal, duration_ms, bytes, truncated,
     /// timed_out, oom, cancelled, sandbox layers) and then the captured output.
     /// Exit code: 0 if the command exited 0, 1 if it ran and failed, 2 if it
     /// was refused or a required sandbox layer is missing.
+    #[command(after_long_help = EXEC_EXAMPLES)]
+    #[command(display_order = 12)]
     Exec {
         /// Allow rule (repeatable), e.g. 'cargo test **'. Without any, the
         /// rule is the program itself followed by '**' (any arguments).
@@ -127,10 +164,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
         /// Time limit, e.g. 500ms, 30s, 2m.
-        #[arg(long, default_value = "120s", value_parser = parse_duration)]
+        #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration)]
         timeout: Duration,
         /// Bytes kept per output stream (head and tail), e.g. 4096, 64KiB, 1MiB.
-        #[arg(long, default_value = "64KiB", value_parser = parse_size)]
+        #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
         output_cap: ByteSize,
         /// Memory of the command, all its processes together, e.g. 512MiB.
         #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MEMORY, value_parser = parse_memory)]
@@ -152,6 +189,7 @@ pub enum Command {
         argv: Vec<String>,
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
+    #[command(display_order = 13)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job
     /// that reproduces it with no model.
@@ -161,6 +199,8 @@ pub enum Command {
     /// invalid ones included, each sent verbatim) and copies of the source
     /// and the acceptance tests. Run it with `batch`. Exit 2 if the attempt
     /// has no full trace.
+    #[command(after_long_help = REPLAY_EXAMPLES)]
+    #[command(display_order = 10)]
     Replay {
         /// Data directory the attempt ran in (holds events.log and runs/).
         data: PathBuf,
@@ -181,6 +221,8 @@ pub enum Command {
     /// runs disagree; the tests are named), no_oracle, incomplete (rerun to
     /// continue). Exit 0 only when every job is valid. Resumable: the runs
     /// are jobs in DIR's log, and a rerun skips the finished ones.
+    #[command(after_long_help = CHECK_EXAMPLES)]
+    #[command(display_order = 2)]
     Check {
         /// Manifest files, directories (their *.toml) or globs.
         #[arg(required = true)]
@@ -199,12 +241,14 @@ pub enum Command {
         json: bool,
     },
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
+    #[command(display_order = 14)]
     Validate {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
         jobs: Vec<PathBuf>,
     },
     /// Print a published JSON Schema.
+    #[command(display_order = 15)]
     Schema {
         #[arg(value_enum)]
         which: SchemaName,
@@ -284,3 +328,30 @@ fn parse_usd(text: &str) -> Result<f64, String> {
     }
     Ok(value)
 }
+
+const BATCH_EXAMPLES: &str = "Examples:
+  agent-runtime batch ./data jobs/                         run every job in jobs/, reports in ./data/report
+  agent-runtime batch ./data jobs/                         again: nothing to do (finished jobs are skipped)
+  agent-runtime batch ./data jobs/ -j 4 --family off_by_one
+  agent-runtime batch ./sweep jobs/ --provider local.toml --provider claude.toml --repeat 5
+  agent-runtime batch ./shard-1 jobs/ --shard 1/2          one entry of a CI matrix
+  agent-runtime batch ./data jobs/ --provider claude.toml --max-cost 5";
+
+const RUN_EXAMPLES: &str = "Examples:
+  agent-runtime enqueue ./one --job jobs/off_by_one.toml
+  agent-runtime run ./one off_by_one                       outcome=succeeded, exit 0
+  agent-runtime run ./one off_by_one --provider local.toml";
+
+const EXEC_EXAMPLES: &str = "Examples:
+  agent-runtime exec -- cargo test --offline               allowed as `cargo **`
+  agent-runtime exec --allow 'cargo test **' --timeout 30s -- cargo test
+  agent-runtime exec --memory 256MiB --sandbox required -- python3 -c 'print(1)'";
+
+const CHECK_EXAMPLES: &str = "Examples:
+  agent-runtime check jobs/                                each job 3 times; exit 0 when all are valid
+  agent-runtime check jobs/off_by_one.toml --runs 10       look for flaky tests
+  agent-runtime check jobs/ --json > check.json";
+
+const REPLAY_EXAMPLES: &str = "Examples:
+  agent-runtime replay ./sweep off_by_one@local#2 --out replay-1
+  agent-runtime batch ./replayed replay-1/job.toml         the same decisions, no model";

@@ -74,7 +74,17 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             data,
             out,
             merge: _,
-        } => batch::report(&data, &out),
+        } => {
+            let out = match (out, data.as_slice()) {
+                (Some(out), _) => out,
+                (None, [one]) => one.join("report"),
+                (None, _) => anyhow::bail!(
+                    "{} data dirs merge into one report: say where it goes with --out DIR",
+                    data.len()
+                ),
+            };
+            batch::report(&data, &out)
+        }
         Command::Demo { jobs, parallel } => batch::demo(jobs, parallel),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))

@@ -9,6 +9,7 @@ mod controls;
 mod cost;
 mod exec;
 mod harness;
+mod help;
 mod hostile;
 mod infra;
 mod lifecycle;
