@@ -299,7 +299,8 @@ fn describe(record: &Record, job: &Job) -> Option<String> {
                 None => return None,
             }
         }
-        Event::ProviderFailed { message, .. } => format!("provider failed: {message}"),
+        // The message names the provider already ("openai provider: ...").
+        Event::ProviderFailed { message, .. } => message.clone(),
         Event::Command {
             role,
             program,

@@ -192,18 +192,26 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     for (job, error) in &summary.job_errors {
         eprintln!("error: job {job} could not run: {error}");
     }
-    // Faults of the machine are named apart from the model's failures.
+    // Faults of the machine are named apart from the model's failures;
+    // every other failed job gets its cause in one line, as the reports say.
     for job in snapshot.state.jobs() {
-        if summary.planned.contains(&job.id)
-            && job.failure_kind == Some(crate::log::FailureKind::InfraError)
-        {
-            eprintln!(
-                "error: job {}: infra_error after {} restart(s): {}",
-                job.id,
-                job.restarts.saturating_sub(1),
-                job.infra_cause.as_deref().unwrap_or("unknown cause")
-            );
+        if !summary.planned.contains(&job.id) || job.state != crate::state::JobState::Failed {
+            continue;
         }
+        if job.failure_kind != Some(crate::log::FailureKind::InfraError) {
+            let kind = job.failure_kind.map_or("failed", |k| k.as_str());
+            match job.failure_cause() {
+                Some(cause) => eprintln!("{}: {kind}: {cause}", job.id),
+                None => eprintln!("{}: {kind}", job.id),
+            }
+            continue;
+        }
+        eprintln!(
+            "error: job {}: infra_error after {} restart(s): {}",
+            job.id,
+            job.restarts.saturating_sub(1),
+            job.infra_cause.as_deref().unwrap_or("unknown cause")
+        );
     }
     if let Some((spent, cap)) = summary.cost {
         outln!(

@@ -138,6 +138,17 @@ pub fn run(
                 report.job,
                 report.attempt
             );
+            // The cause, as the reports show it, read from the log.
+            let cause = crate::log::read_snapshot(&store.dir().log())
+                .ok()
+                .and_then(|s| {
+                    s.state
+                        .job(id)
+                        .and_then(|j| j.failure_cause().map(str::to_string))
+                });
+            if let Some(cause) = cause {
+                eprintln!("cause: {cause}");
+            }
             Ok(Completion::JobsFailed)
         }
     }

@@ -32,19 +32,21 @@ pub fn build_provider_with_env(
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Box<dyn Provider>, ProviderError> {
     let required = |kind: &str, var: &str| -> Result<Secret, ProviderError> {
+        // "openai provider", or "gpt (openai provider)": the kind once.
+        let who = if name == kind {
+            format!("{kind} provider")
+        } else {
+            format!("{name} ({kind} provider)")
+        };
         match env(var) {
             Some(value) if !value.is_empty() => Ok(Secret::new(value)),
             Some(_) => Err(ProviderError::Config {
-                name: name.to_string(),
-                message: format!(
-                    "{kind} provider: the API key variable {var} (api_key_env) is empty"
-                ),
+                name: who,
+                message: format!("the API key variable {var} (api_key_env) is empty"),
             }),
             None => Err(ProviderError::Config {
-                name: name.to_string(),
-                message: format!(
-                    "{kind} provider: the API key variable {var} (api_key_env) is not set"
-                ),
+                name: who,
+                message: format!("the API key variable {var} (api_key_env) is not set"),
             }),
         }
     };

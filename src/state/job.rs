@@ -29,6 +29,18 @@ impl JobState {
         }
     }
 
+    /// The state as the end of a sentence about the job: "it is queued",
+    /// "it has succeeded".
+    pub fn phrase(self) -> &'static str {
+        match self {
+            JobState::Queued => "is queued",
+            JobState::Running => "is running",
+            JobState::Succeeded => "has already succeeded",
+            JobState::Failed => "has failed",
+            JobState::Cancelled => "was cancelled",
+        }
+    }
+
     /// Whether the job will not change again without a user command.
     pub fn is_terminal(self) -> bool {
         matches!(

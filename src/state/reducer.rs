@@ -35,7 +35,7 @@ pub enum Illegal {
     MissingJob { event: &'static str },
     #[error("event {event} for job {job:?} needs an attempt number")]
     MissingAttempt { job: String, event: &'static str },
-    #[error("cannot {action} job {job:?}: it is {state}")]
+    #[error("cannot {action} job {job:?}: it {}", state.phrase())]
     WrongState {
         job: String,
         action: &'static str,

@@ -277,7 +277,7 @@ fn illegal_cancel_of_terminal_jobs() {
         );
         assert_eq!(
             e.to_string(),
-            format!("cannot cancel job \"{id}\": it is {state}")
+            format!("cannot cancel job \"{id}\": it {}", state.phrase())
         );
     }
 }

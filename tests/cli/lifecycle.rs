@@ -150,7 +150,7 @@ fn illegal_transitions_are_refused_and_write_nothing() {
     for (args, message) in [
         (
             vec!["cancel", "DATA", "done"],
-            "cannot cancel job \"done\": it is succeeded",
+            "cannot cancel job \"done\": it has already succeeded",
         ),
         (
             vec!["retry", "DATA", "waiting"],
@@ -158,7 +158,7 @@ fn illegal_transitions_are_refused_and_write_nothing() {
         ),
         (
             vec!["retry", "DATA", "done"],
-            "cannot retry job \"done\": it is succeeded",
+            "cannot retry job \"done\": it has already succeeded",
         ),
         (vec!["cancel", "DATA", "ghost"], "no job with id \"ghost\""),
         (vec!["retry", "DATA", "ghost"], "no job with id \"ghost\""),

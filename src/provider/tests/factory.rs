@@ -47,7 +47,7 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
         .unwrap();
     assert_eq!(
         err.to_string(),
-        "gpt: openai provider: the API key variable MY_OPENAI_KEY (api_key_env) is not set"
+        "gpt (openai provider): the API key variable MY_OPENAI_KEY (api_key_env) is not set"
     );
     let with_key = |var: &str| (var == "MY_OPENAI_KEY").then(|| "sk-secret".to_string());
     assert!(build_provider_with_env(&openai(Some("MY_OPENAI_KEY")), "gpt", with_key).is_ok());
@@ -67,7 +67,7 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
         .unwrap();
     assert_eq!(
         err.to_string(),
-        "claude: anthropic provider: the API key variable ANTHROPIC_API_KEY (api_key_env) is empty"
+        "claude (anthropic provider): the API key variable ANTHROPIC_API_KEY (api_key_env) is empty"
     );
     let keyed = |_: &str| Some("sk-ant-secret".to_string());
     assert!(build_provider_with_env(&anthropic, "claude", keyed).is_ok());
