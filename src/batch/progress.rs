@@ -134,7 +134,11 @@ impl Reporter {
         self.state
             .jobs()
             .iter()
-            .filter(|j| self.planned.contains(&j.id) && j.state.is_terminal())
+            // A failed job the batch will try again is not done yet, so the
+            // count never goes back on a retry.
+            .filter(|j| {
+                self.planned.contains(&j.id) && j.state.is_terminal() && !super::run::retryable(j)
+            })
             .count()
     }
 

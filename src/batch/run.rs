@@ -88,7 +88,7 @@ pub enum BatchError {
 
 /// A failed job the batch tries again: attempts remain, and another
 /// attempt could change the verdict (a passing baseline cannot).
-fn retryable(job: &crate::state::Job) -> bool {
+pub(super) fn retryable(job: &crate::state::Job) -> bool {
     job.state == JobState::Failed
         && job.attempts_remain()
         && job.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)

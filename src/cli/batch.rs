@@ -179,7 +179,7 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     let snapshot = read_snapshot(&dir.log())?;
     let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
     view.jobs.retain(|row| summary.planned.contains(&row.id));
-    out!("{}", render_text(&view));
+    out!("{}", render_text(&view, super::status::table_width()));
     outln!(
         "accepted {}/{} (failed {}, cancelled {}, pending {}); {} attempt(s) run now",
         summary.accepted,

@@ -35,7 +35,7 @@ pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
     if json {
         outln!("{}", render_json(&view));
     } else {
-        out!("{}", render_text(&view));
+        out!("{}", render_text(&view, table_width()));
         for note in render_notes(&view) {
             eprintln!("{note}");
         }
@@ -53,7 +53,7 @@ pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
     let mut last = String::new();
     loop {
         let view = view(&dir)?;
-        let mut frame = render_text(&view);
+        let mut frame = render_text(&view, table_width());
         for note in render_notes(&view) {
             frame.push_str(&note);
             frame.push('\n');
@@ -77,4 +77,24 @@ pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
         }
         std::thread::sleep(interval);
     }
+}
+
+/// How wide tables may be: `COLUMNS` when set, else the width of the
+/// terminal standard output is, else no limit (a pipe or a file).
+pub(super) fn table_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= 20)
+    {
+        return Some(columns);
+    }
+    let stdout = std::io::stdout();
+    if !rustix::termios::isatty(&stdout) {
+        return None;
+    }
+    rustix::termios::tcgetwinsize(&stdout)
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&c| c >= 20)
 }

@@ -23,6 +23,8 @@ pub struct StatusRow {
     /// Steps of every attempt, as the reports count them.
     pub steps: u32,
     pub last_event: String,
+    /// The last decision of the current or last attempt, if any.
+    pub last_step: Option<String>,
     pub failure_kind: Option<String>,
     /// The baseline's verdict (`passed` when the pristine source fails).
     pub baseline: Option<String>,
@@ -105,6 +107,7 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
             .last_action
             .clone()
             .unwrap_or_else(|| job.last_event.to_string()),
+        last_step: job.last_action.clone(),
         failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
         baseline: job
             .baseline
@@ -118,15 +121,17 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
     }
 }
 
-/// The human table, then notes about the log itself.
-pub fn render_text(view: &StatusView) -> String {
+/// The human table, fitted to `width` columns when given (a terminal's):
+/// the family column goes first (it is also left out when every family is
+/// its job's id), then long job ids are shortened with `…`.
+pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
     let headers = [
         "JOB",
         "FAMILY",
         "STATE",
         "ATTEMPT",
         "STEPS",
-        "LAST",
+        "LAST STEP",
         "FAILURE",
         "ACCEPTANCE",
     ];
@@ -147,7 +152,7 @@ pub fn render_text(view: &StatusView) -> String {
                 },
                 Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
                 Cow::Owned(r.steps.to_string()),
-                Cow::Borrowed(r.last_event.as_str()),
+                Cow::Borrowed(r.last_step.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
             ]
@@ -159,13 +164,37 @@ pub fn render_text(view: &StatusView) -> String {
             *w = (*w).max(cell.chars().count());
         }
     }
+    let total = |widths: &[usize; 8], shown: &[bool; 8]| -> usize {
+        let columns: Vec<usize> = (0..8).filter(|&i| shown[i]).map(|i| widths[i]).collect();
+        columns.iter().sum::<usize>() + 2 * columns.len().saturating_sub(1)
+    };
+    let mut shown = [true; 8];
+    shown[1] = view.jobs.iter().any(|r| r.family != r.id);
+    if let Some(limit) = width {
+        if shown[1] && total(&widths, &shown) > limit {
+            shown[1] = false;
+        }
+        let over = total(&widths, &shown).saturating_sub(limit);
+        widths[0] = widths[0].saturating_sub(over).max(10.min(widths[0]));
+    }
     let mut out = String::with_capacity((cells.len() + 2) * (widths.iter().sum::<usize>() + 16));
     let mut line = |fields: [&str; 8]| {
         let start = out.len();
+        let last = (0..8).rev().find(|&i| shown[i]).unwrap_or(0);
         for (i, (field, width)) in fields.iter().zip(widths).enumerate() {
-            out.push_str(field);
-            if i + 1 < fields.len() {
-                let pad = width.saturating_sub(field.chars().count()) + 2;
+            if !shown[i] {
+                continue;
+            }
+            let len = field.chars().count();
+            if len > width {
+                // Only the job column is ever narrower than its cells.
+                out.extend(field.chars().take(width.saturating_sub(1)));
+                out.push('…');
+            } else {
+                out.push_str(field);
+            }
+            if i < last {
+                let pad = width.saturating_sub(len.min(width)) + 2;
                 out.extend(std::iter::repeat_n(' ', pad));
             }
         }

@@ -79,3 +79,35 @@ fn report_writes_into_data_report_by_default() {
     assert_eq!(two.code, 2, "{two:#?}");
     assert!(two.stderr.contains("--out DIR"), "{}", two.stderr);
 }
+
+#[test]
+fn the_status_table_fits_the_terminal() {
+    let sb = Sandbox::new();
+    for id in [
+        "a_rather_long_job_identifier_of_a_real_corpus_exercise_one",
+        "a_rather_long_job_identifier_of_a_real_corpus_exercise_two",
+        "short",
+    ] {
+        sb.run(&["enqueue", "DATA", id]).ok();
+    }
+    let narrow = crate::harness::Run::from(
+        sb.command(&["status", "DATA"])
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(narrow.code, 0, "{narrow:#?}");
+    for line in narrow.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(narrow.stdout.contains("…"), "{}", narrow.stdout);
+    assert!(narrow.stdout.starts_with("JOB "), "{}", narrow.stdout);
+    assert!(narrow.stdout.contains("LAST STEP"), "{}", narrow.stdout);
+    // A pipe without COLUMNS gets the whole ids.
+    let wide = sb.run(&["status", "DATA"]).ok();
+    assert!(wide.stdout.contains("exercise_one"), "{}", wide.stdout);
+}
