@@ -4,15 +4,17 @@
 # then one line per control: control, expected, observed, ok) and exits 1
 # if any control is not ok. See README.md.
 #
-# Usage: evaluation/controls/run.sh [-o DIR] [-j N] [--check] [--keep] [BINARY]
+# Usage: evaluation/controls/run.sh [-o DIR] [-j N] [--check | --check-only] [--keep] [BINARY]
 #
-#   -o DIR    write results.log (and check.log) into DIR (default: this directory)
-#   -j N      workers of the batch of plain controls (default 2)
-#   --check   also run `agent-runtime check` on every control (one run each)
-#             and compare each verdict with the check column: check.log
-#   --keep    keep the data dirs of the run (their path is printed)
-#   BINARY    the agent-runtime binary (default: $CARGO_TARGET_DIR or
-#             target/, debug build)
+#   -o DIR        write results.log (and check.log) into DIR (default: this
+#                 directory)
+#   -j N          workers of the batch of plain controls and of check (default 2)
+#   --check       also run `agent-runtime check` on every control (one run each)
+#                 and compare each verdict with the check column: check.log
+#   --check-only  run only check (check.log), not the controls
+#   --keep        keep the data dirs of the run (their path is printed)
+#   BINARY        the agent-runtime binary (default: the debug build under
+#                 $CARGO_TARGET_DIR or target/)
 #
 # Observed outcomes are read from the reports (results.tsv) and the event
 # log (JSON lines), never from the binary's human output. Only bash,
@@ -23,6 +25,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out_dir="$here"
 workers=2
+with_controls=1
 with_check=0
 keep=0
 bin=""
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
         -o) [ $# -ge 2 ] || usage; out_dir="$2"; shift 2 ;;
         -j) [ $# -ge 2 ] || usage; workers="$2"; shift 2 ;;
         --check) with_check=1; shift ;;
+        --check-only) with_check=1; with_controls=0; shift ;;
         --keep) keep=1; shift ;;
         -h | --help) usage ;;
         -*) echo "error: unknown option $1" >&2; usage ;;
@@ -262,68 +266,69 @@ drive_one() {
 }
 
 # The plain controls: one batch, every job in it, on WORKERS workers.
-batch_manifests=()
-for name in "${names[@]}"; do
-    [ "${drive[$name]}" = batch ] && batch_manifests+=("$here/$name.toml")
-done
-mkdir -p "$work/batch"
-if [ ${#batch_manifests[@]} -gt 0 ]; then
-    ar "$work/batch/output" batch "$work/batch/data" "${batch_manifests[@]}" \
-        -j "$workers" --report "$work/batch/report" &
-    batch_pid=$!
-fi
-
-# Meanwhile, the controls that need orchestration, one after another.
-for name in "${names[@]}"; do
-    case "${drive[$name]}" in
-        batch | none) ;;
-        *) drive_one "$name" "${drive[$name]}" ;;
-    esac
-done
-
-if [ ${#batch_manifests[@]} -gt 0 ]; then
-    wait "$batch_pid"
-    code=$?
-    # Some controls fail by design, so the batch exits 1; anything else
-    # (2: it could not run, 124: it hung) is worth a note.
-    if [ "$code" != 0 ] && [ "$code" != 1 ]; then
-        echo "note: the batch of plain controls exited $code; its output:" >&2
-        tail -n 20 "$work/batch/output" >&2
+# Runs every control and writes results.log; adds the controls not ok to
+# `failed`.
+run_controls() {
+    local name code ok batch_pid=""
+    local batch_manifests=()
+    for name in "${names[@]}"; do
+        [ "${drive[$name]}" = batch ] && batch_manifests+=("$here/$name.toml")
+    done
+    # The plain controls: one batch, every job in it, on WORKERS workers.
+    mkdir -p "$work/batch"
+    if [ ${#batch_manifests[@]} -gt 0 ]; then
+        ar "$work/batch/output" batch "$work/batch/data" "${batch_manifests[@]}" \
+            -j "$workers" --report "$work/batch/report" &
+        batch_pid=$!
     fi
+    # Meanwhile, the controls that need orchestration, one after another.
     for name in "${names[@]}"; do
-        if [ "${drive[$name]}" = batch ]; then
-            observed[$name]="$(report_outcome "$work/batch/report" "$name")"
+        case "${drive[$name]}" in
+            batch | none) ;;
+            *) drive_one "$name" "${drive[$name]}" ;;
+        esac
+    done
+    if [ -n "$batch_pid" ]; then
+        wait "$batch_pid"
+        code=$?
+        # Some controls fail by design, so the batch exits 1; anything else
+        # (2: it could not run, 124: it hung) is worth a note.
+        if [ "$code" != 0 ] && [ "$code" != 1 ]; then
+            echo "note: the batch of plain controls exited $code; its output ends:" >&2
+            tail -n 20 "$work/batch/output" >&2
         fi
-    done
-fi
+        for name in "${names[@]}"; do
+            if [ "${drive[$name]}" = batch ]; then
+                observed[$name]="$(report_outcome "$work/batch/report" "$name")"
+            fi
+        done
+    fi
 
-# --- results.log -----------------------------------------------------------
+    local results="$out_dir/results.log" bad=0
+    {
+        printf 'control\texpected\tobserved\tok\n'
+        for name in "${names[@]}"; do
+            ok=ok
+            [ "${observed[$name]}" = "${expected[$name]}" ] || { ok=FAIL; bad=$((bad + 1)); }
+            printf '%s\t%s\t%s\t%s\n' "$name" "${expected[$name]}" "${observed[$name]}" "$ok"
+        done
+    } >"$results.tmp" && mv "$results.tmp" "$results"
+    cat "$results"
+    echo "controls: $((${#names[@]} - bad)) ok of ${#names[@]} in $((SECONDS - started))s ($results)"
+    failed=$((failed + bad))
+}
 
-failed=0
-results="$out_dir/results.log"
-{
-    printf 'control\texpected\tobserved\tok\n'
-    for name in "${names[@]}"; do
-        ok=ok
-        [ "${observed[$name]}" = "${expected[$name]}" ] || { ok=FAIL; failed=$((failed + 1)); }
-        printf '%s\t%s\t%s\t%s\n' "$name" "${expected[$name]}" "${observed[$name]}" "$ok"
-    done
-} >"$results.tmp" && mv "$results.tmp" "$results"
-cat "$results"
-total=${#names[@]}
-echo "controls: $((total - failed)) ok of $total in $((SECONDS - started))s ($results)"
-
-# --- check.log ---------------------------------------------------------------
-
-if [ "$with_check" = 1 ]; then
-    check_started=$SECONDS
-    manifests=()
+# Runs `check` once on every control and writes check.log; adds the
+# controls whose verdict is not the expected one to `failed`.
+run_check() {
+    local name v ok check_started=$SECONDS bad=0
+    local manifests=()
+    declare -A got
     for name in "${names[@]}"; do
         [ -f "$here/$name.toml" ] && manifests+=("$here/$name.toml")
     done
     timeout -k 5 "$limit" "$bin" check "${manifests[@]}" --runs 1 -j "$workers" \
         --data "$work/check" --json >"$work/check.json" 2>"$work/check.stderr"
-    declare -A got
     # `check --json` prints one key per line, keys sorted: "job" comes
     # before "verdict" in each job's object.
     while IFS=$'\t' read -r name v; do
@@ -332,20 +337,22 @@ if [ "$with_check" = 1 ]; then
         /^ *"job": "/ { j = $0; sub(/^ *"job": "/, "", j); sub(/",?$/, "", j) }
         /^ *"verdict": "/ { v = $0; sub(/^ *"verdict": "/, "", v); sub(/",?$/, "", v); print j "\t" v }
     ' "$work/check.json")
-    check_failed=0
-    check_log="$out_dir/check.log"
+    local check_log="$out_dir/check.log"
     {
         printf 'control\texpected\tobserved\tok\n'
         for name in "${names[@]}"; do
             ok=ok
             v="${got[$name]:-missing}"
-            [ "$v" = "${verdict[$name]}" ] || { ok=FAIL; check_failed=$((check_failed + 1)); }
+            [ "$v" = "${verdict[$name]}" ] || { ok=FAIL; bad=$((bad + 1)); }
             printf '%s\t%s\t%s\t%s\n' "$name" "${verdict[$name]}" "$v" "$ok"
         done
     } >"$check_log.tmp" && mv "$check_log.tmp" "$check_log"
     cat "$check_log"
-    echo "check: $((total - check_failed)) ok of $total in $((SECONDS - check_started))s ($check_log)"
-    failed=$((failed + check_failed))
-fi
+    echo "check: $((${#names[@]} - bad)) ok of ${#names[@]} in $((SECONDS - check_started))s ($check_log)"
+    failed=$((failed + bad))
+}
 
+failed=0
+[ "$with_controls" = 1 ] && run_controls
+[ "$with_check" = 1 ] && run_check
 [ "$failed" = 0 ] && [ "$errors" = 0 ]
