@@ -348,3 +348,80 @@ fn status_word(outcome: &serde_json::Value) -> &'static str {
         _ => "queued",
     }
 }
+
+/// The lines of a `results.log` or `check.log` (after the header) whose
+/// last field is not `ok`, and how many lines there are.
+fn not_ok(log: &str) -> (Vec<String>, usize) {
+    let rows: Vec<&str> = log.lines().skip(1).collect();
+    let bad = rows
+        .iter()
+        .filter(|row| row.rsplit('\t').next() != Some("ok"))
+        .map(|row| row.to_string())
+        .collect();
+    (bad, rows.len())
+}
+
+/// Runs `evaluation/controls/run.sh` with `args` against this build of the
+/// binary, its logs written into the sandbox (never into the tree), and
+/// returns the run and the named log.
+fn run_suite(sb: &Sandbox, args: &[&str], log: &str) -> (Run, String) {
+    let script = format!("{}/evaluation/controls/run.sh", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("bash")
+        .arg(script)
+        .arg("-o")
+        .arg(sb.path())
+        .args(args)
+        .arg(BIN)
+        .env("TMPDIR", sb.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let run = Run::from(output);
+    let text = std::fs::read_to_string(sb.path().join(log))
+        .unwrap_or_else(|e| panic!("no {log}: {e}\n{run:#?}"));
+    // Shown with --nocapture, and with the failure otherwise.
+    eprintln!("{text}");
+    (run, text)
+}
+
+/// The whole control suite, as `evaluation/controls/run.sh` runs it: every
+/// control ends as `expected.tsv` says (outcomes read from the reports and
+/// the log of real runs, including cancels, crashes, reruns and retries).
+#[test]
+fn every_control_ends_as_expected_tsv_says() {
+    let sb = Sandbox::new();
+    let (run, log) = run_suite(&sb, &[], "results.log");
+    let (bad, total) = not_ok(&log);
+    assert!(total >= 36, "only {total} controls:\n{log}");
+    assert!(
+        bad.is_empty(),
+        "controls not ok:\n{}\n{run:#?}",
+        bad.join("\n")
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains(&format!("controls: {total} ok of {total}"))
+    );
+}
+
+/// `check` on every control gives the verdict `expected.tsv` names: valid,
+/// except the deliberately broken tasks (an already-passing or test-less
+/// baseline is invalid_baseline; limits no fix can meet are unsolvable).
+#[test]
+fn check_gives_every_control_the_verdict_expected_tsv_says() {
+    let sb = Sandbox::new();
+    let (run, log) = run_suite(&sb, &["--check-only"], "check.log");
+    let (bad, total) = not_ok(&log);
+    assert!(total >= 36, "only {total} controls:\n{log}");
+    assert!(
+        bad.is_empty(),
+        "verdicts not as expected:\n{}\n{run:#?}",
+        bad.join("\n")
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        !sb.path().join("results.log").exists(),
+        "--check-only ran the controls"
+    );
+}
