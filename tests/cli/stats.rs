@@ -343,11 +343,11 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     must(&md, "Pass rate 55.0% (95% CI [45.2%, 64.4%]).");
     must(
         &md,
-        "| easy | 10 | 10 | 0 | 0 | 0 | 100.0% | [72.2%, 100.0%] |",
+        "| easy | pass | 10 | 10 | 0 | 0 | 0 | 100.0% | [72.2%, 100.0%] |",
     );
     must(
         &md,
-        "| hard | 90 | 45 | 45 | 0 | 0 | 50.0% | [39.9%, 60.1%] |",
+        "| hard | fail | 90 | 45 | 45 | 0 | 0 | 50.0% | [39.9%, 60.1%] |",
     );
     must(
         &md,
