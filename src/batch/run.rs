@@ -5,10 +5,11 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use super::progress::{Progress, ProgressMode};
 use crate::cancel::CancelToken;
-use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store, StoreError};
+use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreError};
 use crate::log::Outcome;
 use crate::report::{ReportBuildError, write_report_for};
 use crate::runner::{RunError, RunOptions, run_job};
@@ -85,6 +86,9 @@ pub enum BatchError {
     #[error("failed to start the worker pool: {0}")]
     Pool(String),
 }
+
+/// How long a worker waits for a job's lease that is still held.
+const LEASE_WAIT: Duration = Duration::from_secs(120);
 
 /// A failed job the batch tries again: attempts remain, and another
 /// attempt could change the verdict (a passing baseline cannot).
@@ -259,6 +263,10 @@ fn worker(
         keep: options.keep,
         budget: budget.clone(),
     };
+    // Claims refused because the lease is still held: a child that another
+    // worker forked while this job's last attempt held the lease keeps the
+    // lock file open until that child's command ends.
+    let mut held_since: Option<std::time::Instant>;
     loop {
         if options.interrupt.is_cancelled() {
             return Ok(());
@@ -269,6 +277,7 @@ fn worker(
         }
         let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
         let Some(id) = next else { return Ok(()) };
+        held_since = None;
         loop {
             // Another process may have taken or cancelled it meanwhile.
             store.transact(|_| Ok(()))?;
@@ -285,6 +294,22 @@ fn worker(
                 Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(
                     crate::state::Illegal::WrongState { .. },
                 )))) => break,
+                // The lease is still held: wait for it a while (the holder
+                // is a command's short-lived process or another runner);
+                // then leave the job to a later run, without stopping the
+                // batch.
+                Err(e @ RunError::Store(StoreError::Lease(LeaseError::Held(_)))) => {
+                    let since = *held_since.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() < LEASE_WAIT {
+                        if options.interrupt.wait_timeout(Duration::from_millis(200)) {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    let mut errors = job_errors.lock().unwrap_or_else(|p| p.into_inner());
+                    errors.push((id.clone(), e.to_string()));
+                    break;
+                }
                 // This job cannot run; the others can. Its attempt is
                 // recorded interrupted by the next writer.
                 Err(

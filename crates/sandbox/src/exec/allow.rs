@@ -107,18 +107,30 @@ impl AllowList {
 
     /// A list allowing exactly this argv and nothing else (each token is
     /// escaped, so glob characters in it match only themselves).
+    /// Built token by token, so an argument may hold spaces or be empty
+    /// (`["sh", "-c", "exit 1"]`).
     pub fn exact(argv: &[String]) -> Result<AllowList, AllowError> {
-        let text: Vec<String> = argv.iter().map(|arg| escape(arg)).collect();
-        if argv
-            .iter()
-            .any(|arg| arg.is_empty() || arg.contains(char::is_whitespace))
-        {
+        let text = argv.join(" ");
+        let Some(program) = argv.first() else {
+            return Err(AllowError::Empty);
+        };
+        if program.contains('/') {
             return Err(AllowError::bad(
-                &argv.join(" "),
-                "an exact rule cannot hold an empty or whitespace token",
+                &text,
+                "the program must be a name, not a path",
             ));
         }
-        AllowList::parse(&[text.join(" ")])
+        let tokens = argv
+            .iter()
+            .map(|arg| compile(&text, &escape(arg)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllowList {
+            rules: vec![AllowRule {
+                text,
+                tokens,
+                rest: false,
+            }],
+        })
     }
 
     /// This list's rules and `other`'s together.
@@ -302,7 +314,14 @@ mod tests {
         let allow = AllowList::exact(&argv("echo [x] *")).unwrap();
         assert!(allow.check(&argv("echo [x] *")).is_ok());
         assert!(allow.check(&argv("echo x anything")).is_err());
-        assert!(AllowList::exact(&["echo".into(), "a b".into()]).is_err());
+        // Arguments with spaces, or empty, are allowed exactly as given.
+        let spaced: Vec<String> = vec!["sh".into(), "-c".into(), "exit 1".into(), String::new()];
+        let allow = AllowList::exact(&spaced).unwrap();
+        assert!(allow.check(&spaced).is_ok());
+        let split: Vec<String> = vec!["sh".into(), "-c".into(), "exit".into(), "1".into()];
+        assert!(allow.check(&split).is_err());
+        assert!(AllowList::exact(&["/bin/sh".into()]).is_err());
+        assert!(AllowList::exact(&[]).is_err());
     }
 
     #[test]
