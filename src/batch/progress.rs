@@ -255,6 +255,10 @@ fn describe(record: &Record) -> Option<String> {
             }
             crate::log::CheckResult::Skipped => "baseline skipped".into(),
         },
+        Event::Setup { result, reused, .. } => match (result, reused) {
+            (_, true) => "setup reused".into(),
+            (result, false) => format!("setup {}", result.as_str()),
+        },
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
         Event::ProviderRetry { retry, reason, .. } => format!("provider retry {retry}: {reason}"),
         Event::ProviderFailed { message, .. } => format!("provider failed: {message}"),

@@ -232,6 +232,22 @@ fn apply(acc: &mut Acc, record: &Record) {
         Event::Retried {} => {
             entry(acc, 0, "retry", "requeued for another attempt".into(), true);
         }
+        Event::Setup {
+            result,
+            duration_ms,
+            reused,
+            cause,
+        } => {
+            if let Some(cause) = cause {
+                acc.result.cause = Some(cause.clone());
+            }
+            let detail = if *reused {
+                "setup reused from the job cache".to_string()
+            } else {
+                format!("setup {} in {duration_ms} ms", result.as_str())
+            };
+            entry(acc, 0, "setup", detail, *result != log::CheckResult::Failed);
+        }
         Event::Baseline {
             result,
             inventory,

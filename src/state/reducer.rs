@@ -375,7 +375,8 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.last_action = Some(kind.as_str().to_string());
             }
-            Event::ProviderRetry { .. }
+            Event::Setup { .. }
+            | Event::ProviderRetry { .. }
             | Event::ProviderFailed { .. }
             | Event::Command { .. }
             | Event::Edit { .. }
