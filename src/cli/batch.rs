@@ -1,4 +1,4 @@
-//! `batch`, `report` and `demo`.
+//! `batch` and `report`.
 
 use std::path::{Path, PathBuf};
 
@@ -200,44 +200,4 @@ pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
         .count();
     outln!("{accepted}/{} jobs accepted", report.jobs.len());
     Ok(Completion::Success)
-}
-
-pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Completion> {
-    let jobs = match jobs {
-        Some(dir) => dir,
-        None => {
-            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-            if bundled.is_dir() {
-                bundled
-            } else {
-                PathBuf::from("jobs")
-            }
-        }
-    };
-    if !jobs.is_dir() {
-        anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
-    }
-    let data = tempfile::Builder::new()
-        .prefix("agent-runtime-demo-")
-        .tempdir()
-        .context("failed to create a temporary data dir")?
-        .keep();
-    outln!(
-        "demo: running the jobs in {} offline with the scripted provider",
-        jobs.display()
-    );
-    outln!("demo: data dir {}", data.display());
-    batch(BatchArgs {
-        data,
-        jobs: vec![jobs],
-        parallel,
-        attempts: None,
-        rerun: None,
-        family: None,
-        shard: None,
-        providers: Vec::new(),
-        repeat: 1,
-        report: None,
-        keep: crate::lifecycle::Keep::Failed,
-    })
 }

@@ -20,6 +20,7 @@ macro_rules! out {
 
 mod args;
 mod batch;
+mod demo;
 mod exec;
 mod exit;
 mod jobs;
@@ -74,7 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             out,
             merge: _,
         } => batch::report(&data, &out),
-        Command::Demo { jobs, parallel } => batch::demo(jobs, parallel),
+        Command::Demo { jobs, parallel } => demo::demo(jobs, parallel),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))
         }
