@@ -21,4 +21,5 @@ mod reports;
 mod resume;
 mod sandbox;
 mod seed;
+mod setup;
 mod validate;
