@@ -3,6 +3,7 @@
 
 mod acceptance_bypass;
 mod batch;
+mod build_cache;
 mod containment;
 mod controls;
 mod exec;
