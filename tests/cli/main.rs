@@ -6,6 +6,7 @@ mod batch;
 mod build_cache;
 mod containment;
 mod controls;
+mod deps_job;
 mod exec;
 mod harness;
 mod hostile;
