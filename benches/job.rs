@@ -118,6 +118,11 @@ fn bare(dir: &Path, home: &Path, run: usize) -> Duration {
             .args(args)
             .current_dir(&copy)
             .env("CARGO_HOME", home);
+        // As by hand: nothing `cargo bench` itself set (a shared target
+        // dir would make every run after the first warm).
+        for var in BUILD_VARS {
+            command.env_remove(var);
+        }
         assert!(quiet(&mut command), "bare cargo {args:?} failed");
     }
     started.elapsed()

@@ -178,6 +178,19 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
             );
         }
     }
+    for job in snapshot.state.jobs() {
+        if summary.planned.contains(&job.id)
+            && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
+        {
+            eprintln!(
+                "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
+                job.id,
+                dir.runs(&job.id, job.attempts_started)
+                    .join("setup.log")
+                    .display()
+            );
+        }
+    }
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }

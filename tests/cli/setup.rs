@@ -267,6 +267,18 @@ fn a_failed_setup_is_setup_failed_before_any_model_call_with_its_output_kept() {
     let run = sb.run(&["batch", "DATA", manifest.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stdout.contains("setup_failed"), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("setup_failed: its [setup] failed (not the model's doing)"),
+        "{run:#?}"
+    );
+    // Reports count it as a failure of the infrastructure, not the model's.
+    let report = std::fs::read_to_string(sb.data().join("report/report.md")).unwrap();
+    assert!(
+        report.contains("1 failure(s) of the infrastructure (not the model's): 1 setup_failed"),
+        "{report}"
+    );
+    assert!(report.contains("setup_failed (infrastructure)"), "{report}");
     let lines = log_lines(&sb);
     let setup = events(&lines, "setup");
     assert_eq!(setup[0]["result"], "failed");
