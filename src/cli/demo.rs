@@ -44,7 +44,7 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
             let why = offline.get_or_insert_with(registry_unreachable);
             if let Some(why) = why {
                 outln!(
-                    "demo: skipping {}: its [setup] fetches crates and {why}",
+                    "demo: skipping {}: its [setup] needs the network and {why}",
                     manifest.id
                 );
                 continue;
@@ -58,7 +58,7 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         .context("failed to create a temporary data dir")?
         .keep();
     outln!(
-        "demo: running the jobs in {} offline with the scripted provider",
+        "demo: running the jobs in {} with the scripted provider (no model)",
         jobs.display()
     );
     outln!("demo: data dir {}", data.display());

@@ -346,3 +346,38 @@ fn setup_keys_are_checked_with_file_line_and_field() {
     assert!(run.stderr.contains("env.SEED_FILE: {cache}"), "{run:#?}");
     assert!(run.stderr.contains("seeded.toml:9:13:"), "{run:#?}");
 }
+
+#[test]
+fn demo_leaves_out_a_job_whose_setup_needs_the_network_when_there_is_none() {
+    let sb = Sandbox::new();
+    let jobs = sb.path().join("jobs");
+    std::fs::create_dir_all(jobs.join("src")).unwrap();
+    std::fs::write(
+        jobs.join("script.jsonl"),
+        "{\"kind\":\"write_file\",\"path\":\"out.txt\",\"content\":\"x\"}\n\
+         {\"kind\":\"verify\"}\n{\"kind\":\"finish\",\"summary\":\"done\"}\n",
+    )
+    .unwrap();
+    let job = |id: &str, setup: &str| {
+        format!(
+            "id = \"{id}\"\nprompt = \"p\"\nsource = \"src\"\neditable = [\"*.txt\"]\n\
+             allow = [\"true\"]\nverify = [\"true\"]\n{setup}\n\
+             [provider]\nkind = \"script\"\nscript = \"script.jsonl\"\n"
+        )
+    };
+    std::fs::write(jobs.join("local.toml"), job("local", "")).unwrap();
+    let fetch = "[setup]\ncommands = [[\"true\"]]\n";
+    std::fs::write(jobs.join("fetching.toml"), job("fetching", fetch)).unwrap();
+    let run = sb
+        .command(&["demo", "--jobs", jobs.to_str().unwrap()])
+        .env("CARGO_NET_OFFLINE", "true")
+        .output()
+        .unwrap();
+    let run = crate::harness::Run::from(run).ok();
+    assert!(
+        run.stdout
+            .contains("demo: skipping fetching: its [setup] needs the network and"),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("accepted 1/1"), "{run:#?}");
+}
