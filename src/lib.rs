@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod batch;
 pub mod beneath;
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod decision;

@@ -289,6 +289,10 @@ fn describe(record: &Record, job: &Job) -> Option<String> {
         Event::Cancelled {} => "cancelled".into(),
         Event::Retried {} => "retrying".into(),
         Event::Baseline { result, .. } => crate::state::baseline_wording(*result).into(),
+        Event::Setup { result, reused, .. } => match (result, reused) {
+            (_, true) => "setup reused".into(),
+            (result, false) => format!("setup {}", result.as_str()),
+        },
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
         Event::ProviderRetry { wait_ms, .. } => {
             let provider = job.provider.as_deref().unwrap_or("the provider");

@@ -1,4 +1,4 @@
-//! `batch`, `report` and `demo`.
+//! `batch` and `report`.
 
 use std::path::{Path, PathBuf};
 
@@ -223,6 +223,19 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
             }
         );
     }
+    for job in snapshot.state.jobs() {
+        if summary.planned.contains(&job.id)
+            && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
+        {
+            eprintln!(
+                "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
+                job.id,
+                dir.runs(&job.id, job.attempts_started)
+                    .join("setup.log")
+                    .display()
+            );
+        }
+    }
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }
@@ -247,45 +260,4 @@ pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
         .count();
     outln!("{accepted}/{} jobs accepted", report.jobs.len());
     Ok(Completion::Success)
-}
-
-pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Completion> {
-    let jobs = match jobs {
-        Some(dir) => dir,
-        None => {
-            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-            if bundled.is_dir() {
-                bundled
-            } else {
-                PathBuf::from("jobs")
-            }
-        }
-    };
-    if !jobs.is_dir() {
-        anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
-    }
-    let data = tempfile::Builder::new()
-        .prefix("agent-runtime-demo-")
-        .tempdir()
-        .context("failed to create a temporary data dir")?
-        .keep();
-    outln!(
-        "demo: running the jobs in {} offline with the scripted provider",
-        jobs.display()
-    );
-    outln!("demo: data dir {}", data.display());
-    batch(BatchArgs {
-        data,
-        jobs: vec![jobs],
-        parallel,
-        attempts: None,
-        rerun: None,
-        family: None,
-        shard: None,
-        providers: Vec::new(),
-        repeat: 1,
-        report: None,
-        keep: crate::lifecycle::Keep::Failed,
-        max_cost: None,
-    })
 }

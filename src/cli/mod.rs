@@ -21,6 +21,7 @@ macro_rules! out {
 mod args;
 mod batch;
 mod check;
+mod demo;
 mod exec;
 mod exit;
 mod jobs;
@@ -85,7 +86,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             };
             batch::report(&data, &out)
         }
-        Command::Demo { jobs, parallel } => batch::demo(jobs, parallel),
+        Command::Demo { jobs, parallel } => demo::demo(jobs, parallel),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))
         }

@@ -52,6 +52,13 @@ impl DataDir {
             .unwrap_or_else(|_| self.root.clone())
     }
 
+    /// `DATA/cache/`: job caches (what `[setup]` brought in, dependency
+    /// build layers), one directory per cache key, shared by the attempts,
+    /// repeats and providers of a job.
+    pub fn cache(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
     /// `DATA/runs/<job>/<attempt>/`: the attempt's artifacts.
     pub fn runs(&self, job: &str, attempt: u32) -> PathBuf {
         self.root.join("runs").join(job).join(attempt.to_string())

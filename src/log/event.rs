@@ -69,6 +69,20 @@ pub enum Event {
     Cancelled {},
     /// A failed job was put back in the queue.
     Retried {},
+    /// The job's trusted `[setup]` commands ran (or their cached result was
+    /// reused) before the baseline.
+    Setup {
+        result: CheckResult,
+        /// Time the commands took; 0 when the cache was reused.
+        duration_ms: u64,
+        /// The job cache was already filled by an earlier run of the same
+        /// job, manifest and source: nothing ran.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reused: bool,
+        /// Why it failed, in one line (the whole output is `setup.log`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
+    },
     /// The pristine source was judged by the acceptance command before the agent ran.
     Baseline {
         result: CheckResult,
@@ -214,6 +228,7 @@ impl Event {
         match self {
             Event::Enqueued { .. } => "enqueued",
             Event::Replaced { .. } => "replaced",
+            Event::Setup { .. } => "setup",
             Event::Baseline { .. } => "baseline",
             Event::Decision { .. } => "decision",
             Event::ProviderRetry { .. } => "provider_retry",
@@ -307,6 +322,9 @@ pub enum FailureKind {
     /// The batch's `--max-cost` was reached: the attempt stopped before
     /// its next model call.
     BudgetExceeded,
+    /// The job's trusted `[setup]` commands failed: the job cannot run on
+    /// this machine (no network, a missing tool); not the model's doing.
+    SetupFailed,
 }
 
 impl FailureKind {
@@ -329,7 +347,15 @@ impl FailureKind {
             FailureKind::TestsMissing => "tests_missing",
             FailureKind::InfraError => "infra_error",
             FailureKind::BudgetExceeded => "budget_exceeded",
+            FailureKind::SetupFailed => "setup_failed",
         }
+    }
+
+    /// Whether the failure is the infrastructure's (the machine, the
+    /// network, the job's own setup), which reports count apart from the
+    /// model's failures.
+    pub fn is_infrastructure(self) -> bool {
+        matches!(self, FailureKind::InfraError | FailureKind::SetupFailed)
     }
 }
 
@@ -348,6 +374,8 @@ pub enum CommandFor {
     Verify,
     Baseline,
     Acceptance,
+    /// A trusted `[setup]` command.
+    Setup,
 }
 
 impl CommandFor {
@@ -357,6 +385,7 @@ impl CommandFor {
             CommandFor::Verify => "verify",
             CommandFor::Baseline => "baseline",
             CommandFor::Acceptance => "acceptance",
+            CommandFor::Setup => "setup",
         }
     }
 }

@@ -29,6 +29,11 @@ pub struct Manifest {
     pub trace: Trace,
     pub env: BTreeMap<String, String>,
     pub acceptance: Option<Acceptance>,
+    /// Trusted commands run once per job cache before the baseline. Left
+    /// out of the stored form when absent, so manifests without it keep
+    /// their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
     pub limits: Limits,
     /// `None` when the job expects `--provider FILE` at run time.
     pub provider: Option<ProviderConfig>,
@@ -170,6 +175,24 @@ impl std::fmt::Display for ResultsFormat {
         }
     }
 }
+
+/// `[setup]`: the job author's commands that bring in what the job needs
+/// (crate sources, Python packages) into the job cache, with the network
+/// when `network` says so. Every later command sees the cache read-only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// Argv lists, run in order in a copy of `source`; `{cache}` in an
+    /// argument is the job cache directory.
+    pub commands: Vec<Vec<String>>,
+    /// Network access for the setup commands (default `true`); commands of
+    /// the later phases follow `[sandbox] network`.
+    pub network: bool,
+}
+
+/// The placeholder for the job cache directory in `[setup]` arguments and
+/// `[env]` values.
+pub const CACHE_PLACEHOLDER: &str = "{cache}";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::job::{
-    Acceptance, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin, ResultsFormat, Sandbox,
+    Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
+    ResultsFormat, Sandbox, Setup,
 };
 use super::provider_config::build_provider;
-use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle};
+use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
 use super::source_map::SourceMap;
 use crate::lifecycle::validate_id;
 
@@ -88,6 +89,21 @@ fn build(
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
     };
+    let setup = match raw.setup {
+        Some(raw) => Some(setup(fields, raw)?),
+        None => None,
+    };
+    if setup.is_none()
+        && let Some(name) = env
+            .iter()
+            .find(|(_, v)| v.contains(CACHE_PLACEHOLDER))
+            .map(|(k, _)| k)
+    {
+        return Err(fields.err(
+            &format!("env.{name}"),
+            format!("{CACHE_PLACEHOLDER} names the job cache, which only a job with [setup] has"),
+        ));
+    }
     let limits = limits(fields, raw.limits.unwrap_or_default())?;
     let provider = match raw.provider {
         Some(raw) => Some(build_provider(fields, "provider", raw)?),
@@ -118,6 +134,7 @@ fn build(
         trace: raw.trace.unwrap_or_default(),
         env,
         acceptance,
+        setup,
         limits,
         provider,
         price,
@@ -223,6 +240,36 @@ fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, 
         ));
     }
     Ok(make(path))
+}
+
+/// `[setup]`: a non-empty list of commands, each a non-empty argv whose
+/// program is a name (the executor resolves it on the fixed search path).
+fn setup(fields: &Fields<'_>, raw: RawSetup) -> Result<Setup, ManifestError> {
+    let commands = fields.required("setup.commands", raw.commands)?;
+    if commands.is_empty() {
+        return Err(fields.err(
+            "setup.commands",
+            "must list at least one command, e.g. [[\"cargo\", \"fetch\"]]",
+        ));
+    }
+    for (index, argv) in commands.iter().enumerate() {
+        let field = format!("setup.commands[{index}]");
+        let argv = fields.argv(&field, Some(argv.clone()))?;
+        let program = argv.first().map(String::as_str).unwrap_or_default();
+        if program.contains('/') || program.contains(CACHE_PLACEHOLDER) {
+            return Err(fields.err(
+                &field,
+                format!("{program:?} must be a program name, not a path"),
+            ));
+        }
+        if let Some(arg) = argv.iter().find(|a| a.contains('\0')) {
+            return Err(fields.err(&field, format!("{arg:?} contains a NUL byte")));
+        }
+    }
+    Ok(Setup {
+        commands,
+        network: raw.network.unwrap_or(true),
+    })
 }
 
 fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> {

@@ -29,8 +29,9 @@ pub use checked::{check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 pub use job::{
-    Acceptance, Baseline, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY, DEFAULT_PROCESSES, Limits,
-    MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox, SandboxMode, Trace,
+    Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY,
+    DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox,
+    SandboxMode, Setup, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
 pub use price::Price;

@@ -24,6 +24,7 @@ pub struct RawManifest {
     pub trace: Option<Trace>,
     pub env: Option<BTreeMap<String, String>>,
     pub acceptance: Option<RawAcceptance>,
+    pub setup: Option<RawSetup>,
     pub limits: Option<RawLimits>,
     pub provider: Option<RawProvider>,
     pub sandbox: Option<RawSandbox>,
@@ -55,6 +56,13 @@ pub struct RawAcceptance {
     pub command: Option<Vec<String>>,
     pub baseline: Option<Baseline>,
     pub results: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    pub commands: Option<Vec<Vec<String>>>,
+    pub network: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

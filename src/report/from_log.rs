@@ -226,6 +226,22 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::Retried {} => {
             entry(acc, 0, "retry", "requeued for another attempt".into(), true);
         }
+        Event::Setup {
+            result,
+            duration_ms,
+            reused,
+            cause,
+        } => {
+            if let Some(cause) = cause {
+                acc.result.cause = Some(cause.clone());
+            }
+            let detail = if *reused {
+                "setup reused from the job cache".to_string()
+            } else {
+                format!("setup {} in {duration_ms} ms", result.as_str())
+            };
+            entry(acc, 0, "setup", detail, *result != log::CheckResult::Failed);
+        }
         Event::Baseline {
             result,
             inventory,
@@ -316,9 +332,9 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             let spent = match role {
                 log::CommandFor::Tool => &mut acc.result.tool_ms,
                 log::CommandFor::Verify => &mut acc.result.verify_ms,
-                log::CommandFor::Baseline | log::CommandFor::Acceptance => {
-                    &mut acc.result.acceptance_ms
-                }
+                log::CommandFor::Setup
+                | log::CommandFor::Baseline
+                | log::CommandFor::Acceptance => &mut acc.result.acceptance_ms,
             };
             *spent += duration_ms;
             entry(

@@ -408,16 +408,37 @@ fn failures(out: &mut String, summary: &Summary) {
         out.push_str("No failures.\n");
         return;
     }
+    // Failures of the machine or of a job's setup are not the model's:
+    // named apart, so a pass rate is read against the model's own.
+    let infrastructure: u32 = summary
+        .failures
+        .iter()
+        .filter(|f| f.kind.is_infrastructure())
+        .map(|f| f.count)
+        .sum();
+    if infrastructure > 0 {
+        out.push_str(&format!(
+            "{infrastructure} failure(s) of the infrastructure (not the model's): {}.\n\n",
+            summary
+                .failures
+                .iter()
+                .filter(|f| f.kind.is_infrastructure())
+                .map(|f| format!("{} {}", f.count, f.kind))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let rows: Vec<Vec<String>> = summary
         .failures
         .iter()
         .map(|f| {
             let instances: Vec<String> = f.instances.iter().map(|i| cell(i)).collect();
-            vec![
-                f.kind.as_str().to_string(),
-                f.count.to_string(),
-                instances.join(", "),
-            ]
+            let kind = if f.kind.is_infrastructure() {
+                format!("{} (infrastructure)", f.kind)
+            } else {
+                f.kind.to_string()
+            };
+            vec![kind, f.count.to_string(), instances.join(", ")]
         })
         .collect();
     table(out, &["failure kind", "count", "instances"], &rows);

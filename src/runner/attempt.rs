@@ -8,20 +8,23 @@ use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::cache_use::CacheUse;
 use super::checks::{CheckError, CheckRun, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::patch::{PatchError, diff_editable};
+use super::setup::{SetupError, run_setup};
 use crate::agent::{
     AgentError, AgentRun, LoopLimits, PromptFacts, Recorder, Transcript, Workspace, WorkspaceError,
     command_event, run_agent, secret_values_from_env,
 };
+use crate::cache::{JobCache, cache_key, harvest_layer};
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::hash::short_hash;
 use crate::lifecycle::{Claim, Keep, Store, StoreError, watch_for_cancel};
 use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
-use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Trace};
+use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Setup, Trace};
 use crate::provider::{Provider, build_provider};
 use crate::state::Job;
 use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
@@ -263,13 +266,22 @@ impl Phases<'_> {
         fs::create_dir_all(&runs)
             .map_err(|e| self.setup_error(format!("cannot create {}: {e}", runs.display())))?;
 
+        // Setup: once per job cache, shared by attempts, repeats and
+        // providers; every attempt records whether it ran or was reused.
+        let cache = JobCache::new(&dirs.cache(), &cache_key(self.manifest));
+        if let Some(setup) = self.manifest.setup.clone()
+            && let Err(verdict) = self.setup_phase(&setup, &cache, &runs)?
+        {
+            return Ok(verdict);
+        }
+
         // Baseline: once per job, before any model call.
         if let Some(acceptance) = self.manifest.acceptance.clone() {
             if self.job()?.baseline.is_none() {
                 let (result, inventory, reason) = match acceptance.baseline {
                     Baseline::Skip => (CheckResult::Skipped, None, None),
                     Baseline::MustFail => {
-                        match self.check(&acceptance, None, &runs, CommandFor::Baseline)? {
+                        match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
                             Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
@@ -291,7 +303,7 @@ impl Phases<'_> {
         let workspace_dir = dirs.work(&id, n);
         let agent = match job.agent.filter(|a| a.attempt == n) {
             Some(done) => (done.outcome, done.failure_kind),
-            None => self.agent_phase(&workspace_dir, &runs)?,
+            None => self.agent_phase(&workspace_dir, &runs, &cache)?,
         };
         if agent.0 == Outcome::Failed {
             return Ok(agent);
@@ -335,7 +347,13 @@ impl Phases<'_> {
             let patch = fs::read_to_string(&patch_path).map_err(|e| {
                 self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
             })?;
-            let run = match self.check(&acceptance, Some(&patch), &runs, CommandFor::Acceptance)? {
+            let run = match self.check(
+                &acceptance,
+                Some(&patch),
+                &runs,
+                CommandFor::Acceptance,
+                &cache,
+            )? {
                 Ok(run) => run,
                 Err(verdict) => return Ok(verdict),
             };
@@ -351,14 +369,80 @@ impl Phases<'_> {
         })
     }
 
+    /// The setup phase: reuses the job cache when an earlier run filled it,
+    /// else runs the `[setup]` commands (holding the cache's lock, so
+    /// concurrent instances of the job wait and reuse). Records `setup`;
+    /// a failure is the attempt's verdict (`setup_failed`).
+    fn setup_phase(
+        &mut self,
+        setup: &Setup,
+        cache: &JobCache,
+        runs: &Path,
+    ) -> Result<Result<(), Verdict>, RunError> {
+        let _lock = cache.lock().map_err(|e| self.setup_error(e))?;
+        if cache.setup_marker().is_some() {
+            self.record(Event::Setup {
+                result: CheckResult::Passed,
+                duration_ms: 0,
+                reused: true,
+                cause: None,
+            })?;
+            return Ok(Ok(()));
+        }
+        let dirs = self.store.dir().clone();
+        let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, "setup");
+        let run = match run_setup(
+            self.manifest,
+            setup,
+            cache,
+            &dir,
+            &runs.join("setup.log"),
+            vec![dirs.canonical_root()],
+            self.cancel,
+        ) {
+            Ok(run) => run,
+            Err(SetupError::Sandbox(_)) => return Ok(Err(fail(FailureKind::SandboxUnavailable))),
+            Err(e) => return Err(self.setup_error(format!("setup: {e}"))),
+        };
+        for outcome in &run.commands {
+            self.record(command_event(0, CommandFor::Setup, outcome))?;
+        }
+        if run.cancelled() {
+            return Ok(Err(fail(FailureKind::Cancelled)));
+        }
+        let duration_ms = u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX);
+        if let Some(cause) = run.failure {
+            self.record(Event::Setup {
+                result: CheckResult::Failed,
+                duration_ms,
+                reused: false,
+                cause: Some(cause),
+            })?;
+            return Ok(Err(fail(FailureKind::SetupFailed)));
+        }
+        cache
+            .mark_setup(&crate::cache::SetupMarker { duration_ms })
+            .map_err(|e| self.setup_error(e))?;
+        self.record(Event::Setup {
+            result: CheckResult::Passed,
+            duration_ms,
+            reused: false,
+            cause: None,
+        })?;
+        Ok(Ok(()))
+    }
+
     /// Runs the `role` check (`baseline` or `acceptance`) in its clean copy,
     /// logging to `runs/<role>.log`; its result, or the attempt's verdict.
+    /// A baseline (the job author's code only) that built dependencies
+    /// gives the job its dependency layer, if it has none yet.
     fn check(
         &mut self,
         acceptance: &crate::manifest::Acceptance,
         patch: Option<&str>,
         runs: &Path,
         check: CommandFor,
+        cache: &JobCache,
     ) -> Result<Result<CheckRun, Verdict>, RunError> {
         let role = check.as_str();
         let dirs = self.store.dir();
@@ -373,9 +457,13 @@ impl Phases<'_> {
             &log,
             &bin_dir,
             &dirs.canonical_root(),
+            &CacheUse::of(self.manifest, cache),
             self.cancel,
         ) {
             Ok(run) => {
+                if check == CommandFor::Baseline && !run.dependency_hashes.is_empty() {
+                    harvest(cache, &dir, &run);
+                }
                 for outcome in &run.commands {
                     self.record(command_event(0, check, outcome))?;
                 }
@@ -392,7 +480,12 @@ impl Phases<'_> {
     }
 
     /// The agent loop on a fresh workspace; records `agent_finished`.
-    fn agent_phase(&mut self, workspace_dir: &Path, runs: &Path) -> Result<Verdict, RunError> {
+    fn agent_phase(
+        &mut self,
+        workspace_dir: &Path,
+        runs: &Path,
+        cache: &JobCache,
+    ) -> Result<Verdict, RunError> {
         let (id, n) = (self.claim.job.clone(), self.claim.attempt);
         let manifest = self.manifest;
         if workspace_dir.exists() {
@@ -402,6 +495,12 @@ impl Phases<'_> {
         }
         let workspace = Workspace::create(&manifest.source, workspace_dir, &manifest.editable)
             .map_err(|e: WorkspaceError| self.setup_error(e))?;
+        // The workspace's build starts from its own copy of the dependency
+        // layer: whatever the agent's commands do to it stays here.
+        let cache_use = CacheUse::of(manifest, cache);
+        cache_use
+            .seed(workspace_dir)
+            .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
         let verdict = match self.build_provider() {
             Err(message) => {
@@ -427,6 +526,7 @@ impl Phases<'_> {
                     deadline,
                 );
                 commands.artifacts = Some(runs.to_path_buf());
+                cache_use.apply(&mut commands, manifest);
                 let (files, files_complete) = workspace.list(".").unwrap_or_default();
                 let observation_cap =
                     usize::try_from(manifest.limits.observation_cap.bytes()).unwrap_or(usize::MAX);
@@ -520,6 +620,24 @@ impl Phases<'_> {
             },
         };
         build_provider(&config, &name).map_err(|e| e.to_string())
+    }
+}
+
+/// Copies the dependencies' build outputs of a trusted build in `dir` into
+/// the job's dependency layer, unless another runner did first. A harvest
+/// that fails leaves no layer (later builds compile the dependencies
+/// themselves), so it is not an error of the attempt.
+fn harvest(cache: &JobCache, dir: &Path, run: &CheckRun) {
+    let Ok(_lock) = cache.lock() else {
+        return;
+    };
+    if !cache.has_layer() {
+        let _ = harvest_layer(
+            &dir.join("target"),
+            &run.dependency_hashes,
+            &cache.layer_staging(),
+            &cache.layer_dir(),
+        );
     }
 }
 

@@ -6,15 +6,18 @@
 //! are carried exactly, symlinks are copied as symlinks and never followed,
 //! and the source and the acceptance dir are only ever read.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::cache_use::CacheUse;
 use super::commands::{AttemptCommands, policy_for};
 use super::patch::{PatchError, apply_patch};
 use crate::agent::copy_tree;
 use crate::beneath::{AtPath, Dir, overlay};
+use crate::cache::{LayerError, dependency_hashes};
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
@@ -38,6 +41,8 @@ pub enum CheckError {
     Patch(#[from] PatchError),
     #[error("bad acceptance command: {0}")]
     Rule(String),
+    #[error("failed to copy the dependency layer: {0}")]
+    Layer(#[from] LayerError),
     #[error(transparent)]
     Exec(#[from] ExecError),
 }
@@ -54,6 +59,10 @@ pub struct CheckRun {
     /// Why results are incomplete or absent, in one line (a failed build,
     /// a missing JUnit file, a summary that disagrees with its lines).
     pub note: Option<String>,
+    /// The hashes of the dependencies' build units, read from cargo's
+    /// messages (`libtest` only): what a trusted build can give the
+    /// dependency layer.
+    pub dependency_hashes: BTreeSet<String>,
 }
 
 impl CheckRun {
@@ -80,7 +89,9 @@ const MAX_JUNIT: u64 = crate::verdict::MAX_JUNIT_BYTES as u64;
 /// only), then the acceptance dir on top; runs the acceptance command there
 /// as the job's results format says, and writes the output to `log`.
 /// `libtest` copies the test binaries into `bin_dir` (runner-owned, outside
-/// the copy, read-only to commands) and runs them from there.
+/// the copy, read-only to commands) and runs them from there. The copy's
+/// build starts from its own copy of the dependency layer in `cache`, and
+/// sees the job cache read-only.
 #[allow(clippy::too_many_arguments)]
 pub fn run_check(
     manifest: &Manifest,
@@ -90,6 +101,7 @@ pub fn run_check(
     log: &Path,
     bin_dir: &Path,
     data_root: &Path,
+    cache: &CacheUse,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
     let prepare = |path: &Path| {
@@ -115,6 +127,7 @@ pub fn run_check(
         apply_patch(dir, patch, &editable)?;
     }
     overlay(&acceptance.dir, dir).map_err(copy(&acceptance.dir))?;
+    cache.seed(dir)?;
 
     let format = acceptance.results_format();
     let rule =
@@ -131,7 +144,8 @@ pub fn run_check(
         .readable
         .extend(acceptance_files(&acceptance.dir, dir));
     let deadline = Instant::now() + manifest.limits.command_timeout;
-    let commands = AttemptCommands::new(manifest, dir, allow, policy, deadline);
+    let mut commands = AttemptCommands::new(manifest, dir, allow, policy, deadline);
+    cache.apply(&mut commands, manifest);
     let mut report = CheckLog::default();
     let run = match format {
         ResultsFormat::Exit => {
@@ -141,6 +155,7 @@ pub fn run_check(
                 commands: vec![outcome],
                 results: None,
                 note: None,
+                dependency_hashes: BTreeSet::new(),
             }
         }
         ResultsFormat::Junit(rel) => {
@@ -156,6 +171,7 @@ pub fn run_check(
                 commands: vec![outcome],
                 results,
                 note,
+                dependency_hashes: BTreeSet::new(),
             }
         }
         ResultsFormat::Libtest => {
@@ -236,6 +252,7 @@ fn libtest(
             complete: true,
         }),
         note: None,
+        dependency_hashes: dependency_hashes(&build.stdout.to_text()),
     };
     // Cargo reports absolute paths.
     let canonical = dir.canonicalize().map_err(|source| CheckError::Prepare {

@@ -65,10 +65,16 @@ impl AttemptCommands {
     ) -> AttemptCommands {
         let toolchain = Toolchain::detect();
         let search_path = SearchPath::for_toolchain(&toolchain);
+        let mut env = manifest.env.clone();
+        // Every build of a job starts from a fresh copy and is thrown away
+        // after: rustc's incremental cache would only cost its writing
+        // (about a third of a small crate's build). `[env]` may turn it on.
+        env.entry("CARGO_INCREMENTAL".into())
+            .or_insert_with(|| "0".into());
         AttemptCommands {
             dir: dir.to_path_buf(),
             allow,
-            env: manifest.env.clone(),
+            env,
             timeout: manifest.limits.command_timeout,
             output_cap: usize::try_from(manifest.limits.output_cap.bytes()).unwrap_or(usize::MAX),
             sandbox,

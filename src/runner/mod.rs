@@ -1,4 +1,4 @@
-//! Running one attempt of a manifest job: claim, baseline, agent loop,
+//! Running one attempt of a manifest job: claim, setup, baseline, agent loop,
 //! patch, acceptance, finish, each phase recorded in the log so a rerun
 //! resumes after the last finished one.
 //!
@@ -6,13 +6,17 @@
 //! Never prints; the CLI reports what it returns.
 
 mod attempt;
+mod cache_use;
 mod checks;
 mod commands;
 mod patch;
 mod seed;
+mod setup;
 
 pub use attempt::{AttemptReport, RunError, RunOptions, job_manifest, run_job};
+pub use cache_use::CacheUse;
 pub use checks::{CheckError, CheckRun, run_check};
 pub use commands::{AttemptCommands, policy_for};
 pub use patch::{Patch, PatchError, apply_patch, diff_editable};
 pub use seed::{SeedEnv, SeedError};
+pub use setup::{SetupError, SetupRun, run_setup};

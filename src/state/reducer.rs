@@ -455,7 +455,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     job.verify_cause = Some(cause.clone());
                 }
             }
-            Event::Command { .. } | Event::Edit { .. } => {
+            Event::Setup { .. } | Event::Command { .. } | Event::Edit { .. } => {
                 in_open_attempt(job)?;
             }
             Event::AgentFinished {

@@ -3,10 +3,12 @@
 
 mod acceptance_bypass;
 mod batch;
+mod build_cache;
 mod check;
 mod containment;
 mod controls;
 mod cost;
+mod deps_job;
 mod exec;
 mod harness;
 mod help;
@@ -26,5 +28,6 @@ mod reports;
 mod resume;
 mod sandbox;
 mod seed;
+mod setup;
 mod stats;
 mod validate;

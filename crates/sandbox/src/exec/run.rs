@@ -16,7 +16,7 @@ use super::pipes::Pipes;
 use super::process::{group_members, leader_exited, pidfd, signal_group, spawn};
 use super::request::{ExecOutcome, ExecRequest};
 use crate::cancel::CancelToken;
-use crate::sandbox::{Grants, Prepared, SCRATCH, prepare, private_root_available};
+use crate::sandbox::{Grants, NETWORK_READ, Prepared, SCRATCH, prepare, private_root_available};
 
 /// Longest wait between looks at the clock and the cancel token.
 const TICK: Duration = Duration::from_millis(10);
@@ -66,6 +66,10 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     )?;
     let mut read = req.toolchain.readable();
     read.extend(req.search_path.dirs().iter().cloned());
+    if req.sandbox.network {
+        // Name resolution, for commands that may reach the network.
+        read.extend(NETWORK_READ.iter().map(PathBuf::from));
+    }
     let grants = Grants {
         read,
         write: match &scratch {

@@ -58,6 +58,17 @@ pub(crate) const SYSTEM_READ: &[&str] = &[
     "/etc/ca-certificates",
 ];
 
+/// What a command allowed the network also needs to read: the resolver's
+/// configuration (a link such as `/etc/resolv.conf ->
+/// ../run/systemd/resolve/stub-resolv.conf` is granted with its target).
+pub const NETWORK_READ: &[&str] = &[
+    "/etc/resolv.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+];
+
 /// System locations every command may write.
 pub(crate) const SYSTEM_WRITE: &[&str] = &["/dev/null"];
 

@@ -30,6 +30,7 @@ pub use cgroup::{
 };
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
+pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};

@@ -1,0 +1,109 @@
+//! `demo`: the bundled jobs, offline, with the scripted provider, in a
+//! temporary data dir. A job whose `[setup]` needs the network (to fetch
+//! crates from the registry) runs when the registry answers and is left
+//! out with the reason when it does not, so the demo passes on a machine
+//! without a network and shows the whole set on one with it.
+
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::args::BatchArgs;
+use super::batch::batch;
+use super::exit::Completion;
+use crate::manifest::{expand_jobs, load_checked};
+
+/// Where the bundled jobs fetch their crates from.
+const REGISTRY: &str = "index.crates.io:443";
+/// How long the registry may take to answer the probe.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
+
+pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Completion> {
+    let jobs = match jobs {
+        Some(dir) => dir,
+        None => {
+            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+            if bundled.is_dir() {
+                bundled
+            } else {
+                PathBuf::from("jobs")
+            }
+        }
+    };
+    if !jobs.is_dir() {
+        anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
+    }
+    let mut files = Vec::new();
+    let mut offline: Option<Option<String>> = None;
+    for file in expand_jobs(std::slice::from_ref(&jobs))? {
+        let manifest = load_checked(&file)?;
+        if manifest.setup.as_ref().is_some_and(|s| s.network) {
+            let why = offline.get_or_insert_with(registry_unreachable);
+            if let Some(why) = why {
+                outln!(
+                    "demo: skipping {}: its [setup] needs the network and {why}",
+                    manifest.id
+                );
+                continue;
+            }
+        }
+        files.push(file);
+    }
+    let data = tempfile::Builder::new()
+        .prefix("agent-runtime-demo-")
+        .tempdir()
+        .context("failed to create a temporary data dir")?
+        .keep();
+    outln!(
+        "demo: running the jobs in {} with the scripted provider (no model)",
+        jobs.display()
+    );
+    outln!("demo: data dir {}", data.display());
+    batch(BatchArgs {
+        data,
+        jobs: files,
+        parallel,
+        attempts: None,
+        rerun: None,
+        family: None,
+        shard: None,
+        providers: Vec::new(),
+        repeat: 1,
+        report: None,
+        keep: crate::lifecycle::Keep::Failed,
+        max_cost: None,
+    })
+}
+
+/// Why the registry cannot be reached, or `None` when it answers.
+/// `CARGO_NET_OFFLINE=true` in the environment counts as unreachable.
+fn registry_unreachable() -> Option<String> {
+    if std::env::var("CARGO_NET_OFFLINE").is_ok_and(|v| v == "true") {
+        return Some("CARGO_NET_OFFLINE=true says there is no network".into());
+    }
+    // Name resolution has no timeout of its own: probe on a thread.
+    let (send, receive) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("registry-probe".into())
+        .spawn(move || {
+            let result = REGISTRY
+                .to_socket_addrs()
+                .map_err(|e| e.to_string())
+                .and_then(|mut addrs| addrs.next().ok_or_else(|| "no address".to_string()))
+                .and_then(|addr| {
+                    TcpStream::connect_timeout(&addr, PROBE_TIMEOUT).map_err(|e| e.to_string())
+                });
+            let _ = send.send(result.map(|_| ()));
+        });
+    if let Err(e) = spawned {
+        return Some(format!("the registry could not be probed ({e})"));
+    }
+    match receive.recv_timeout(PROBE_TIMEOUT) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("the registry ({REGISTRY}) is unreachable: {e}")),
+        Err(_) => Some(format!("the registry ({REGISTRY}) did not answer in time")),
+    }
+}
