@@ -11,7 +11,7 @@ use super::progress::{Progress, ProgressMode};
 use crate::cancel::CancelToken;
 use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreError};
 use crate::log::Outcome;
-use crate::report::{ReportBuildError, write_report_for};
+use crate::report::{ReportBuildError, write_report_of_jobs};
 use crate::runner::{RunError, RunOptions, run_job};
 use crate::state::JobState;
 
@@ -200,7 +200,8 @@ pub fn run_batch(
     drop(store);
     // A report that cannot be written does not hide what the jobs did:
     // the summary carries both.
-    match write_report_for(&[data.to_path_buf()], &summary.report_dir) {
+    // The report covers what this batch planned, not every job of the log.
+    match write_report_of_jobs(&[data.to_path_buf()], &planned, &summary.report_dir) {
         Ok((_, files)) => summary.report_files = files,
         Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
     }

@@ -105,7 +105,12 @@ pub fn check_tasks(
 fn run_facts(job: &Job) -> RunFacts {
     let machine_fault = matches!(
         job.failure_kind,
-        Some(FailureKind::InfraError | FailureKind::Interrupted | FailureKind::Cancelled)
+        Some(
+            FailureKind::InfraError
+                | FailureKind::SetupFailed
+                | FailureKind::Interrupted
+                | FailureKind::Cancelled
+        )
     );
     RunFacts {
         finished: matches!(job.state, JobState::Succeeded | JobState::Failed) && !machine_fault,

@@ -10,7 +10,7 @@ use crate::batch::{BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun,
 use crate::cancel::CancelToken;
 use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
-use crate::manifest::{expand_jobs, load_checked, load_provider_file};
+use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
 use crate::status::{StatusView, render_text};
 
@@ -37,10 +37,7 @@ pub(super) fn default_workers() -> usize {
 
 pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     let files = expand_jobs(&args.jobs)?;
-    let manifests = files
-        .iter()
-        .map(|f| load_checked(f))
-        .collect::<Result<Vec<_>, _>>()?;
+    let manifests = super::validate::load_all(&files)?;
     let providers = args
         .providers
         .iter()

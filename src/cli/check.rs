@@ -8,7 +8,7 @@ use super::batch::{default_workers, install_interrupt};
 use super::exit::Completion;
 use crate::batch::{BatchOptions, ProgressMode};
 use crate::check::{TaskCheck, TaskVerdict, check_tasks};
-use crate::manifest::{expand_jobs, load_checked};
+use crate::manifest::expand_jobs;
 
 /// Version of the `check --json` document.
 pub const CHECK_SCHEMA_VERSION: u32 = 1;
@@ -21,10 +21,7 @@ pub fn check(
     json: bool,
 ) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
-    let manifests = files
-        .iter()
-        .map(|f| load_checked(f))
-        .collect::<Result<Vec<_>, _>>()?;
+    let manifests = super::validate::load_all(&files)?;
     let options = BatchOptions {
         workers: parallel.map_or_else(default_workers, |n| n as usize),
         rerun: None,

@@ -14,16 +14,21 @@ use crate::provider::load_script;
 /// one error line per invalid one on stderr; fails if any was invalid.
 pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     let mut files = Vec::new();
-    let mut bad_args = 0usize;
+    let mut arg_errors = Vec::new();
     // Expand each argument alone so one bad argument does not hide the rest.
     for arg in jobs {
         match expand_jobs(std::slice::from_ref(arg)) {
             Ok(found) => files.extend(found),
-            Err(err) => {
-                eprintln!("{err}");
-                bad_args += 1;
-            }
+            Err(err) => arg_errors.push(err),
         }
+    }
+    // Nothing to check at all: the one reason is the one line.
+    if files.is_empty() && arg_errors.len() == 1 {
+        return Err(arg_errors.remove(0).into());
+    }
+    let bad_args = arg_errors.len();
+    for err in &arg_errors {
+        eprintln!("error: {err}");
     }
     // Sort and deduplicate across arguments.
     let files = if files.is_empty() {
@@ -36,7 +41,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
         match check(file) {
             Ok(line) => outln!("{line}"),
             Err(message) => {
-                eprintln!("{message}");
+                eprintln!("error: {message}");
                 bad_files += 1;
             }
         }
@@ -53,7 +58,53 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     Ok(Completion::Success)
 }
 
+/// Loads every manifest of `files`, printing each one that is invalid (one
+/// line each); fails after all of them if any was.
+pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manifest>> {
+    let mut manifests = Vec::with_capacity(files.len());
+    let mut errors = Vec::new();
+    for file in files {
+        match load_checked(file) {
+            Ok(manifest) => manifests.push(manifest),
+            Err(e) => errors.push(e),
+        }
+    }
+    match errors.len() {
+        0 => Ok(manifests),
+        // One bad manifest: its error is the one line.
+        1 => Err(errors.remove(0).into()),
+        n => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            bail!("{n} of {} manifests invalid; nothing was run", files.len())
+        }
+    }
+}
+
+/// Whether `text` is a provider file rather than a job manifest: it has
+/// a `[provider]` table and none of a job's keys.
+fn is_provider_file(text: &str) -> bool {
+    let Ok(value) = text.parse::<toml::Table>() else {
+        return false;
+    };
+    value.contains_key("provider")
+        && !["prompt", "prompt_file", "source", "verify", "editable"]
+            .iter()
+            .any(|k| value.contains_key(*k))
+}
+
 fn check(file: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    if is_provider_file(&text) {
+        let provider = crate::manifest::load_provider_file(file).map_err(|e| e.to_string())?;
+        return Ok(format!(
+            "ok {} (provider {}, kind {})",
+            file.display(),
+            provider.name,
+            provider.provider.kind().as_str()
+        ));
+    }
     let manifest = load_checked(file).map_err(|e| e.to_string())?;
     // A scripted provider's replies are checked too: a typo there would
     // otherwise surface only when the job runs.

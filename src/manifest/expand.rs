@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 /// Why a job argument named no manifest.
 #[derive(Debug, thiserror::Error)]
 pub enum ExpandError {
-    #[error("{}: no such file or directory", path.display())]
-    NotFound { path: PathBuf },
+    #[error("{}: no such file or directory{}", path.display(), hint.as_deref().map(|h| format!(" (did you mean {h}?)")).unwrap_or_default())]
+    NotFound {
+        path: PathBuf,
+        /// The same path with `.toml`, when that exists.
+        hint: Option<String>,
+    },
     #[error("{}: directory holds no *.toml files", path.display())]
     EmptyDir { path: PathBuf },
     #[error("{}: cannot list directory: {source}", path.display())]
@@ -47,8 +51,10 @@ fn expand_one(arg: &Path) -> Result<Vec<PathBuf>, ExpandError> {
     }
     let text = arg.to_string_lossy();
     if !text.contains(['*', '?', '[']) {
+        let with_toml = PathBuf::from(format!("{text}.toml"));
         return Err(ExpandError::NotFound {
             path: arg.to_path_buf(),
+            hint: with_toml.is_file().then(|| with_toml.display().to_string()),
         });
     }
     let paths = glob::glob(&text).map_err(|e| ExpandError::BadPattern {

@@ -52,3 +52,16 @@ pub fn write_report_for(
     let files = write_reports(&report, out)?;
     Ok((report, files))
 }
+
+/// As [`write_report_for`], covering only the instances in `jobs` (what a
+/// batch planned), whatever else the log holds.
+pub fn write_report_of_jobs(
+    data_dirs: &[PathBuf],
+    jobs: &[String],
+    out: &Path,
+) -> Result<(Report, Vec<PathBuf>), ReportBuildError> {
+    let mut report = report_for(data_dirs)?;
+    report.jobs.retain(|j| jobs.contains(&j.instance));
+    let files = write_reports(&report, out)?;
+    Ok((report, files))
+}

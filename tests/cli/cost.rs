@@ -143,18 +143,18 @@ fn costs_match_tokens_times_prices_and_count_unusable_replies() {
     assert!(tsv.lines().next().unwrap().contains("cost_usd"));
 }
 
-#[test]
-fn max_cost_stops_a_parallel_sweep_at_its_cap() {
-    let sb = Sandbox::new();
-    let jobs = setup(&sb, 10, true);
-    // The sweep would spend 10 × 4 × 0.013 = 0.52 USD.
-    let cap = 0.2;
+fn sweep(
+    sb: &Sandbox,
+    jobs: &[String],
+    workers: &str,
+    cap: f64,
+) -> (crate::harness::Run, serde_json::Value) {
     let cap_text = cap.to_string();
     let mut args = vec![
         "batch",
         "DATA",
         "-j",
-        "2",
+        workers,
         "--provider",
         "local.toml",
         "--max-cost",
@@ -164,27 +164,54 @@ fn max_cost_stops_a_parallel_sweep_at_its_cap() {
     let run = sb.run(&args);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stdout.contains("cap reached"), "{}", run.stdout);
-    let results = results(&sb);
+    let results = results(sb);
+    (run, results)
+}
+
+fn outcomes(results: &serde_json::Value) -> (usize, usize, usize) {
+    let jobs = results["jobs"].as_array().unwrap();
+    let count = |f: &dyn Fn(&serde_json::Value) -> bool| jobs.iter().filter(|j| f(j)).count();
+    for job in jobs {
+        if job["outcome"] == "failed" {
+            assert_eq!(job["failure_kind"], "budget_exceeded", "{job:#}");
+        }
+        if job["outcome"] == "pending" {
+            assert_eq!(job["attempts"], 0, "a started job is not terminal: {job:#}");
+        }
+    }
+    (
+        count(&|j| j["outcome"] == "accepted"),
+        count(&|j| j["outcome"] == "failed"),
+        count(&|j| j["outcome"] == "pending"),
+    )
+}
+
+#[test]
+fn max_cost_stops_a_running_job_at_its_next_step() {
+    let sb = Sandbox::new();
+    let jobs = setup(&sb, 10, true);
+    // 13 calls cost 0.169, under the cap; the 14th (job 4's second) goes
+    // over it, so job 4 stops before its third call.
+    let (_, results) = sweep(&sb, &jobs, "1", 0.17);
+    assert_eq!(outcomes(&results), (3, 1, 6), "{results:#}");
+    let spent = results["totals"]["cost_usd"].as_f64().unwrap();
+    assert!((spent - 14.0 * CALL_USD).abs() < 1e-9, "spent {spent}");
+}
+
+#[test]
+fn max_cost_stops_a_parallel_sweep_at_its_cap() {
+    let sb = Sandbox::new();
+    let jobs = setup(&sb, 10, true);
+    // The sweep would spend 10 × 4 × 0.013 = 0.52 USD.
+    let cap = 0.2;
+    let (_, results) = sweep(&sb, &jobs, "2", cap);
     let spent = results["totals"]["cost_usd"].as_f64().unwrap();
     // At the cap, over it by at most the calls in flight (one per worker).
     assert!(spent >= cap - 1e-9, "spent {spent}");
     assert!(spent <= cap + 2.0 * CALL_USD + 1e-9, "spent {spent}");
-    let jobs = results["jobs"].as_array().unwrap();
-    let mut stopped = 0;
-    for job in jobs {
-        match job["outcome"].as_str().unwrap() {
-            "accepted" => {}
-            "failed" => {
-                assert_eq!(job["failure_kind"], "budget_exceeded", "{job:#}");
-                stopped += 1;
-            }
-            "pending" => assert_eq!(job["attempts"], 0, "a started job is not terminal: {job:#}"),
-            other => panic!("unexpected outcome {other}: {job:#}"),
-        }
-    }
-    assert!(stopped >= 1, "no running job was stopped at the cap");
+    let (_, _, pending) = outcomes(&results);
     assert!(
-        jobs.iter().any(|j| j["outcome"] == "pending"),
+        pending >= 1,
         "every job started: the cap did not hold back the queue"
     );
     eprintln!(

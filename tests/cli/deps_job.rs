@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::harness::{BIN, Run, Sandbox, log_lines};
 use crate::setup::only_cache;
 
-fn registry_reachable() -> Result<(), String> {
+pub fn registry_reachable() -> Result<(), String> {
     let addr = "index.crates.io:443"
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve index.crates.io: {e}"))?

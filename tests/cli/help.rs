@@ -111,3 +111,75 @@ fn the_status_table_fits_the_terminal() {
     let wide = sb.run(&["status", "DATA"]).ok();
     assert!(wide.stdout.contains("exercise_one"), "{}", wide.stdout);
 }
+
+#[test]
+fn validate_reads_provider_files_and_helps_with_paths() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.path().join("local.toml"),
+        "name = \"local\"\n\n[provider]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    sb.run(&["validate", "local.toml"])
+        .ok()
+        .stdout_has("ok local.toml (provider local, kind openai)");
+    std::fs::create_dir_all(sb.path().join("empty")).unwrap();
+    let empty = sb.run(&["validate", "empty"]).code(2);
+    assert_eq!(
+        empty.stderr.trim(),
+        "error: empty: directory holds no *.toml files",
+        "{}",
+        empty.stderr
+    );
+    let root = env!("CARGO_MANIFEST_DIR");
+    let typo = format!("{root}/jobs/off_by_one");
+    let run = sb.run(&["validate", &typo]).code(2);
+    assert!(
+        run.stderr.contains("(did you mean ") && run.stderr.contains("off_by_one.toml?)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn batch_lists_every_bad_manifest_before_running_anything() {
+    let sb = Sandbox::new();
+    for name in ["a", "b"] {
+        std::fs::write(
+            sb.path().join(format!("{name}.toml")),
+            "prompt = \"x\"\nsource = \"nowhere\"\nverify = [\"true\"]\n",
+        )
+        .unwrap();
+    }
+    let run = sb.run(&["batch", "DATA", "a.toml", "b.toml"]).code(2);
+    assert!(run.stderr.contains("a.toml:"), "{}", run.stderr);
+    assert!(run.stderr.contains("b.toml:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("2 of 2 manifests invalid"),
+        "{}",
+        run.stderr
+    );
+    assert!(!sb.data().join("events.log").exists());
+}
+
+#[test]
+fn a_batch_reports_exactly_the_jobs_it_planned() {
+    let sb = Sandbox::new();
+    sb.run(&["enqueue", "DATA", "lifecycle-task"]).ok();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let job = format!("{root}/evaluation/controls/success.toml");
+    let run = sb.run(&["batch", "DATA", &job]).ok();
+    assert!(run.stdout.contains("accepted 1/1"), "{}", run.stdout);
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sb.data().join("report/results.json")).unwrap())
+            .unwrap();
+    let jobs = results["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:#?}");
+    assert_eq!(results["totals"]["jobs"], 1);
+    // `report` still covers the whole log.
+    sb.run(&["report", "DATA", "--out", "all"]).ok();
+    let all: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sb.path().join("all/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(all["jobs"].as_array().unwrap().len(), 2);
+}
