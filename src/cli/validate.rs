@@ -28,7 +28,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     }
     let bad_args = arg_errors.len();
     for err in &arg_errors {
-        eprintln!("error: {err}");
+        eprintln!("{err}");
     }
     // Sort and deduplicate across arguments.
     let files = if files.is_empty() {
@@ -41,7 +41,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
         match check(file) {
             Ok(line) => outln!("{line}"),
             Err(message) => {
-                eprintln!("error: {message}");
+                eprintln!("{message}");
                 bad_files += 1;
             }
         }

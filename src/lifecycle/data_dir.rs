@@ -9,8 +9,14 @@ pub struct DataDir {
 }
 
 impl DataDir {
+    /// The data dir at `root`, made absolute against the current
+    /// directory: paths derived from it (a job cache's `CARGO_HOME`, a
+    /// workspace) are handed to commands that run elsewhere.
     pub fn new(root: impl Into<PathBuf>) -> DataDir {
-        DataDir { root: root.into() }
+        let root = root.into();
+        DataDir {
+            root: std::path::absolute(&root).unwrap_or(root),
+        }
     }
 
     pub fn root(&self) -> &Path {
