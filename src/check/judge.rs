@@ -17,6 +17,9 @@ pub struct RunFacts {
     /// (`Failed` is as required).
     pub baseline: Option<CheckResult>,
     pub inventory: Option<Inventory>,
+    /// Why the baseline is unusable, when it says (no test at all, every
+    /// test passing).
+    pub baseline_reason: Option<String>,
     /// The run's acceptance result on the oracle's fix, if it got there.
     pub acceptance: Option<CheckResult>,
     /// Tests that failed (or were missing) in that acceptance run, when it
@@ -133,7 +136,13 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
     } else if baseline.of > 0 && baseline.ok == 0 {
         (
             TaskVerdict::InvalidBaseline,
-            Some("the pristine source already passes the acceptance tests".into()),
+            Some(
+                runs.iter()
+                    .find_map(|r| r.baseline_reason.clone())
+                    .unwrap_or_else(|| {
+                        "the pristine source already passes the acceptance tests".into()
+                    }),
+            ),
         )
     } else if !has_oracle {
         (
@@ -226,6 +235,7 @@ mod tests {
             finished: true,
             baseline: Some(CheckResult::Failed),
             inventory: inventory(&["fixed"], &["kept"]),
+            baseline_reason: None,
             acceptance: Some(CheckResult::Passed),
             failing: Some(Vec::new()),
             accepted: true,
@@ -252,9 +262,19 @@ mod tests {
             accepted: false,
             ..good_run()
         };
-        let j = judge_task(&[run.clone(), run], true);
+        let j = judge_task(&[run.clone(), run.clone()], true);
         assert_eq!(j.verdict, TaskVerdict::InvalidBaseline);
         assert_eq!(j.baseline, Tally { ok: 0, of: 2 });
+        // The baseline's own reason, when it gives one.
+        let silent = RunFacts {
+            baseline_reason: Some("the baseline reported no test at all".into()),
+            ..run
+        };
+        let j = judge_task(&[silent], true);
+        assert_eq!(
+            j.reason.as_deref(),
+            Some("the baseline reported no test at all")
+        );
     }
 
     #[test]

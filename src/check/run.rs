@@ -116,6 +116,7 @@ fn run_facts(job: &Job) -> RunFacts {
         finished: matches!(job.state, JobState::Succeeded | JobState::Failed) && !machine_fault,
         baseline: job.baseline,
         inventory: job.inventory.clone(),
+        baseline_reason: job.baseline_reason.clone(),
         acceptance: job.acceptance,
         failing: job.verdict.as_ref().map(|v| {
             let mut names = v.failing.clone();

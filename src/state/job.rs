@@ -117,6 +117,8 @@ pub struct Job {
     pub baseline: Option<CheckResult>,
     /// The test inventory the baseline recorded (per-test results only).
     pub inventory: Option<Inventory>,
+    /// Why the baseline is unusable, or a note about it, when it says.
+    pub baseline_reason: Option<String>,
     /// The agent phase of the current or last attempt, once finished.
     pub agent: Option<AgentPhase>,
     /// Whether the current or last attempt recorded its patch.

@@ -156,6 +156,7 @@ impl State {
                     patch_rejected: false,
                     acceptance: None,
                     inventory: None,
+                    baseline_reason: None,
                     verdict: None,
                     restarts: 0,
                     max_restarts: max_restarts_of(manifest.as_deref()),
@@ -396,11 +397,14 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.state = JobState::Queued;
             }
             Event::Baseline {
-                result, inventory, ..
+                result,
+                inventory,
+                reason,
             } => {
                 in_open_attempt(job)?;
                 job.baseline = Some(*result);
                 job.inventory = inventory.clone();
+                job.baseline_reason = reason.clone();
             }
             Event::Decision {
                 step,
