@@ -27,12 +27,17 @@ pub enum Command {
     /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
     #[command(display_order = 0)]
     Demo {
-        /// Directory of job manifests [default: the repository's jobs/].
+        /// Directory of job manifests [default: the bundled jobs, embedded
+        /// in the binary].
         #[arg(long, value_name = "DIR")]
         jobs: Option<PathBuf>,
         /// Jobs run at once [default: number of CPUs].
         #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
         parallel: Option<u32>,
+        /// Keep the scratch directory (jobs, data dir and report) instead of
+        /// removing it at the end.
+        #[arg(long)]
+        keep: bool,
     },
     /// Enqueue a bare lifecycle task (ID) or manifest jobs (--job FILE...).
     ///
@@ -305,6 +310,10 @@ pub struct BatchArgs {
     /// a [price].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// Whether the summary names the report (not when it is about to be
+    /// removed, as `demo` does without `--keep`).
+    #[arg(skip = true)]
+    pub show_report: bool,
 }
 
 /// `exec --memory`: a size, at least what `[limits] memory` accepts.

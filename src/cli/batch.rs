@@ -127,7 +127,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         max_cost_usd: args.max_cost,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
-    print_results(&args.data, &summary)?;
+    print_results(&args.data, &summary, args.show_report)?;
     // Each job's own error is printed above; then what stopped the batch.
     if let Some(e) = &summary.stopped_by {
         anyhow::bail!("batch failed: {e}");
@@ -171,7 +171,7 @@ fn completion(summary: &BatchSummary) -> Completion {
 }
 
 /// The results table (the batch's jobs only) and where the reports are.
-fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
+fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyhow::Result<()> {
     let dir = DataDir::new(data);
     let snapshot = read_snapshot(&dir.log())?;
     let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
@@ -236,7 +236,7 @@ fn print_results(data: &Path, summary: &BatchSummary) -> anyhow::Result<()> {
     if summary.interrupted {
         outln!("interrupted: state is saved; run the same command again to finish");
     }
-    if summary.report_error.is_none() {
+    if summary.report_error.is_none() && show_report {
         outln!(
             "report: {}",
             summary.report_dir.join("report.html").display()

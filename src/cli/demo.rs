@@ -1,5 +1,5 @@
-//! `demo`: the bundled jobs, offline, with the scripted provider, in a
-//! temporary data dir. A job whose `[setup]` needs the network (to fetch
+//! `demo`: the bundled jobs (embedded in the binary), with the scripted
+//! provider, in a scratch directory removed afterwards unless `--keep`. A job whose `[setup]` needs the network (to fetch
 //! crates from the registry) runs when the registry answers and is left
 //! out with the reason when it does not, so the demo passes on a machine
 //! without a network and shows the whole set on one with it.
@@ -21,17 +21,41 @@ const REGISTRY: &str = "index.crates.io:443";
 /// How long the registry may take to answer the probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 
-pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Completion> {
+/// The bundled jobs and what they point to, embedded at build time.
+mod bundled {
+    include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+}
+
+/// Writes the embedded jobs, fixtures, hidden tests and scripts under `dir`
+/// and returns its `jobs/`.
+fn unpack_bundled(dir: &Path) -> anyhow::Result<PathBuf> {
+    for (rel, bytes) in bundled::BUNDLED {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("failed to create {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes)
+            .with_context(|| format!("failed to write {}", path.display()))?;
+    }
+    Ok(dir.join("jobs"))
+}
+
+pub fn demo(
+    jobs: Option<PathBuf>,
+    parallel: Option<u32>,
+    keep: bool,
+) -> anyhow::Result<Completion> {
+    // One scratch dir holds the unpacked jobs, the data dir and the
+    // sandbox's skeleton; it goes away at the end unless --keep.
+    let scratch = tempfile::Builder::new()
+        .prefix("agent-runtime-demo-")
+        .tempdir()
+        .context("failed to create a scratch directory")?;
+    crate::sandbox::set_skeleton_base(scratch.path());
     let jobs = match jobs {
         Some(dir) => dir,
-        None => {
-            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-            if bundled.is_dir() {
-                bundled
-            } else {
-                PathBuf::from("jobs")
-            }
-        }
+        None => unpack_bundled(scratch.path())?,
     };
     if !jobs.is_dir() {
         anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
@@ -52,18 +76,13 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         }
         files.push(file);
     }
-    let data = tempfile::Builder::new()
-        .prefix("agent-runtime-demo-")
-        .tempdir()
-        .context("failed to create a temporary data dir")?
-        .keep();
+    let data = scratch.path().join("data");
     outln!(
-        "demo: running the jobs in {} with the scripted provider (no model)",
-        jobs.display()
+        "demo: running {} bundled job(s) with the scripted provider (no model)",
+        files.len()
     );
-    outln!("demo: data dir {}", data.display());
-    batch(BatchArgs {
-        data,
+    let result = batch(BatchArgs {
+        data: data.clone(),
         jobs: files,
         parallel,
         attempts: None,
@@ -75,7 +94,25 @@ pub fn demo(jobs: Option<PathBuf>, parallel: Option<u32>) -> anyhow::Result<Comp
         report: None,
         keep: crate::lifecycle::Keep::Failed,
         max_cost: None,
-    })
+        show_report: keep,
+    });
+    if keep {
+        let kept = scratch.keep();
+        outln!(
+            "demo: kept {}; report: {}",
+            kept.display(),
+            kept.join("data/report/report.html").display()
+        );
+    } else {
+        let removed = scratch.close();
+        if let Err(e) = removed {
+            eprintln!("demo: could not remove its scratch directory: {e}");
+        }
+        outln!(
+            "demo: removed its scratch directory (run `agent-runtime demo --keep` to keep the data and the report)"
+        );
+    }
+    result
 }
 
 /// Why the registry cannot be reached, or `None` when it answers.

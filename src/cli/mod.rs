@@ -86,7 +86,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             };
             batch::report(&data, &out)
         }
-        Command::Demo { jobs, parallel } => demo::demo(jobs, parallel),
+        Command::Demo {
+            jobs,
+            parallel,
+            keep,
+        } => demo::demo(jobs, parallel, keep),
         Command::Watch { data, interval_ms } => {
             status::watch(&data, Duration::from_millis(interval_ms))
         }

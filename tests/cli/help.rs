@@ -183,3 +183,38 @@ fn a_batch_reports_exactly_the_jobs_it_planned() {
             .unwrap();
     assert_eq!(all["jobs"].as_array().unwrap().len(), 2);
 }
+
+/// `demo` needs no checkout (its jobs are in the binary) and leaves
+/// nothing behind unless asked to.
+#[test]
+fn demo_runs_from_an_empty_directory_and_leaves_nothing_behind() {
+    let sb = Sandbox::new();
+    let cwd = sb.path().join("empty");
+    let tmp = sb.path().join("tmp");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = crate::harness::Run::from(
+        std::process::Command::new(crate::harness::BIN)
+            .arg("demo")
+            .current_dir(&cwd)
+            .env("TMPDIR", &tmp)
+            .env("CARGO_NET_OFFLINE", "true")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("accepted 8/8"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("removed its scratch directory"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("report: "), "{}", run.stdout);
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+}

@@ -31,7 +31,7 @@ pub use cgroup::{
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use landlock::NETWORK_READ;
-pub use mounts::SCRATCH;
+pub use mounts::{SCRATCH, set_skeleton_base};
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
 pub use prepare::{

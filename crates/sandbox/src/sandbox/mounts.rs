@@ -76,6 +76,17 @@ fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
+/// Where the skeleton goes instead of `$TMPDIR`, when set before the
+/// first command.
+static SKELETON_BASE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Puts this process's skeleton under `dir` instead of `$TMPDIR` (e.g. a
+/// scratch directory removed when the process is done). Only the first
+/// call before the first sandboxed command counts; returns whether it did.
+pub fn set_skeleton_base(dir: &Path) -> bool {
+    SKELETON_BASE.set(dir.to_path_buf()).is_ok()
+}
+
 /// The skeleton directory, created and checked once per process: a
 /// directory (not a link) owned by this user and writable by no one else.
 pub(crate) fn skeleton() -> Result<&'static Path, String> {
@@ -83,7 +94,11 @@ pub(crate) fn skeleton() -> Result<&'static Path, String> {
     SKELETON
         .get_or_init(|| {
             let uid = nix::unistd::geteuid().as_raw();
-            let dir = std::env::temp_dir().join(format!(".agent-runtime-root-{uid}"));
+            let base = SKELETON_BASE
+                .get()
+                .cloned()
+                .unwrap_or_else(std::env::temp_dir);
+            let dir = base.join(format!(".agent-runtime-root-{uid}"));
             let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
             let meta = dir
                 .symlink_metadata()
