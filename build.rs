@@ -32,7 +32,8 @@ fn main() {
     let dest =
         PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("bundled.rs");
     if let Err(e) = std::fs::write(&dest, out) {
-        panic!("cannot write {}: {e}", dest.display());
+        // Fails the build with this message.
+        println!("cargo::error=cannot write {}: {e}", dest.display());
     }
 }
 
