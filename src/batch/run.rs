@@ -162,6 +162,15 @@ pub fn run_batch(
         options.progress,
     );
     let outcome = run_workers(&dir, queue, options, budget.clone());
+    // Jobs of this batch that another runner holds (a second batch on the
+    // same data dir): wait for them, so the summary and the report say how
+    // they ended.
+    if outcome
+        .as_ref()
+        .is_ok_and(|(_, _, stopped)| stopped.is_none())
+    {
+        wait_for_other_runners(&dir, &planned, &options.interrupt)?;
+    }
     progress.finish();
     let (attempts_run, job_errors, stopped_by) = outcome?;
 
@@ -206,6 +215,45 @@ pub fn run_batch(
         Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
     }
     Ok(summary)
+}
+
+/// Waits while a planned job is running under another live runner; says
+/// once which ones. A running job whose runner is gone is not waited for
+/// (the next run recovers it).
+fn wait_for_other_runners(
+    dir: &DataDir,
+    planned: &[String],
+    interrupt: &CancelToken,
+) -> Result<(), BatchError> {
+    let mut announced = false;
+    loop {
+        let state = Store::open(dir.clone())?.state().clone();
+        let held: Vec<&str> = planned
+            .iter()
+            .filter_map(|id| state.job(id))
+            .filter(|job| {
+                job.state == JobState::Running
+                    && job.open_attempt.is_some_and(|open| {
+                        crate::lifecycle::is_live(&dir.lease(&job.id, open.attempt))
+                    })
+            })
+            .map(|job| job.id.as_str())
+            .collect();
+        if held.is_empty() {
+            return Ok(());
+        }
+        if !announced {
+            eprintln!(
+                "waiting for {} job(s) another runner is running in this data dir: {}",
+                held.len(),
+                held.join(", ")
+            );
+            announced = true;
+        }
+        if interrupt.wait_timeout(Duration::from_millis(500)) {
+            return Ok(());
+        }
+    }
 }
 
 /// What the workers did: attempts run, jobs they could not run, and the

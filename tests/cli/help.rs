@@ -218,3 +218,48 @@ fn demo_runs_from_an_empty_directory_and_leaves_nothing_behind() {
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
     assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
 }
+
+/// A second batch on a data dir whose job another batch is running waits
+/// for it and reports how it ended.
+#[test]
+fn a_second_batch_waits_for_the_jobs_another_runner_holds() {
+    let sb = Sandbox::new();
+    let source = sb.path().join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("a.txt"), "old\n").unwrap();
+    std::fs::write(
+        sb.path().join("s.jsonl"),
+        "{\"kind\":\"write_file\",\"path\":\"a.txt\",\"content\":\"new\\n\"}\n{\"kind\":\"finish\",\"summary\":\"done\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sb.path().join("slow.toml"),
+        "id = \"slow\"\nprompt = \"x\"\nsource = \"source\"\neditable = [\"*.txt\"]\nallow = [\"sleep **\"]\nverify = [\"sleep\", \"3\"]\n\n[limits]\nattempts = 1\n\n[provider]\nkind = \"script\"\nscript = \"s.jsonl\"\n",
+    )
+    .unwrap();
+    let mut first = sb
+        .command(&["batch", "DATA", "slow.toml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !crate::harness::log_lines(&sb)
+        .iter()
+        .any(|l| l["type"] == "attempt_started")
+    {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second = sb.run(&["batch", "DATA", "slow.toml"]);
+    assert!(first.wait().unwrap().success());
+    assert_eq!(second.code, 0, "{second:#?}");
+    assert!(
+        second
+            .stderr
+            .contains("waiting for 1 job(s) another runner is running"),
+        "{}",
+        second.stderr
+    );
+    assert!(second.stdout.contains("accepted 1/1"), "{}", second.stdout);
+}
