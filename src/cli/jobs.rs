@@ -141,11 +141,7 @@ pub fn run(
             // The cause, as the reports show it, read from the log.
             let cause = crate::log::read_snapshot(&store.dir().log())
                 .ok()
-                .and_then(|s| {
-                    s.state
-                        .job(id)
-                        .and_then(|j| j.failure_cause().map(str::to_string))
-                });
+                .and_then(|s| s.state.job(id).and_then(|j| j.failure_cause()));
             if let Some(cause) = cause {
                 eprintln!("cause: {cause}");
             }

@@ -109,7 +109,7 @@ pub fn report_from_logs(
                 JobOutcome::Accepted => None,
                 _ => job.failure_kind,
             };
-            acc.result.cause = job.failure_cause().map(str::to_string);
+            acc.result.cause = job.failure_cause();
             if let (Some(start), Some(end)) = (job.first_started_ms, job.ended_ms) {
                 acc.result.wall_ms = end.saturating_sub(start);
             }

@@ -189,15 +189,40 @@ impl Job {
 
     /// What a failed job's failure is blamed on: a `verify_failed` job's
     /// failed verify, whatever the provider said after it; else the last
-    /// cause recorded. `None` unless the job failed.
-    pub fn failure_cause(&self) -> Option<&str> {
+    /// cause recorded; else the tests acceptance found failing or missing.
+    /// `None` unless the job failed.
+    pub fn failure_cause(&self) -> Option<String> {
         if self.state != JobState::Failed {
             return None;
         }
         match (self.failure_kind, &self.verify_cause) {
-            (Some(FailureKind::VerifyFailed), Some(cause)) => Some(cause),
-            _ => self.cause.as_deref(),
+            (Some(FailureKind::VerifyFailed), Some(cause)) => Some(cause.clone()),
+            _ => self.cause.clone().or_else(|| self.acceptance_cause()),
         }
+    }
+
+    /// The acceptance run's verdict in one line: which tests failed or were
+    /// not reported (the first few, then how many more).
+    fn acceptance_cause(&self) -> Option<String> {
+        let verdict = self.verdict.as_ref()?;
+        let names = |what: &str, tests: &[String]| {
+            let shown: Vec<&str> = tests.iter().take(3).map(String::as_str).collect();
+            let more = tests.len().saturating_sub(shown.len());
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{what}: {}{tail}", shown.join(", "))
+        };
+        let mut parts = Vec::new();
+        if !verdict.failing.is_empty() {
+            parts.push(names("failing", &verdict.failing));
+        }
+        if !verdict.missing.is_empty() {
+            parts.push(names("not reported", &verdict.missing));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// Whether `retry` may requeue the job.

@@ -263,3 +263,65 @@ fn a_second_batch_waits_for_the_jobs_another_runner_holds() {
     );
     assert!(second.stdout.contains("accepted 1/1"), "{}", second.stdout);
 }
+
+#[test]
+fn progress_never_counts_back_and_failures_say_why_in_one_line() {
+    let sb = Sandbox::new();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let retried = format!("{root}/evaluation/controls/opposite_attempts.toml");
+    let wrong = format!("{root}/evaluation/controls/wrong_fix.toml");
+    let run = sb.run(&["batch", "DATA", &retried, &wrong]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let mut last = 0;
+    for line in run.stderr.lines().filter(|l| l.starts_with('[')) {
+        let done: usize = line[1..line.find('/').unwrap()].trim().parse().unwrap();
+        assert!(
+            done >= last,
+            "the counter went back: {line}\n{}",
+            run.stderr
+        );
+        last = done;
+    }
+    assert_eq!(last, 2, "{}", run.stderr);
+    // The failed job's cause, in one line, as the reports show it.
+    let cause = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("wrong_fix: tests_failed: "))
+        .unwrap_or_else(|| panic!("no cause line:\n{}", run.stderr));
+    assert!(cause.len() > "wrong_fix: tests_failed: ".len(), "{cause}");
+
+    // `run` says why too.
+    sb.run(&["enqueue", "ONE", "--job", &wrong]).ok();
+    let one = sb.run(&["run", "ONE", "wrong_fix"]);
+    assert_eq!(one.code, 1, "{one:#?}");
+    assert!(
+        one.stdout
+            .contains("outcome=failed failure_kind=tests_failed"),
+        "{}",
+        one.stdout
+    );
+    assert!(one.stderr.starts_with("cause: "), "{}", one.stderr);
+}
+
+#[test]
+fn a_provider_error_names_the_provider_once() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.path().join("claude.toml"),
+        "name = \"claude\"\n\n[provider]\nkind = \"anthropic\"\nmodel = \"m\"\napi_key_env = \"NO_SUCH_KEY_FOR_THIS_TEST\"\n",
+    )
+    .unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let job = format!("{root}/jobs/off_by_one.toml");
+    let run = sb.run(&["batch", "DATA", &job, "--provider", "claude.toml"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    let line = run.stderr.trim();
+    assert!(
+        line.contains(
+            "claude (anthropic provider): the API key variable NO_SUCH_KEY_FOR_THIS_TEST"
+        ),
+        "{line}"
+    );
+    assert_eq!(line.matches("anthropic").count(), 1, "{line}");
+}
