@@ -8,12 +8,12 @@ use std::fmt::Write;
 
 use super::chart::pass_rate_chart;
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, count, duration_ms, job_figures, p_value, percent,
-    percent_ci, ratio, ratio_ci, signed, tally_cells, time_cells, usd, utc,
+    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, count, duration_ms, job_figures, percent, percent_ci,
+    ratio, tally_cells, time_cells, usd, utc,
 };
 use super::html_detail::detail;
 use super::markdown::{
-    COMPARISON_HEADERS, COMPARISON_NOTE, means_cells, means_headers, patch_size,
+    COMPARISON_HEADERS, COMPARISON_NOTE, comparison_figures, means_cells, means_headers, patch_size,
 };
 use super::model::{CheckResult, JobOutcome, JobResult, Report};
 use super::style::{SCRIPT, STYLE};
@@ -408,20 +408,10 @@ fn comparisons(out: &mut String, summary: &Summary) {
             } else {
                 format!("<span class=\"muted\">{}</span>", escape(&c.verdict()))
             };
-            vec![
-                escape(&c.a),
-                escape(&c.b),
-                c.jobs.to_string(),
-                c.a_wins.to_string(),
-                c.b_wins.to_string(),
-                c.ties.to_string(),
-                format!("{:.3}", c.a_pass_at_1),
-                format!("{:.3}", c.b_pass_at_1),
-                signed(c.difference),
-                ratio_ci(c.difference_ci),
-                p_value(c.p_value),
-                verdict,
-            ]
+            let mut row = vec![escape(&c.a), escape(&c.b)];
+            row.extend(comparison_figures(c));
+            row.push(verdict);
+            row
         })
         .collect();
     table(

@@ -367,6 +367,22 @@ pub const COMPARISON_HEADERS: [&str; 12] = [
     "verdict",
 ];
 
+/// The plain figures of a comparison (columns `jobs` to `p`), shared by
+/// the Markdown and HTML tables; they hold no markup.
+pub fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] {
+    [
+        c.jobs.to_string(),
+        c.a_wins.to_string(),
+        c.b_wins.to_string(),
+        c.ties.to_string(),
+        format!("{:.3}", c.a_pass_at_1),
+        format!("{:.3}", c.b_pass_at_1),
+        signed(c.difference),
+        ratio_ci(c.difference_ci),
+        p_value(c.p_value),
+    ]
+}
+
 /// What the paired comparison means, in one paragraph.
 pub const COMPARISON_NOTE: &str = "Each pair of providers on the jobs both finished: \
      a provider wins a job when its pass fraction over the job's runs is higher. \
@@ -383,20 +399,10 @@ fn comparisons(out: &mut String, summary: &Summary) {
         .comparisons
         .iter()
         .map(|c| {
-            vec![
-                cell(&c.a),
-                cell(&c.b),
-                c.jobs.to_string(),
-                c.a_wins.to_string(),
-                c.b_wins.to_string(),
-                c.ties.to_string(),
-                format!("{:.3}", c.a_pass_at_1),
-                format!("{:.3}", c.b_pass_at_1),
-                signed(c.difference),
-                ratio_ci(c.difference_ci),
-                p_value(c.p_value),
-                cell(&c.verdict()),
-            ]
+            let mut row = vec![cell(&c.a), cell(&c.b)];
+            row.extend(comparison_figures(c));
+            row.push(cell(&c.verdict()));
+            row
         })
         .collect();
     table(out, &COMPARISON_HEADERS, &rows);
