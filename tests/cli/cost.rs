@@ -1,10 +1,10 @@
 //! Cost: every billed call counts (an unusable reply too), reports match
 //! tokens × prices, and `--max-cost` stops a parallel sweep at its cap.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 
 use crate::harness::Sandbox;
+use crate::mock_model::{assistant_turns, read_request, reply};
 
 const INPUT_PER_MTOK: f64 = 10.0;
 const OUTPUT_PER_MTOK: f64 = 30.0;
@@ -13,44 +13,17 @@ const CALL_USD: f64 = (1000.0 * INPUT_PER_MTOK + 100.0 * OUTPUT_PER_MTOK) / 1e6;
 
 /// Answers by how far the conversation is: prose first (an invalid
 /// decision, billed all the same), then write, verify, finish.
-fn answer(mut stream: TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let turns = request["messages"]
-        .as_array()
-        .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
-    let content = match turns {
+fn answer(stream: TcpStream) {
+    let Some(request) = read_request(&stream) else {
+        return;
+    };
+    let content = match assistant_turns(&request) {
         0 => "Let me think about this first.",
         1 => r#"{"kind":"write_file","path":"a.txt","content":"new\n"}"#,
         2 => r#"{"kind":"verify"}"#,
         _ => r#"{"kind":"finish","summary":"done"}"#,
     };
-    let response = serde_json::json!({
-        "choices": [{"message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1000, "completion_tokens": 100}
-    })
-    .to_string();
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
-        response.len(),
-        response
-    );
+    reply(stream, content, (1000, 100));
 }
 
 fn serve() -> u16 {

@@ -16,6 +16,7 @@ mod hostile;
 mod infra;
 mod lifecycle;
 mod log_integrity;
+mod mock_model;
 mod modules;
 mod outage;
 mod patch_rejected;

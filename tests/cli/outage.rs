@@ -2,53 +2,25 @@
 //! to the model: it refuses connections for a while, then answers, and the
 //! job completes; the wait is in the log and the progress lines.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::harness::{Run, Sandbox, log_lines};
+use crate::mock_model::{assistant_turns, read_request, reply};
 
 /// Answers one chat-completions request: a write first, then (once the
 /// conversation holds a reply) a finish.
-fn answer(mut stream: TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let replied = request["messages"]
-        .as_array()
-        .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
-    let content = if replied {
+fn answer(stream: TcpStream) {
+    let Some(request) = read_request(&stream) else {
+        return;
+    };
+    let content = if assistant_turns(&request) > 0 {
         r#"{"kind":"finish","summary":"done"}"#
     } else {
         r#"{"kind":"write_file","path":"a.txt","content":"new\n"}"#
     };
-    let response = serde_json::json!({
-        "choices": [{"message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
-    })
-    .to_string();
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
-        response.len(),
-        response
-    );
+    reply(stream, content, (10, 5));
 }
 
 #[test]

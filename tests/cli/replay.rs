@@ -1,40 +1,16 @@
 //! `replay` turns a recorded attempt into a job that reproduces it with no
 //! model: the same decisions, refusals and outcome, with the server gone.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 
 use crate::harness::Sandbox;
+use crate::mock_model::{read_request, reply};
 
 /// Reads one HTTP request and answers it with `content` as the model's reply.
-fn answer(mut stream: TcpStream, content: &str) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
+fn answer(stream: TcpStream, content: &str) {
+    if read_request(&stream).is_some() {
+        reply(stream, content, (100, 20));
     }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let response = serde_json::json!({
-        "choices": [{"message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20}
-    })
-    .to_string();
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
-        response.len(),
-        response
-    );
 }
 
 /// The decisions of a data dir's log: (kind, refusal reason), in order.
