@@ -226,8 +226,11 @@ fn wait_for_other_runners(
     interrupt: &CancelToken,
 ) -> Result<(), BatchError> {
     let mut announced = false;
+    let mut store = Store::open(dir.clone())?;
     loop {
-        let state = Store::open(dir.clone())?.state().clone();
+        // Reads only what was appended since (and reaps dead runners).
+        store.transact(|_| Ok(()))?;
+        let state = store.state();
         let held: Vec<&str> = planned
             .iter()
             .filter_map(|id| state.job(id))
