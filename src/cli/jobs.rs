@@ -138,11 +138,9 @@ pub fn run(
                 report.job,
                 report.attempt
             );
-            // The cause, as the reports show it, read from the log.
-            let cause = crate::log::read_snapshot(&store.dir().log())
-                .ok()
-                .and_then(|s| s.state.job(id).and_then(|j| j.failure_cause()));
-            if let Some(cause) = cause {
+            // The cause, as the reports show it: the store's state holds
+            // everything this run appended.
+            if let Some(cause) = store.state().job(id).and_then(|j| j.failure_cause()) {
                 eprintln!("cause: {cause}");
             }
             Ok(Completion::JobsFailed)
