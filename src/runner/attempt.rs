@@ -8,26 +8,28 @@ use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::cache_use::CacheUse;
+use super::cache_use::{CacheUse, harvest};
+use super::check_verdict::{acceptance_of, baseline_of};
 use super::checks::{CheckError, CheckRun, run_check};
 use super::commands::{AttemptCommands, policy_for};
+use super::error::RunError;
 use super::patch::{PatchError, diff_editable};
+use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
 use crate::agent::{
-    AgentError, AgentRun, LoopLimits, PromptFacts, Recorder, Transcript, Workspace, WorkspaceError,
-    command_event, run_agent, secret_values_from_env,
+    AgentRun, LoopLimits, PromptFacts, Transcript, Workspace, WorkspaceError, command_event,
+    run_agent, secret_values_from_env,
 };
-use crate::cache::{JobCache, cache_key, harvest_layer};
+use crate::cache::{JobCache, cache_key};
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::hash::short_hash;
-use crate::lifecycle::{Claim, Keep, Store, StoreError, watch_for_cancel};
+use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
 use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
-use crate::manifest::{Baseline, Manifest, ManifestError, ProviderConfig, Setup, Trace};
+use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
 use crate::provider::{Provider, build_provider};
 use crate::state::Job;
-use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
 /// Choices made by whoever runs the job.
 #[derive(Debug, Clone, Default)]
@@ -55,51 +57,6 @@ pub struct AttemptReport {
     /// Stopped by a fault of the infrastructure and recorded as such: the
     /// job is queued again (or, past `max_restarts`, failed `infra_error`).
     pub restarted: bool,
-}
-
-/// Failures that stop a runner (not verdicts about the job).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("no job with id {0:?}")]
-    UnknownJob(String),
-    #[error("job {0:?} has no manifest (a bare lifecycle task); enqueue it with --job FILE")]
-    NoManifest(String),
-    #[error("job {job:?}: stored manifest is unusable: {source}")]
-    Manifest { job: String, source: ManifestError },
-    #[error("failed to record an event: {0}")]
-    Record(String),
-    #[error("job {job:?}: {message}")]
-    Setup { job: String, message: String },
-    /// A fault of the infrastructure met inside a phase (an unreachable
-    /// provider): not the model's doing.
-    #[error("job {job:?}: {cause}")]
-    Infra { job: String, cause: String },
-}
-
-impl From<AgentError> for RunError {
-    fn from(e: AgentError) -> Self {
-        match e {
-            AgentError::Record(m) => RunError::Record(m),
-        }
-    }
-}
-
-/// Appends the attempt's events to the store.
-struct StoreRecorder<'a> {
-    store: &'a mut Store,
-    job: String,
-    attempt: u32,
-}
-
-impl Recorder for StoreRecorder<'_> {
-    fn record(&mut self, event: Event) -> Result<(), String> {
-        self.store
-            .append(Some(&self.job), Some(self.attempt), event)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
 }
 
 /// The manifest a job was enqueued with.
@@ -621,84 +578,6 @@ impl Phases<'_> {
         };
         build_provider(&config, &name).map_err(|e| e.to_string())
     }
-}
-
-/// Copies the dependencies' build outputs of a trusted build in `dir` into
-/// the job's dependency layer, unless another runner did first. A harvest
-/// that fails leaves no layer (later builds compile the dependencies
-/// themselves), so it is not an error of the attempt.
-fn harvest(cache: &JobCache, dir: &Path, run: &CheckRun) {
-    let Ok(_lock) = cache.lock() else {
-        return;
-    };
-    if !cache.has_layer() {
-        let _ = harvest_layer(
-            &dir.join("target"),
-            &run.dependency_hashes,
-            &cache.layer_staging(),
-            &cache.layer_dir(),
-        );
-    }
-}
-
-/// The baseline's result, its test inventory and why it is unusable, from
-/// its run. With per-test results, the inventory decides: a test that fails
-/// makes a valid baseline; no failing test, or no test at all, makes it
-/// "passed" (nothing to fix), with the reason. Tests that do not build at
-/// baseline give no inventory: every test is then fail-to-pass.
-fn baseline_of(run: &CheckRun) -> (CheckResult, Option<Inventory>, Option<String>) {
-    let Some(results) = &run.results else {
-        let result = if run.exit_passed() {
-            CheckResult::Passed
-        } else {
-            CheckResult::Failed
-        };
-        return (result, None, None);
-    };
-    let note = run.note.as_deref();
-    match Inventory::from_baseline(results) {
-        Ok(inventory) => (CheckResult::Failed, Some(inventory), None),
-        Err(InventoryError::Empty) if note.is_some_and(|n| n.contains("did not build")) => (
-            CheckResult::Failed,
-            None,
-            Some(
-                "the tests do not build on the pristine source: every test is fail-to-pass".into(),
-            ),
-        ),
-        Err(why) => (
-            CheckResult::Passed,
-            None,
-            Some(match note {
-                Some(note) => format!("{why} ({note})"),
-                None => why.to_string(),
-            }),
-        ),
-    }
-}
-
-/// The acceptance result and its per-test verdict (none for `exit`).
-fn acceptance_of(
-    run: &CheckRun,
-    inventory: Option<&Inventory>,
-) -> (CheckResult, Option<TestVerdict>) {
-    let Some(results) = &run.results else {
-        let result = if run.exit_passed() {
-            CheckResult::Passed
-        } else {
-            CheckResult::Failed
-        };
-        return (result, None);
-    };
-    let verdict = match inventory {
-        Some(inventory) => judge(inventory, results),
-        None => judge_all(results),
-    };
-    let result = if verdict.passed() {
-        CheckResult::Passed
-    } else {
-        CheckResult::Failed
-    };
-    (result, Some(verdict))
 }
 
 /// Cancels `token` at `deadline` unless it is cancelled before; the thread

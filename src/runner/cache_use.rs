@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::checks::CheckRun;
 use super::commands::AttemptCommands;
-use crate::cache::{JobCache, LayerError, seed_layer};
+use crate::cache::{JobCache, LayerError, harvest_layer, seed_layer};
 use crate::manifest::{CACHE_PLACEHOLDER, Manifest};
 
 /// A job's cache as the commands of one attempt use it.
@@ -73,6 +74,24 @@ impl CacheUse {
 fn set_default(commands: &mut AttemptCommands, key: &str, value: &str, manifest: &Manifest) {
     if !manifest.env.contains_key(key) {
         commands.env.insert(key.to_string(), value.to_string());
+    }
+}
+
+/// Copies the dependencies' build outputs of a trusted build in `dir` into
+/// the job's dependency layer, unless another runner did first. A harvest
+/// that fails leaves no layer (later builds compile the dependencies
+/// themselves), so it is not an error of the attempt.
+pub(super) fn harvest(cache: &JobCache, dir: &Path, run: &CheckRun) {
+    let Ok(_lock) = cache.lock() else {
+        return;
+    };
+    if !cache.has_layer() {
+        let _ = harvest_layer(
+            &dir.join("target"),
+            &run.dependency_hashes,
+            &cache.layer_staging(),
+            &cache.layer_dir(),
+        );
     }
 }
 

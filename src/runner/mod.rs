@@ -7,16 +7,20 @@
 
 mod attempt;
 mod cache_use;
+mod check_verdict;
 mod checks;
 mod commands;
+mod error;
 mod patch;
+mod recorder;
 mod seed;
 mod setup;
 
-pub use attempt::{AttemptReport, RunError, RunOptions, job_manifest, run_job};
+pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;
 pub use checks::{CheckError, CheckRun, run_check};
 pub use commands::{AttemptCommands, policy_for};
+pub use error::RunError;
 pub use patch::{Patch, PatchError, apply_patch, diff_editable};
 pub use seed::{SeedEnv, SeedError};
 pub use setup::{SetupError, SetupRun, run_setup};

@@ -1,0 +1,22 @@
+//! An attempt's events, appended to the store as the agent loop records
+//! them.
+
+use crate::agent::Recorder;
+use crate::lifecycle::Store;
+use crate::log::Event;
+
+/// Appends the attempt's events to the store.
+pub(super) struct StoreRecorder<'a> {
+    pub(super) store: &'a mut Store,
+    pub(super) job: String,
+    pub(super) attempt: u32,
+}
+
+impl Recorder for StoreRecorder<'_> {
+    fn record(&mut self, event: Event) -> Result<(), String> {
+        self.store
+            .append(Some(&self.job), Some(self.attempt), event)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
