@@ -79,9 +79,9 @@ fn accepted() -> JobResult {
     j.provider_latency_ms = 4_210;
     j.cost_usd = Some(0.04965);
     j.first_attempt_clean = true;
-    j.tool_ms = 6_100;
-    j.verify_ms = 5_800;
-    j.acceptance_ms = 2_300;
+    j.time.tool_ms = 6_100;
+    j.time.verify_ms = 5_800;
+    j.time.acceptance_ms = 2_300;
     j.wall_ms = 18_350;
     j.patch_bytes = CLEAN_PATCH.len() as u64;
     j.patch_files = 1;
@@ -125,7 +125,7 @@ fn hostile() -> JobResult {
     j.provider_calls = 10;
     j.provider_latency_ms = 12_800;
     j.cost_usd = Some(0.120975);
-    j.wait_ms = 3_500;
+    j.time.wait_ms = 3_500;
     j.wall_ms = 61_000;
     j.patch_bytes = HOSTILE_PATCH.len() as u64;
     j.patch_files = 1;

@@ -53,10 +53,10 @@ pub const TIME_HEADERS: [&str; 7] = [
 pub fn time_cells(j: &super::model::JobResult) -> [String; 6] {
     [
         duration_ms(j.provider_latency_ms),
-        duration_ms(j.tool_ms),
-        duration_ms(j.verify_ms),
-        duration_ms(j.acceptance_ms),
-        duration_ms(j.wait_ms),
+        duration_ms(j.time.tool_ms),
+        duration_ms(j.time.verify_ms),
+        duration_ms(j.time.acceptance_ms),
+        duration_ms(j.time.wait_ms),
         duration_ms(j.wall_ms),
     ]
 }

@@ -295,7 +295,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             reason,
             wait_ms,
         } => {
-            acc.result.wait_ms += wait_ms;
+            acc.result.time.wait_ms += wait_ms;
             entry(
                 acc,
                 *step,
@@ -330,11 +330,11 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             };
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
             let spent = match role {
-                log::CommandFor::Tool => &mut acc.result.tool_ms,
-                log::CommandFor::Verify => &mut acc.result.verify_ms,
+                log::CommandFor::Tool => &mut acc.result.time.tool_ms,
+                log::CommandFor::Verify => &mut acc.result.time.verify_ms,
                 log::CommandFor::Setup
                 | log::CommandFor::Baseline
-                | log::CommandFor::Acceptance => &mut acc.result.acceptance_ms,
+                | log::CommandFor::Acceptance => &mut acc.result.time.acceptance_ms,
             };
             *spent += duration_ms;
             entry(

@@ -40,6 +40,32 @@ impl Report {
     }
 }
 
+/// Where time went besides the model (`provider_latency_ms`), in
+/// milliseconds: `run_tool` commands, verify commands, the setup, baseline
+/// and acceptance checks, and waits before provider retries (rate limits,
+/// outages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeSpent {
+    #[serde(default)]
+    pub tool_ms: u64,
+    #[serde(default)]
+    pub verify_ms: u64,
+    #[serde(default)]
+    pub acceptance_ms: u64,
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
+impl TimeSpent {
+    /// Adds `other` (saturating).
+    pub fn add(&mut self, other: &TimeSpent) {
+        self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
+        self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
+        self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
+        self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
+    }
+}
+
 /// One job instance: a job, or one run of it in a provider sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobResult {
@@ -69,17 +95,9 @@ pub struct JobResult {
     /// too); `None` when the provider has no `[price]`.
     #[serde(default)]
     pub cost_usd: Option<f64>,
-    /// Where the time went, in milliseconds: `run_tool` commands, verify
-    /// commands, the baseline and acceptance checks, and waits for the
-    /// provider (retry backoff: rate limits, outages).
-    #[serde(default)]
-    pub tool_ms: u64,
-    #[serde(default)]
-    pub verify_ms: u64,
-    #[serde(default)]
-    pub acceptance_ms: u64,
-    #[serde(default)]
-    pub wait_ms: u64,
+    /// Where the time went besides the model.
+    #[serde(flatten)]
+    pub time: TimeSpent,
     /// Wall time from first attempt start to the job's end, in milliseconds.
     pub wall_ms: u64,
     /// When its first attempt started and its last attempt ended, in
@@ -135,10 +153,7 @@ impl JobResult {
             provider_latency_ms: 0,
             provider_calls: 0,
             cost_usd: None,
-            tool_ms: 0,
-            verify_ms: 0,
-            acceptance_ms: 0,
-            wait_ms: 0,
+            time: TimeSpent::default(),
             wall_ms: 0,
             started_ms: None,
             ended_ms: None,

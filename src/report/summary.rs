@@ -46,16 +46,10 @@ pub struct Tally {
     /// `cost_usd` over the accepted jobs: what one accepted job cost.
     #[serde(default)]
     pub cost_per_accepted_usd: Option<f64>,
-    /// Where the jobs' time went, summed, milliseconds (model time is
+    /// Where the jobs' time went, summed (model time is
     /// `provider_latency_ms`).
-    #[serde(default)]
-    pub tool_ms: u64,
-    #[serde(default)]
-    pub verify_ms: u64,
-    #[serde(default)]
-    pub acceptance_ms: u64,
-    #[serde(default)]
-    pub wait_ms: u64,
+    #[serde(flatten)]
+    pub time: super::model::TimeSpent,
 }
 
 impl Tally {
@@ -82,10 +76,7 @@ impl Tally {
             t.provider_calls = t.provider_calls.saturating_add(u64::from(j.provider_calls));
             t.provider_latency_ms = t.provider_latency_ms.saturating_add(j.provider_latency_ms);
             t.wall_ms = t.wall_ms.saturating_add(j.wall_ms);
-            t.tool_ms = t.tool_ms.saturating_add(j.tool_ms);
-            t.verify_ms = t.verify_ms.saturating_add(j.verify_ms);
-            t.acceptance_ms = t.acceptance_ms.saturating_add(j.acceptance_ms);
-            t.wait_ms = t.wait_ms.saturating_add(j.wait_ms);
+            t.time.add(&j.time);
             if let Some(cost) = j.cost_usd {
                 t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + cost);
             }

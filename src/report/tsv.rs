@@ -99,10 +99,10 @@ fn row(j: &JobResult) -> [String; 35] {
         names(&t.missing_tests),
         field(j.baseline_reason.as_deref().unwrap_or("")),
         j.cost_usd.map(|c| format!("{c:.6}")).unwrap_or_default(),
-        j.tool_ms.to_string(),
-        j.verify_ms.to_string(),
-        j.acceptance_ms.to_string(),
-        j.wait_ms.to_string(),
+        j.time.tool_ms.to_string(),
+        j.time.verify_ms.to_string(),
+        j.time.acceptance_ms.to_string(),
+        j.time.wait_ms.to_string(),
     ]
 }
 
