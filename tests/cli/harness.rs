@@ -47,6 +47,8 @@ impl Sandbox {
             }
         }
         command.current_dir(self.path());
+        // Tables are cut to COLUMNS when it is set; tests read them whole.
+        command.env_remove("COLUMNS");
         command
     }
 
