@@ -171,7 +171,13 @@ impl Reporter {
         if !self.planned.contains(job) {
             return;
         }
-        let line = self.state.job(job).and_then(|j| describe(record, j));
+        // What the line quotes (paths, causes, provider messages) came from
+        // a model, a workspace or a command: shown escaped, never raw.
+        let line = self
+            .state
+            .job(job)
+            .and_then(|j| describe(record, j))
+            .map(|line| crate::escape::line(&line).into_owned());
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Lines => {
@@ -246,14 +252,15 @@ impl Reporter {
                 None => waits.push((provider, &w.reason, 1)),
             }
         }
-        waits
+        let note = waits
             .iter()
             .map(|(provider, why, n)| {
                 let jobs = if *n == 1 { "job" } else { "jobs" };
                 format!("· waiting for {provider} ({n} {jobs}): {why}")
             })
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" ");
+        crate::escape::line(&note).into_owned()
     }
 }
 

@@ -23,7 +23,7 @@ pub(super) fn install_interrupt() -> CancelToken {
         if handler_token.is_cancelled() {
             std::process::exit(130);
         }
-        eprintln!(
+        errln!(
             "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
         );
         handler_token.cancel();
@@ -187,7 +187,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         summary.attempts_run
     );
     for (job, error) in &summary.job_errors {
-        eprintln!("error: job {job} could not run: {error}");
+        errln!("error: job {job} could not run: {error}");
     }
     // Faults of the machine are named apart from the model's failures;
     // every other failed job gets its cause in one line, as the reports say.
@@ -198,12 +198,12 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         if job.failure_kind != Some(crate::log::FailureKind::InfraError) {
             let kind = job.failure_kind.map_or("failed", |k| k.as_str());
             match job.failure_cause() {
-                Some(cause) => eprintln!("{}: {kind}: {cause}", job.id),
-                None => eprintln!("{}: {kind}", job.id),
+                Some(cause) => errln!("{}: {kind}: {cause}", job.id),
+                None => errln!("{}: {kind}", job.id),
             }
             continue;
         }
-        eprintln!(
+        errln!(
             "error: job {}: infra_error after {} restart(s): {}",
             job.id,
             job.restarts.saturating_sub(1),
@@ -224,7 +224,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         if summary.planned.contains(&job.id)
             && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
         {
-            eprintln!(
+            errln!(
                 "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
                 job.id,
                 dir.runs(&job.id, job.attempts_started)

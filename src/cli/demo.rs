@@ -106,7 +106,7 @@ pub fn demo(
     } else {
         let removed = scratch.close();
         if let Err(e) = removed {
-            eprintln!("demo: could not remove its scratch directory: {e}");
+            errln!("demo: could not remove its scratch directory: {e}");
         }
         outln!(
             "demo: removed its scratch directory (run `agent-runtime demo --keep` to keep the data and the report)"

@@ -141,7 +141,7 @@ pub fn run(
             // The cause, as the reports show it: the store's state holds
             // everything this run appended.
             if let Some(cause) = store.state().job(id).and_then(|j| j.failure_cause()) {
-                eprintln!("cause: {cause}");
+                errln!("cause: {cause}");
             }
             Ok(Completion::JobsFailed)
         }

@@ -28,7 +28,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     }
     let bad_args = arg_errors.len();
     for err in &arg_errors {
-        eprintln!("{err}");
+        errln!("{err}");
     }
     // Sort and deduplicate across arguments.
     let files = if files.is_empty() {
@@ -41,7 +41,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
         match check(file) {
             Ok(line) => outln!("{line}"),
             Err(message) => {
-                eprintln!("{message}");
+                errln!("{message}");
                 bad_files += 1;
             }
         }
@@ -75,7 +75,7 @@ pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manife
         1 => Err(errors.remove(0).into()),
         n => {
             for e in &errors {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
             bail!("{n} of {} manifests invalid; nothing was run", files.len())
         }

@@ -20,8 +20,11 @@ use super::style::{SCRIPT, STYLE};
 use super::summary::{Summary, Tally};
 use super::verdict_text::{self, NOT_VERIFIED};
 
-/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
+/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values, after
+/// writing control and bidi characters as visible escapes (line breaks and
+/// tabs kept, for `<pre>` blocks).
 pub fn escape(text: &str) -> String {
+    let text = crate::escape::block(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -527,7 +530,9 @@ mod tests {
         assert!(!html.contains("case_21"));
         assert!(html.contains("(0 failing, 24 missing)"));
         assert!(
-            html.contains("<span class=\"mono\">render::`tick` &amp; &lt;script&gt; next</span>")
+            html.contains(
+                "<span class=\"mono\">render::`tick` &amp; &lt;script&gt;\\u{a}next</span>"
+            )
         );
         assert!(html.contains(
             "<span class=\"muted\">baseline:</span> every test passes at baseline: the task is already solved</p>"

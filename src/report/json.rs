@@ -41,7 +41,8 @@ pub fn render_json(report: &Report) -> String {
     };
     // Plain structs, strings and finite numbers cannot fail to serialize; a
     // failure here would be a bug, reported in the document rather than a panic.
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {
+    // Exact values; control and bidi characters written as `\uXXXX`.
+    let mut text = crate::escape::to_json_pretty(&doc).unwrap_or_else(|e| {
         format!(
             "{{\"schema_version\": {}, \"error\": {:?}}}",
             report.schema_version,

@@ -115,12 +115,11 @@ fn names(names: &[String]) -> String {
         .join(NAME_SEPARATOR)
 }
 
-/// Replaces tabs, line breaks and other control characters with spaces so a
-/// field can never split a row or a column.
+/// Writes tabs, line breaks and every other control or bidi character as a
+/// visible escape (`\u{9}`), so a field can never split a row or a column
+/// nor reorder what a terminal shows.
 pub fn field(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::escape::line(text).into_owned()
 }
 
 #[cfg(test)]
@@ -129,8 +128,9 @@ mod tests {
     use crate::report::fixture::sample;
 
     #[test]
-    fn fields_lose_tabs_and_newlines() {
-        assert_eq!(field("a\tb\nc\r\nd"), "a b c  d");
+    fn fields_show_tabs_newlines_and_bidi_as_escapes() {
+        assert_eq!(field("a\tb\nc\r\nd"), "a\\u{9}b\\u{a}c\\u{d}\\u{a}d");
+        assert_eq!(field("\x1b]0;x\x07\u{202e}"), "\\u{1b}]0;x\\u{7}\\u{202e}");
     }
 
     #[test]
@@ -152,7 +152,7 @@ mod tests {
         report.jobs[0].instance = "a\tb\nc".into();
         let tsv = render_tsv(&report);
         assert_eq!(tsv.lines().count(), report.jobs.len() + 1);
-        assert!(tsv.contains("a b c\t"));
+        assert!(tsv.contains("a\\u{9}b\\u{a}c\t"));
     }
 
     #[test]
@@ -181,7 +181,7 @@ mod tests {
         );
         assert_eq!(
             cell("render_cell", "failing_tests"),
-            "render::cell_<b>|</b>;render::`tick` & <script> next"
+            "render::cell_<b>|</b>;render::`tick` & <script>\\u{a}next"
         );
         // Judged by exit status: not verified, no counts.
         assert_eq!(cell("tokenize@beta#3", "verified_per_test"), "false");

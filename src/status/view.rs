@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::escape;
 use crate::log::Snapshot;
 use crate::state::Job;
 
@@ -140,19 +141,24 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
         .jobs
         .iter()
         .map(|r| {
+            // Cells are escaped before they are measured: a provider's
+            // message or a family name cannot drive the terminal or break
+            // the columns.
             [
-                Cow::Borrowed(r.id.as_str()),
-                Cow::Borrowed(r.family.as_str()),
+                escape::line(r.id.as_str()),
+                escape::line(r.family.as_str()),
                 match (&r.waiting, r.stale_lease) {
                     (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
-                    (Some(why), false) => {
-                        Cow::Owned(format!("{} (waiting for provider: {why})", r.state))
-                    }
+                    (Some(why), false) => Cow::Owned(format!(
+                        "{} (waiting for provider: {})",
+                        r.state,
+                        escape::line(why)
+                    )),
                     (None, false) => Cow::Borrowed(r.state.as_str()),
                 },
                 Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
                 Cow::Owned(r.steps.to_string()),
-                Cow::Borrowed(r.last_step.as_deref().unwrap_or("-")),
+                escape::line(r.last_step.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
             ]
@@ -252,9 +258,12 @@ pub fn render_notes(view: &StatusView) -> Vec<String> {
         ));
     }
     notes
+        .into_iter()
+        .map(|note| escape::line(&note).into_owned())
+        .collect()
 }
 
-/// The `--json` document.
+/// The `--json` document (exact values; hidden characters as `\uXXXX`).
 pub fn render_json(view: &StatusView) -> String {
-    serde_json::to_string_pretty(view).unwrap_or_default()
+    escape::to_json_pretty(view).unwrap_or_default()
 }
