@@ -274,9 +274,12 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             ..
         } => {
             acc.result.provider_calls += 1;
-            acc.result.input_tokens += input_tokens;
-            acc.result.output_tokens += output_tokens;
-            acc.result.provider_latency_ms += latency_ms;
+            // Sums saturate: a log of an older version (or a hand-made
+            // one) may hold any count.
+            acc.result.input_tokens = acc.result.input_tokens.saturating_add(*input_tokens);
+            acc.result.output_tokens = acc.result.output_tokens.saturating_add(*output_tokens);
+            acc.result.provider_latency_ms =
+                acc.result.provider_latency_ms.saturating_add(*latency_ms);
             let ok = *kind != log::DecisionKind::Invalid;
             if !ok {
                 acc.result.invalid_decisions += 1;
@@ -295,7 +298,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             reason,
             wait_ms,
         } => {
-            acc.result.time.wait_ms += wait_ms;
+            acc.result.time.wait_ms = acc.result.time.wait_ms.saturating_add(*wait_ms);
             entry(
                 acc,
                 *step,
@@ -336,7 +339,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 | log::CommandFor::Baseline
                 | log::CommandFor::Acceptance => &mut acc.result.time.acceptance_ms,
             };
-            *spent += duration_ms;
+            *spent = spent.saturating_add(*duration_ms);
             entry(
                 acc,
                 *step,

@@ -417,7 +417,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             } => {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
-                    job.cost_usd += price.cost(*input_tokens, *cached_input_tokens, *output_tokens);
+                    job.cost_usd = crate::manifest::add_usd(
+                        job.cost_usd,
+                        price.cost(*input_tokens, *cached_input_tokens, *output_tokens),
+                    );
                 }
                 job.steps = job.steps.max(*step);
                 if *kind == crate::log::DecisionKind::Invalid {
@@ -446,7 +449,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
                     // Billed although unusable: it cost all the same.
-                    job.cost_usd += price.cost(*input_tokens, 0, *output_tokens);
+                    job.cost_usd = crate::manifest::add_usd(
+                        job.cost_usd,
+                        price.cost(*input_tokens, 0, *output_tokens),
+                    );
                 }
                 // A failed provider call is a step too, as the agent counts.
                 job.steps = job.steps.max(*step);
