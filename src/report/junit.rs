@@ -158,8 +158,8 @@ fn line(j: &JobResult) -> String {
         s.push_str(&format!(" cost_usd={cost:.6}"));
     }
     s.push_str(&format!(
-        " tool_ms={} verify_ms={} acceptance_ms={} wait_ms={}",
-        j.time.tool_ms, j.time.verify_ms, j.time.acceptance_ms, j.time.wait_ms
+        " tool_ms={} setup_ms={} verify_ms={} acceptance_ms={} wait_ms={}",
+        j.time.tool_ms, j.time.setup_ms, j.time.verify_ms, j.time.acceptance_ms, j.time.wait_ms
     ));
     let t = &j.tests;
     s.push_str(&format!(" verified_per_test={}", t.verified_per_test));

@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 35] = [
+pub const TSV_COLUMNS: [&str; 37] = [
     "instance",
     "job",
     "family",
@@ -43,6 +43,8 @@ pub const TSV_COLUMNS: [&str; 35] = [
     "verify_ms",
     "acceptance_ms",
     "wait_ms",
+    "setup_ms",
+    "manifest_hash",
 ];
 
 /// Renders `results.tsv`.
@@ -56,7 +58,7 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 35] {
+fn row(j: &JobResult) -> [String; 37] {
     let t = &j.tests;
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     // Counts of tests only mean something for a job verified per test.
@@ -103,6 +105,8 @@ fn row(j: &JobResult) -> [String; 35] {
         j.time.verify_ms.to_string(),
         j.time.acceptance_ms.to_string(),
         j.time.wait_ms.to_string(),
+        j.time.setup_ms.to_string(),
+        field(j.manifest_hash.as_deref().unwrap_or("")),
     ]
 }
 

@@ -83,8 +83,12 @@ pub struct Job {
     pub manifest: Option<Arc<serde_json::Value>>,
     pub manifest_hash: Option<String>,
     pub max_attempts: u32,
-    /// Attempts started so far, including interrupted ones.
+    /// The number of the last attempt started, interrupted ones included
+    /// (attempt numbers go on across a replaced manifest).
     pub attempts_started: u32,
+    /// Attempts numbered before the current manifest (`replaced`): the
+    /// current manifest's first attempt is `attempt_base + 1`.
+    pub attempt_base: u32,
     /// The attempt currently holding (or supposed to hold) a lease.
     pub open_attempt: Option<OpenAttempt>,
     /// Why the most recent attempt failed, if it did.
@@ -225,8 +229,18 @@ impl Job {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
+    /// Attempts started under the current manifest.
+    pub fn attempts_used(&self) -> u32 {
+        self.attempts_started.saturating_sub(self.attempt_base)
+    }
+
+    /// The highest attempt number the log holds for the job.
+    pub fn highest_attempt(&self) -> u32 {
+        self.last_attempt.max(self.attempts_started)
+    }
+
     /// Whether `retry` may requeue the job.
     pub fn attempts_remain(&self) -> bool {
-        self.attempts_started < self.max_attempts
+        self.attempts_used() < self.max_attempts
     }
 }

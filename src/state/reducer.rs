@@ -59,6 +59,14 @@ pub enum Illegal {
     },
     #[error("job {0:?}: an attempt needs at least 1 allowed attempt")]
     ZeroAttempts(String),
+    #[error(
+        "job {job:?}: a replacement cannot number attempts after {before}: attempt {highest} exists"
+    )]
+    AttemptsRenumbered {
+        job: String,
+        before: u32,
+        highest: u32,
+    },
 }
 
 impl State {
@@ -142,6 +150,7 @@ impl State {
                     manifest_hash: manifest_hash.clone(),
                     max_attempts: *max_attempts,
                     attempts_started: 0,
+                    attempt_base: 0,
                     open_attempt: None,
                     failure_kind: None,
                     last_outcome: None,
@@ -228,12 +237,21 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 family,
                 manifest,
                 manifest_hash,
+                attempts_before,
             } => {
                 if job.open_attempt.is_some() {
                     return Err(wrong_state("replace the manifest of", job));
                 }
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
+                }
+                let highest = job.highest_attempt();
+                if *attempts_before != 0 && *attempts_before < highest {
+                    return Err(Illegal::AttemptsRenumbered {
+                        job: id.to_string(),
+                        before: *attempts_before,
+                        highest,
+                    });
                 }
                 job.family = family.clone().unwrap_or_else(|| id.to_string());
                 job.manifest = Some(Arc::new((**manifest).clone()));
@@ -245,14 +263,17 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.restarts = 0;
                 job.infra_cause = None;
                 job.fault_mark = None;
-                job.attempts_started = 0;
+                // Numbering goes on after the attempts already made (0 in
+                // version 1 logs: it restarted).
+                job.attempts_started = *attempts_before;
+                job.attempt_base = *attempts_before;
                 job.state = JobState::Queued;
                 job.failure_kind = None;
                 job.last_outcome = None;
                 job.baseline = None;
                 job.resume = None;
                 job.steps_before = 0;
-                job.last_attempt = 0;
+                job.last_attempt = *attempts_before;
                 job.first_started_ms = None;
                 job.ended_ms = None;
                 reset_attempt_facts(job);

@@ -600,6 +600,8 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
         family: Some("f".into()),
         manifest: Box::new(serde_json::json!({})),
         manifest_hash: "h2".into(),
+        // A version 1 record: numbering restarts.
+        attempts_before: 0,
     };
     assert!(matches!(
         log.err("a", None, replaced()),
@@ -616,6 +618,48 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     );
     assert_eq!(job.family, "f");
     assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
+}
+
+#[test]
+fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
+    log.ok("a", None, Event::Retried {});
+    log.start("a", 2);
+    let job = log.finish("a", 2, Outcome::Failed, Some(FailureKind::NoEdit));
+    assert!(!job.attempts_remain());
+    let replaced = |before: u32| Event::Replaced {
+        max_attempts: 2,
+        family: None,
+        manifest: Box::new(serde_json::json!({})),
+        manifest_hash: "h2".into(),
+        attempts_before: before,
+    };
+    // Numbers already used cannot be handed out again.
+    assert!(matches!(
+        log.err("a", None, replaced(1)),
+        Illegal::AttemptsRenumbered { highest: 2, .. }
+    ));
+    let job = log.ok("a", None, replaced(2));
+    assert_eq!(
+        (job.state, job.attempts_used(), job.attempt_base),
+        (JobState::Queued, 0, 2)
+    );
+    assert!(job.attempts_remain());
+    assert!(matches!(
+        log.err("a", Some(1), Event::AttemptStarted { pid: 1 }),
+        Illegal::WrongAttempt { expected: 3, .. }
+    ));
+    let job = log.start("a", 3);
+    assert_eq!((job.attempts_used(), job.attempts_started), (1, 3));
+    log.finish("a", 3, Outcome::Failed, Some(FailureKind::NoEdit));
+    log.ok("a", None, Event::Retried {});
+    log.start("a", 4);
+    let job = log.finish("a", 4, Outcome::Succeeded, None);
+    assert_eq!((job.state, job.attempts_used()), (JobState::Succeeded, 2));
+    assert!(!job.attempts_remain());
 }
 
 #[test]

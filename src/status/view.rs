@@ -19,8 +19,13 @@ pub struct StatusRow {
     pub id: String,
     pub family: String,
     pub state: String,
+    /// Attempts started under the current manifest, of `max_attempts`.
     pub attempt: u32,
     pub max_attempts: u32,
+    /// The number of the current or last attempt, as the log and
+    /// `DATA/runs/<job>/<n>/` name it (numbers go on after a replaced
+    /// manifest, so it can be higher than `attempt`).
+    pub attempt_number: u32,
     /// Steps of every attempt, as the reports count them.
     pub steps: u32,
     pub last_event: String,
@@ -101,8 +106,9 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
         id: job.id.clone(),
         family: job.family.clone(),
         state: job.state.as_str().to_string(),
-        attempt: job.attempts_started,
+        attempt: job.attempts_used(),
         max_attempts: job.max_attempts,
+        attempt_number: job.attempts_started,
         steps: job.total_steps(),
         last_event: job
             .last_action
@@ -254,7 +260,7 @@ pub fn render_notes(view: &StatusView) -> Vec<String> {
     for r in view.jobs.iter().filter(|r| r.stale_lease) {
         notes.push(format!(
             "note: job {} attempt {} has no live runner; the next writer will record it interrupted",
-            r.id, r.attempt
+            r.id, r.attempt_number
         ));
     }
     notes
