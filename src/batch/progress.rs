@@ -57,6 +57,7 @@ impl Progress {
         state: State,
         planned: Vec<String>,
         mode: ProgressMode,
+        notice: Option<String>,
     ) -> Progress {
         let stop = CancelToken::new();
         let follower = Follower::new(log, offset, last_seq + 1, last_seq);
@@ -66,7 +67,13 @@ impl Progress {
                 let stop = stop.clone();
                 std::thread::Builder::new()
                     .name("progress".into())
-                    .spawn(move || Reporter::new(state, planned, mode).follow(follower, &stop))
+                    .spawn(move || {
+                        let reporter = Reporter::new(state, planned, mode);
+                        if let Some(notice) = notice {
+                            reporter.note(&notice);
+                        }
+                        reporter.follow(follower, &stop)
+                    })
                     .ok()
             }
         };
@@ -128,6 +135,19 @@ impl Reporter {
             reporter.multi = Some(multi);
         }
         reporter
+    }
+
+    /// A line about the batch as a whole, before the jobs' own.
+    fn note(&self, line: &str) {
+        match (&self.multi, self.mode) {
+            (_, ProgressMode::Quiet) => {}
+            (Some(multi), _) => {
+                let _ = multi.println(line);
+            }
+            (None, _) => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
     }
 
     fn done(&self) -> usize {

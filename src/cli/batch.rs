@@ -83,6 +83,29 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             ),
         }
     }
+    // A job with no provider to run it would burn every attempt as
+    // provider_error: a usage error now, before anything is written.
+    if provider_files.is_empty() {
+        let missing: Vec<String> = manifests
+            .iter()
+            .filter(|m| {
+                m.provider.is_none()
+                    && planned
+                        .iter()
+                        .any(|j| j.base_job.as_deref().unwrap_or(&j.id) == m.id)
+            })
+            .map(|m| match m.file() {
+                Some(file) => format!("{} ({})", m.id, file.display()),
+                None => m.id.clone(),
+            })
+            .collect();
+        if !missing.is_empty() {
+            anyhow::bail!(
+                "no provider for job(s) {}: the manifest has no [provider]; give one with --provider FILE",
+                missing.join(", ")
+            );
+        }
+    }
     // A provider that cannot work is a usage error now, not a failed job
     // per instance later.
     let mut checked: Vec<(String, String)> = Vec::new();
@@ -120,6 +143,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             Some("all") => Some(Rerun::All),
             _ => None,
         },
+        replace: args.replace,
         report_dir: args.report,
         progress: ProgressMode::detect(),
         interrupt: install_interrupt(),
@@ -139,8 +163,8 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
 }
 
 /// The configured providers a batch will use: the `--provider` files, or
-/// each manifest's own `[provider]` (named by its kind). A job without one
-/// fails on its own, with that reason.
+/// each manifest's own `[provider]` (named by its kind); a job without one
+/// was refused before.
 fn providers_used(
     manifests: &[crate::manifest::Manifest],
     files: &[crate::manifest::ProviderFile],

@@ -19,12 +19,14 @@ pub fn check(
     parallel: Option<u32>,
     data: &Path,
     json: bool,
+    replace: bool,
 ) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
     let manifests = super::validate::load_all(&files)?;
     let options = BatchOptions {
         workers: parallel.map_or_else(default_workers, |n| n as usize),
         rerun: None,
+        replace,
         report_dir: Some(data.join("report")),
         progress: if json {
             ProgressMode::Quiet

@@ -87,6 +87,7 @@ pub fn demo(
         parallel,
         attempts: None,
         rerun: None,
+        replace: false,
         family: None,
         shard: None,
         providers: Vec::new(),

@@ -147,7 +147,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             parallel,
             data,
             json,
-        } => check::check(&jobs, runs, parallel, &data, json),
+            replace,
+        } => check::check(&jobs, runs, parallel, &data, json, replace),
         Command::Validate { jobs } => validate::validate(&jobs),
         Command::Schema { which } => validate::schema(which),
     }

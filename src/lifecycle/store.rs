@@ -21,7 +21,7 @@ pub enum StoreError {
     #[error(transparent)]
     Lease(#[from] LeaseError),
     #[error(
-        "job {id:?} is already enqueued with a different manifest; pass --replace to replace it"
+        "job {id:?} is already enqueued with a different manifest; pass --replace to run it under the new one (its earlier attempts stay in the log)"
     )]
     ManifestChanged { id: String },
     #[error("failed to create data directory {}: {source}", .path.display())]
