@@ -174,6 +174,11 @@ impl State {
                     resume: None,
                     cause: None,
                     verify_cause: None,
+                    refusal: None,
+                    provider_cause: None,
+                    patch_cause: None,
+                    setup_cause: None,
+                    attempt_tokens: 0,
                     provider: provider.clone(),
                     waiting: None,
                     price: price_of(manifest.as_deref()),
@@ -277,8 +282,8 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.first_started_ms = None;
                 job.ended_ms = None;
                 reset_attempt_facts(job);
-                job.cause = None;
-                job.verify_cause = None;
+                clear_causes(job);
+                job.setup_cause = None;
             }
             Event::AttemptStarted { pid } => {
                 if job.state != JobState::Queued {
@@ -315,8 +320,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                         // causes are not this attempt's.
                         job.steps_before = job.steps_before.saturating_add(job.steps);
                         job.last_attempt = n;
-                        job.cause = None;
-                        job.verify_cause = None;
+                        clear_causes(job);
                     }
                     reset_attempt_facts(job);
                 }
@@ -443,13 +447,19 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                         price.cost(*input_tokens, *cached_input_tokens, *output_tokens),
                     );
                 }
+                job.attempt_tokens = job
+                    .attempt_tokens
+                    .saturating_add(*input_tokens)
+                    .saturating_add(*output_tokens);
                 job.steps = job.steps.max(*step);
                 if *kind == crate::log::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
                 }
                 job.last_action = Some(kind.as_str().to_string());
                 if let Some(reason) = reason {
-                    job.cause = Some(format!("refused: {reason}"));
+                    let refusal = format!("refused: {reason}");
+                    job.cause = Some(refusal.clone());
+                    job.refusal = Some(refusal);
                 }
             }
             Event::ProviderRetry { retry, reason, .. } => {
@@ -478,6 +488,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 // A failed provider call is a step too, as the agent counts.
                 job.steps = job.steps.max(*step);
                 job.cause = Some(message.clone());
+                job.provider_cause = Some(message.clone());
             }
             Event::Verify { cause, .. } => {
                 in_open_attempt(job)?;
@@ -486,7 +497,11 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     job.verify_cause = Some(cause.clone());
                 }
             }
-            Event::Setup { .. } | Event::Command { .. } | Event::Edit { .. } => {
+            Event::Setup { cause, .. } => {
+                in_open_attempt(job)?;
+                job.setup_cause = cause.clone();
+            }
+            Event::Command { .. } | Event::Edit { .. } => {
                 in_open_attempt(job)?;
             }
             Event::AgentFinished {
@@ -531,6 +546,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.patch_rejected = true;
                 job.cause = Some(reason.clone());
+                job.patch_cause = Some(reason.clone());
             }
             Event::Acceptance { result, verdict } => {
                 let n = in_open_attempt(job)?;
@@ -556,8 +572,18 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
     }
 }
 
+/// Forgets the reasons the previous attempt recorded.
+fn clear_causes(job: &mut Job) {
+    job.cause = None;
+    job.verify_cause = None;
+    job.refusal = None;
+    job.provider_cause = None;
+    job.patch_cause = None;
+}
+
 /// Clears what the log said about the previous attempt.
 fn reset_attempt_facts(job: &mut Job) {
+    job.attempt_tokens = 0;
     job.steps = 0;
     job.invalid_decisions = 0;
     job.last_action = None;

@@ -32,6 +32,9 @@ pub struct StatusRow {
     /// The last decision of the current or last attempt, if any.
     pub last_step: Option<String>,
     pub failure_kind: Option<String>,
+    /// Why a failed job failed, in one line: the reason of its final
+    /// verdict (the failing tests, the failed verify, the limit hit...).
+    pub cause: Option<String>,
     /// The baseline's verdict (`passed` when the pristine source fails).
     pub baseline: Option<String>,
     pub acceptance: Option<String>,
@@ -116,6 +119,7 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
             .unwrap_or_else(|| job.last_event.to_string()),
         last_step: job.last_action.clone(),
         failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        cause: job.failure_cause(),
         baseline: job
             .baseline
             .map(|r| crate::state::baseline_verdict(r).as_str().to_string()),
@@ -237,9 +241,16 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
     out
 }
 
-/// Notes about the log itself (torn tail, repairs, anomalies, stale leases), one per line.
+/// Notes below the table, one per line: why each failed job failed (`JOB:
+/// KIND: CAUSE`, as the batch summary says it), then about the log itself
+/// (torn tail, repairs, anomalies, stale leases).
 pub fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
+    for r in &view.jobs {
+        if let (Some(kind), Some(cause)) = (&r.failure_kind, &r.cause) {
+            notes.push(format!("{}: {kind}: {cause}", r.id));
+        }
+    }
     if let Some(t) = &view.torn_tail {
         notes.push(format!(
             "note: the log's last line ({} bytes at line {}) is torn, a write cut short; the next writer will repair it",
