@@ -1,6 +1,8 @@
 //! `batch` and `report`.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -14,21 +16,70 @@ use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
 use crate::status::{StatusView, render_text};
 
-/// First Ctrl-C: set the token (the batch stops and saves state). Second:
-/// exit at once; the log is safe either way.
-pub(super) fn install_interrupt() -> CancelToken {
+/// A second SIGINT this soon after the first is the same interrupt: GNU
+/// `timeout` signals the command and then its process group, so the batch
+/// gets two at once.
+const SAME_INTERRUPT: Duration = Duration::from_secs(1);
+
+/// First Ctrl-C: set the token (the batch stops and saves state); another
+/// within [`SAME_INTERRUPT`] is the same one. A later one exits at once,
+/// after saying what the log in `data` holds (it is safe either way).
+pub(super) fn install_interrupt(data: &Path) -> CancelToken {
     let token = CancelToken::new();
     let handler_token = token.clone();
-    let _ = ctrlc::set_handler(move || {
-        if handler_token.is_cancelled() {
-            std::process::exit(130);
+    let log = DataDir::new(data).log();
+    let mut first: Option<Instant> = None;
+    let _ = ctrlc::set_handler(move || match first {
+        Some(at) if at.elapsed() < SAME_INTERRUPT => {}
+        Some(_) => {
+            let saved = crate::escape::line(&saved_summary(&log)).into_owned();
+            let _ = writeln!(
+                std::io::stdout(),
+                "interrupted again: quitting at once; state is saved: {saved}; run the same command again to finish"
+            );
+            let _ = std::io::stdout().flush();
+            std::process::exit(i32::from(super::EXIT_INTERRUPTED));
         }
-        errln!(
-            "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
-        );
-        handler_token.cancel();
+        None => {
+            first = Some(Instant::now());
+            errln!(
+                "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
+            );
+            handler_token.cancel();
+        }
     });
     token
+}
+
+/// What the log holds, for the hard exit: `events.log holds 4 job(s): 2
+/// succeeded, 1 queued, 1 running (recovered by the next run)`.
+fn saved_summary(log: &Path) -> String {
+    let snapshot = match read_snapshot(log) {
+        Ok(snapshot) => snapshot,
+        Err(e) => return format!("{} (cannot be read now: {e})", log.display()),
+    };
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for job in snapshot.state.jobs() {
+        let state = job.state.as_str();
+        match counts.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((state, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(state, n)| match *state {
+            "running" => format!("{n} running (recovered by the next run)"),
+            _ => format!("{n} {state}"),
+        })
+        .collect();
+    format!(
+        "{} holds {} job(s){}{}",
+        log.display(),
+        snapshot.state.jobs().len(),
+        if parts.is_empty() { "" } else { ": " },
+        parts.join(", ")
+    )
 }
 
 pub(super) fn default_workers() -> usize {
@@ -146,7 +197,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         replace: args.replace,
         report_dir: args.report,
         progress: ProgressMode::detect(),
-        interrupt: install_interrupt(),
+        interrupt: install_interrupt(&args.data),
         keep: args.keep,
         max_cost_usd: args.max_cost,
     };

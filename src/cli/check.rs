@@ -33,7 +33,7 @@ pub fn check(
         } else {
             ProgressMode::detect()
         },
-        interrupt: install_interrupt(),
+        interrupt: install_interrupt(data),
         keep: crate::lifecycle::Keep::Failed,
         max_cost_usd: None,
     };
