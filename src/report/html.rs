@@ -340,9 +340,10 @@ fn providers(out: &mut String, summary: &Summary) {
     let _ = writeln!(
         out,
         "<h2>pass@k <span class=\"muted\">(k = {})</span></h2>\n<p class=\"muted\">Unbiased estimates \
-         from n finished runs with c accepted: pass@k = 1 − C(n−c, k) / C(n, k). \
-         n/a until k runs of a group have finished. Means over jobs, with 95% percentile \
-         bootstrap intervals over the jobs.</p>",
+         from n runs with c accepted, each run's sample its first attempt (a retry's success \
+         does not count; a restart after a fault of the infrastructure is the same attempt): \
+         pass@k = 1 − C(n−c, k) / C(n, k). n/a until k runs of a group have a sample. Means \
+         over jobs, with 95% percentile bootstrap intervals over the jobs.</p>",
         pass.k
     );
     let rows: Vec<Vec<String>> = pass

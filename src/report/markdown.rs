@@ -282,9 +282,11 @@ fn providers(out: &mut String, summary: &Summary) {
     };
     let _ = writeln!(
         out,
-        "## pass@k (k = {})\n\nUnbiased estimates from n finished runs with c accepted; \
-         pass@{} is n/a until k runs of a group have finished. Means over jobs, with 95% \
-         percentile bootstrap intervals over the jobs.\n",
+        "## pass@k (k = {})\n\nUnbiased estimates from n runs with c accepted, each run's \
+         sample its first attempt (a retry's success does not count; a restart after a \
+         fault of the infrastructure is the same attempt); pass@{} is n/a until k runs of a \
+         group have a sample. Means over jobs, with 95% percentile bootstrap intervals over \
+         the jobs.\n",
         pass.k, pass.k
     );
     let at_k = format!("pass@{}", pass.k);
