@@ -97,26 +97,26 @@ impl<D: Dialect> Provider for HttpProvider<D> {
         let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
             self.client.post_json(&url, &headers, &body, cancel)
         })?;
+        // A response the loop cannot use fails the call for good; what it
+        // billed is counted when its usage can be trusted.
+        let usage = self.dialect.usage(&response);
+        let unusable = |why: String, billed: Option<(u64, u64)>| ProviderError::Request {
+            message: self.client.redact(&format!(
+                "{} provider: unusable response from {url}: {why}",
+                self.dialect.api()
+            )),
+            retryable: false,
+            retries: retries.clone(),
+            billed,
+        };
         let text = match self.dialect.reply_text(&response) {
             Ok(text) => text,
             Err(why) => {
-                return Err(ProviderError::Request {
-                    message: self.client.redact(&format!(
-                        "{} provider: unexpected response from {url}: {why}",
-                        self.dialect.api()
-                    )),
-                    retryable: false,
-                    retries,
-                    billed: self
-                        .dialect
-                        .usage(&response)
-                        .ok()
-                        .flatten()
-                        .map(|u| (u.input, u.output)),
-                });
+                let billed = usage.ok().flatten().map(|u| (u.input, u.output));
+                return Err(unusable(why, billed));
             }
         };
-        let usage = match self.dialect.usage(&response) {
+        let usage = match usage {
             Ok(Some(usage)) => usage,
             Ok(None) => Usage {
                 input: estimate_request(request),
@@ -125,17 +125,7 @@ impl<D: Dialect> Provider for HttpProvider<D> {
             },
             // A count no reply can have: the numbers of this server cannot
             // be trusted, so neither can the reply.
-            Err(why) => {
-                return Err(ProviderError::Request {
-                    message: self.client.redact(&format!(
-                        "{} provider: unusable response from {url}: {why}",
-                        self.dialect.api()
-                    )),
-                    retryable: false,
-                    retries,
-                    billed: None,
-                });
-            }
+            Err(why) => return Err(unusable(why.to_string(), None)),
         };
         Ok(ProviderReply {
             text,

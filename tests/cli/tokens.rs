@@ -66,19 +66,30 @@ fn results(data: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(data.join("report/results.json")).unwrap()).unwrap()
 }
 
-#[test]
-fn a_reply_claiming_2_pow_64_minus_1_tokens_is_a_provider_error_naming_the_number() {
+/// A batch of the job against a server reporting `usage`, failed (exit 1);
+/// the summary line of the job's `kind`.
+fn failed_batch(usage: &'static str, kind: &str) -> (Sandbox, String) {
     let sb = Sandbox::new();
-    let port = serve(r#"{"prompt_tokens":18446744073709551615,"completion_tokens":1}"#);
-    let job = setup(&sb, port, 1000);
+    let job = setup(&sb, serve(usage), 1000);
     let batch = sb
         .run(&["batch", "DATA", "--provider", "local.toml", &job])
         .code(1);
+    let prefix = format!("j@local: {kind}: ");
     let line = batch
         .stderr
         .lines()
-        .find(|l| l.starts_with("j@local: provider_error: "))
-        .unwrap_or_else(|| panic!("no provider error: {batch:#?}"));
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {kind}: {batch:#?}"))
+        .to_string();
+    (sb, line)
+}
+
+#[test]
+fn a_reply_claiming_2_pow_64_minus_1_tokens_is_a_provider_error_naming_the_number() {
+    let (sb, line) = failed_batch(
+        r#"{"prompt_tokens":18446744073709551615,"completion_tokens":1}"#,
+        "provider_error",
+    );
     assert!(line.contains("18446744073709551615"), "{line}");
     let doc = results(&sb.data());
     let job = &doc["jobs"][0];
@@ -100,35 +111,20 @@ fn a_reply_claiming_2_pow_64_minus_1_tokens_is_a_provider_error_naming_the_numbe
 
 #[test]
 fn a_negative_count_is_a_provider_error_too() {
-    let sb = Sandbox::new();
-    let port = serve(r#"{"prompt_tokens":-5,"completion_tokens":1}"#);
-    let job = setup(&sb, port, 1000);
-    let batch = sb
-        .run(&["batch", "DATA", "--provider", "local.toml", &job])
-        .code(1);
-    assert!(
-        batch
-            .stderr
-            .lines()
-            .any(|l| l.starts_with("j@local: provider_error: ") && l.contains("-5")),
-        "{batch:#?}"
+    let (_sb, line) = failed_batch(
+        r#"{"prompt_tokens":-5,"completion_tokens":1}"#,
+        "provider_error",
     );
+    assert!(line.contains("-5"), "{line}");
 }
 
 #[test]
 fn the_token_budget_still_trips_on_large_honest_counts() {
-    let sb = Sandbox::new();
     // Under the per-reply limit, over the job's budget after one reply.
-    let port = serve(r#"{"prompt_tokens":9999999,"completion_tokens":9999999}"#);
-    let job = setup(&sb, port, 1000);
-    let batch = sb
-        .run(&["batch", "DATA", "--provider", "local.toml", &job])
-        .code(1);
-    let line = batch
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("j@local: token_budget: "))
-        .unwrap_or_else(|| panic!("no token_budget: {batch:#?}"));
+    let (sb, line) = failed_batch(
+        r#"{"prompt_tokens":9999999,"completion_tokens":9999999}"#,
+        "token_budget",
+    );
     assert!(
         line.contains("19999998 tokens used, the budget is 1000"),
         "{line}"
