@@ -8,6 +8,7 @@ pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod decision;
+pub mod escape;
 pub mod hash;
 pub mod lifecycle;
 pub mod log;

@@ -241,7 +241,12 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             step,
             reply.retries.get(live..).unwrap_or_default(),
         )?;
-        st.tokens += reply.input_tokens + reply.output_tokens;
+        // Counts are checked per reply by the provider; the sum saturates
+        // all the same, so the budget trips instead of wrapping.
+        st.tokens = st
+            .tokens
+            .saturating_add(reply.input_tokens)
+            .saturating_add(reply.output_tokens);
         let parsed = parse_decision(&reply.text);
         let kind = match &parsed {
             Ok(d) => d.logged_kind(),

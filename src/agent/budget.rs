@@ -41,7 +41,7 @@ impl Budget {
     /// at `price`.
     pub fn charge(&self, price: &Price, input: u64, cached: u64, output: u64) {
         let mut spent = self.spent_usd.lock().unwrap_or_else(|p| p.into_inner());
-        *spent += price.cost(input, cached, output);
+        *spent = crate::manifest::add_usd(*spent, price.cost(input, cached, output));
     }
 }
 

@@ -57,6 +57,7 @@ impl Progress {
         state: State,
         planned: Vec<String>,
         mode: ProgressMode,
+        notice: Option<String>,
     ) -> Progress {
         let stop = CancelToken::new();
         let follower = Follower::new(log, offset, last_seq + 1, last_seq);
@@ -66,7 +67,13 @@ impl Progress {
                 let stop = stop.clone();
                 std::thread::Builder::new()
                     .name("progress".into())
-                    .spawn(move || Reporter::new(state, planned, mode).follow(follower, &stop))
+                    .spawn(move || {
+                        let reporter = Reporter::new(state, planned, mode);
+                        if let Some(notice) = notice {
+                            reporter.note(&notice);
+                        }
+                        reporter.follow(follower, &stop)
+                    })
                     .ok()
             }
         };
@@ -130,6 +137,19 @@ impl Reporter {
         reporter
     }
 
+    /// A line about the batch as a whole, before the jobs' own.
+    fn note(&self, line: &str) {
+        match (&self.multi, self.mode) {
+            (_, ProgressMode::Quiet) => {}
+            (Some(multi), _) => {
+                let _ = multi.println(line);
+            }
+            (None, _) => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
+    }
+
     fn done(&self) -> usize {
         self.state
             .jobs()
@@ -171,7 +191,13 @@ impl Reporter {
         if !self.planned.contains(job) {
             return;
         }
-        let line = self.state.job(job).and_then(|j| describe(record, j));
+        // What the line quotes (paths, causes, provider messages) came from
+        // a model, a workspace or a command: shown escaped, never raw.
+        let line = self
+            .state
+            .job(job)
+            .and_then(|j| describe(record, j))
+            .map(|line| crate::escape::line(&line).into_owned());
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Lines => {
@@ -246,14 +272,15 @@ impl Reporter {
                 None => waits.push((provider, &w.reason, 1)),
             }
         }
-        waits
+        let note = waits
             .iter()
             .map(|(provider, why, n)| {
                 let jobs = if *n == 1 { "job" } else { "jobs" };
                 format!("· waiting for {provider} ({n} {jobs}): {why}")
             })
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" ");
+        crate::escape::line(&note).into_owned()
     }
 }
 

@@ -13,7 +13,7 @@ use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreE
 use crate::log::Outcome;
 use crate::report::{ReportBuildError, write_report_of_jobs};
 use crate::runner::{RunError, RunOptions, run_job};
-use crate::state::JobState;
+use crate::state::{JobState, State};
 
 /// `--rerun`: which finished instances to run again from scratch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,9 @@ pub enum Rerun {
 pub struct BatchOptions {
     pub workers: usize,
     pub rerun: Option<Rerun>,
+    /// `--replace`: a job whose manifest changed is enqueued again under
+    /// the new one (`replaced`); without it a changed manifest is an error.
+    pub replace: bool,
     pub report_dir: Option<PathBuf>,
     pub progress: ProgressMode,
     /// Set by the first Ctrl-C.
@@ -107,8 +110,12 @@ pub fn run_batch(
     let dir = DataDir::new(data);
     let mut store = Store::open(dir.clone())?;
     let planned: Vec<String> = plan.iter().map(|j| j.id.clone()).collect();
+    // Whatever would refuse a job is found before anything is written.
+    check_replacements(store.state(), &plan, options.replace)?;
+    let mut notice = Resuming::default();
     for job in plan {
         let id = job.id.clone();
+        let known = store.state().job(&id).is_some();
         let rerun = options
             .rerun
             .is_some_and(|r| match store.state().job(&id).map(|j| j.state) {
@@ -116,12 +123,15 @@ pub fn run_batch(
                 Some(JobState::Succeeded) => r == Rerun::All,
                 _ => false,
             });
-        if let (EnqueueResult::Unchanged, true) =
-            (store.enqueue_manifest(job.clone(), false)?, rerun)
-        {
-            // Same manifest, recorded again: the job starts over.
-            store.restart(job)?;
+        match (store.enqueue_manifest(job.clone(), options.replace)?, rerun) {
+            (EnqueueResult::Unchanged, true) => {
+                // Same manifest, recorded again: the job starts over.
+                store.restart(job)?;
+            }
+            (EnqueueResult::Replaced, _) => notice.replaced += 1,
+            _ => {}
         }
+        notice.known |= known;
     }
 
     // Failed jobs with attempts left (a runner died between finishing and
@@ -134,12 +144,17 @@ pub fn run_batch(
         if retryable(job) {
             store.retry(id)?;
         }
-        if store
-            .state()
-            .job(id)
-            .is_some_and(|j| j.state == JobState::Queued)
-        {
-            queue.push_back(id.clone());
+        match store.state().job(id) {
+            Some(job) if job.state == JobState::Queued => {
+                if job.failure_kind == Some(crate::log::FailureKind::Interrupted) {
+                    notice.recovered += 1;
+                } else {
+                    notice.queued += 1;
+                }
+                queue.push_back(id.clone());
+            }
+            Some(job) if job.state.is_terminal() => notice.done += 1,
+            _ => {}
         }
     }
     store.sync()?;
@@ -160,6 +175,7 @@ pub fn run_batch(
         store.state().clone(),
         planned.clone(),
         options.progress,
+        notice.known.then(|| notice.line()),
     );
     let outcome = run_workers(&dir, queue, options, budget.clone());
     // Jobs of this batch that another runner holds (a second batch on the
@@ -215,6 +231,58 @@ pub fn run_batch(
         Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
     }
     Ok(summary)
+}
+
+/// What a rerun of a batch found: jobs already finished, interrupted ones
+/// it recovers, and the rest it runs (those under a replaced manifest
+/// among them).
+#[derive(Debug, Default)]
+struct Resuming {
+    /// Some planned job was in the log already: this run resumes one.
+    known: bool,
+    done: usize,
+    recovered: usize,
+    queued: usize,
+    replaced: usize,
+}
+
+impl Resuming {
+    /// `resuming: 3 done, 1 recovered, 2 queued (1 under a new manifest)`.
+    fn line(&self) -> String {
+        let mut line = format!(
+            "resuming: {} done, {} recovered, {} queued",
+            self.done, self.recovered, self.queued
+        );
+        if self.replaced > 0 {
+            line.push_str(&format!(" ({} under a new manifest)", self.replaced));
+        }
+        line
+    }
+}
+
+/// Refuses, before anything is written, a planned job whose manifest
+/// changed unless `replace`, and a replacement of a job that is running.
+fn check_replacements(state: &State, plan: &[NewJob], replace: bool) -> Result<(), StoreError> {
+    for job in plan {
+        let Some(existing) = state.job(&job.id) else {
+            continue;
+        };
+        if existing.manifest_hash.as_deref() == Some(job.hash.as_str()) {
+            continue;
+        }
+        if !replace {
+            return Err(StoreError::ManifestChanged { id: job.id.clone() });
+        }
+        if existing.open_attempt.is_some() {
+            return Err(crate::state::Illegal::WrongState {
+                job: job.id.clone(),
+                action: "replace the manifest of",
+                state: existing.state,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Waits while a planned job is running under another live runner; says

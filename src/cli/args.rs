@@ -244,6 +244,11 @@ pub enum Command {
         /// Print a JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        /// Check again, as new runs, the jobs whose manifest changed since
+        /// their runs were enqueued (a moved task folder, an edited test);
+        /// earlier runs stay in the log as history.
+        #[arg(long)]
+        replace: bool,
     },
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
     #[command(display_order = 14)]
@@ -284,6 +289,12 @@ pub struct BatchArgs {
     /// Run finished jobs again from scratch: `failed` (and cancelled) or `all`.
     #[arg(long, value_name = "WHICH", value_parser = ["failed", "all"])]
     pub rerun: Option<String>,
+    /// Run jobs whose manifest changed since they were enqueued (every
+    /// instance of each) again under the new manifest, as new attempts;
+    /// earlier attempts stay in the log as history. A job whose manifest is
+    /// unchanged is left as it is.
+    #[arg(long)]
+    pub replace: bool,
     /// Only jobs of this family.
     #[arg(long, value_name = "F")]
     pub family: Option<String>,

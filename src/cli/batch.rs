@@ -1,6 +1,8 @@
 //! `batch` and `report`.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -14,21 +16,70 @@ use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
 use crate::status::{StatusView, render_text};
 
-/// First Ctrl-C: set the token (the batch stops and saves state). Second:
-/// exit at once; the log is safe either way.
-pub(super) fn install_interrupt() -> CancelToken {
+/// A second SIGINT this soon after the first is the same interrupt: GNU
+/// `timeout` signals the command and then its process group, so the batch
+/// gets two at once.
+const SAME_INTERRUPT: Duration = Duration::from_secs(1);
+
+/// First Ctrl-C: set the token (the batch stops and saves state); another
+/// within [`SAME_INTERRUPT`] is the same one. A later one exits at once,
+/// after saying what the log in `data` holds (it is safe either way).
+pub(super) fn install_interrupt(data: &Path) -> CancelToken {
     let token = CancelToken::new();
     let handler_token = token.clone();
-    let _ = ctrlc::set_handler(move || {
-        if handler_token.is_cancelled() {
-            std::process::exit(130);
+    let log = DataDir::new(data).log();
+    let mut first: Option<Instant> = None;
+    let _ = ctrlc::set_handler(move || match first {
+        Some(at) if at.elapsed() < SAME_INTERRUPT => {}
+        Some(_) => {
+            let saved = crate::escape::line(&saved_summary(&log)).into_owned();
+            let _ = writeln!(
+                std::io::stdout(),
+                "interrupted again: quitting at once; state is saved: {saved}; run the same command again to finish"
+            );
+            let _ = std::io::stdout().flush();
+            std::process::exit(i32::from(super::EXIT_INTERRUPTED));
         }
-        eprintln!(
-            "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
-        );
-        handler_token.cancel();
+        None => {
+            first = Some(Instant::now());
+            errln!(
+                "\ninterrupted: stopping running jobs and saving state (press Ctrl-C again to quit at once)"
+            );
+            handler_token.cancel();
+        }
     });
     token
+}
+
+/// What the log holds, for the hard exit: `events.log holds 4 job(s): 2
+/// succeeded, 1 queued, 1 running (recovered by the next run)`.
+fn saved_summary(log: &Path) -> String {
+    let snapshot = match read_snapshot(log) {
+        Ok(snapshot) => snapshot,
+        Err(e) => return format!("{} (cannot be read now: {e})", log.display()),
+    };
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for job in snapshot.state.jobs() {
+        let state = job.state.as_str();
+        match counts.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((state, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(state, n)| match *state {
+            "running" => format!("{n} running (recovered by the next run)"),
+            _ => format!("{n} {state}"),
+        })
+        .collect();
+    format!(
+        "{} holds {} job(s){}{}",
+        log.display(),
+        snapshot.state.jobs().len(),
+        if parts.is_empty() { "" } else { ": " },
+        parts.join(", ")
+    )
 }
 
 pub(super) fn default_workers() -> usize {
@@ -83,6 +134,29 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             ),
         }
     }
+    // A job with no provider to run it would burn every attempt as
+    // provider_error: a usage error now, before anything is written.
+    if provider_files.is_empty() {
+        let missing: Vec<String> = manifests
+            .iter()
+            .filter(|m| {
+                m.provider.is_none()
+                    && planned
+                        .iter()
+                        .any(|j| j.base_job.as_deref().unwrap_or(&j.id) == m.id)
+            })
+            .map(|m| match m.file() {
+                Some(file) => format!("{} ({})", m.id, file.display()),
+                None => m.id.clone(),
+            })
+            .collect();
+        if !missing.is_empty() {
+            anyhow::bail!(
+                "no provider for job(s) {}: the manifest has no [provider]; give one with --provider FILE",
+                missing.join(", ")
+            );
+        }
+    }
     // A provider that cannot work is a usage error now, not a failed job
     // per instance later.
     let mut checked: Vec<(String, String)> = Vec::new();
@@ -120,9 +194,10 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             Some("all") => Some(Rerun::All),
             _ => None,
         },
+        replace: args.replace,
         report_dir: args.report,
         progress: ProgressMode::detect(),
-        interrupt: install_interrupt(),
+        interrupt: install_interrupt(&args.data),
         keep: args.keep,
         max_cost_usd: args.max_cost,
     };
@@ -139,8 +214,8 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
 }
 
 /// The configured providers a batch will use: the `--provider` files, or
-/// each manifest's own `[provider]` (named by its kind). A job without one
-/// fails on its own, with that reason.
+/// each manifest's own `[provider]` (named by its kind); a job without one
+/// was refused before.
 fn providers_used(
     manifests: &[crate::manifest::Manifest],
     files: &[crate::manifest::ProviderFile],
@@ -187,7 +262,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         summary.attempts_run
     );
     for (job, error) in &summary.job_errors {
-        eprintln!("error: job {job} could not run: {error}");
+        errln!("error: job {job} could not run: {error}");
     }
     // Faults of the machine are named apart from the model's failures;
     // every other failed job gets its cause in one line, as the reports say.
@@ -198,12 +273,12 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         if job.failure_kind != Some(crate::log::FailureKind::InfraError) {
             let kind = job.failure_kind.map_or("failed", |k| k.as_str());
             match job.failure_cause() {
-                Some(cause) => eprintln!("{}: {kind}: {cause}", job.id),
-                None => eprintln!("{}: {kind}", job.id),
+                Some(cause) => errln!("{}: {kind}: {cause}", job.id),
+                None => errln!("{}: {kind}", job.id),
             }
             continue;
         }
-        eprintln!(
+        errln!(
             "error: job {}: infra_error after {} restart(s): {}",
             job.id,
             job.restarts.saturating_sub(1),
@@ -224,7 +299,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         if summary.planned.contains(&job.id)
             && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
         {
-            eprintln!(
+            errln!(
                 "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
                 job.id,
                 dir.runs(&job.id, job.attempts_started)

@@ -19,19 +19,21 @@ pub fn check(
     parallel: Option<u32>,
     data: &Path,
     json: bool,
+    replace: bool,
 ) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
     let manifests = super::validate::load_all(&files)?;
     let options = BatchOptions {
         workers: parallel.map_or_else(default_workers, |n| n as usize),
         rerun: None,
+        replace,
         report_dir: Some(data.join("report")),
         progress: if json {
             ProgressMode::Quiet
         } else {
             ProgressMode::detect()
         },
-        interrupt: install_interrupt(),
+        interrupt: install_interrupt(data),
         keep: crate::lifecycle::Keep::Failed,
         max_cost_usd: None,
     };
@@ -43,7 +45,7 @@ pub fn check(
             "valid": checks.iter().filter(|c| c.judgement.verdict == TaskVerdict::Valid).count(),
             "jobs": checks,
         });
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::escape::to_json_pretty(&doc)?);
     } else {
         out!("{}", render_table(&checks));
     }
@@ -66,8 +68,11 @@ fn render_table(checks: &[TaskCheck]) -> String {
         .iter()
         .map(|c| {
             let j = &c.judgement;
+            // Test names and reasons come from the job's commands: escaped
+            // before the columns are measured.
+            let shown = |text: &str| crate::escape::line(text).into_owned();
             [
-                c.job.clone(),
+                shown(&c.job),
                 format!("fails {}/{}", j.baseline.ok, j.baseline.of),
                 if c.has_oracle {
                     format!("accepted {}/{}", j.oracle.ok, j.oracle.of)
@@ -77,7 +82,7 @@ fn render_table(checks: &[TaskCheck]) -> String {
                 if j.flaky_tests.is_empty() {
                     "-".into()
                 } else {
-                    j.flaky_tests.join(", ")
+                    shown(&j.flaky_tests.join(", "))
                 },
                 j.verdict.as_str().into(),
             ]
@@ -110,9 +115,10 @@ fn render_table(checks: &[TaskCheck]) -> String {
     for c in checks {
         if let Some(reason) = &c.judgement.reason {
             out.push_str(&format!(
-                "{}: {}: {reason}\n",
+                "{}: {}: {}\n",
                 c.job,
-                c.judgement.verdict.as_str()
+                c.judgement.verdict.as_str(),
+                crate::escape::line(reason)
             ));
         }
     }

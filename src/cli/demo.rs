@@ -87,6 +87,7 @@ pub fn demo(
         parallel,
         attempts: None,
         rerun: None,
+        replace: false,
         family: None,
         shard: None,
         providers: Vec::new(),
@@ -106,7 +107,7 @@ pub fn demo(
     } else {
         let removed = scratch.close();
         if let Err(e) = removed {
-            eprintln!("demo: could not remove its scratch directory: {e}");
+            errln!("demo: could not remove its scratch directory: {e}");
         }
         outln!(
             "demo: removed its scratch directory (run `agent-runtime demo --keep` to keep the data and the report)"

@@ -107,8 +107,13 @@ fn cancel_on_signals(cancel: &CancelToken) -> bool {
 fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
-    writeln!(out, "program={}", outcome.program)?;
-    writeln!(out, "resolved={}", outcome.resolved.display())?;
+    let shown = |text: &str| crate::escape::line(text).into_owned();
+    writeln!(out, "program={}", shown(&outcome.program))?;
+    writeln!(
+        out,
+        "resolved={}",
+        shown(&outcome.resolved.display().to_string())
+    )?;
     writeln!(out, "exit={}", opt(outcome.exit_code))?;
     writeln!(out, "signal={}", opt(outcome.signal))?;
     writeln!(out, "duration_ms={}", outcome.duration.as_millis())?;
@@ -124,10 +129,13 @@ fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
     if let Some(kib) = peak_rss_kib() {
         writeln!(out, "peak_rss_kib={kib}")?;
     }
+    // The output as text, its control and bidi characters as visible
+    // escapes (line breaks and tabs kept): a command cannot drive the
+    // terminal it is shown on.
     writeln!(out, "--- stdout ---")?;
-    out.write_all(outcome.stdout.to_text().as_bytes())?;
+    out.write_all(crate::escape::block(&outcome.stdout.to_text()).as_bytes())?;
     writeln!(out, "--- stderr ---")?;
-    out.write_all(outcome.stderr.to_text().as_bytes())?;
+    out.write_all(crate::escape::block(&outcome.stderr.to_text()).as_bytes())?;
     out.flush()
 }
 

@@ -29,7 +29,7 @@ pub fn exit_code(result: anyhow::Result<Completion>) -> ExitCode {
         // The reader of our output went away (`status | head`): not an error.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", one_line(&err));
+            errln!("error: {}", crate::escape::line(&one_line(&err)));
             ExitCode::from(EXIT_ERROR)
         }
     }

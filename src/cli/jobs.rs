@@ -7,16 +7,14 @@ use anyhow::Context;
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store};
 use crate::log::Outcome;
-use crate::manifest::{expand_jobs, load_checked, load_provider_file};
+use crate::manifest::{expand_jobs, load_provider_file};
 use crate::runner::{RunOptions, SeedEnv, run_job};
 
 pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
-    // Load everything first: one bad manifest means nothing is enqueued.
-    let manifests = files
-        .iter()
-        .map(|f| load_checked(f))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Load everything first: one bad manifest (or two with one id) means
+    // nothing is enqueued.
+    let manifests = super::validate::load_all(&files)?;
     let mut store = Store::open(DataDir::new(data))?;
     for m in &manifests {
         let new = NewJob {
@@ -41,33 +39,36 @@ pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Res
 }
 
 /// Seed form: the bare task `id` gets a manifest built from the AGENT_*
-/// variables (recorded in the log), working on a copy of `workspace`.
-fn prepare_seed(store: &mut Store, id: &str, workspace: &Path) -> anyhow::Result<PathBuf> {
+/// variables, working on a copy of `workspace`; `None` when the job has a
+/// manifest already (an earlier run was interrupted). Checks `AGY_BIN`
+/// unless another provider is given. Writes nothing.
+fn seed_job(
+    job: &crate::state::Job,
+    workspace: &Path,
+    other_provider: bool,
+) -> anyhow::Result<(PathBuf, Option<NewJob>)> {
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("workspace {} does not exist", workspace.display()))?;
-    let job = store
-        .state()
-        .job(id)
-        .cloned()
-        .with_context(|| format!("no job with id {id:?}"))?;
     if job.manifest.is_some() {
-        // Already turned into a manifest job (an earlier run was interrupted).
-        return Ok(workspace);
+        return Ok((workspace, None));
     }
     let seed = SeedEnv::read(|k| std::env::var(k).ok())?;
-    let manifest = seed.manifest(id, &workspace, job.max_attempts)?;
-    store.restart(NewJob {
-        id: id.to_string(),
-        family: id.to_string(),
+    if !other_provider {
+        seed.check_agy()?;
+    }
+    let manifest = seed.manifest(&job.id, &workspace, job.max_attempts)?;
+    let new = NewJob {
+        id: job.id.clone(),
+        family: job.id.clone(),
         max_attempts: job.max_attempts,
         snapshot: manifest.to_snapshot(),
         hash: manifest.hash(),
         base_job: None,
         provider: None,
         repeat: None,
-    })?;
-    Ok(workspace)
+    };
+    Ok((workspace, Some(new)))
 }
 
 pub fn run(
@@ -90,21 +91,48 @@ pub fn run(
         let file = load_provider_file(file)?;
         options.provider = Some((file.name, file.provider));
     }
-    let mut store = Store::open(dir)?;
+    // Everything that could refuse the run is checked on a read-only
+    // replay, before anything is written.
+    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let job = snapshot
+        .state
+        .job(id)
+        .with_context(|| format!("no job with id {id:?}"))?;
+    let seed = match workspace {
+        Some(workspace) => Some(seed_job(job, workspace, options.provider.is_some())?),
+        None => None,
+    };
     // The provider this run will use must work before anything runs.
     let config = match &options.provider {
         Some((name, config)) => Some((name.clone(), config.clone())),
-        None => store
-            .state()
-            .job(id)
-            .and_then(|job| crate::runner::job_manifest(job).ok())
-            .and_then(|m| m.provider.map(|p| (p.kind().as_str().to_string(), p))),
+        None => match seed.as_ref().and_then(|(_, new)| new.as_ref()) {
+            Some(new) => crate::manifest::Manifest::from_snapshot(&new.snapshot)
+                .ok()
+                .and_then(|m| m.provider)
+                .map(|p| (p.kind().as_str().to_string(), p)),
+            None => {
+                let manifest = crate::runner::job_manifest(job).ok();
+                if manifest.as_ref().is_some_and(|m| m.provider.is_none()) {
+                    anyhow::bail!(
+                        "job {id:?} has no [provider] in its manifest; give one with --provider FILE"
+                    );
+                }
+                manifest.and_then(|m| m.provider.map(|p| (p.kind().as_str().to_string(), p)))
+            }
+        },
     };
     if let Some((name, config)) = config {
         crate::provider::preflight(&config, &name)?;
     }
-    let seed_workspace = match workspace {
-        Some(workspace) => Some(prepare_seed(&mut store, id, workspace)?),
+    drop(snapshot);
+    let mut store = Store::open(dir)?;
+    let seed_workspace = match seed {
+        Some((workspace, new)) => {
+            if let Some(new) = new {
+                store.restart(new)?;
+            }
+            Some(workspace)
+        }
         None => None,
     };
     let report =
@@ -141,7 +169,7 @@ pub fn run(
             // The cause, as the reports show it: the store's state holds
             // everything this run appended.
             if let Some(cause) = store.state().job(id).and_then(|j| j.failure_cause()) {
-                eprintln!("cause: {cause}");
+                errln!("cause: {cause}");
             }
             Ok(Completion::JobsFailed)
         }

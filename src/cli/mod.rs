@@ -3,10 +3,14 @@
 
 /// `println!` for command output: a closed stdout (`status | head`) becomes
 /// an error the exit-code policy treats as a quiet end, never a panic.
+/// Everything printed passes through the one escaping function (line
+/// breaks and tabs kept), so no control or bidi character a model, a
+/// workspace or a command produced reaches the terminal raw.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*)?
+        let text = format!($($arg)*);
+        writeln!(std::io::stdout(), "{}", crate::escape::block(&text))?
     }};
 }
 
@@ -14,7 +18,18 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*)?
+        let text = format!($($arg)*);
+        write!(std::io::stdout(), "{}", crate::escape::block(&text))?
+    }};
+}
+
+/// `eprintln!` through the escaping function, like [`outln!`]; a closed
+/// stderr is ignored.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", crate::escape::block(&text));
     }};
 }
 
@@ -132,7 +147,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             parallel,
             data,
             json,
-        } => check::check(&jobs, runs, parallel, &data, json),
+            replace,
+        } => check::check(&jobs, runs, parallel, &data, json, replace),
         Command::Validate { jobs } => validate::validate(&jobs),
         Command::Schema { which } => validate::schema(which),
     }

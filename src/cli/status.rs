@@ -37,7 +37,7 @@ pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
     } else {
         out!("{}", render_text(&view, table_width()));
         for note in render_notes(&view) {
-            eprintln!("{note}");
+            errln!("{note}");
         }
     }
     // The process ends next: let the OS reclaim a large view at once

@@ -28,7 +28,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     }
     let bad_args = arg_errors.len();
     for err in &arg_errors {
-        eprintln!("{err}");
+        errln!("{err}");
     }
     // Sort and deduplicate across arguments.
     let files = if files.is_empty() {
@@ -37,14 +37,24 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
         expand_jobs(&files)?
     };
     let mut bad_files = 0usize;
+    let mut loaded = Vec::new();
     for file in &files {
         match check(file) {
-            Ok(line) => outln!("{line}"),
+            Ok((line, manifest)) => {
+                outln!("{line}");
+                loaded.extend(manifest);
+            }
             Err(message) => {
-                eprintln!("{message}");
+                errln!("{message}");
                 bad_files += 1;
             }
         }
+    }
+    // Two files with one id: each is valid alone, but they cannot run
+    // together. Both files are named.
+    for clash in duplicate_ids(&loaded) {
+        errln!("error: {clash}");
+        bad_files += 1;
     }
     if bad_args > 0 {
         bail!(
@@ -69,17 +79,46 @@ pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manife
             Err(e) => errors.push(e),
         }
     }
+    if errors.is_empty()
+        && let Some(clash) = duplicate_ids(&manifests).into_iter().next()
+    {
+        bail!("{clash}; nothing was run");
+    }
     match errors.len() {
         0 => Ok(manifests),
         // One bad manifest: its error is the one line.
         1 => Err(errors.remove(0).into()),
         n => {
             for e in &errors {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
             bail!("{n} of {} manifests invalid; nothing was run", files.len())
         }
     }
+}
+
+/// One line per job id that two or more manifests define, naming the files.
+fn duplicate_ids(manifests: &[crate::manifest::Manifest]) -> Vec<String> {
+    let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
+    for m in manifests {
+        let file = m
+            .file()
+            .map_or_else(|| "?".to_string(), |f| f.display().to_string());
+        match seen.iter_mut().find(|(id, _)| *id == m.id) {
+            Some((_, files)) => files.push(file),
+            None => seen.push((&m.id, vec![file])),
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(id, files)| {
+            format!(
+                "job id {id:?} is defined by {} manifests: {}; give all but one another `id`",
+                files.len(),
+                files.join(" and ")
+            )
+        })
+        .collect()
 }
 
 /// Whether `text` is a provider file rather than a job manifest: it has
@@ -94,16 +133,18 @@ fn is_provider_file(text: &str) -> bool {
             .any(|k| value.contains_key(*k))
 }
 
-fn check(file: &std::path::Path) -> Result<String, String> {
+/// The `ok` line of a valid file, and the manifest when it is a job.
+fn check(file: &std::path::Path) -> Result<(String, Option<crate::manifest::Manifest>), String> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     if is_provider_file(&text) {
         let provider = crate::manifest::load_provider_file(file).map_err(|e| e.to_string())?;
-        return Ok(format!(
+        let line = format!(
             "ok {} (provider {}, kind {})",
             file.display(),
             provider.name,
             provider.provider.kind().as_str()
-        ));
+        );
+        return Ok((line, None));
     }
     let manifest = load_checked(file).map_err(|e| e.to_string())?;
     // A scripted provider's replies are checked too: a typo there would
@@ -113,12 +154,17 @@ fn check(file: &std::path::Path) -> Result<String, String> {
             load_script(path).map_err(|e| format!("{}: provider.script: {e}", file.display()))?;
         }
     }
-    Ok(format!(
+    let mut line = format!(
         "ok {} (id={}, family={})",
         file.display(),
         manifest.id,
         manifest.family
-    ))
+    );
+    if manifest.provider.is_none() {
+        // Valid, but `batch` and `run` refuse it without a provider file.
+        line.push_str("; note: no provider (runs need --provider)");
+    }
+    Ok((line, Some(manifest)))
 }
 
 /// Prints the requested schema as pretty JSON.

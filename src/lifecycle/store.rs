@@ -21,7 +21,7 @@ pub enum StoreError {
     #[error(transparent)]
     Lease(#[from] LeaseError),
     #[error(
-        "job {id:?} is already enqueued with a different manifest; pass --replace to replace it"
+        "job {id:?} is already enqueued with a different manifest; pass --replace to run it under the new one (its earlier attempts stay in the log)"
     )]
     ManifestChanged { id: String },
     #[error("failed to create data directory {}: {source}", .path.display())]
@@ -313,7 +313,13 @@ impl Store {
     }
 }
 
+/// Records `new` as the job's manifest from now on; its attempts are
+/// numbered after every attempt the log holds, which stay as history.
 fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
+    let attempts_before = tx
+        .state()
+        .job(&new.id)
+        .map_or(0, crate::state::Job::highest_attempt);
     tx.append(
         Some(&new.id),
         None,
@@ -322,6 +328,7 @@ fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
             family: Some(new.family.clone()),
             manifest: Box::new(new.snapshot.clone()),
             manifest_hash: new.hash.clone(),
+            attempts_before,
         },
     )?;
     Ok(())

@@ -30,14 +30,22 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         repeat: Option<u32>,
     },
-    /// `enqueue --replace`: a new manifest for an existing, not running job;
-    /// the job is queued again with its attempts reset.
+    /// `--replace` (a new manifest for an existing, not running job) or
+    /// `batch --rerun` (the same one again): the job is queued again with
+    /// its attempts reset.
     Replaced {
         max_attempts: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         family: Option<String>,
         manifest: Box<serde_json::Value>,
         manifest_hash: String,
+        /// The highest attempt number used before: the new manifest's
+        /// attempts are numbered from `attempts_before + 1`, so earlier
+        /// attempts keep their numbers, records and `runs/` artifacts as
+        /// history. Absent (0) in logs of version 1, where numbering
+        /// restarted at 1.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        attempts_before: u32,
     },
     /// A runner claimed the job and took the attempt's lease.
     AttemptStarted {
@@ -452,5 +460,9 @@ impl std::fmt::Display for DecisionKind {
 }
 
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }

@@ -3,9 +3,9 @@
 //! of the record except the checksum itself.
 //!
 //! A line looks like
-//! `{"crc":"1c291ca3","v":1,"seq":7,"ts":1764410000123,"job":"a","attempt":1,"type":"attempt_started","pid":42}`.
+//! `{"crc":"1c291ca3","v":2,"seq":7,"ts":1764410000123,"job":"a","attempt":1,"type":"attempt_started","pid":42}`.
 //! The checksum is computed over the same line with the leading
-//! `"crc":"........",` removed, i.e. over `{"v":1,...}`, so a reader can verify
+//! `"crc":"........",` removed, i.e. over `{"v":2,...}`, so a reader can verify
 //! it without re-serializing anything.
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::event::Event;
 
 /// The log format version this build writes and the newest it can read.
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: `replaced` numbers the new manifest's attempts after the earlier ones
+/// (`attempts_before`) instead of restarting at 1. Version 1 lines still
+/// read, with their meaning.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The fixed prefix of every line, up to the checksum digits.
 const CRC_PREFIX: &[u8] = br#"{"crc":""#;
@@ -185,7 +188,7 @@ mod tests {
         let line = strip_newline(sample().encode());
         let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(value["type"], "attempt_finished");
-        assert_eq!(value["v"], 1);
+        assert_eq!(value["v"], FORMAT_VERSION);
         assert_eq!(Record::decode(&line).unwrap(), sample());
     }
 

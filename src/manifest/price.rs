@@ -21,15 +21,28 @@ pub struct Price {
 impl Price {
     /// The cost of one call: `input` tokens (of which `cached` came from
     /// the cache) and `output` tokens.
+    /// Always finite (at most `f64::MAX`), whatever the counts and prices.
     pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
         let cached = cached.min(input);
         let fresh = (input - cached) as f64;
         let cached_rate = self.cached_input_per_mtok.unwrap_or(self.input_per_mtok);
-        (fresh * self.input_per_mtok
-            + cached as f64 * cached_rate
-            + output as f64 * self.output_per_mtok)
-            / 1_000_000.0
+        finite(
+            (fresh * self.input_per_mtok
+                + cached as f64 * cached_rate
+                + output as f64 * self.output_per_mtok)
+                / 1_000_000.0,
+        )
     }
+}
+
+/// `a + b` in USD, saturating at `f64::MAX` instead of reaching infinity.
+pub fn add_usd(a: f64, b: f64) -> f64 {
+    finite(a + b)
+}
+
+/// `usd`, or `f64::MAX` where it overflowed (0 where it is not a number).
+fn finite(usd: f64) -> f64 {
+    if usd.is_nan() { 0.0 } else { usd.min(f64::MAX) }
 }
 
 /// Checks a `[price]` table: both main prices required, every price a
@@ -73,5 +86,18 @@ mod tests {
             ..price
         };
         assert!((uncached_rate.cost(10, 10, 0) - 30e-6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn costs_stay_finite() {
+        let dear = Price {
+            input_per_mtok: f64::MAX,
+            output_per_mtok: f64::MAX,
+            cached_input_per_mtok: None,
+        };
+        let cost = dear.cost(u64::MAX, 0, u64::MAX);
+        assert!(cost.is_finite(), "{cost}");
+        assert_eq!(add_usd(cost, cost), f64::MAX);
+        assert_eq!(add_usd(1.5, 2.0), 3.5);
     }
 }

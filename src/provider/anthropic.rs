@@ -15,6 +15,7 @@ use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
 use super::retry::RetryPolicy;
 use super::tools::{anthropic_tools, as_tool_call, call_id, call_to_text, calls_to_text};
+use super::usage::{UsageError, token_count};
 use crate::manifest::AnthropicConfig;
 
 /// The API version this provider speaks.
@@ -78,7 +79,7 @@ impl Dialect for Anthropic {
         reply_text(response)
     }
 
-    fn usage(&self, response: &Value) -> Option<Usage> {
+    fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError> {
         usage(response)
     }
 }
@@ -157,16 +158,22 @@ pub fn reply_text(response: &Value) -> Result<String, String> {
         .join(""))
 }
 
-/// Input tokens (cache reads and writes included) and output tokens.
-fn usage(response: &Value) -> Option<Usage> {
+/// Input tokens (cache reads and writes included) and output tokens; a
+/// count that is negative or beyond what one reply can use is an error.
+fn usage(response: &Value) -> Result<Option<Usage>, UsageError> {
     let usage = &response["usage"];
-    let cached = usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
-    let input = usage["input_tokens"].as_u64()?
-        + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0)
-        + cached;
-    Some(Usage {
-        input,
+    let cached = token_count(usage, "cache_read_input_tokens")?.unwrap_or(0);
+    let written = token_count(usage, "cache_creation_input_tokens")?.unwrap_or(0);
+    let input = token_count(usage, "input_tokens")?;
+    let output = token_count(usage, "output_tokens")?;
+    let (Some(input), Some(output)) = (input, output) else {
+        return Ok(None);
+    };
+    Usage {
+        input: input.saturating_add(written).saturating_add(cached),
         cached,
-        output: usage["output_tokens"].as_u64()?,
-    })
+        output,
+    }
+    .checked()
+    .map(Some)
 }

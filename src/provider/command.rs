@@ -28,10 +28,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::api::{Provider, ProviderReply, ProviderRequest, Role};
+use super::api::{Provider, ProviderReply, ProviderRequest, Role, Usage};
 use super::error::ProviderError;
 use super::http::{Secret, cut, one_line};
 use super::tokens::{estimate_request, estimate_tokens};
+use super::usage::token_count;
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::{AllowList, ExecOutcome, ExecRequest, SearchPath, run};
@@ -345,16 +346,20 @@ fn from_envelope(envelope: &Value) -> Result<ParsedOutput, String> {
         }
     };
     let usage = &envelope["usage"];
-    let tokens = match (
-        usage["input_tokens"].as_u64(),
-        usage["output_tokens"].as_u64(),
-    ) {
-        (Some(input), Some(output)) => Some((
-            input
-                + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0)
-                + usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
-            output,
-        )),
+    let count = |field: &str| token_count(usage, field).map_err(|e| e.to_string());
+    let written = count("cache_creation_input_tokens")?.unwrap_or(0);
+    let cached = count("cache_read_input_tokens")?.unwrap_or(0);
+    let tokens = match (count("input_tokens")?, count("output_tokens")?) {
+        (Some(input), Some(output)) => {
+            let checked = Usage {
+                input: input.saturating_add(written).saturating_add(cached),
+                cached,
+                output,
+            }
+            .checked()
+            .map_err(|e| e.to_string())?;
+            Some((checked.input, checked.output))
+        }
         _ => None,
     };
     Ok(ParsedOutput {

@@ -11,6 +11,7 @@ use super::error::ProviderError;
 use super::http::HttpClient;
 use super::retry::{RetryPolicy, run_with_retries};
 use super::tokens::{estimate_request, estimate_tokens};
+use super::usage::UsageError;
 use crate::cancel::CancelToken;
 
 /// What one model API says differently.
@@ -25,8 +26,9 @@ pub trait Dialect: Send + std::fmt::Debug {
     fn request_body(&self, request: &ProviderRequest) -> Value;
     /// The reply text of a response, or why there is none.
     fn reply_text(&self, response: &Value) -> Result<String, String>;
-    /// The tokens the response reports, if it does.
-    fn usage(&self, response: &Value) -> Option<Usage>;
+    /// The tokens the response reports, if it does; an error when a count
+    /// is negative or more than one reply can use.
+    fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError>;
 }
 
 /// A model API over HTTP, spoken in dialect `D`.
@@ -95,25 +97,36 @@ impl<D: Dialect> Provider for HttpProvider<D> {
         let (response, retries) = run_with_retries(&self.policy, cancel, watch, || {
             self.client.post_json(&url, &headers, &body, cancel)
         })?;
+        // A response the loop cannot use fails the call for good; what it
+        // billed is counted when its usage can be trusted.
+        let usage = self.dialect.usage(&response);
+        let unusable = |why: String, billed: Option<(u64, u64)>| ProviderError::Request {
+            message: self.client.redact(&format!(
+                "{} provider: unusable response from {url}: {why}",
+                self.dialect.api()
+            )),
+            retryable: false,
+            retries: retries.clone(),
+            billed,
+        };
         let text = match self.dialect.reply_text(&response) {
             Ok(text) => text,
             Err(why) => {
-                return Err(ProviderError::Request {
-                    message: self.client.redact(&format!(
-                        "{} provider: unexpected response from {url}: {why}",
-                        self.dialect.api()
-                    )),
-                    retryable: false,
-                    retries,
-                    billed: self.dialect.usage(&response).map(|u| (u.input, u.output)),
-                });
+                let billed = usage.ok().flatten().map(|u| (u.input, u.output));
+                return Err(unusable(why, billed));
             }
         };
-        let usage = self.dialect.usage(&response).unwrap_or_else(|| Usage {
-            input: estimate_request(request),
-            cached: 0,
-            output: estimate_tokens(&text),
-        });
+        let usage = match usage {
+            Ok(Some(usage)) => usage,
+            Ok(None) => Usage {
+                input: estimate_request(request),
+                cached: 0,
+                output: estimate_tokens(&text),
+            },
+            // A count no reply can have: the numbers of this server cannot
+            // be trusted, so neither can the reply.
+            Err(why) => return Err(unusable(why.to_string(), None)),
+        };
         Ok(ProviderReply {
             text,
             input_tokens: usage.input,

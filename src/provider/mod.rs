@@ -23,6 +23,7 @@ mod retry;
 mod script;
 mod tokens;
 mod tools;
+mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -40,3 +41,4 @@ pub use retry::{DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, RetryPolicy};
 pub use script::{ScriptProvider, ScriptReplies, load_script};
 pub use tokens::estimate_tokens;
 pub use tools::{ToolSpec, decision_tools};
+pub use usage::{MAX_TOKENS_PER_REPLY, UsageError, token_count};

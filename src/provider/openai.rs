@@ -25,6 +25,7 @@ use super::retry::RetryPolicy;
 use super::tools::{
     as_tool_call, call_id, call_text_to_text, call_to_text, calls_to_text, openai_tools,
 };
+use super::usage::{UsageError, token_count};
 use crate::decision::decision_schema;
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 
@@ -106,7 +107,7 @@ impl Dialect for OpenAi {
         reply_text(response)
     }
 
-    fn usage(&self, response: &Value) -> Option<Usage> {
+    fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError> {
         usage(response)
     }
 }
@@ -195,13 +196,20 @@ pub fn reply_text(response: &Value) -> Result<String, String> {
 
 /// `usage.prompt_tokens` (of which `prompt_tokens_details.cached_tokens`
 /// came from the cache) and `usage.completion_tokens`, when reported.
-fn usage(response: &Value) -> Option<Usage> {
+/// A count that is negative or beyond what one reply can use is an error.
+fn usage(response: &Value) -> Result<Option<Usage>, UsageError> {
     let usage = &response["usage"];
-    Some(Usage {
-        input: usage["prompt_tokens"].as_u64()?,
-        cached: usage["prompt_tokens_details"]["cached_tokens"]
-            .as_u64()
-            .unwrap_or(0),
-        output: usage["completion_tokens"].as_u64()?,
-    })
+    let input = token_count(usage, "prompt_tokens")?;
+    let output = token_count(usage, "completion_tokens")?;
+    let cached = token_count(&usage["prompt_tokens_details"], "cached_tokens")?;
+    let (Some(input), Some(output)) = (input, output) else {
+        return Ok(None);
+    };
+    Usage {
+        input,
+        cached: cached.unwrap_or(0),
+        output,
+    }
+    .checked()
+    .map(Some)
 }

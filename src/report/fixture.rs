@@ -269,6 +269,8 @@ fn sweep_run(provider: &str, k: u32, kind: Option<FailureKind>) -> JobResult {
         None => JobOutcome::Accepted,
         Some(_) => JobOutcome::Failed,
     };
+    // One attempt each: the first attempt is the outcome.
+    j.first_attempt_accepted = Some(kind.is_none());
     finished(j, outcome, kind)
 }
 

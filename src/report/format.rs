@@ -39,10 +39,11 @@ pub fn job_figures(j: &super::model::JobResult) -> [String; 8] {
 }
 
 /// Columns of the "where the time went" table.
-pub const TIME_HEADERS: [&str; 7] = [
+pub const TIME_HEADERS: [&str; 8] = [
     "instance",
     "model",
     "tools",
+    "setup",
     "verify",
     "acceptance",
     "waiting",
@@ -50,10 +51,11 @@ pub const TIME_HEADERS: [&str; 7] = [
 ];
 
 /// A job's time by where it went (after its instance cell).
-pub fn time_cells(j: &super::model::JobResult) -> [String; 6] {
+pub fn time_cells(j: &super::model::JobResult) -> [String; 7] {
     [
         duration_ms(j.provider_latency_ms),
         duration_ms(j.time.tool_ms),
+        duration_ms(j.time.setup_ms),
         duration_ms(j.time.verify_ms),
         duration_ms(j.time.acceptance_ms),
         duration_ms(j.time.wait_ms),

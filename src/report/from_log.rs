@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
+use super::model::{
+    AttemptRun, CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry,
+};
 use super::verdict_text;
 use crate::log::{self, Event, Outcome, Record};
 use crate::state::{self, Job, JobState, State};
@@ -30,6 +32,8 @@ struct Acc {
     patch_attempt: Option<u32>,
     /// The attempt whose agent phase finished last.
     agent_done: Option<u32>,
+    /// Attempts numbered before the current manifest (`replaced`).
+    attempt_base: u32,
 }
 
 /// Builds the report; `artifact(source path, job, attempt, file)` returns
@@ -65,6 +69,7 @@ pub fn report_from_logs(
                 base_job,
                 provider,
                 repeat,
+                manifest_hash,
                 ..
             } = &record.event
             {
@@ -74,6 +79,7 @@ pub fn report_from_logs(
                 result.provider = provider.clone();
                 result.repeat = *repeat;
                 result.max_attempts = *max_attempts;
+                result.manifest_hash = manifest_hash.clone();
                 if !jobs.contains_key(id) {
                     order.push(id.to_string());
                 }
@@ -84,6 +90,7 @@ pub fn report_from_logs(
                         result,
                         patch_attempt: None,
                         agent_done: None,
+                        attempt_base: 0,
                     },
                 );
                 continue;
@@ -123,7 +130,7 @@ pub fn report_from_logs(
             if let Some(n) = acc.patch_attempt {
                 acc.result.patch = artifact(&acc.source, &acc.result.instance, n, "patch.diff");
             }
-            for n in 1..=acc.result.attempts {
+            for n in acc.attempt_base + 1..=acc.attempt_base + acc.result.attempts {
                 if let Some(text) =
                     artifact(&acc.source, &acc.result.instance, n, "transcript.jsonl")
                 {
@@ -161,6 +168,8 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::Replaced {
             max_attempts,
             family,
+            manifest_hash,
+            attempts_before,
             ..
         } => {
             let (instance, job, provider, repeat) = (
@@ -170,14 +179,28 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 acc.result.repeat,
             );
             let family = family.clone().unwrap_or_else(|| job.clone());
+            // The earlier attempts stay in the history; the rest is the
+            // new manifest's.
+            let history = std::mem::take(&mut acc.result.attempt_history);
             acc.result = JobResult::new(&instance, &job, &family);
             acc.result.provider = provider;
             acc.result.repeat = repeat;
             acc.result.max_attempts = *max_attempts;
+            acc.result.manifest_hash = Some(manifest_hash.clone());
+            acc.result.attempt_history = history;
             acc.patch_attempt = None;
+            acc.attempt_base = *attempts_before;
         }
         Event::AttemptStarted { .. } => {
-            if attempt <= acc.result.attempts && acc.agent_done != Some(attempt) {
+            // Counted from the current manifest's first attempt.
+            let nth = attempt.saturating_sub(acc.attempt_base);
+            acc.result.attempt_history.push(AttemptRun {
+                attempt,
+                manifest_hash: acc.result.manifest_hash.clone(),
+                status: "running".into(),
+                failure_kind: None,
+            });
+            if nth <= acc.result.attempts && acc.agent_done != Some(attempt) {
                 // The attempt starts over after a fault of the infrastructure
                 // (same number, agent phase not done): the new run replaces
                 // what the cut-short one did, whose start and interruption
@@ -186,13 +209,13 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                     e.attempt != attempt || matches!(e.kind.as_str(), "attempt" | "interrupted")
                 });
             }
-            if attempt > acc.result.attempts {
+            if nth > acc.result.attempts {
                 // A new attempt judges afresh (as the reducer does); a resumed
                 // one keeps its number and has not reached acceptance yet.
                 acc.result.acceptance = CheckResult::NotRun;
                 acc.result.tests = TestVerdict::default();
             }
-            acc.result.attempts = acc.result.attempts.max(attempt);
+            acc.result.attempts = acc.result.attempts.max(nth);
             entry(
                 acc,
                 0,
@@ -209,9 +232,31 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 Some(kind) => format!("attempt {attempt} failed: {kind}"),
                 None => format!("attempt {attempt} succeeded"),
             };
+            let status = match outcome {
+                Outcome::Succeeded => "succeeded",
+                Outcome::Failed => "failed",
+            };
+            end_run(acc, attempt, status, *failure_kind);
+            if attempt.saturating_sub(acc.attempt_base) == 1 {
+                acc.result.first_attempt_accepted = match (outcome, failure_kind) {
+                    (Outcome::Succeeded, _) => Some(true),
+                    // Not the model's doing: no sample.
+                    (_, Some(kind))
+                        if kind.is_infrastructure()
+                            || matches!(
+                                kind,
+                                log::FailureKind::Cancelled | log::FailureKind::Interrupted
+                            ) =>
+                    {
+                        None
+                    }
+                    (Outcome::Failed, _) => Some(false),
+                };
+            }
             entry(acc, 0, "attempt", detail, *outcome == Outcome::Succeeded);
         }
         Event::AttemptInterrupted { .. } => {
+            end_run(acc, attempt, "interrupted", None);
             entry(
                 acc,
                 0,
@@ -274,9 +319,12 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             ..
         } => {
             acc.result.provider_calls += 1;
-            acc.result.input_tokens += input_tokens;
-            acc.result.output_tokens += output_tokens;
-            acc.result.provider_latency_ms += latency_ms;
+            // Sums saturate: a log of an older version (or a hand-made
+            // one) may hold any count.
+            acc.result.input_tokens = acc.result.input_tokens.saturating_add(*input_tokens);
+            acc.result.output_tokens = acc.result.output_tokens.saturating_add(*output_tokens);
+            acc.result.provider_latency_ms =
+                acc.result.provider_latency_ms.saturating_add(*latency_ms);
             let ok = *kind != log::DecisionKind::Invalid;
             if !ok {
                 acc.result.invalid_decisions += 1;
@@ -295,7 +343,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             reason,
             wait_ms,
         } => {
-            acc.result.time.wait_ms += wait_ms;
+            acc.result.time.wait_ms = acc.result.time.wait_ms.saturating_add(*wait_ms);
             entry(
                 acc,
                 *step,
@@ -332,11 +380,12 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             let spent = match role {
                 log::CommandFor::Tool => &mut acc.result.time.tool_ms,
                 log::CommandFor::Verify => &mut acc.result.time.verify_ms,
-                log::CommandFor::Setup
-                | log::CommandFor::Baseline
-                | log::CommandFor::Acceptance => &mut acc.result.time.acceptance_ms,
+                log::CommandFor::Setup => &mut acc.result.time.setup_ms,
+                log::CommandFor::Baseline | log::CommandFor::Acceptance => {
+                    &mut acc.result.time.acceptance_ms
+                }
             };
-            *spent += duration_ms;
+            *spent = spent.saturating_add(*duration_ms);
             entry(
                 acc,
                 *step,
@@ -412,6 +461,20 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             );
         }
         Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
+    }
+}
+
+/// Records how the run of `attempt` that is still open in the history ended.
+fn end_run(acc: &mut Acc, attempt: u32, status: &str, failure_kind: Option<log::FailureKind>) {
+    if let Some(run) = acc
+        .result
+        .attempt_history
+        .iter_mut()
+        .rev()
+        .find(|r| r.attempt == attempt && r.status == "running")
+    {
+        run.status = status.to_string();
+        run.failure_kind = failure_kind;
     }
 }
 

@@ -234,3 +234,103 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
     );
     assert_eq!((job.tests.failing_count, job.tests.missing_count), (0, 0));
 }
+
+fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
+    Event::Command {
+        step: 0,
+        role,
+        program: "sh".into(),
+        resolved: "/bin/sh".into(),
+        argc: 2,
+        exit_code: Some(0),
+        signal: None,
+        duration_ms,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        truncated: false,
+        timed_out: false,
+        cancelled: false,
+        oom: false,
+        sandbox: Vec::new(),
+    }
+}
+
+#[test]
+fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
+    use crate::log::CommandFor;
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), command(CommandFor::Setup, 400))
+        .push("a", Some(1), command(CommandFor::Baseline, 30))
+        .push("a", Some(1), finished(Some(FailureKind::NoEdit)))
+        .push(
+            "a",
+            None,
+            Event::Replaced {
+                max_attempts: 2,
+                family: None,
+                manifest: Box::new(serde_json::json!({})),
+                manifest_hash: "h2".into(),
+                attempts_before: 1,
+            },
+        )
+        .push("a", Some(2), started(2))
+        // A fault of the infrastructure: the same attempt starts over.
+        .push(
+            "a",
+            Some(2),
+            Event::AttemptInterrupted {
+                pid: 1,
+                by_runner: false,
+                cause: Some("disk full".into()),
+            },
+        )
+        .push("a", Some(2), started(2))
+        .push("a", Some(2), command(CommandFor::Setup, 50))
+        .push("a", Some(2), command(CommandFor::Acceptance, 20))
+        .push("a", Some(2), finished(None));
+    let job = log.report();
+    assert_eq!(job.outcome, JobOutcome::Accepted);
+    assert_eq!(job.attempts, 1, "counted under the new manifest");
+    assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
+    assert_eq!(
+        (job.time.setup_ms, job.time.acceptance_ms),
+        (50, 20),
+        "the new manifest's times, setup apart from acceptance"
+    );
+    assert_eq!(
+        job.first_attempt_accepted,
+        Some(true),
+        "a restart is the same attempt"
+    );
+    let history: Vec<(u32, Option<&str>, &str)> = job
+        .attempt_history
+        .iter()
+        .map(|r| (r.attempt, r.manifest_hash.as_deref(), r.status.as_str()))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (1, None, "failed"),
+            (2, Some("h2"), "interrupted"),
+            (2, Some("h2"), "succeeded"),
+        ]
+    );
+    assert_eq!(
+        job.attempt_history[0].failure_kind,
+        Some(FailureKind::NoEdit)
+    );
+}
+
+#[test]
+fn a_success_on_a_retry_is_not_the_first_attempts() {
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), finished(Some(FailureKind::NoEdit)))
+        .push("a", None, Event::Retried {})
+        .push("a", Some(2), started(2))
+        .push("a", Some(2), finished(None));
+    let job = log.report();
+    assert_eq!(job.outcome, JobOutcome::Accepted);
+    assert_eq!(job.first_attempt_accepted, Some(false));
+}

@@ -20,8 +20,11 @@ use super::style::{SCRIPT, STYLE};
 use super::summary::{Summary, Tally};
 use super::verdict_text::{self, NOT_VERIFIED};
 
-/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
+/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values, after
+/// writing control and bidi characters as visible escapes (line breaks and
+/// tabs kept, for `<pre>` blocks).
 pub fn escape(text: &str) -> String {
+    let text = crate::escape::block(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -337,9 +340,10 @@ fn providers(out: &mut String, summary: &Summary) {
     let _ = writeln!(
         out,
         "<h2>pass@k <span class=\"muted\">(k = {})</span></h2>\n<p class=\"muted\">Unbiased estimates \
-         from n finished runs with c accepted: pass@k = 1 − C(n−c, k) / C(n, k). \
-         n/a until k runs of a group have finished. Means over jobs, with 95% percentile \
-         bootstrap intervals over the jobs.</p>",
+         from n runs with c accepted, each run's sample its first attempt (a retry's success \
+         does not count; a restart after a fault of the infrastructure is the same attempt): \
+         pass@k = 1 − C(n−c, k) / C(n, k). n/a until k runs of a group have a sample. Means \
+         over jobs, with 95% percentile bootstrap intervals over the jobs.</p>",
         pass.k
     );
     let rows: Vec<Vec<String>> = pass
@@ -527,7 +531,9 @@ mod tests {
         assert!(!html.contains("case_21"));
         assert!(html.contains("(0 failing, 24 missing)"));
         assert!(
-            html.contains("<span class=\"mono\">render::`tick` &amp; &lt;script&gt; next</span>")
+            html.contains(
+                "<span class=\"mono\">render::`tick` &amp; &lt;script&gt;\\u{a}next</span>"
+            )
         );
         assert!(html.contains(
             "<span class=\"muted\">baseline:</span> every test passes at baseline: the task is already solved</p>"

@@ -41,7 +41,8 @@ pub fn render_json(report: &Report) -> String {
     };
     // Plain structs, strings and finite numbers cannot fail to serialize; a
     // failure here would be a bug, reported in the document rather than a panic.
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {
+    // Exact values; control and bidi characters written as `\uXXXX`.
+    let mut text = crate::escape::to_json_pretty(&doc).unwrap_or_else(|e| {
         format!(
             "{{\"schema_version\": {}, \"error\": {:?}}}",
             report.schema_version,
@@ -70,7 +71,7 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 3,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 4,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));

@@ -10,6 +10,7 @@ use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use super::model::{JobOutcome, JobResult, Report};
 use super::summary::Summary;
 use super::verdict_text::{self, NOT_VERIFIED};
+use crate::escape;
 use crate::log::FailureKind;
 
 /// Renders `junit.xml`.
@@ -18,7 +19,7 @@ pub fn render_junit(report: &Report) -> String {
     let mut junit = quick_junit::Report::new("agent-runtime");
     junit.set_time(Duration::from_millis(summary.totals.wall_ms));
     for family in &summary.families {
-        let mut suite = TestSuite::new(family.family.as_str());
+        let mut suite = TestSuite::new(escape::line(&family.family).into_owned());
         suite.set_time(Duration::from_millis(family.tally.wall_ms));
         suite.add_test_cases(
             report
@@ -48,10 +49,15 @@ fn case(job: &JobResult) -> TestCase {
                 Some(kind) => kind.as_str(),
                 None => job.outcome.as_str(),
             };
-            status.set_message(message(job, kind)).set_type(kind);
+            // Names, causes and step details come from the job's model and
+            // commands: visible escapes, never raw control characters (which
+            // XML 1.0 cannot even hold).
+            status
+                .set_message(escape::line(&message(job, kind)).into_owned())
+                .set_type(kind);
             let text = description(job);
             if !text.is_empty() {
-                status.set_description(text);
+                status.set_description(escape::block(&text).into_owned());
             }
             status
         }
@@ -61,8 +67,8 @@ fn case(job: &JobResult) -> TestCase {
             status
         }
     };
-    let mut case = TestCase::new(job.instance.as_str(), status);
-    case.set_classname(job.family.as_str());
+    let mut case = TestCase::new(escape::line(&job.instance).into_owned(), status);
+    case.set_classname(escape::line(&job.family).into_owned());
     case.set_time(Duration::from_millis(job.wall_ms));
     case.set_system_out(line(job));
     case
@@ -152,8 +158,8 @@ fn line(j: &JobResult) -> String {
         s.push_str(&format!(" cost_usd={cost:.6}"));
     }
     s.push_str(&format!(
-        " tool_ms={} verify_ms={} acceptance_ms={} wait_ms={}",
-        j.time.tool_ms, j.time.verify_ms, j.time.acceptance_ms, j.time.wait_ms
+        " tool_ms={} setup_ms={} verify_ms={} acceptance_ms={} wait_ms={}",
+        j.time.tool_ms, j.time.setup_ms, j.time.verify_ms, j.time.acceptance_ms, j.time.wait_ms
     ));
     let t = &j.tests;
     s.push_str(&format!(" verified_per_test={}", t.verified_per_test));

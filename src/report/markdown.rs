@@ -36,20 +36,18 @@ pub fn render_markdown(report: &Report) -> String {
     out
 }
 
-/// Makes text safe for one table cell: pipes escaped, line breaks flattened,
-/// and `&`, `<`, `>` as entities so nothing is read as inline HTML.
+/// Makes text safe for one table cell: control and bidi characters (line
+/// breaks too) as visible escapes, pipes escaped, and `&`, `<`, `>` as
+/// entities so nothing is read as inline HTML.
 pub fn cell(text: &str) -> String {
+    let text = crate::escape::line(text);
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    for c in text.chars() {
         match c {
             '|' => out.push_str("\\|"),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\r' | '\n' => out.push(' '),
-            c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
@@ -164,10 +162,7 @@ fn time(out: &mut String, report: &Report) {
 /// Text as an inline code span: shown literally (no markup, no entities),
 /// on one line, fenced by more backticks than it holds in a row.
 pub fn code(text: &str) -> String {
-    let text: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let text = crate::escape::line(text);
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -287,9 +282,11 @@ fn providers(out: &mut String, summary: &Summary) {
     };
     let _ = writeln!(
         out,
-        "## pass@k (k = {})\n\nUnbiased estimates from n finished runs with c accepted; \
-         pass@{} is n/a until k runs of a group have finished. Means over jobs, with 95% \
-         percentile bootstrap intervals over the jobs.\n",
+        "## pass@k (k = {})\n\nUnbiased estimates from n runs with c accepted, each run's \
+         sample its first attempt (a retry's success does not count; a restart after a \
+         fault of the infrastructure is the same attempt); pass@{} is n/a until k runs of a \
+         group have a sample. Means over jobs, with 95% percentile bootstrap intervals over \
+         the jobs.\n",
         pass.k, pass.k
     );
     let at_k = format!("pass@{}", pass.k);
@@ -459,7 +456,11 @@ mod tests {
     fn cells_escape_pipes_markup_and_line_breaks() {
         assert_eq!(cell("a | b"), "a \\| b");
         assert_eq!(cell("<script>&"), "&lt;script&gt;&amp;");
-        assert_eq!(cell("one\r\ntwo\nthree\tfour"), "one two three four");
+        assert_eq!(
+            cell("one\r\ntwo\nthree\tfour"),
+            "one\\u{d}\\u{a}two\\u{a}three\\u{9}four"
+        );
+        assert_eq!(cell("x\x1b[2J\u{202e}y"), "x\\u{1b}[2J\\u{202e}y");
     }
 
     #[test]
@@ -496,7 +497,7 @@ mod tests {
         // Markup from jobs is escaped, except inside code spans (test
         // names), where Markdown shows it literally.
         assert_eq!(md.matches("<script>").count(), 1);
-        assert!(md.contains("``render::`tick` & <script> next``"));
+        assert!(md.contains("``render::`tick` & <script>\\u{a}next``"));
     }
 
     #[test]
@@ -504,7 +505,8 @@ mod tests {
         assert_eq!(code("a::b"), "`a::b`");
         assert_eq!(code("a `b` c"), "``a `b` c``");
         assert_eq!(code("`x``"), "``` `x`` ```");
-        assert_eq!(code("a\nb"), "`a b`");
+        assert_eq!(code("a\nb"), "`a\\u{a}b`");
+        assert_eq!(code("a\u{202e}b"), "`a\\u{202e}b`");
     }
 
     #[test]
@@ -521,7 +523,7 @@ mod tests {
         ));
         assert!(md.contains("- **tokenize@alpha#2** accepted; baseline: the tests do not build"));
         // A name with markup stays literal inside its code span.
-        assert!(md.contains("``render::`tick` & <script> next`` (failing)"));
+        assert!(md.contains("``render::`tick` & <script>\\u{a}next`` (failing)"));
         // No line for a job that failed before acceptance and has no note.
         assert!(!md.contains("- **tokenize@beta#1**"));
     }

@@ -40,7 +40,7 @@ pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use model::{
-    CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
+    AttemptRun, CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
     TestVerdict, TimelineEntry,
 };
 pub use passk::{FamilyPass, PassAtK, PassGroup, PassMeans, ProviderPass, pass_at_k};

@@ -10,7 +10,10 @@ use crate::log::FailureKind;
 /// 3: 95% intervals (`pass_rate_ci`, `pass_at_1_ci`, `pass_at_k_ci`),
 /// pass@k per family (`pass_at_k.families`) and paired provider
 /// `comparisons`; the jobs are unchanged.
-pub const REPORT_SCHEMA_VERSION: u32 = 3;
+/// 4: per job `setup_ms` (setup time, no longer counted as acceptance
+/// time), `manifest_hash`, `attempt_history` (every attempt with the
+/// manifest hash it ran) and `first_attempt_accepted` (pass@k's sample).
+pub const REPORT_SCHEMA_VERSION: u32 = 4;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -41,15 +44,19 @@ impl Report {
 }
 
 /// Where time went besides the model (`provider_latency_ms`), in
-/// milliseconds: `run_tool` commands, verify commands, the setup, baseline
-/// and acceptance checks, and waits before provider retries (rate limits,
-/// outages).
+/// milliseconds: `run_tool` commands, verify commands, the job's trusted
+/// `[setup]` commands, the baseline and acceptance checks, and waits before
+/// provider retries (rate limits, outages).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeSpent {
     #[serde(default)]
     pub tool_ms: u64,
     #[serde(default)]
     pub verify_ms: u64,
+    /// `[setup]` commands (0 when the job cache was reused).
+    #[serde(default)]
+    pub setup_ms: u64,
+    /// Baseline and acceptance commands.
     #[serde(default)]
     pub acceptance_ms: u64,
     #[serde(default)]
@@ -61,9 +68,25 @@ impl TimeSpent {
     pub fn add(&mut self, other: &TimeSpent) {
         self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
         self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
+        self.setup_ms = self.setup_ms.saturating_add(other.setup_ms);
         self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
         self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
     }
+}
+
+/// One attempt the log holds for a job instance, those of earlier
+/// manifests (before a `--replace`) included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRun {
+    /// Its number, as the log and `DATA/runs/<job>/<n>/` name it.
+    pub attempt: u32,
+    /// The manifest hash it ran.
+    pub manifest_hash: Option<String>,
+    /// `succeeded`, `failed`, `interrupted` (started over, not counted) or
+    /// `running` (not ended yet).
+    pub status: String,
+    #[serde(default)]
+    pub failure_kind: Option<FailureKind>,
 }
 
 /// One job instance: a job, or one run of it in a provider sweep.
@@ -78,6 +101,9 @@ pub struct JobResult {
     pub provider: Option<String>,
     /// Run index within a `--repeat` sweep.
     pub repeat: Option<u32>,
+    /// The hash of the manifest the job runs now.
+    #[serde(default)]
+    pub manifest_hash: Option<String>,
     pub outcome: JobOutcome,
     pub failure_kind: Option<FailureKind>,
     /// Attempts started.
@@ -127,9 +153,20 @@ pub struct JobResult {
     /// restart after a fault, no interruption): the single-attempt gate.
     #[serde(default)]
     pub first_attempt_clean: bool,
+    /// How the first attempt under the current manifest ended, the sample
+    /// pass@k counts: `true` accepted, `false` failed by the model; `None`
+    /// while it has not ended, or when it ended for a reason that is not
+    /// the model's (infrastructure, setup, a cancel). Restarts after a
+    /// fault of the infrastructure are the same attempt.
+    #[serde(default)]
+    pub first_attempt_accepted: Option<bool>,
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
+    /// Every attempt in the log, in order, with the manifest hash it ran:
+    /// attempts of an earlier manifest stay here as history.
+    #[serde(default)]
+    pub attempt_history: Vec<AttemptRun>,
     pub timeline: Vec<TimelineEntry>,
 }
 
@@ -142,6 +179,7 @@ impl JobResult {
             family: family.to_string(),
             provider: None,
             repeat: None,
+            manifest_hash: None,
             outcome: JobOutcome::Pending,
             failure_kind: None,
             attempts: 0,
@@ -165,7 +203,9 @@ impl JobResult {
             baseline_reason: None,
             cause: None,
             first_attempt_clean: false,
+            first_attempt_accepted: None,
             tests: TestVerdict::default(),
+            attempt_history: Vec::new(),
             timeline: Vec::new(),
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{JobOutcome, Report};
+use super::model::Report;
 use super::stats::{Interval, bootstrap_mean, mean};
 
 /// The unbiased pass@k estimate from `n` finished runs of which `c` were
@@ -34,11 +34,14 @@ pub struct PassGroup {
     #[serde(default)]
     pub family: String,
     pub provider: Option<String>,
-    /// Runs in the group, finished or not.
+    /// Runs (repeats) in the group, finished or not.
     pub runs: u32,
-    /// Finished runs (`n`).
+    /// Repeats whose first attempt ended by the model (`n`): accepted, or
+    /// failed for a reason of the model's; not yet ended, or ended by the
+    /// infrastructure or a cancel, it is no sample.
     pub n: u32,
-    /// Accepted runs (`c`).
+    /// Repeats whose first attempt was accepted (`c`); a later attempt's
+    /// success does not count.
     pub c: u32,
     /// `c / n`; `None` before any run finished.
     pub pass_at_1: Option<f64>,
@@ -118,12 +121,13 @@ impl PassAtK {
             let g = groups
                 .entry((job.job.clone(), job.provider.clone()))
                 .or_default();
+            // Each repeat's sample is its first attempt (restarts after a
+            // fault of the infrastructure are the same attempt; retries
+            // after it are not samples), once it ended by the model.
             g.0 += 1;
-            if job.outcome.is_terminal() {
+            if let Some(accepted) = job.first_attempt_accepted {
                 g.1 += 1;
-            }
-            if job.outcome == JobOutcome::Accepted {
-                g.2 += 1;
+                g.2 += u32::from(accepted);
             }
         }
         let k = groups.values().map(|g| g.0).max()?;
@@ -181,6 +185,7 @@ fn count(n: usize) -> u32 {
 mod tests {
     use super::*;
     use crate::report::fixture::sample;
+    use crate::report::model::JobOutcome;
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)
@@ -234,6 +239,33 @@ mod tests {
     }
 
     #[test]
+    fn each_repeat_counts_its_first_attempt_only() {
+        let mut report = sample();
+        for j in report
+            .jobs
+            .iter_mut()
+            .filter(|j| j.provider.as_deref() == Some("beta"))
+        {
+            // Accepted on a retry: still a failed sample.
+            j.outcome = JobOutcome::Accepted;
+            j.attempts = 2;
+            j.first_attempt_accepted = Some(false);
+        }
+        if let Some(j) = report
+            .jobs
+            .iter_mut()
+            .find(|j| j.instance == "tokenize@beta#3")
+        {
+            // Its first attempt ended by the infrastructure: no sample.
+            j.first_attempt_accepted = None;
+        }
+        let pass = PassAtK::of(&report).unwrap();
+        let beta = &pass.groups[1];
+        assert_eq!((beta.runs, beta.n, beta.c), (3, 2, 0));
+        assert!(close(beta.pass_at_1, 0.0));
+    }
+
+    #[test]
     fn no_repeats_means_no_pass_at_k() {
         let mut report = sample();
         report.jobs.retain(|j| j.repeat.is_none());
@@ -245,6 +277,7 @@ mod tests {
         let mut report = sample();
         if let Some(j) = report.jobs.iter_mut().find(|j| j.repeat == Some(3)) {
             j.outcome = JobOutcome::Pending;
+            j.first_attempt_accepted = None;
         }
         let pass = PassAtK::of(&report).unwrap();
         assert_eq!(pass.groups[0].n, 2);

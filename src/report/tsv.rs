@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 35] = [
+pub const TSV_COLUMNS: [&str; 37] = [
     "instance",
     "job",
     "family",
@@ -43,6 +43,8 @@ pub const TSV_COLUMNS: [&str; 35] = [
     "verify_ms",
     "acceptance_ms",
     "wait_ms",
+    "setup_ms",
+    "manifest_hash",
 ];
 
 /// Renders `results.tsv`.
@@ -56,7 +58,7 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 35] {
+fn row(j: &JobResult) -> [String; 37] {
     let t = &j.tests;
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     // Counts of tests only mean something for a job verified per test.
@@ -103,6 +105,8 @@ fn row(j: &JobResult) -> [String; 35] {
         j.time.verify_ms.to_string(),
         j.time.acceptance_ms.to_string(),
         j.time.wait_ms.to_string(),
+        j.time.setup_ms.to_string(),
+        field(j.manifest_hash.as_deref().unwrap_or("")),
     ]
 }
 
@@ -115,12 +119,11 @@ fn names(names: &[String]) -> String {
         .join(NAME_SEPARATOR)
 }
 
-/// Replaces tabs, line breaks and other control characters with spaces so a
-/// field can never split a row or a column.
+/// Writes tabs, line breaks and every other control or bidi character as a
+/// visible escape (`\u{9}`), so a field can never split a row or a column
+/// nor reorder what a terminal shows.
 pub fn field(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::escape::line(text).into_owned()
 }
 
 #[cfg(test)]
@@ -129,8 +132,9 @@ mod tests {
     use crate::report::fixture::sample;
 
     #[test]
-    fn fields_lose_tabs_and_newlines() {
-        assert_eq!(field("a\tb\nc\r\nd"), "a b c  d");
+    fn fields_show_tabs_newlines_and_bidi_as_escapes() {
+        assert_eq!(field("a\tb\nc\r\nd"), "a\\u{9}b\\u{a}c\\u{d}\\u{a}d");
+        assert_eq!(field("\x1b]0;x\x07\u{202e}"), "\\u{1b}]0;x\\u{7}\\u{202e}");
     }
 
     #[test]
@@ -152,7 +156,7 @@ mod tests {
         report.jobs[0].instance = "a\tb\nc".into();
         let tsv = render_tsv(&report);
         assert_eq!(tsv.lines().count(), report.jobs.len() + 1);
-        assert!(tsv.contains("a b c\t"));
+        assert!(tsv.contains("a\\u{9}b\\u{a}c\t"));
     }
 
     #[test]
@@ -181,7 +185,7 @@ mod tests {
         );
         assert_eq!(
             cell("render_cell", "failing_tests"),
-            "render::cell_<b>|</b>;render::`tick` & <script> next"
+            "render::cell_<b>|</b>;render::`tick` & <script>\\u{a}next"
         );
         // Judged by exit status: not verified, no counts.
         assert_eq!(cell("tokenize@beta#3", "verified_per_test"), "false");

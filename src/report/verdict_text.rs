@@ -2,7 +2,8 @@
 //! counts (`F2P 1/2, P2P 3/3`), "not verified per test" for a job judged by
 //! its exit status, and the failing or missing tests, each marked, first
 //! [`TEST_NAMES_KEPT`] then "and N more". Plain text on one line (control
-//! characters in names become spaces); renderers escape it.
+//! and bidi characters in names as visible escapes); renderers escape
+//! their own markup.
 
 use super::model::{CheckResult, JobResult, TEST_NAMES_KEPT, TestVerdict};
 use crate::log::FailureKind;
@@ -58,11 +59,10 @@ pub fn summary(j: &JobResult) -> Option<String> {
     })
 }
 
-/// Text on one line: control characters (line breaks, tabs) become spaces.
+/// Text on one line: control and bidi characters (line breaks and tabs
+/// too) as visible escapes, through the one escaping function.
 pub fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::escape::line(text).into_owned()
 }
 
 /// The failing tests, then the missing ones, at most [`TEST_NAMES_KEPT`] in
@@ -170,7 +170,7 @@ mod tests {
         j.failure_kind = Some(FailureKind::TestsMissing);
         assert_eq!(first(&j), Some(("m0".to_string(), Mark::Missing)));
         j.tests.missing_tests = vec!["a\nb".into()];
-        assert_eq!(first(&j), Some(("a b".to_string(), Mark::Missing)));
+        assert_eq!(first(&j), Some(("a\\u{a}b".to_string(), Mark::Missing)));
         j.tests = verdict(0, 0);
         assert_eq!(first(&j), None);
     }

@@ -31,6 +31,8 @@ pub enum SeedError {
     },
     #[error("{0}")]
     Manifest(#[from] ManifestError),
+    #[error("AGY_BIN={value:?} {why}; the seed form runs it as the model")]
+    Agy { value: String, why: String },
 }
 
 impl SeedEnv {
@@ -85,6 +87,31 @@ impl SeedEnv {
                 .filter(|v| !v.trim().is_empty())
                 .unwrap_or_else(|| "agy".to_string()),
         })
+    }
+
+    /// Checks that `AGY_BIN` names a program that can start: a path to an
+    /// executable file, or a name on the fixed search path.
+    pub fn check_agy(&self) -> Result<(), SeedError> {
+        let bad = |why: String| SeedError::Agy {
+            value: self.agy_bin.clone(),
+            why,
+        };
+        if !self.agy_bin.contains('/') {
+            return crate::exec::SearchPath::fixed()
+                .resolve(&self.agy_bin)
+                .map(|_| ())
+                .map_err(|e| bad(format!("cannot be started: {e}")));
+        }
+        let meta =
+            std::fs::metadata(&self.agy_bin).map_err(|e| bad(format!("cannot be started: {e}")))?;
+        use std::os::unix::fs::PermissionsExt as _;
+        if !meta.is_file() {
+            return Err(bad("is not a file".into()));
+        }
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(bad("is not executable (no x permission)".into()));
+        }
+        Ok(())
     }
 
     /// The manifest of job `id` working on a copy of `workspace`: every
@@ -179,6 +206,31 @@ mod tests {
         assert_eq!(m.limits.max_steps, 7);
         assert_eq!(m.limits.wall_time, std::time::Duration::from_secs(60));
         assert!(m.allow.contains(&"ls **".to_string()));
+    }
+
+    #[test]
+    fn agy_bin_must_name_a_program_that_can_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let seed = |agy: &str| {
+            SeedEnv::read(env(&[
+                ("AGENT_TASK", "x"),
+                ("AGENT_VERIFY", "true"),
+                ("AGY_BIN", agy),
+            ]))
+            .unwrap()
+        };
+        let missing = dir.path().join("agy");
+        let e = seed(missing.to_str().unwrap()).check_agy().unwrap_err();
+        assert!(e.to_string().contains("cannot be started"), "{e}");
+        std::fs::write(&missing, "#!/bin/sh\n").unwrap();
+        let e = seed(missing.to_str().unwrap()).check_agy().unwrap_err();
+        assert!(e.to_string().contains("not executable"), "{e}");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&missing, std::fs::Permissions::from_mode(0o755)).unwrap();
+        seed(missing.to_str().unwrap()).check_agy().unwrap();
+        seed("sh").check_agy().unwrap();
+        assert!(seed("no-such-agy-here").check_agy().is_err());
+        assert!(seed(dir.path().to_str().unwrap()).check_agy().is_err());
     }
 
     #[test]

@@ -83,8 +83,12 @@ pub struct Job {
     pub manifest: Option<Arc<serde_json::Value>>,
     pub manifest_hash: Option<String>,
     pub max_attempts: u32,
-    /// Attempts started so far, including interrupted ones.
+    /// The number of the last attempt started, interrupted ones included
+    /// (attempt numbers go on across a replaced manifest).
     pub attempts_started: u32,
+    /// Attempts numbered before the current manifest (`replaced`): the
+    /// current manifest's first attempt is `attempt_base + 1`.
+    pub attempt_base: u32,
     /// The attempt currently holding (or supposed to hold) a lease.
     pub open_attempt: Option<OpenAttempt>,
     /// Why the most recent attempt failed, if it did.
@@ -132,11 +136,25 @@ pub struct Job {
     /// An interrupted attempt whose agent phase had finished: the next claim
     /// resumes it (same attempt number) at acceptance instead of starting over.
     pub resume: Option<u32>,
-    /// What the current or last attempt's failure is blamed on, in one
-    /// line: the last refusal, provider error, rejected patch or fault.
+    /// The last reason the current or last attempt recorded, in one line:
+    /// a refusal, a provider error, a rejected patch, a fault. Only the
+    /// fallback of [`Job::failure_cause`], which prefers the reason of the
+    /// final verdict.
     pub cause: Option<String>,
     /// The cause of the last failed verify of the current or last attempt.
     pub verify_cause: Option<String>,
+    /// The last refused decision of the current or last attempt
+    /// (`refused: ...`); a refusal the model recovered from stays here but
+    /// is not the cause of a later verdict.
+    pub refusal: Option<String>,
+    /// The last failed provider call of the current or last attempt.
+    pub provider_cause: Option<String>,
+    /// Why the current or last attempt's patch was rejected.
+    pub patch_cause: Option<String>,
+    /// Why the job's `[setup]` failed, when it did.
+    pub setup_cause: Option<String>,
+    /// Tokens of the current or last run of the agent phase (saturating).
+    pub attempt_tokens: u64,
     /// The provider the job was enqueued for, if it names one.
     pub provider: Option<String>,
     /// Set while the provider is being retried (an outage waited out).
@@ -187,18 +205,73 @@ impl Job {
         self.steps_before.saturating_add(self.steps)
     }
 
-    /// What a failed job's failure is blamed on: a `verify_failed` job's
-    /// failed verify, whatever the provider said after it; else the last
-    /// cause recorded; else the tests acceptance found failing or missing.
+    /// What a failed job's failure is blamed on: the reason of its final
+    /// verdict. The failing or missing tests of `tests_failed` and
+    /// `tests_missing`, the failed verify of `verify_failed`, the limit a
+    /// `step_limit`, `wall_timeout` or `token_budget` job hit, the refusal
+    /// that ended `invalid_decisions`, the provider's error, the rejected
+    /// patch, the failed setup, the fault of `infra_error`. Earlier
+    /// refusals the model recovered from stay in the trajectory but are
+    /// never the cause of a later verdict. Else the last reason recorded.
     /// `None` unless the job failed.
     pub fn failure_cause(&self) -> Option<String> {
         if self.state != JobState::Failed {
             return None;
         }
-        match (self.failure_kind, &self.verify_cause) {
-            (Some(FailureKind::VerifyFailed), Some(cause)) => Some(cause.clone()),
-            _ => self.cause.clone().or_else(|| self.acceptance_cause()),
-        }
+        let limit = |key: &str| -> String {
+            let value = self
+                .manifest
+                .as_deref()
+                .map(|m| &m["manifest"]["limits"][key])
+                .filter(|v| !v.is_null());
+            match value {
+                Some(serde_json::Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => "?".to_string(),
+            }
+        };
+        let reason = match self.failure_kind {
+            Some(FailureKind::VerifyFailed) => self.verify_cause.clone(),
+            Some(FailureKind::TestsFailed | FailureKind::TestsMissing) => self.acceptance_cause(),
+            Some(FailureKind::AcceptanceFailed) => self.acceptance_cause().or_else(|| {
+                Some("the acceptance command failed (judged by its exit status)".into())
+            }),
+            Some(FailureKind::InvalidDecisions) => self.refusal.clone().map(|r| {
+                format!(
+                    "{} invalid decisions in a row; the last: {r}",
+                    limit("max_invalid")
+                )
+            }),
+            Some(FailureKind::ProviderError) => self.provider_cause.clone(),
+            Some(FailureKind::PatchRejected) => self.patch_cause.clone(),
+            Some(FailureKind::SetupFailed) => self.setup_cause.clone(),
+            Some(FailureKind::InfraError) => self.infra_cause.clone(),
+            Some(FailureKind::InvalidBaseline) => self
+                .baseline_reason
+                .clone()
+                .or_else(|| Some("the pristine source already passes the acceptance tests".into())),
+            Some(FailureKind::StepLimit) => Some(format!(
+                "used all {} steps (limits.max_steps) without finishing",
+                limit("max_steps")
+            )),
+            Some(FailureKind::WallTimeout) => Some(format!(
+                "the attempt ran out of its wall time ({}, limits.wall_time)",
+                limit("wall_time")
+            )),
+            Some(FailureKind::TokenBudget) => Some(format!(
+                "{} tokens used, the budget is {} (limits.token_budget)",
+                self.attempt_tokens,
+                limit("token_budget")
+            )),
+            Some(FailureKind::BudgetExceeded) => {
+                Some("the batch's cost cap (--max-cost) was reached".into())
+            }
+            Some(FailureKind::NoEdit) => Some("the model finished without changing a file".into()),
+            _ => None,
+        };
+        reason
+            .or_else(|| self.cause.clone())
+            .or_else(|| self.acceptance_cause())
     }
 
     /// The acceptance run's verdict in one line: which tests failed or were
@@ -225,8 +298,18 @@ impl Job {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
+    /// Attempts started under the current manifest.
+    pub fn attempts_used(&self) -> u32 {
+        self.attempts_started.saturating_sub(self.attempt_base)
+    }
+
+    /// The highest attempt number the log holds for the job.
+    pub fn highest_attempt(&self) -> u32 {
+        self.last_attempt.max(self.attempts_started)
+    }
+
     /// Whether `retry` may requeue the job.
     pub fn attempts_remain(&self) -> bool {
-        self.attempts_started < self.max_attempts
+        self.attempts_used() < self.max_attempts
     }
 }

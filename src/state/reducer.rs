@@ -59,6 +59,14 @@ pub enum Illegal {
     },
     #[error("job {0:?}: an attempt needs at least 1 allowed attempt")]
     ZeroAttempts(String),
+    #[error(
+        "job {job:?}: a replacement cannot number attempts after {before}: attempt {highest} exists"
+    )]
+    AttemptsRenumbered {
+        job: String,
+        before: u32,
+        highest: u32,
+    },
 }
 
 impl State {
@@ -142,6 +150,7 @@ impl State {
                     manifest_hash: manifest_hash.clone(),
                     max_attempts: *max_attempts,
                     attempts_started: 0,
+                    attempt_base: 0,
                     open_attempt: None,
                     failure_kind: None,
                     last_outcome: None,
@@ -165,6 +174,11 @@ impl State {
                     resume: None,
                     cause: None,
                     verify_cause: None,
+                    refusal: None,
+                    provider_cause: None,
+                    patch_cause: None,
+                    setup_cause: None,
+                    attempt_tokens: 0,
                     provider: provider.clone(),
                     waiting: None,
                     price: price_of(manifest.as_deref()),
@@ -228,12 +242,21 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 family,
                 manifest,
                 manifest_hash,
+                attempts_before,
             } => {
                 if job.open_attempt.is_some() {
                     return Err(wrong_state("replace the manifest of", job));
                 }
                 if *max_attempts == 0 {
                     return Err(Illegal::ZeroAttempts(id.to_string()));
+                }
+                let highest = job.highest_attempt();
+                if *attempts_before != 0 && *attempts_before < highest {
+                    return Err(Illegal::AttemptsRenumbered {
+                        job: id.to_string(),
+                        before: *attempts_before,
+                        highest,
+                    });
                 }
                 job.family = family.clone().unwrap_or_else(|| id.to_string());
                 job.manifest = Some(Arc::new((**manifest).clone()));
@@ -245,19 +268,22 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.restarts = 0;
                 job.infra_cause = None;
                 job.fault_mark = None;
-                job.attempts_started = 0;
+                // Numbering goes on after the attempts already made (0 in
+                // version 1 logs: it restarted).
+                job.attempts_started = *attempts_before;
+                job.attempt_base = *attempts_before;
                 job.state = JobState::Queued;
                 job.failure_kind = None;
                 job.last_outcome = None;
                 job.baseline = None;
                 job.resume = None;
                 job.steps_before = 0;
-                job.last_attempt = 0;
+                job.last_attempt = *attempts_before;
                 job.first_started_ms = None;
                 job.ended_ms = None;
                 reset_attempt_facts(job);
-                job.cause = None;
-                job.verify_cause = None;
+                clear_causes(job);
+                job.setup_cause = None;
             }
             Event::AttemptStarted { pid } => {
                 if job.state != JobState::Queued {
@@ -294,8 +320,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                         // causes are not this attempt's.
                         job.steps_before = job.steps_before.saturating_add(job.steps);
                         job.last_attempt = n;
-                        job.cause = None;
-                        job.verify_cause = None;
+                        clear_causes(job);
                     }
                     reset_attempt_facts(job);
                 }
@@ -417,15 +442,24 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             } => {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
-                    job.cost_usd += price.cost(*input_tokens, *cached_input_tokens, *output_tokens);
+                    job.cost_usd = crate::manifest::add_usd(
+                        job.cost_usd,
+                        price.cost(*input_tokens, *cached_input_tokens, *output_tokens),
+                    );
                 }
+                job.attempt_tokens = job
+                    .attempt_tokens
+                    .saturating_add(*input_tokens)
+                    .saturating_add(*output_tokens);
                 job.steps = job.steps.max(*step);
                 if *kind == crate::log::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
                 }
                 job.last_action = Some(kind.as_str().to_string());
                 if let Some(reason) = reason {
-                    job.cause = Some(format!("refused: {reason}"));
+                    let refusal = format!("refused: {reason}");
+                    job.cause = Some(refusal.clone());
+                    job.refusal = Some(refusal);
                 }
             }
             Event::ProviderRetry { retry, reason, .. } => {
@@ -446,11 +480,15 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
                     // Billed although unusable: it cost all the same.
-                    job.cost_usd += price.cost(*input_tokens, 0, *output_tokens);
+                    job.cost_usd = crate::manifest::add_usd(
+                        job.cost_usd,
+                        price.cost(*input_tokens, 0, *output_tokens),
+                    );
                 }
                 // A failed provider call is a step too, as the agent counts.
                 job.steps = job.steps.max(*step);
                 job.cause = Some(message.clone());
+                job.provider_cause = Some(message.clone());
             }
             Event::Verify { cause, .. } => {
                 in_open_attempt(job)?;
@@ -459,7 +497,11 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     job.verify_cause = Some(cause.clone());
                 }
             }
-            Event::Setup { .. } | Event::Command { .. } | Event::Edit { .. } => {
+            Event::Setup { cause, .. } => {
+                in_open_attempt(job)?;
+                job.setup_cause = cause.clone();
+            }
+            Event::Command { .. } | Event::Edit { .. } => {
                 in_open_attempt(job)?;
             }
             Event::AgentFinished {
@@ -504,6 +546,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.patch_rejected = true;
                 job.cause = Some(reason.clone());
+                job.patch_cause = Some(reason.clone());
             }
             Event::Acceptance { result, verdict } => {
                 let n = in_open_attempt(job)?;
@@ -529,8 +572,18 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
     }
 }
 
+/// Forgets the reasons the previous attempt recorded.
+fn clear_causes(job: &mut Job) {
+    job.cause = None;
+    job.verify_cause = None;
+    job.refusal = None;
+    job.provider_cause = None;
+    job.patch_cause = None;
+}
+
 /// Clears what the log said about the previous attempt.
 fn reset_attempt_facts(job: &mut Job) {
+    job.attempt_tokens = 0;
     job.steps = 0;
     job.invalid_decisions = 0;
     job.last_action = None;

@@ -600,6 +600,8 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
         family: Some("f".into()),
         manifest: Box::new(serde_json::json!({})),
         manifest_hash: "h2".into(),
+        // A version 1 record: numbering restarts.
+        attempts_before: 0,
     };
     assert!(matches!(
         log.err("a", None, replaced()),
@@ -616,6 +618,48 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     );
     assert_eq!(job.family, "f");
     assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
+}
+
+#[test]
+fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
+    log.ok("a", None, Event::Retried {});
+    log.start("a", 2);
+    let job = log.finish("a", 2, Outcome::Failed, Some(FailureKind::NoEdit));
+    assert!(!job.attempts_remain());
+    let replaced = |before: u32| Event::Replaced {
+        max_attempts: 2,
+        family: None,
+        manifest: Box::new(serde_json::json!({})),
+        manifest_hash: "h2".into(),
+        attempts_before: before,
+    };
+    // Numbers already used cannot be handed out again.
+    assert!(matches!(
+        log.err("a", None, replaced(1)),
+        Illegal::AttemptsRenumbered { highest: 2, .. }
+    ));
+    let job = log.ok("a", None, replaced(2));
+    assert_eq!(
+        (job.state, job.attempts_used(), job.attempt_base),
+        (JobState::Queued, 0, 2)
+    );
+    assert!(job.attempts_remain());
+    assert!(matches!(
+        log.err("a", Some(1), Event::AttemptStarted { pid: 1 }),
+        Illegal::WrongAttempt { expected: 3, .. }
+    ));
+    let job = log.start("a", 3);
+    assert_eq!((job.attempts_used(), job.attempts_started), (1, 3));
+    log.finish("a", 3, Outcome::Failed, Some(FailureKind::NoEdit));
+    log.ok("a", None, Event::Retried {});
+    log.start("a", 4);
+    let job = log.finish("a", 4, Outcome::Succeeded, None);
+    assert_eq!((job.state, job.attempts_used()), (JobState::Succeeded, 2));
+    assert!(!job.attempts_remain());
 }
 
 #[test]
@@ -654,5 +698,86 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
     assert!(
         !log.start("a", 2).patch_rejected,
         "a new attempt starts clean"
+    );
+}
+
+#[test]
+fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
+    let mut log = Log::new();
+    log.ok(
+        "a",
+        None,
+        Event::Enqueued {
+            max_attempts: 2,
+            family: None,
+            manifest: Some(Box::new(serde_json::json!({
+                "manifest": {"limits": {"max_steps": 16, "wall_time": "15m", "token_budget": 1000}}
+            }))),
+            manifest_hash: Some("h".into()),
+            base_job: None,
+            provider: None,
+            repeat: None,
+        },
+    );
+    log.start("a", 1);
+    let decision = |step: u32, reason: Option<&str>, tokens: u64| Event::Decision {
+        step,
+        kind: if reason.is_some() {
+            crate::log::DecisionKind::Invalid
+        } else {
+            crate::log::DecisionKind::WriteFile
+        },
+        reason: reason.map(str::to_string),
+        reply_bytes: 1,
+        reply_hash: "x".into(),
+        input_tokens: tokens,
+        cached_input_tokens: 0,
+        output_tokens: tokens,
+        latency_ms: 1,
+    };
+    log.ok("a", Some(1), decision(1, None, 5));
+    log.ok(
+        "a",
+        Some(1),
+        decision(2, Some("run_tool: `curl` does not match any allow rule"), 5),
+    );
+    log.ok("a", Some(1), decision(3, None, u64::MAX));
+    assert_eq!(
+        log.state.job("a").unwrap().attempt_tokens,
+        u64::MAX,
+        "sums saturate"
+    );
+    log.ok("a", Some(1), agent_done(Outcome::Succeeded));
+    log.ok(
+        "a",
+        Some(1),
+        Event::Acceptance {
+            result: crate::log::CheckResult::Failed,
+            verdict: Some(crate::verdict::Verdict {
+                f2p_total: 1,
+                failing: vec!["t::value_is_new".into()],
+                ..crate::verdict::Verdict::default()
+            }),
+        },
+    );
+    let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::TestsFailed));
+    assert_eq!(
+        job.failure_cause().as_deref(),
+        Some("failing: t::value_is_new")
+    );
+    assert!(job.refusal.as_deref().unwrap().contains("curl"), "kept");
+
+    // The same refusal then the step limit: the limit, with its value.
+    log.ok("a", None, Event::Retried {});
+    log.start("a", 2);
+    log.ok("a", Some(2), decision(1, Some("refused"), 1));
+    let job = log.finish("a", 2, Outcome::Failed, Some(FailureKind::StepLimit));
+    assert_eq!(
+        job.failure_cause().as_deref(),
+        Some("used all 16 steps (limits.max_steps) without finishing")
+    );
+    assert_eq!(
+        job.acceptance, None,
+        "a new attempt forgets the old verdict"
     );
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::escape;
 use crate::log::Snapshot;
 use crate::state::Job;
 
@@ -18,14 +19,22 @@ pub struct StatusRow {
     pub id: String,
     pub family: String,
     pub state: String,
+    /// Attempts started under the current manifest, of `max_attempts`.
     pub attempt: u32,
     pub max_attempts: u32,
+    /// The number of the current or last attempt, as the log and
+    /// `DATA/runs/<job>/<n>/` name it (numbers go on after a replaced
+    /// manifest, so it can be higher than `attempt`).
+    pub attempt_number: u32,
     /// Steps of every attempt, as the reports count them.
     pub steps: u32,
     pub last_event: String,
     /// The last decision of the current or last attempt, if any.
     pub last_step: Option<String>,
     pub failure_kind: Option<String>,
+    /// Why a failed job failed, in one line: the reason of its final
+    /// verdict (the failing tests, the failed verify, the limit hit...).
+    pub cause: Option<String>,
     /// The baseline's verdict (`passed` when the pristine source fails).
     pub baseline: Option<String>,
     pub acceptance: Option<String>,
@@ -100,8 +109,9 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
         id: job.id.clone(),
         family: job.family.clone(),
         state: job.state.as_str().to_string(),
-        attempt: job.attempts_started,
+        attempt: job.attempts_used(),
         max_attempts: job.max_attempts,
+        attempt_number: job.attempts_started,
         steps: job.total_steps(),
         last_event: job
             .last_action
@@ -109,6 +119,7 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
             .unwrap_or_else(|| job.last_event.to_string()),
         last_step: job.last_action.clone(),
         failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        cause: job.failure_cause(),
         baseline: job
             .baseline
             .map(|r| crate::state::baseline_verdict(r).as_str().to_string()),
@@ -140,19 +151,24 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
         .jobs
         .iter()
         .map(|r| {
+            // Cells are escaped before they are measured: a provider's
+            // message or a family name cannot drive the terminal or break
+            // the columns.
             [
-                Cow::Borrowed(r.id.as_str()),
-                Cow::Borrowed(r.family.as_str()),
+                escape::line(r.id.as_str()),
+                escape::line(r.family.as_str()),
                 match (&r.waiting, r.stale_lease) {
                     (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
-                    (Some(why), false) => {
-                        Cow::Owned(format!("{} (waiting for provider: {why})", r.state))
-                    }
+                    (Some(why), false) => Cow::Owned(format!(
+                        "{} (waiting for provider: {})",
+                        r.state,
+                        escape::line(why)
+                    )),
                     (None, false) => Cow::Borrowed(r.state.as_str()),
                 },
                 Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
                 Cow::Owned(r.steps.to_string()),
-                Cow::Borrowed(r.last_step.as_deref().unwrap_or("-")),
+                escape::line(r.last_step.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
                 Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
             ]
@@ -225,9 +241,16 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
     out
 }
 
-/// Notes about the log itself (torn tail, repairs, anomalies, stale leases), one per line.
+/// Notes below the table, one per line: why each failed job failed (`JOB:
+/// KIND: CAUSE`, as the batch summary says it), then about the log itself
+/// (torn tail, repairs, anomalies, stale leases).
 pub fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
+    for r in &view.jobs {
+        if let (Some(kind), Some(cause)) = (&r.failure_kind, &r.cause) {
+            notes.push(format!("{}: {kind}: {cause}", r.id));
+        }
+    }
     if let Some(t) = &view.torn_tail {
         notes.push(format!(
             "note: the log's last line ({} bytes at line {}) is torn, a write cut short; the next writer will repair it",
@@ -248,13 +271,16 @@ pub fn render_notes(view: &StatusView) -> Vec<String> {
     for r in view.jobs.iter().filter(|r| r.stale_lease) {
         notes.push(format!(
             "note: job {} attempt {} has no live runner; the next writer will record it interrupted",
-            r.id, r.attempt
+            r.id, r.attempt_number
         ));
     }
     notes
+        .into_iter()
+        .map(|note| escape::line(&note).into_owned())
+        .collect()
 }
 
-/// The `--json` document.
+/// The `--json` document (exact values; hidden characters as `\uXXXX`).
 pub fn render_json(view: &StatusView) -> String {
-    serde_json::to_string_pretty(view).unwrap_or_default()
+    escape::to_json_pretty(view).unwrap_or_default()
 }

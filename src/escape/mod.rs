@@ -1,0 +1,17 @@
+//! Text from outside the runtime made safe to show. Every string that came
+//! from a model, a workspace or a command (paths, summaries, test names,
+//! causes, error lines) passes through [`escape`] before it reaches a
+//! terminal or a human report, and through [`to_json_pretty`] before it
+//! reaches a JSON document: control characters (C0, DEL, C1) and the
+//! characters that reorder or hide text (bidi embeddings, overrides and
+//! isolates, directional marks, line and paragraph separators) never get
+//! through raw.
+//!
+//! This module owns the set of such characters and how each is shown; it
+//! never decides what a view contains.
+
+mod json;
+mod visible;
+
+pub use json::{EscapingFormatter, to_json_compact, to_json_pretty};
+pub use visible::{Layout, block, escape, is_hidden, line};

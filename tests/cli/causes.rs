@@ -1,0 +1,137 @@
+//! The cause of a failed job is the reason of its final verdict: a refused
+//! command the model recovered from, then a wrong fix, is `tests_failed`
+//! because of the failing test, in the summary, `status`, results.json and
+//! the HTML report alike; the refusal stays in the trajectory.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::Sandbox;
+
+/// A job on `value.txt` judged per test through JUnit written by a shell
+/// script (`value_is_new` passes once the file says `new`); the model is
+/// refused a command at step 2, recovers, and writes the wrong value.
+fn refused_then_wrong(sb: &Sandbox) -> PathBuf {
+    let dir = sb.path().join("job");
+    std::fs::create_dir_all(dir.join("source")).unwrap();
+    std::fs::create_dir_all(dir.join("hidden")).unwrap();
+    std::fs::write(dir.join("source/value.txt"), "old\n").unwrap();
+    std::fs::write(
+        dir.join("hidden/check.sh"),
+        r#"echo '<testsuite name="t">' > results.xml
+if grep -qx new value.txt; then
+  echo '<testcase classname="t" name="value_is_new"/>' >> results.xml
+else
+  echo '<testcase classname="t" name="value_is_new"><failure message="old"/></testcase>' >> results.xml
+fi
+echo '<testcase classname="t" name="file_exists"/>' >> results.xml
+echo '</testsuite>' >> results.xml
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("replies.jsonl"),
+        r#"{"kind":"read_file","path":"value.txt"}
+{"kind":"run_tool","program":"curl","args":["http://example.com"]}
+{"kind":"write_file","path":"value.txt","content":"newer\n"}
+{"kind":"verify"}
+{"kind":"finish","summary":"done"}
+"#,
+    )
+    .unwrap();
+    let manifest = dir.join("refused.toml");
+    std::fs::write(
+        &manifest,
+        r#"id = "refused"
+prompt = "Make value.txt say new."
+source = "source"
+editable = ["*.txt"]
+allow = ["true"]
+verify = ["true"]
+
+[limits]
+attempts = 1
+
+[acceptance]
+dir = "hidden"
+command = ["sh", "check.sh"]
+results = "junit:results.xml"
+
+[provider]
+kind = "script"
+script = "replies.jsonl"
+"#,
+    )
+    .unwrap();
+    manifest
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn a_recovered_refusal_then_a_wrong_fix_is_blamed_on_the_failing_test() {
+    let sb = Sandbox::new();
+    let manifest = refused_then_wrong(&sb);
+    let batch = sb
+        .run(&["batch", "DATA", manifest.to_str().unwrap()])
+        .code(1);
+    // The summary line.
+    let line = batch
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("refused: tests_failed"))
+        .unwrap_or_else(|| panic!("no summary line: {batch:#?}"));
+    assert!(line.contains("value_is_new"), "{line}");
+    assert!(!line.contains("curl"), "{line}");
+
+    // status: the note below the table and the JSON row.
+    let status = sb.run(&["status", "DATA"]).ok();
+    let note = status
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("refused: tests_failed: "))
+        .unwrap_or_else(|| panic!("no cause in status: {status:#?}"));
+    assert!(
+        note.contains("value_is_new") && !note.contains("curl"),
+        "{note}"
+    );
+    let json = sb.run(&["status", "DATA", "--json"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let cause = json["jobs"][0]["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("value_is_new") && !cause.contains("curl"),
+        "{cause}"
+    );
+
+    // results.json and the HTML report.
+    let results: serde_json::Value =
+        serde_json::from_str(&read(&sb.data().join("report/results.json"))).unwrap();
+    let job = &results["jobs"][0];
+    assert_eq!(job["failure_kind"], "tests_failed");
+    let cause = job["cause"].as_str().unwrap();
+    assert!(cause.starts_with("failing: "), "{cause}");
+    assert!(
+        cause.contains("value_is_new") && !cause.contains("curl"),
+        "{cause}"
+    );
+    // The refusal stays in the trajectory.
+    assert!(
+        job["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "invalid" && e["detail"].as_str().unwrap().contains("curl")),
+        "{job:#}"
+    );
+    let html = read(&sb.data().join("report/report.html"));
+    let shown = html
+        .split("<span class=\"muted\">cause:</span> ")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("no cause in the HTML report"));
+    assert!(
+        shown.contains("value_is_new") && !shown.contains("curl"),
+        "{shown}"
+    );
+}
