@@ -8,6 +8,7 @@ pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod decision;
+pub mod gitdiff;
 pub mod hash;
 pub mod lifecycle;
 pub mod log;
