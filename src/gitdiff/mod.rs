@@ -26,3 +26,6 @@ pub use blob::{Mode, NULL_ID, blob_id, is_binary};
 pub use hunks::write_hunks;
 pub use quote::quote_path;
 pub use write::{FileDiff, Side, write_file_diff};
+
+#[cfg(test)]
+mod tests;
