@@ -192,19 +192,24 @@ fn changes(
         changes: Vec::new(),
         in_source: false,
     };
-    let at = |root: &Path| {
-        let root = root.to_path_buf();
-        move |e: PatchError| match e {
-            PatchError::Read { path, source } if path.is_relative() => PatchError::Read {
-                path: root.join(path),
-                source,
-            },
-            e => e,
-        }
-    };
-    beneath::walk(workspace, &mut finder).map_err(at(inputs.workspace))?;
+    beneath::walk(workspace, &mut finder).map_err(|e| match e {
+        // Permissions the agent's commands set are the workspace's
+        // content, not a fault of the runtime.
+        PatchError::Read { path, source } if path.is_relative() => workspace_problem(
+            inputs.workspace,
+            &path.to_string_lossy(),
+            Beneath::Io(source),
+        ),
+        e => e,
+    })?;
     finder.in_source = true;
-    beneath::walk(source, &mut finder).map_err(at(inputs.source))?;
+    beneath::walk(source, &mut finder).map_err(|e| match e {
+        PatchError::Read { path, source } if path.is_relative() => PatchError::Read {
+            path: inputs.source.join(path),
+            source,
+        },
+        e => e,
+    })?;
     Ok(finder.changes)
 }
 
@@ -352,13 +357,7 @@ impl Finder<'_> {
             Err(Beneath::NotDirectory) => {
                 Some("was deleted with a directory on its path turned into a file")
             }
-            Err(Beneath::Io(source)) => {
-                return Err(PatchError::Read {
-                    path: found.rel.to_path_buf(),
-                    source,
-                });
-            }
-            Err(e) => return Err(reject(&shown, e.to_string())),
+            Err(e) => return Err(workspace_problem(self.inputs.workspace, &shown, e)),
         };
         match (problem, rel) {
             (Some(problem), _) => Err(reject(&shown, problem)),
@@ -386,6 +385,10 @@ impl Finder<'_> {
 
 pub(super) fn workspace_problem(workspace: &Path, rel: &str, e: Beneath) -> PatchError {
     match e {
+        Beneath::Io(source) if source.kind() == std::io::ErrorKind::PermissionDenied => reject(
+            rel,
+            "cannot be read: permission denied (its permissions were changed in the workspace)",
+        ),
         Beneath::Io(source) => PatchError::Read {
             path: workspace.join(rel),
             source,

@@ -394,3 +394,25 @@ fn the_changed_files_are_capped_in_all() {
     let r = rejected(d.take(&["src/**"]));
     assert!(r.problem.contains("in all"), "{r}");
 }
+
+#[test]
+fn a_workspace_entry_made_unreadable_rejects_the_patch() {
+    if nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "skipping a_workspace_entry_made_unreadable_rejects_the_patch: \
+             root reads files whatever their permissions"
+        );
+        return;
+    }
+    let d = dirs();
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    chmod(&d.ws.join("src/lib.rs"), 0o000);
+    let r = rejected(d.take(&["src/**"]));
+    assert!(r.problem.contains("permission denied"), "{r}");
+    chmod(&d.ws.join("src/lib.rs"), 0o644);
+    fs::create_dir_all(d.ws.join("src/locked")).unwrap();
+    chmod(&d.ws.join("src/locked"), 0o000);
+    let r = rejected(d.take(&["src/**"]));
+    chmod(&d.ws.join("src/locked"), 0o755);
+    assert_eq!(r.path, "src/locked", "{r}");
+}
