@@ -190,6 +190,7 @@ fn changes(
         workspace,
         inputs,
         changes: Vec::new(),
+        carried: 0,
         in_source: false,
     };
     beneath::walk(workspace, &mut finder).map_err(|e| match e {
@@ -220,6 +221,8 @@ struct Finder<'a> {
     workspace: &'a Dir,
     inputs: &'a PatchInputs<'a>,
     changes: Vec<Change>,
+    /// Bytes of the changed files so far.
+    carried: u64,
     /// Walking the source (else the workspace).
     in_source: bool,
 }
@@ -297,6 +300,11 @@ impl Finder<'_> {
                     cap: FILE_CAP,
                 },
             ));
+        }
+        // Refused before anything is copied (the copy checks again).
+        self.carried += after_meta.size;
+        if self.carried > COPY_CAP {
+            return Err(too_much(rel));
         }
         self.changes.push(Change {
             rel: rel.to_string(),
@@ -381,6 +389,14 @@ impl Finder<'_> {
     fn workspace_problem(&self, rel: &str, e: Beneath) -> PatchError {
         workspace_problem(self.inputs.workspace, rel, e)
     }
+}
+
+/// The rejection of changes over [`COPY_CAP`] in all, at `rel`.
+pub(super) fn too_much(rel: &str) -> PatchError {
+    reject(
+        rel,
+        format!("the changed files exceed the patch's cap of {COPY_CAP} bytes in all"),
+    )
 }
 
 pub(super) fn workspace_problem(workspace: &Path, rel: &str, e: Beneath) -> PatchError {

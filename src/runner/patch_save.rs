@@ -11,7 +11,7 @@ use sha2::Digest as _;
 
 use super::carried::CopyWriter;
 use super::patch::{
-    COPY_CAP, Change, DIFF_CAP, FILE_CAP, PatchError, PatchInputs, SavedPatch, reject,
+    COPY_CAP, Change, DIFF_CAP, FILE_CAP, PatchError, PatchInputs, SavedPatch, reject, too_much,
     workspace_problem,
 };
 use crate::beneath::{Dir, Error as Beneath, read_open};
@@ -64,12 +64,7 @@ pub(super) fn save(
             Some((bytes, mode)) => {
                 carried += bytes.len() as u64;
                 if carried > COPY_CAP {
-                    return Err(reject(
-                        rel,
-                        format!(
-                            "the changed files exceed the patch's cap of {COPY_CAP} bytes in all"
-                        ),
-                    ));
+                    return Err(too_much(rel));
                 }
                 copy.write(rel, bytes, *mode)?;
             }

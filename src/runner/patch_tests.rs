@@ -387,12 +387,18 @@ fn a_file_inside_a_path_the_acceptance_files_have_as_a_file_rejects_the_patch() 
 #[test]
 fn the_changed_files_are_capped_in_all() {
     let d = dirs();
-    let chunk = vec![b'x'; usize::try_from(FILE_CAP).unwrap()];
+    // Sparse: nothing is read or copied before the cap refuses them.
     for i in 0..=COPY_CAP / FILE_CAP {
-        fs::write(d.ws.join(format!("src/big{i}.txt")), &chunk).unwrap();
+        fs::File::create(d.ws.join(format!("src/big{i}.txt")))
+            .unwrap()
+            .set_len(FILE_CAP)
+            .unwrap();
     }
+    let started = Instant::now();
     let r = rejected(d.take(&["src/**"]));
+    assert!(started.elapsed() < Duration::from_secs(2));
     assert!(r.problem.contains("in all"), "{r}");
+    assert!(!d.runs.join("files").exists() && !d.runs.join("files.tmp").exists());
 }
 
 #[test]
