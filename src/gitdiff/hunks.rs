@@ -4,9 +4,9 @@
 //! The common head and tail (whole lines) are found on the bytes, without
 //! splitting anything; only the lines between are diffed, with Myers'
 //! algorithm under a deadline (`similar`): past it, what is left is one
-//! delete-and-insert hunk. A middle too large for Myers, or one whose
-//! sides differ so much in length that Myers could not finish in time
-//! anyway, is that coarse hunk at once. Every form applies exactly; a
+//! delete-and-insert hunk. A middle too large for Myers, one whose sides
+//! differ so much in length that Myers could not finish in time anyway, or
+//! one whose sides have no line in common, is that coarse hunk at once. Every form applies exactly; a
 //! coarse one is only larger than the shortest diff.
 
 use std::collections::HashMap;
@@ -50,22 +50,15 @@ pub fn write_hunks(old: &str, new: &str, deadline: Instant, out: &mut String) {
         || n.abs_diff(m) > MYERS_LENGTH_GAP
         || Instant::now() >= deadline;
     if coarse {
-        hunk_header(
-            out,
-            first,
-            before.len() + n + after.len(),
-            first,
-            before.len() + m + after.len(),
-        );
-        push_lines(out, ' ', before.iter().copied());
-        push_lines(out, '-', old_mid.split_inclusive('\n'));
-        push_lines(out, '+', new_mid.split_inclusive('\n'));
-        push_lines(out, ' ', after.iter().copied());
-        return;
+        return coarse_hunk(out, first, &before, old_mid, new_mid, &after);
     }
     let old_lines: Vec<&str> = old_mid.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new_mid.split_inclusive('\n').collect();
-    let (old_ids, new_ids) = intern(&old_lines, &new_lines);
+    let (old_ids, new_ids, old_distinct) = intern(&old_lines, &new_lines);
+    if new_ids.iter().all(|&id| id >= old_distinct) {
+        // No line in common: there is nothing for Myers to find.
+        return coarse_hunk(out, first, &before, old_mid, new_mid, &after);
+    }
     let mut capture = Capture::new();
     let Ok(()) = myers::diff_deadline(
         &mut capture,
@@ -130,6 +123,25 @@ pub fn write_hunks(old: &str, new: &str, deadline: Instant, out: &mut String) {
     }
 }
 
+/// The middle as one hunk: every old line removed, every new one added,
+/// with the context around it.
+fn coarse_hunk(
+    out: &mut String,
+    first: usize,
+    before: &[&str],
+    old_mid: &str,
+    new_mid: &str,
+    after: &[&str],
+) {
+    let (n, m) = (line_count(old_mid), line_count(new_mid));
+    let context = before.len() + after.len();
+    hunk_header(out, first, context + n, first, context + m);
+    push_lines(out, ' ', before.iter().copied());
+    push_lines(out, '-', old_mid.split_inclusive('\n'));
+    push_lines(out, '+', new_mid.split_inclusive('\n'));
+    push_lines(out, ' ', after.iter().copied());
+}
+
 /// Bytes of the lines both texts begin with (whole lines only; all of it
 /// when the texts are equal).
 fn common_head(old: &[u8], new: &[u8]) -> usize {
@@ -191,16 +203,18 @@ fn line_count(text: &str) -> usize {
 }
 
 /// The lines as numbers, equal lines getting equal numbers: Myers then
-/// compares integers, not strings.
-fn intern<'a>(old: &[&'a str], new: &[&'a str]) -> (Vec<u32>, Vec<u32>) {
+/// compares integers, not strings. Also how many distinct lines `old`
+/// has: a line of `new` numbered that or more is not in `old`.
+fn intern<'a>(old: &[&'a str], new: &[&'a str]) -> (Vec<u32>, Vec<u32>, u32) {
     let mut ids: HashMap<&'a str, u32> = HashMap::new();
     let mut id_of = |line: &'a str| {
         let next = ids.len() as u32;
         *ids.entry(line).or_insert(next)
     };
-    let old_ids = old.iter().map(|&l| id_of(l)).collect();
+    let old_ids: Vec<u32> = old.iter().map(|&l| id_of(l)).collect();
+    let old_distinct = old_ids.iter().max().map_or(0, |&max| max + 1);
     let new_ids = new.iter().map(|&l| id_of(l)).collect();
-    (old_ids, new_ids)
+    (old_ids, new_ids, old_distinct)
 }
 
 fn shift(op: DiffOp, by: usize) -> DiffOp {
@@ -358,6 +372,22 @@ mod tests {
         let mut out = String::new();
         write_hunks(old, new, Instant::now(), &mut out);
         assert_eq!(out, "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+    }
+
+    #[test]
+    fn sides_with_no_line_in_common_do_not_wait_for_the_deadline() {
+        let old: String = (0..200_000).map(|i| format!("old {i}\n")).collect();
+        let new: String = (0..200_000).map(|i| format!("new {i}\n")).collect();
+        let mut out = String::new();
+        let started = Instant::now();
+        write_hunks(
+            &old,
+            &new,
+            Instant::now() + Duration::from_secs(60),
+            &mut out,
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(out.starts_with("@@ -1,200000 +1,200000 @@\n-old 0\n"));
     }
 
     #[test]
