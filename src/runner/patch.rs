@@ -12,8 +12,8 @@
 //! (created and changed files, content as bytes, whatever it holds), and
 //! every editable file or symlink of the source that the workspace no
 //! longer has (deletions); each file up to [`FILE_CAP`] bytes, [`COPY_CAP`]
-//! in all. Directories named `.git` or `target` are not entered, and
-//! entries named `.git` are not carried. The changes are saved twice:
+//! in all. Directories named `.git`, `target` or `__pycache__` are not
+//! entered, and entries named `.git` are not carried. The changes are saved twice:
 //!
 //! - the runner's copy ([`super::carried`]): `files/` (each created or
 //!   changed file at its path) and `files.json` (every change with its
@@ -63,6 +63,10 @@ pub const DIFF_TIME: Duration = Duration::from_secs(5);
 pub fn diff_deadline(deadline: Instant) -> Instant {
     deadline.min(Instant::now() + DIFF_TIME)
 }
+
+/// Directories a patch never enters: git's, and build outputs (cargo's
+/// `target`, Python's bytecode caches), which tools write, not the model.
+const SKIPPED_DIRS: [&str; 3] = [".git", "target", "__pycache__"];
 
 /// Where the patch phase reads and writes.
 #[derive(Debug, Clone, Copy)]
@@ -232,7 +236,7 @@ impl Visitor for Finder<'_> {
 
     fn visit(&mut self, found: &Found<'_>) -> Result<Step, PatchError> {
         if found.kind == Kind::Dir {
-            let skip = found.name == ".git" || found.name == "target";
+            let skip = SKIPPED_DIRS.iter().any(|d| found.name == *d);
             return Ok(if skip { Step::Next } else { Step::Descend });
         }
         if found.name == ".git" || !self.inputs.editable.is_match(found.rel) {

@@ -166,6 +166,17 @@ fn every_kind_of_change_is_carried_exactly_and_nothing_else() {
 }
 
 #[test]
+fn build_outputs_are_not_carried() {
+    let d = dirs();
+    for dir in ["src/__pycache__", "target/debug", "src/.git"] {
+        fs::create_dir_all(d.ws.join(dir)).unwrap();
+        fs::write(d.ws.join(dir).join("x.pyc"), b"\x00bytecode").unwrap();
+    }
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    assert_eq!(d.take(&["**"]).unwrap().files, ["src/lib.rs"]);
+}
+
+#[test]
 fn no_changes_no_patch() {
     let d = dirs();
     let saved = d.take(&["**"]).unwrap();
