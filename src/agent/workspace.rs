@@ -399,11 +399,13 @@ fn refusal(raw: &str, rel: &str, action: &'static str, e: Beneath) -> PathRefusa
             size,
             cap,
         },
-        e @ (Beneath::TooDeep(_) | Beneath::BadPath | Beneath::Io(_)) => PathRefusal::Io {
-            action,
-            path: rel.to_string(),
-            message: e.to_string(),
-        },
+        e @ (Beneath::TooDeep(_) | Beneath::BadPath | Beneath::NameTooLong | Beneath::Io(_)) => {
+            PathRefusal::Io {
+                action,
+                path: rel.to_string(),
+                message: e.to_string(),
+            }
+        }
     }
 }
 

@@ -76,6 +76,9 @@ pub enum Error {
     TooDeep(usize),
     #[error("is not a plain relative path")]
     BadPath,
+    /// The path (or a name in it) is longer than the system takes.
+    #[error("is a path longer than the system allows")]
+    NameTooLong,
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -99,6 +102,7 @@ impl Error {
             Errno::NOTDIR => Error::NotDirectory,
             Errno::ISDIR => Error::IsDirectory,
             Errno::NXIO => Error::NotRegular(Kind::Socket),
+            Errno::NAMETOOLONG => Error::NameTooLong,
             other => Error::Io(other.into()),
         }
     }

@@ -92,6 +92,13 @@ impl Dir {
         result
     }
 
+    /// Removes the entry `name` of this directory: a file, or a symlink
+    /// itself (never what it points to); a directory there is refused as
+    /// [`Error::IsDirectory`].
+    pub fn remove_entry(&self, name: &OsStr) -> Result<(), Error> {
+        rfs::unlinkat(self.fd(), name, AtFlags::empty()).map_err(Error::from_errno)
+    }
+
     /// `renameat` from `from` to `to`, both in this directory.
     fn rename_within(&self, from: &OsStr, to: &OsStr) -> Result<(), Error> {
         rfs::renameat(self.fd(), from, self.fd(), to).map_err(Error::from_errno)

@@ -70,8 +70,15 @@ fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError>
         .map_err(|e| fail(format!("cannot copy the source: {e}")))?;
     let editable = crate::agent::editable_set(&manifest.editable)
         .map_err(|e| fail(format!("bad editable globs: {e}")))?;
-    let written = crate::runner::apply_patch(&root, &text, &editable)
+    let applied = crate::runner::apply_patch(&root, &text, &editable)
         .map_err(|e| fail(format!("does not apply to the source: {e}")))?;
+    if !applied.deleted.is_empty() {
+        return Err(fail(format!(
+            "deletes {}, which the oracle's decisions cannot do (they write files)",
+            applied.deleted.join(", ")
+        )));
+    }
+    let written = applied.written;
     if written.is_empty() {
         return Err(fail("changes no file".into()));
     }

@@ -138,16 +138,21 @@ pub fn run(
     let report =
         run_job(&mut store, id, &options).with_context(|| format!("failed to run job {id:?}"))?;
     if let (Some(workspace), Outcome::Succeeded) = (&seed_workspace, report.outcome) {
-        let patch_path = store.dir().runs(id, report.attempt).join("patch.diff");
-        let patch = std::fs::read_to_string(&patch_path)
-            .with_context(|| format!("failed to read {}", patch_path.display()))?;
+        // The runner's copy of the changed files, checked against the
+        // hash its patch event recorded.
+        let runs = store.dir().runs(id, report.attempt);
+        let files_hash = store
+            .state()
+            .job(id)
+            .and_then(|job| job.patch_files_hash.clone());
         let all = crate::agent::editable_set(&["**".to_string()])?;
-        let files = crate::runner::apply_patch(workspace, &patch, &all)
+        let applied = crate::runner::Carried::load(&runs, files_hash.as_deref())
+            .and_then(|carried| carried.apply(workspace, &all))
             .with_context(|| format!("failed to apply the patch to {}", workspace.display()))?;
         outln!(
             "applied the patch to {} ({} file(s))",
             workspace.display(),
-            files.len()
+            applied.written.len() + applied.deleted.len()
         );
     }
     match report.outcome {

@@ -1,7 +1,10 @@
 //! What a data dir keeps of finished attempts: their workspaces and check
 //! copies (with their build dirs) are the bulk of it, and are removed by
-//! policy; artifacts under `DATA/runs/` (patch, logs, transcript) always
-//! stay.
+//! policy; artifacts under `DATA/runs/` (`patch.diff`, the runner's copy of
+//! the changed files in `files/` and `files.json`, logs, transcript) always
+//! stay. Nothing of an attempt that is queued or running is touched, so an
+//! attempt resumed after a crash still finds its workspace (for the patch)
+//! and its copy (for acceptance).
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -176,6 +179,7 @@ mod tests {
             dir.work("j", 1),
             dir.check_dir("j", 1, "acceptance"),
             dir.runs("j", 1),
+            dir.runs("j", 1).join("files/src"),
         ] {
             std::fs::create_dir_all(&path).unwrap();
             std::fs::write(path.join("f"), "12345").unwrap();
@@ -191,5 +195,9 @@ mod tests {
         );
         assert!(!dir.work("j", 1).exists());
         assert!(dir.runs("j", 1).join("f").exists());
+        // The runner's copy of the patch is an artifact: it stays whatever
+        // the policy.
+        remove(&dir, "j", 1, Outcome::Failed, Keep::None, false).unwrap();
+        assert!(dir.runs("j", 1).join("files/src/f").exists());
     }
 }

@@ -187,15 +187,32 @@ pub enum Event {
         failure_kind: Option<FailureKind>,
         steps: u32,
     },
-    /// The agent's patch (editable files against the pristine source).
+    /// The agent's patch (editable files against the pristine source): the
+    /// runner's copy of the changed files (`files/`, `files.json`) and
+    /// `patch.diff` were saved.
     Patch {
+        /// Bytes of `patch.diff`.
         bytes: u64,
+        /// Paths created, changed, deleted or with a new mode.
         files: u32,
+        /// Short hash of `patch.diff`.
         hash: String,
+        /// SHA-256 of `files.json` (which names each carried file's
+        /// SHA-256): what acceptance checks the copy against. Absent in
+        /// logs written before the copy existed (acceptance then applies
+        /// `patch.diff`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        files_hash: Option<String>,
+        /// `patch.diff` leaves something out (over its cap); the copy never
+        /// does. Present only when true.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        partial: bool,
     },
     /// The workspace held something a patch cannot carry faithfully (a
-    /// FIFO, a file over the cap, a name that is not UTF-8, an entry turned
-    /// into a symlink...): no patch, and the attempt fails `patch_rejected`.
+    /// FIFO, a new symlink, a file over the cap, a name that is not UTF-8,
+    /// an entry turned into a symlink...), or a recorded patch could not be
+    /// laid on the clean copy because of what it holds: the attempt fails
+    /// `patch_rejected`.
     PatchRejected {
         /// What was found where, e.g. `src/a.rs: is a FIFO, not a regular file`.
         reason: String,

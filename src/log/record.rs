@@ -220,6 +220,33 @@ mod tests {
     }
 
     #[test]
+    fn a_patch_without_a_copy_reads_and_writes_as_before() {
+        let patch = |files_hash: Option<&str>, partial| Record {
+            event: Event::Patch {
+                bytes: 10,
+                files: 1,
+                hash: "0123456789abcdef".into(),
+                files_hash: files_hash.map(String::from),
+                partial,
+            },
+            ..sample()
+        };
+        // What an older writer wrote: no `files_hash`, no `partial`.
+        let old = strip_newline(patch(None, false).encode());
+        let value: serde_json::Value = serde_json::from_slice(&old).unwrap();
+        assert!(value.get("files_hash").is_none() && value.get("partial").is_none());
+        assert_eq!(Record::decode(&old).unwrap(), patch(None, false));
+        let new = patch(Some("ab"), true);
+        let line = strip_newline(new.encode());
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(
+            (value["files_hash"].as_str(), value["partial"].as_bool()),
+            (Some("ab"), Some(true))
+        );
+        assert_eq!(Record::decode(&line).unwrap(), new);
+    }
+
+    #[test]
     fn every_single_byte_flip_is_detected() {
         let line = strip_newline(sample().encode());
         for i in 0..line.len() {

@@ -9,11 +9,12 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
+use super::carried::Carried;
 use super::check_verdict::{acceptance_of, baseline_of};
 use super::checks::{CheckError, CheckRun, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
-use super::patch::{PatchError, diff_editable};
+use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
 use crate::agent::{
@@ -24,7 +25,6 @@ use crate::cache::{JobCache, cache_key};
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
-use crate::hash::short_hash;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
 use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
@@ -256,6 +256,7 @@ impl Phases<'_> {
         }
 
         // Agent: skipped when this attempt already recorded it (a resume).
+        let agent_started = Instant::now();
         let job = self.job()?;
         let workspace_dir = dirs.work(&id, n);
         let agent = match job.agent.filter(|a| a.attempt == n) {
@@ -269,15 +270,22 @@ impl Phases<'_> {
         // Patch: recorded once (or its rejection); the workspace stays until
         // then. Workspace content a patch cannot carry ends the attempt as
         // failed; an I/O error of the runtime stays an error.
-        let patch_path = runs.join("patch.diff");
         if self.job()?.patch_rejected {
             return Ok(fail(FailureKind::PatchRejected));
         }
         if !self.job()?.patch_recorded {
             let editable = crate::agent::editable_set(&self.manifest.editable)
                 .map_err(|e| self.setup_error(e))?;
-            let patch = match diff_editable(&self.manifest.source, &workspace_dir, &editable) {
-                Ok(patch) => patch,
+            let inputs = PatchInputs {
+                source: &self.manifest.source,
+                workspace: &workspace_dir,
+                editable: &editable,
+                acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
+                runs: &runs,
+                deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),
+            };
+            let saved = match take_patch(&inputs) {
+                Ok(saved) => saved,
                 Err(PatchError::Rejected(rejection)) => {
                     self.record(Event::PatchRejected {
                         reason: rejection.to_string(),
@@ -286,27 +294,26 @@ impl Phases<'_> {
                 }
                 Err(e) => return Err(self.setup_error(e)),
             };
-            fs::write(&patch_path, &patch.text).map_err(|e| {
-                self.setup_error(format!("cannot write {}: {e}", patch_path.display()))
-            })?;
             self.record(Event::Patch {
-                bytes: patch.text.len() as u64,
-                files: patch.files.len() as u32,
-                hash: short_hash(patch.text.as_bytes()),
+                bytes: saved.diff_bytes,
+                files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
+                hash: saved.diff_hash,
+                files_hash: Some(saved.files_hash),
+                partial: saved.partial,
             })?;
         }
 
-        // Acceptance: on a clean copy plus the patch, never the workspace.
+        // Acceptance: on a clean copy plus the runner's copy of the changed
+        // files (the one the patch event names), never the workspace.
         let Some(acceptance) = self.manifest.acceptance.clone() else {
             return Ok((Outcome::Succeeded, None));
         };
         if self.job()?.acceptance.is_none() {
-            let patch = fs::read_to_string(&patch_path).map_err(|e| {
-                self.setup_error(format!("cannot read {}: {e}", patch_path.display()))
-            })?;
+            let carried = Carried::load(&runs, self.job()?.patch_files_hash.as_deref())
+                .map_err(|e| self.setup_error(e))?;
             let run = match self.check(
                 &acceptance,
-                Some(&patch),
+                Some(&carried),
                 &runs,
                 CommandFor::Acceptance,
                 &cache,
@@ -396,7 +403,7 @@ impl Phases<'_> {
     fn check(
         &mut self,
         acceptance: &crate::manifest::Acceptance,
-        patch: Option<&str>,
+        patch: Option<&Carried>,
         runs: &Path,
         check: CommandFor,
         cache: &JobCache,
@@ -432,8 +439,30 @@ impl Phases<'_> {
             Err(CheckError::Exec(crate::exec::ExecError::SandboxUnavailable { .. })) => {
                 Ok(Err(fail(FailureKind::SandboxUnavailable)))
             }
+            // What the patch holds, not the runtime, kept the clean copy from
+            // being built: the model's failure. The acceptance files were
+            // laid on the pristine source at the baseline, so a content
+            // refusal laying them on the patched copy is the patch's too.
+            Err(CheckError::Patch(PatchError::Rejected(rejection))) => {
+                self.reject_patch(rejection.to_string())
+            }
+            Err(CheckError::Copy { from, source, .. })
+                if check == CommandFor::Acceptance
+                    && from == acceptance.dir
+                    && source.error.is_content() =>
+            {
+                self.reject_patch(format!(
+                    "the acceptance files cannot be laid on the patched copy: {source}"
+                ))
+            }
             Err(e) => Err(self.setup_error(format!("{role}: {e}"))),
         }
+    }
+
+    /// Records that the patch cannot be carried onto the clean copy.
+    fn reject_patch(&mut self, reason: String) -> Result<Result<CheckRun, Verdict>, RunError> {
+        self.record(Event::PatchRejected { reason })?;
+        Ok(Err(fail(FailureKind::PatchRejected)))
     }
 
     /// The agent loop on a fresh workspace; records `agent_finished`.

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::cache_use::CacheUse;
+use super::carried::Carried;
 use super::commands::{AttemptCommands, policy_for};
-use super::patch::{PatchError, apply_patch};
+use super::patch::PatchError;
 use crate::agent::copy_tree;
 use crate::beneath::{AtPath, Dir, overlay};
 use crate::cache::{LayerError, dependency_hashes};
@@ -85,8 +86,8 @@ const MAX_TEST_BINARY: u64 = 1 << 30;
 /// Largest JUnit file read.
 const MAX_JUNIT: u64 = crate::verdict::MAX_JUNIT_BYTES as u64;
 
-/// Builds `dir` afresh: pristine source, then `patch` (editable paths
-/// only), then the acceptance dir on top; runs the acceptance command there
+/// Builds `dir` afresh: pristine source, then `patch` (the runner's copy
+/// of the changed files, editable paths only), then the acceptance dir on top; runs the acceptance command there
 /// as the job's results format says, and writes the output to `log`.
 /// `libtest` copies the test binaries into `bin_dir` (runner-owned, outside
 /// the copy, read-only to commands) and runs them from there. The copy's
@@ -97,7 +98,7 @@ pub fn run_check(
     manifest: &Manifest,
     acceptance: &Acceptance,
     dir: &Path,
-    patch: Option<&str>,
+    patch: Option<&Carried>,
     log: &Path,
     bin_dir: &Path,
     data_root: &Path,
@@ -124,7 +125,7 @@ pub fn run_check(
     if let Some(patch) = patch {
         let editable = crate::agent::editable_set(&manifest.editable)
             .map_err(|e| CheckError::Rule(e.to_string()))?;
-        apply_patch(dir, patch, &editable)?;
+        patch.apply(dir, &editable)?;
     }
     overlay(&acceptance.dir, dir).map_err(copy(&acceptance.dir))?;
     cache.seed(dir)?;

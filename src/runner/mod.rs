@@ -7,20 +7,26 @@
 
 mod attempt;
 mod cache_use;
+mod carried;
 mod check_verdict;
 mod checks;
 mod commands;
 mod error;
 mod patch;
+mod patch_save;
 mod recorder;
 mod seed;
 mod setup;
 
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;
+pub use carried::{Carried, Carry, Entry, apply_patch};
 pub use checks::{CheckError, CheckRun, run_check};
 pub use commands::{AttemptCommands, policy_for};
 pub use error::RunError;
-pub use patch::{Patch, PatchError, apply_patch, diff_editable};
+pub use patch::{
+    COPY_CAP, DIFF_CAP, DIFF_TIME, FILE_CAP, PatchError, PatchInputs, Rejection, SavedPatch,
+    take_patch,
+};
 pub use seed::{SeedEnv, SeedError};
 pub use setup::{SetupError, SetupRun, run_setup};

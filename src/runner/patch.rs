@@ -1,52 +1,100 @@
-//! The agent's patch: a unified diff of the editable files of the workspace
-//! against the pristine source, and applying it (editable paths only) onto a
-//! clean copy for acceptance.
+//! The patch phase: what the agent changed among the editable files,
+//! taken from the workspace and kept exactly.
 //!
-//! Both go through directory descriptors ([`crate::beneath`]): the workspace
-//! is walked by descriptors, each file is opened from its parent's
-//! descriptor and checked with `fstat`, and nothing is reached through a
-//! symlink, so a process still running in the workspace cannot make the
-//! patch read outside it (or block it on a FIFO).
+//! Everything goes through directory descriptors ([`crate::beneath`]): the
+//! workspace is walked by descriptors, each file is opened from its
+//! parent's descriptor and checked with `fstat`, and nothing is reached
+//! through a symlink, so a process still running in the workspace cannot
+//! make the patch read outside it (or block it on a FIFO).
 //!
-//! What a patch carries: the regular files whose path matches `editable`,
-//! as UTF-8 text of at most [`FILE_CAP`] bytes each (and [`PATCH_CAP`] in
-//! all). Symlinks are neither followed nor carried, and directories named
-//! `.git` or `target` are not entered. An editable entry the patch cannot
-//! carry faithfully rejects the whole patch ([`PatchError::Rejected`])
-//! rather than changing content silently: a FIFO, socket or device; a file
-//! over the cap; content that is not UTF-8; a name that is not UTF-8; an
-//! entry that turned into a symlink or vanished while it was read; a path
-//! the source has as something else than a regular file.
+//! What a patch carries: every regular file whose path matches `editable`
+//! and whose content or executable bit differs from the pristine source
+//! (created and changed files, content as bytes, whatever it holds), and
+//! every editable file or symlink of the source that the workspace no
+//! longer has (deletions); each file up to [`FILE_CAP`] bytes, [`COPY_CAP`]
+//! in all. Directories named `.git`, `target` or `__pycache__` are not
+//! entered, and entries named `.git` are not carried. The changes are saved twice:
 //!
-//! Names that are not UTF-8 are matched against `editable` as bytes (glob
-//! matching works on bytes, so `**` or `src/*` match them). A match rejects
-//! the patch, since a patch names files in UTF-8 and the file would be lost
-//! or renamed; a name no glob matches is not editable and is ignored like
-//! any other file outside `editable`.
+//! - the runner's copy ([`super::carried`]): `files/` (each created or
+//!   changed file at its path) and `files.json` (every change with its
+//!   mode and SHA-256, deletions too). Acceptance lays it on the clean copy.
+//! - `patch.diff`: the same changes in git's format ([`crate::gitdiff`]), so
+//!   `git apply` reproduces them. Its text hunks are looked for until a
+//!   deadline and are coarser past it (never wrong); it is partial only
+//!   when it would exceed [`DIFF_CAP`] or a deleted source file is over
+//!   [`FILE_CAP`], and then says so on its first line.
+//!
+//! What it refuses to carry rejects the whole patch ([`PatchError::Rejected`],
+//! the model's failure) rather than changing anything silently: a FIFO,
+//! socket or device at an editable path; a new or changed symlink; a file
+//! over the cap, or changes over [`COPY_CAP`] in all; a name that is not
+//! UTF-8 and matches an editable glob (patches name files in UTF-8; glob
+//! matching works on bytes, so `**` or `src/*` match such names); an entry
+//! that turned into a symlink or vanished while it was read; a path the
+//! source has as something else than a regular file, or that passes
+//! through a symlink or a file there; a directory where the source has an
+//! editable file; a file inside a path the acceptance files have as a file
+//! (laying them on the clean copy would fail). An I/O error of the runtime
+//! is [`PatchError::Read`] or [`PatchError::Write`], never a rejection.
 
-use std::io::Seek;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use diffy::patch_set::{FileOperation, ParseOptions, PatchSet};
 use globset::GlobSet;
 
+use super::patch_save::save;
 use crate::beneath::{
-    self, AtPath, Dir, Error as Beneath, Found, Kind, Step, Visitor, escape_name, read_open,
-    same_content,
+    self, AtPath, Dir, Error as Beneath, Found, Kind, Step, Visitor, escape_name, same_content,
 };
+use crate::gitdiff::{ApplyError, Mode};
 
 /// Largest file (workspace or source side) a patch reads.
 pub const FILE_CAP: u64 = 16 * 1024 * 1024;
-/// Largest patch text.
-pub const PATCH_CAP: usize = 64 * 1024 * 1024;
-/// Permission bits of a file a patch creates.
-const NEW_FILE_MODE: u32 = 0o644;
+/// Most bytes of created and changed files a patch carries in all.
+pub const COPY_CAP: u64 = 64 * 1024 * 1024;
+/// Largest `patch.diff`; what would go past it is left out (the copy
+/// still carries it).
+pub const DIFF_CAP: u64 = 128 * 1024 * 1024;
+/// Longest the search for short text hunks runs, for all files together.
+pub const DIFF_TIME: Duration = Duration::from_secs(5);
 
-/// A computed patch.
+/// When the search for short text hunks stops: [`DIFF_TIME`] from now, or
+/// at the attempt's `deadline` (its `wall_time`) if that comes first.
+pub fn diff_deadline(deadline: Instant) -> Instant {
+    deadline.min(Instant::now() + DIFF_TIME)
+}
+
+/// Directories a patch never enters: git's, and build outputs (cargo's
+/// `target`, Python's bytecode caches), which tools write, not the model.
+const SKIPPED_DIRS: [&str; 3] = [".git", "target", "__pycache__"];
+
+/// Where the patch phase reads and writes.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchInputs<'a> {
+    /// The pristine source.
+    pub source: &'a Path,
+    pub workspace: &'a Path,
+    pub editable: &'a GlobSet,
+    /// The acceptance files, laid on the clean copy after the patch.
+    pub acceptance: Option<&'a Path>,
+    /// The attempt's artifacts dir (`DATA/runs/<job>/<n>/`).
+    pub runs: &'a Path,
+    /// When the search for short text hunks stops.
+    pub deadline: Instant,
+}
+
+/// What the patch phase saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Patch {
-    pub text: String,
+pub struct SavedPatch {
+    /// Paths changed, created, deleted or with a new mode, in path order.
     pub files: Vec<String>,
+    /// Bytes of `patch.diff`, and its short hash.
+    pub diff_bytes: u64,
+    pub diff_hash: String,
+    /// The SHA-256 of `files.json`, which names every carried file's.
+    pub files_hash: String,
+    /// Whether `patch.diff` leaves something out (the copy never does).
+    pub partial: bool,
 }
 
 /// Something in the workspace that a patch cannot carry faithfully.
@@ -58,7 +106,7 @@ pub struct Rejection {
     pub problem: String,
 }
 
-/// Failures computing or applying a patch.
+/// Failures taking, saving or laying down a patch.
 #[derive(Debug, thiserror::Error)]
 pub enum PatchError {
     #[error("failed to read {}: {source}", .path.display())]
@@ -71,22 +119,312 @@ pub enum PatchError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("patch does not parse: {0}")]
-    Parse(String),
-    #[error("patch touches {0:?}, which is not editable")]
-    NotEditable(String),
-    #[error("patch path {0:?} is not a plain relative path")]
-    BadPath(String),
-    #[error("patch does not apply to {path}: {message}")]
-    Apply { path: String, message: String },
     /// The workspace's content, not the runtime, is why there is no patch.
     #[error("the workspace cannot be turned into a patch: {0}")]
     Rejected(Rejection),
+    /// The runner's copy is missing or not what the `patch` event says.
+    #[error("the runner's copy of the patch is unusable ({}): {problem}", .path.display())]
+    Corrupt { path: PathBuf, problem: String },
+    /// The clean copy refused a carried file (its source changed since the
+    /// patch was taken).
+    #[error("failed to lay {path} on the clean copy: {problem}")]
+    Lay { path: String, problem: String },
+    /// A patch given as text (an oracle's, the seed form's) did not apply.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+}
+
+impl PatchError {
+    /// The rejection, when the model's output is why (and not the runtime).
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            PatchError::Rejected(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn reject(path: &str, problem: impl Into<String>) -> PatchError {
+    PatchError::Rejected(Rejection {
+        path: path.to_string(),
+        problem: problem.into(),
+    })
+}
+
+/// One change found in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Change {
+    pub(super) rel: String,
+    /// The source's mode, `None` for a created file.
+    pub(super) old: Option<Mode>,
+    /// Whether the workspace still has the path (a regular file).
+    pub(super) kept: bool,
+}
+
+/// Takes the changes of `inputs.workspace` against the source, saves the
+/// runner's copy of them and `patch.diff` under `inputs.runs`.
+pub fn take_patch(inputs: &PatchInputs<'_>) -> Result<SavedPatch, PatchError> {
+    let open = |path: &Path| {
+        Dir::open(path).map_err(|source| PatchError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let (source, workspace) = (open(inputs.source)?, open(inputs.workspace)?);
+    let mut changes = changes(inputs, &source, &workspace)?;
+    changes.sort_by(|a, b| a.rel.cmp(&b.rel));
+    if let Some(dir) = inputs.acceptance {
+        let hidden = open(dir)?;
+        for change in changes.iter().filter(|c| c.kept) {
+            check_hidden_files(&hidden, &change.rel)?;
+        }
+    }
+    save(inputs, &source, &workspace, &changes)
+}
+
+/// The changes, in walk order: the workspace's files first, then the
+/// deletions found walking the source.
+fn changes(
+    inputs: &PatchInputs<'_>,
+    source: &Dir,
+    workspace: &Dir,
+) -> Result<Vec<Change>, PatchError> {
+    let mut finder = Finder {
+        source,
+        workspace,
+        inputs,
+        changes: Vec::new(),
+        carried: 0,
+        in_source: false,
+    };
+    beneath::walk(workspace, &mut finder).map_err(|e| match e {
+        // Permissions the agent's commands set are the workspace's
+        // content, not a fault of the runtime.
+        PatchError::Read { path, source } if path.is_relative() => workspace_problem(
+            inputs.workspace,
+            &path.to_string_lossy(),
+            Beneath::Io(source),
+        ),
+        e => e,
+    })?;
+    finder.in_source = true;
+    beneath::walk(source, &mut finder).map_err(|e| match e {
+        PatchError::Read { path, source } if path.is_relative() => PatchError::Read {
+            path: inputs.source.join(path),
+            source,
+        },
+        e => e,
+    })?;
+    Ok(finder.changes)
+}
+
+/// The walks of [`changes`]: the workspace's (created and changed files),
+/// then the source's (deleted ones).
+struct Finder<'a> {
+    source: &'a Dir,
+    workspace: &'a Dir,
+    inputs: &'a PatchInputs<'a>,
+    changes: Vec<Change>,
+    /// Bytes of the changed files so far.
+    carried: u64,
+    /// Walking the source (else the workspace).
+    in_source: bool,
+}
+
+impl Visitor for Finder<'_> {
+    type Error = PatchError;
+
+    fn visit(&mut self, found: &Found<'_>) -> Result<Step, PatchError> {
+        if found.kind == Kind::Dir {
+            let skip = SKIPPED_DIRS.iter().any(|d| found.name == *d);
+            return Ok(if skip { Step::Next } else { Step::Descend });
+        }
+        if found.name == ".git" || !self.inputs.editable.is_match(found.rel) {
+            return Ok(Step::Next);
+        }
+        let rel = found.rel.to_str();
+        if self.in_source {
+            return self.source_entry(found, rel).map(|()| Step::Next);
+        }
+        let Some(rel) = rel else {
+            return Err(reject(
+                &escape_name(found.rel.as_os_str()),
+                "the name is not UTF-8 and matches an editable glob; a patch names files in UTF-8",
+            ));
+        };
+        match found.kind {
+            Kind::File => self.workspace_file(found, rel)?,
+            Kind::Symlink => self.workspace_symlink(found, rel)?,
+            other => {
+                return Err(reject(
+                    rel,
+                    format!("is {}, not a regular file", other.describe()),
+                ));
+            }
+        }
+        Ok(Step::Next)
+    }
+}
+
+impl Finder<'_> {
+    /// A regular file of the workspace: created, changed, or as it was.
+    fn workspace_file(&mut self, found: &Found<'_>, rel: &str) -> Result<(), PatchError> {
+        let (mut after, after_meta) = found
+            .dir
+            .open_file(Path::new(found.name))
+            .map_err(|e| self.workspace_problem(rel, e))?;
+        let before = match self.source.open_file(Path::new(rel)) {
+            Ok(opened) => Some(opened),
+            Err(Beneath::NotFound) => None,
+            Err(Beneath::Io(source)) => {
+                return Err(PatchError::Read {
+                    path: self.inputs.source.join(rel),
+                    source,
+                });
+            }
+            Err(e) => return Err(reject(rel, format!("in the source: {e}"))),
+        };
+        let old = before.as_ref().map(|(_, meta)| Mode::of_file(meta.mode));
+        // Unchanged files are recognized without loading them, however large.
+        if let Some((mut before_file, before_meta)) = before
+            && old == Some(Mode::of_file(after_meta.mode))
+            && before_meta.size == after_meta.size
+            && same_content(&mut after, &mut before_file).map_err(|source| PatchError::Read {
+                path: self.inputs.workspace.join(rel),
+                source,
+            })?
+        {
+            return Ok(());
+        }
+        if after_meta.size > FILE_CAP {
+            return Err(self.workspace_problem(
+                rel,
+                Beneath::TooLarge {
+                    size: after_meta.size,
+                    cap: FILE_CAP,
+                },
+            ));
+        }
+        // Refused before anything is copied (the copy checks again).
+        self.carried += after_meta.size;
+        if self.carried > COPY_CAP {
+            return Err(too_much(rel));
+        }
+        self.changes.push(Change {
+            rel: rel.to_string(),
+            old,
+            kept: true,
+        });
+        Ok(())
+    }
+
+    /// A symlink of the workspace: fine where the source has the same one,
+    /// else a rejection naming it.
+    fn workspace_symlink(&mut self, found: &Found<'_>, rel: &str) -> Result<(), PatchError> {
+        let target = found
+            .dir
+            .read_link(found.name)
+            .map_err(|e| self.workspace_problem(rel, e))?;
+        let in_source = self
+            .source
+            .open_parent(Path::new(rel))
+            .and_then(|(parent, leaf)| parent.read_link(leaf));
+        if in_source.is_ok_and(|t| t == target) {
+            return Ok(());
+        }
+        Err(reject(
+            rel,
+            format!(
+                "is a symlink (to {}) that the source does not have; a patch does not carry symlinks",
+                escape_name(&target)
+            ),
+        ))
+    }
+
+    /// An editable file or symlink of the source: deleted when the
+    /// workspace no longer has it.
+    fn source_entry(&mut self, found: &Found<'_>, rel: Option<&str>) -> Result<(), PatchError> {
+        let old = match found.kind {
+            Kind::File => match found.dir.open_file(Path::new(found.name)) {
+                Ok((_, meta)) => Mode::of_file(meta.mode),
+                Err(Beneath::Io(source)) => {
+                    return Err(PatchError::Read {
+                        path: found.rel.to_path_buf(),
+                        source,
+                    });
+                }
+                Err(_) => return Ok(()),
+            },
+            Kind::Symlink => Mode::Symlink,
+            _ => return Ok(()),
+        };
+        let shown = rel.map_or_else(|| escape_name(found.rel.as_os_str()), str::to_string);
+        let problem = match self.workspace.kind(found.rel) {
+            Err(Beneath::NotFound) => None,
+            Ok(Kind::Dir) => Some("is a directory in the workspace, where the source has a file"),
+            Ok(_) => return Ok(()),
+            Err(Beneath::Symlink) => {
+                Some("was deleted through a directory the workspace turned into a symlink")
+            }
+            Err(Beneath::NotDirectory) => {
+                Some("was deleted with a directory on its path turned into a file")
+            }
+            Err(e) => return Err(workspace_problem(self.inputs.workspace, &shown, e)),
+        };
+        match (problem, rel) {
+            (Some(problem), _) => Err(reject(&shown, problem)),
+            (None, None) => Err(reject(
+                &shown,
+                "was deleted, and its name is not UTF-8; a patch names files in UTF-8",
+            )),
+            (None, Some(rel)) => {
+                self.changes.push(Change {
+                    rel: rel.to_string(),
+                    old: Some(old),
+                    kept: false,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Why the workspace file `rel` could not be read: its content (a
+    /// rejection) or the runtime's I/O (an error).
+    fn workspace_problem(&self, rel: &str, e: Beneath) -> PatchError {
+        workspace_problem(self.inputs.workspace, rel, e)
+    }
+}
+
+/// The rejection of changes over [`COPY_CAP`] in all, at `rel`.
+pub(super) fn too_much(rel: &str) -> PatchError {
+    reject(
+        rel,
+        format!("the changed files exceed the patch's cap of {COPY_CAP} bytes in all"),
+    )
+}
+
+pub(super) fn workspace_problem(workspace: &Path, rel: &str, e: Beneath) -> PatchError {
+    match e {
+        Beneath::Io(source) if source.kind() == std::io::ErrorKind::PermissionDenied => reject(
+            rel,
+            "cannot be read: permission denied (its permissions were changed in the workspace)",
+        ),
+        Beneath::Io(source) => PatchError::Read {
+            path: workspace.join(rel),
+            source,
+        },
+        Beneath::NotFound => reject(rel, "vanished while the patch was taken"),
+        Beneath::Symlink => reject(
+            rel,
+            "turned into a symlink while the patch was taken (symlinks are never followed)",
+        ),
+        Beneath::Changed => reject(rel, "changed while the patch was taken"),
+        e => reject(rel, e.to_string()),
+    }
 }
 
 impl From<AtPath> for PatchError {
-    /// A walk's error: content rejects, I/O fails (the path is relative; see
-    /// [`diff_editable`]).
+    /// A walk's error: content rejects, I/O fails (the path is relative).
     fn from(e: AtPath) -> Self {
         match e.error {
             Beneath::Io(source) => PatchError::Read {
@@ -101,277 +439,28 @@ impl From<AtPath> for PatchError {
     }
 }
 
-fn reject(path: &str, problem: impl Into<String>) -> PatchError {
-    PatchError::Rejected(Rejection {
-        path: path.to_string(),
-        problem: problem.into(),
-    })
-}
-
-/// Diffs every editable file of `workspace` against `pristine`. Files only
-/// in the pristine source are left alone (the agent cannot delete files).
-pub fn diff_editable(
-    pristine: &Path,
-    workspace: &Path,
-    editable: &GlobSet,
-) -> Result<Patch, PatchError> {
-    let open = |path: &Path| {
-        Dir::open(path).map_err(|source| PatchError::Read {
-            path: path.to_path_buf(),
-            source,
-        })
-    };
-    let mut differ = Differ {
-        source: open(pristine)?,
-        pristine,
-        workspace,
-        editable,
-        diffs: Vec::new(),
-        bytes: 0,
-    };
-    beneath::walk(&open(workspace)?, &mut differ).map_err(|e| match e {
-        PatchError::Read { path, source } if path.is_relative() => PatchError::Read {
-            path: workspace.join(path),
-            source,
-        },
-        e => e,
-    })?;
-    let mut diffs = differ.diffs;
-    diffs.sort();
-    let mut text = String::with_capacity(differ.bytes);
-    let mut files = Vec::with_capacity(diffs.len());
-    for (rel, diff) in diffs {
-        text.push_str(&diff);
-        files.push(rel);
-    }
-    Ok(Patch { text, files })
-}
-
-/// The walk of [`diff_editable`]: one diff per changed editable file.
-struct Differ<'a> {
-    source: Dir,
-    pristine: &'a Path,
-    workspace: &'a Path,
-    editable: &'a GlobSet,
-    /// `(relative path, diff)`, in walk order.
-    diffs: Vec<(String, String)>,
-    bytes: usize,
-}
-
-impl Visitor for Differ<'_> {
-    type Error = PatchError;
-
-    fn visit(&mut self, found: &Found<'_>) -> Result<Step, PatchError> {
-        match found.kind {
-            Kind::Dir => {
-                let skip = found.name == ".git" || found.name == "target";
-                return Ok(if skip { Step::Next } else { Step::Descend });
-            }
-            Kind::Symlink => return Ok(Step::Next),
-            _ => {}
-        }
-        if !self.editable.is_match(found.rel) {
-            return Ok(Step::Next);
-        }
-        let Some(rel) = found.rel.to_str() else {
-            return Err(reject(
-                &escape_name(found.rel.as_os_str()),
-                "the name is not UTF-8 and matches an editable glob; a patch names files in UTF-8",
-            ));
-        };
-        if found.kind != Kind::File {
-            return Err(reject(
-                rel,
-                format!("is {}, not a regular file", found.kind.describe()),
-            ));
-        }
-        self.diff_file(found, rel)?;
-        Ok(Step::Next)
-    }
-}
-
-impl Differ<'_> {
-    /// Diffs the workspace file `rel` (the entry `found`, opened by name
-    /// from its directory's descriptor) against the source.
-    fn diff_file(&mut self, found: &Found<'_>, rel: &str) -> Result<(), PatchError> {
-        let (mut after_file, after_meta) = found
-            .dir
-            .open_file(Path::new(found.name))
-            .map_err(|e| self.workspace_problem(rel, e))?;
-        let mut before = match self.source.open_file(Path::new(rel)) {
-            Ok(opened) => Some(opened),
-            Err(Beneath::NotFound) => None,
-            Err(Beneath::Io(source)) => {
-                return Err(PatchError::Read {
-                    path: self.pristine.join(rel),
-                    source,
-                });
-            }
-            Err(e) => return Err(reject(rel, format!("in the source: {e}"))),
-        };
-        let read_error = |path: PathBuf| move |source| PatchError::Read { path, source };
-        // Unchanged files are recognized without loading them, however large.
-        if let Some((before_file, before_meta)) = &mut before
-            && before_meta.size == after_meta.size
-        {
-            if same_content(&mut after_file, before_file)
-                .map_err(read_error(self.workspace.join(rel)))?
-            {
-                return Ok(());
-            }
-            after_file
-                .rewind()
-                .map_err(read_error(self.workspace.join(rel)))?;
-            before_file
-                .rewind()
-                .map_err(read_error(self.pristine.join(rel)))?;
-        }
-        let after = read_open(&after_file, after_meta, FILE_CAP)
-            .map_err(|e| self.workspace_problem(rel, e))?;
-        let after = String::from_utf8(after)
-            .map_err(|_| reject(rel, "is not UTF-8 text; a patch carries text only"))?;
-        let before = match before {
-            None => None,
-            Some((file, meta)) => {
-                let bytes = read_open(&file, meta, FILE_CAP).map_err(|e| match e {
-                    Beneath::Io(source) => PatchError::Read {
-                        path: self.pristine.join(rel),
-                        source,
-                    },
-                    e => reject(rel, format!("in the source: {e}")),
-                })?;
-                Some(String::from_utf8(bytes).map_err(|_| {
-                    reject(
-                        rel,
-                        "in the source: is not UTF-8 text; a patch carries text only",
-                    )
-                })?)
-            }
-        };
-        if before.as_deref() == Some(after.as_str()) {
-            return Ok(());
-        }
-        let mut options = diffy::DiffOptions::new();
-        match &before {
-            Some(_) => options.set_original_filename(format!("a/{rel}")),
-            None => options.set_original_filename("/dev/null"),
-        };
-        options.set_modified_filename(format!("b/{rel}"));
-        let diff = options
-            .create_patch(before.as_deref().unwrap_or(""), &after)
-            .to_string();
-        self.bytes += diff.len();
-        if self.bytes > PATCH_CAP {
-            return Err(reject(
-                rel,
-                format!("the patch would exceed its cap of {PATCH_CAP} bytes"),
-            ));
-        }
-        self.diffs.push((rel.to_string(), diff));
-        Ok(())
-    }
-
-    /// Why the workspace file `rel` could not be read: its content (a
-    /// rejection) or the runtime's I/O (an error).
-    fn workspace_problem(&self, rel: &str, e: Beneath) -> PatchError {
-        match e {
-            Beneath::Io(source) => PatchError::Read {
-                path: self.workspace.join(rel),
-                source,
-            },
-            Beneath::NotFound => reject(rel, "vanished while the patch was taken"),
-            Beneath::Symlink => reject(
-                rel,
-                "turned into a symlink while the patch was taken (symlinks are never followed)",
-            ),
-            Beneath::Changed => reject(rel, "changed while the patch was taken"),
-            e => reject(rel, e.to_string()),
-        }
-    }
-}
-
-/// Applies `text` onto `root`, refusing any path that is not editable.
-/// Returns the files written. Every file is read and replaced through
-/// descriptors beneath `root`, never through a symlink (a symlink at a
-/// created file's name is replaced, not followed).
-pub fn apply_patch(root: &Path, text: &str, editable: &GlobSet) -> Result<Vec<String>, PatchError> {
-    let mut written = Vec::new();
-    if text.trim().is_empty() {
-        return Ok(written);
-    }
-    let dir = Dir::open(root).map_err(|source| PatchError::Write {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    for file in PatchSet::parse(text, ParseOptions::unidiff()) {
-        let file = file.map_err(|e| PatchError::Parse(e.to_string()))?;
-        let (rel, create) = match file.operation() {
-            FileOperation::Create(path) => (strip_b(path)?, true),
-            FileOperation::Modify { modified, .. } => (strip_b(modified)?, false),
-            _ => {
-                return Err(PatchError::Parse(
-                    "only file creations and modifications are expected".into(),
+/// Refuses a file the acceptance files would not fit around: one inside a
+/// path they have as a file or a symlink.
+fn check_hidden_files(hidden: &Dir, rel: &str) -> Result<(), PatchError> {
+    let mut prefix = PathBuf::new();
+    let names: Vec<&str> = rel.split('/').collect();
+    for name in names.iter().take(names.len().saturating_sub(1)) {
+        prefix.push(name);
+        match hidden.kind(&prefix) {
+            Ok(Kind::Dir) => {}
+            Ok(_) => {
+                return Err(reject(
+                    rel,
+                    format!(
+                        "lies inside {}, which the acceptance files have as a file",
+                        prefix.display()
+                    ),
                 ));
             }
-        };
-        if !editable.is_match(&rel) {
-            return Err(PatchError::NotEditable(rel));
+            Err(_) => return Ok(()),
         }
-        let patch = file
-            .patch()
-            .as_text()
-            .ok_or_else(|| PatchError::Parse(format!("{rel}: binary patch")))?;
-        let failed = |e: Beneath| match e {
-            Beneath::Io(source) => PatchError::Write {
-                path: root.join(&rel),
-                source,
-            },
-            e => PatchError::Apply {
-                path: rel.clone(),
-                message: e.to_string(),
-            },
-        };
-        let (parent, leaf) = dir.create_parents(Path::new(&rel)).map_err(failed)?;
-        let (base, mode) = if create {
-            (String::new(), NEW_FILE_MODE)
-        } else {
-            match parent.read_capped(Path::new(leaf), FILE_CAP) {
-                Ok((bytes, meta)) => (
-                    String::from_utf8(bytes).map_err(|_| PatchError::Apply {
-                        path: rel.clone(),
-                        message: "the file is not UTF-8 text".into(),
-                    })?,
-                    meta.mode,
-                ),
-                Err(Beneath::NotFound) => (String::new(), NEW_FILE_MODE),
-                Err(e) => return Err(failed(e)),
-            }
-        };
-        let updated = diffy::apply(&base, patch).map_err(|e| PatchError::Apply {
-            path: rel.clone(),
-            message: e.to_string(),
-        })?;
-        parent
-            .replace_file(leaf, updated.as_bytes(), mode)
-            .map_err(failed)?;
-        written.push(rel);
     }
-    Ok(written)
-}
-
-/// `b/src/lib.rs` → `src/lib.rs`, refusing anything that could leave the root.
-fn strip_b(path: &str) -> Result<String, PatchError> {
-    let rel = path.strip_prefix("b/").unwrap_or(path);
-    let ok = !rel.is_empty()
-        && !rel.starts_with('/')
-        && rel
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != ".." && c != ".git");
-    if ok {
-        Ok(rel.to_string())
-    } else {
-        Err(PatchError::BadPath(path.to_string()))
-    }
+    Ok(())
 }
 
 #[cfg(test)]

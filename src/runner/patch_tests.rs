@@ -1,89 +1,101 @@
 use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::*;
 use crate::agent::editable_set;
+use crate::runner::Carried;
 
-#[test]
-fn diff_then_apply_reproduces_the_editable_changes_only() {
+/// A pristine source, a workspace copy of it and a runs dir, all with
+/// `src/lib.rs`.
+struct Dirs {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    pristine: PathBuf,
+    ws: PathBuf,
+    runs: PathBuf,
+}
+
+fn dirs() -> Dirs {
     let tmp = tempfile::tempdir().unwrap();
-    let (pristine, ws, clean) = (
-        tmp.path().join("p"),
-        tmp.path().join("w"),
-        tmp.path().join("c"),
-    );
-    for root in [&pristine, &ws, &clean] {
-        fs::create_dir_all(root.join("src")).unwrap();
-        fs::create_dir_all(root.join("tests")).unwrap();
-        fs::write(root.join("src/lib.rs"), "a\nb\n1..n\nc\n").unwrap();
-        fs::write(root.join("tests/t.rs"), "assert!(true)\n").unwrap();
+    let root = tmp.path().to_path_buf();
+    let (pristine, ws, runs) = (root.join("p"), root.join("w"), root.join("runs"));
+    for dir in [&pristine, &ws] {
+        fs::create_dir_all(dir.join("src")).unwrap();
+        fs::write(dir.join("src/lib.rs"), "a\n").unwrap();
     }
-    fs::write(ws.join("src/lib.rs"), "a\nb\n1..=n\nc\n").unwrap();
-    fs::write(ws.join("src/new.rs"), "pub fn x() {}\n").unwrap();
-    fs::write(ws.join("tests/t.rs"), "tampered\n").unwrap();
-    let editable = editable_set(&["src/**/*.rs".to_string()]).unwrap();
-
-    let patch = diff_editable(&pristine, &ws, &editable).unwrap();
-    assert_eq!(patch.files, ["src/lib.rs", "src/new.rs"]);
-    assert!(patch.text.contains("-1..n\n+1..=n"));
-    assert!(!patch.text.contains("tampered"));
-
-    let written = apply_patch(&clean, &patch.text, &editable).unwrap();
-    assert_eq!(written, ["src/lib.rs", "src/new.rs"]);
-    assert_eq!(
-        fs::read_to_string(clean.join("src/lib.rs")).unwrap(),
-        "a\nb\n1..=n\nc\n"
-    );
-    assert_eq!(
-        fs::read_to_string(clean.join("src/new.rs")).unwrap(),
-        "pub fn x() {}\n"
-    );
-    assert_eq!(
-        fs::read_to_string(clean.join("tests/t.rs")).unwrap(),
-        "assert!(true)\n"
-    );
-}
-
-#[test]
-fn a_patch_touching_non_editable_paths_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = "--- a/tests/t.rs\n+++ b/tests/t.rs\n@@ -1 +1 @@\n-x\n+y\n";
-    let editable = editable_set(&["src/**".to_string()]).unwrap();
-    assert!(matches!(
-        apply_patch(tmp.path(), text, &editable),
-        Err(PatchError::NotEditable(_))
-    ));
-    let escape = "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-x\n+y\n";
-    let all = editable_set(&["**".to_string()]).unwrap();
-    assert!(matches!(
-        apply_patch(tmp.path(), escape, &all),
-        Err(PatchError::BadPath(_))
-    ));
-}
-
-#[test]
-fn no_changes_no_patch() {
-    let tmp = tempfile::tempdir().unwrap();
-    fs::create_dir_all(tmp.path().join("p/src")).unwrap();
-    fs::write(tmp.path().join("p/src/a.rs"), "x").unwrap();
-    crate::agent::copy_tree(&tmp.path().join("p"), &tmp.path().join("w")).unwrap();
-    let editable = editable_set(&["**".to_string()]).unwrap();
-    let patch = diff_editable(&tmp.path().join("p"), &tmp.path().join("w"), &editable).unwrap();
-    assert!(patch.text.is_empty() && patch.files.is_empty());
-}
-
-/// A pristine source and a workspace copy of it, both with `src/lib.rs`.
-fn pair() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (pristine, ws) = (tmp.path().join("p"), tmp.path().join("w"));
-    for root in [&pristine, &ws] {
-        fs::create_dir_all(root.join("src")).unwrap();
-        fs::write(root.join("src/lib.rs"), "a\n").unwrap();
+    fs::create_dir_all(&runs).unwrap();
+    Dirs {
+        _tmp: tmp,
+        root,
+        pristine,
+        ws,
+        runs,
     }
-    (tmp, pristine, ws)
+}
+
+impl Dirs {
+    fn take(&self, editable: &[&str]) -> Result<SavedPatch, PatchError> {
+        self.take_with(editable, None)
+    }
+
+    fn take_with(
+        &self,
+        editable: &[&str],
+        acceptance: Option<&Path>,
+    ) -> Result<SavedPatch, PatchError> {
+        let editable =
+            editable_set(&editable.iter().map(|g| g.to_string()).collect::<Vec<_>>()).unwrap();
+        take_patch(&PatchInputs {
+            source: &self.pristine,
+            workspace: &self.ws,
+            editable: &editable,
+            acceptance,
+            runs: &self.runs,
+            deadline: Instant::now() + Duration::from_secs(5),
+        })
+    }
+
+    /// A clean copy of the source with the saved copy laid on it.
+    fn laid(&self, saved: &SavedPatch) -> PathBuf {
+        let clean = self.root.join("clean");
+        let _ = fs::remove_dir_all(&clean);
+        crate::agent::copy_tree(&self.pristine, &clean).unwrap();
+        let carried = Carried::load(&self.runs, Some(&saved.files_hash)).unwrap();
+        carried
+            .apply(&clean, &editable_set(&["**".to_string()]).unwrap())
+            .unwrap();
+        clean
+    }
+}
+
+/// Every file under `root`: content and whether it is executable.
+fn files(root: &Path) -> Vec<(String, Vec<u8>, bool)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let mode = fs::metadata(&path).unwrap().permissions().mode();
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, fs::read(&path).unwrap(), mode & 0o100 != 0));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn chmod(path: &Path, mode: u32) {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
 #[track_caller]
-fn rejected(result: Result<Patch, PatchError>) -> Rejection {
+fn rejected(result: Result<SavedPatch, PatchError>) -> Rejection {
     match result {
         Err(PatchError::Rejected(r)) => r,
         other => panic!("expected a rejection, got {other:?}"),
@@ -91,16 +103,143 @@ fn rejected(result: Result<Patch, PatchError>) -> Rejection {
 }
 
 #[test]
+fn every_kind_of_change_is_carried_exactly_and_nothing_else() {
+    let d = dirs();
+    for dir in [&d.pristine, &d.ws] {
+        fs::write(dir.join("src/gone.txt"), "bye\n").unwrap();
+        fs::write(dir.join("src/run.sh"), "#!/bin/sh\necho\n").unwrap();
+        fs::write(dir.join("src/crlf.txt"), "a\r\nb\r\n").unwrap();
+        fs::create_dir_all(dir.join("tests")).unwrap();
+        fs::write(dir.join("tests/t.rs"), "assert!(true)\n").unwrap();
+    }
+    fs::write(d.ws.join("src/lib.rs"), "b").unwrap();
+    fs::create_dir_all(d.ws.join("src/pkg")).unwrap();
+    fs::write(d.ws.join("src/pkg/__init__.py"), "").unwrap();
+    fs::write(d.ws.join("src/blob.bin"), b"\x00\xff\xfe\x00").unwrap();
+    fs::write(d.ws.join("src/latin1.txt"), b"caf\xe9\n").unwrap();
+    fs::write(d.ws.join("src/crlf.txt"), "a\r\nc\r\n").unwrap();
+    fs::remove_file(d.ws.join("src/gone.txt")).unwrap();
+    chmod(&d.ws.join("src/run.sh"), 0o755);
+    fs::write(d.ws.join("tests/t.rs"), "tampered\n").unwrap();
+
+    let saved = d.take(&["src/**"]).unwrap();
+    assert_eq!(
+        saved.files,
+        [
+            "src/blob.bin",
+            "src/crlf.txt",
+            "src/gone.txt",
+            "src/latin1.txt",
+            "src/lib.rs",
+            "src/pkg/__init__.py",
+            "src/run.sh",
+        ]
+    );
+    assert!(!saved.partial);
+    let diff = fs::read_to_string(d.runs.join("patch.diff")).unwrap();
+    assert_eq!(saved.diff_bytes, diff.len() as u64);
+    assert!(diff.contains(
+        "diff --git a/src/pkg/__init__.py b/src/pkg/__init__.py\nnew file mode 100644\n"
+    ));
+    assert!(
+        diff.contains("diff --git a/src/run.sh b/src/run.sh\nold mode 100644\nnew mode 100755\n")
+    );
+    assert!(diff.contains("deleted file mode 100644"));
+    assert!(diff.contains("GIT binary patch"));
+    assert!(!diff.contains("tampered"));
+
+    // The copy laid on a clean copy gives the workspace's editable files.
+    let clean = d.laid(&saved);
+    let mut expected = files(&d.ws);
+    for entry in &mut expected {
+        if entry.0 == "tests/t.rs" {
+            entry.1 = b"assert!(true)\n".to_vec();
+        }
+    }
+    assert_eq!(files(&clean), expected);
+
+    // So does patch.diff.
+    let again = d.root.join("again");
+    crate::agent::copy_tree(&d.pristine, &again).unwrap();
+    crate::gitdiff::apply_to_tree(&again, diff.as_bytes(), &|_| true, FILE_CAP).unwrap();
+    assert_eq!(files(&again), expected);
+}
+
+#[test]
+fn build_outputs_are_not_carried() {
+    let d = dirs();
+    for dir in ["src/__pycache__", "target/debug", "src/.git"] {
+        fs::create_dir_all(d.ws.join(dir)).unwrap();
+        fs::write(d.ws.join(dir).join("x.pyc"), b"\x00bytecode").unwrap();
+    }
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    assert_eq!(d.take(&["**"]).unwrap().files, ["src/lib.rs"]);
+}
+
+#[test]
+fn no_changes_no_patch() {
+    let d = dirs();
+    let saved = d.take(&["**"]).unwrap();
+    assert!(saved.files.is_empty() && saved.diff_bytes == 0, "{saved:?}");
+    let index = fs::read_to_string(d.runs.join("files.json")).unwrap();
+    assert!(index.contains("\"files\": []"), "{index}");
+}
+
+#[test]
+fn the_copy_is_checked_against_its_recorded_hash() {
+    let d = dirs();
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    let wrong = "0".repeat(64);
+    assert!(matches!(
+        Carried::load(&d.runs, Some(&wrong)),
+        Err(PatchError::Corrupt { .. })
+    ));
+    // A carried file changed after the fact is refused when laid.
+    fs::write(d.runs.join("files/src/lib.rs"), "c\n").unwrap();
+    let carried = Carried::load(&d.runs, Some(&saved.files_hash)).unwrap();
+    let clean = d.root.join("clean");
+    crate::agent::copy_tree(&d.pristine, &clean).unwrap();
+    let all = editable_set(&["**".to_string()]).unwrap();
+    let err = carried.apply(&clean, &all).unwrap_err();
+    assert!(matches!(err, PatchError::Corrupt { .. }), "{err}");
+    assert!(
+        err.rejection().is_none(),
+        "the runtime's fault, not the model's"
+    );
+}
+
+#[test]
+fn a_log_without_a_copy_applies_patch_diff_and_rejects_what_does_not_apply() {
+    let d = dirs();
+    fs::write(
+        d.runs.join("patch.diff"),
+        "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    .unwrap();
+    let clean = d.root.join("clean");
+    crate::agent::copy_tree(&d.pristine, &clean).unwrap();
+    let all = editable_set(&["**".to_string()]).unwrap();
+    let carried = Carried::load(&d.runs, None).unwrap();
+    assert_eq!(carried.apply(&clean, &all).unwrap().written, ["src/lib.rs"]);
+    assert_eq!(fs::read_to_string(clean.join("src/lib.rs")).unwrap(), "b\n");
+
+    fs::write(d.runs.join("patch.diff"), "--- a/x\n+++ b/x\n--- a/x\n").unwrap();
+    let carried = Carried::load(&d.runs, None).unwrap();
+    let err = carried.apply(&clean, &all).unwrap_err();
+    assert!(err.rejection().is_some(), "{err}");
+}
+
+#[test]
 fn a_fifo_at_an_editable_path_rejects_the_patch_without_blocking() {
-    let (_tmp, pristine, ws) = pair();
-    nix::unistd::mkfifo(&ws.join("src/pipe.rs"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let d = dirs();
+    nix::unistd::mkfifo(&d.ws.join("src/pipe.rs"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let editable = editable_set(&["src/**".to_string()]).unwrap();
-        let _ = tx.send(diff_editable(&pristine, &ws, &editable));
+        let _ = tx.send(d.take(&["src/**"]));
     });
     let result = rx
-        .recv_timeout(std::time::Duration::from_secs(5))
+        .recv_timeout(Duration::from_secs(5))
         .expect("the patch phase blocked on a FIFO");
     let r = rejected(result);
     assert_eq!(r.path, "src/pipe.rs");
@@ -109,16 +248,15 @@ fn a_fifo_at_an_editable_path_rejects_the_patch_without_blocking() {
 
 #[test]
 fn a_huge_sparse_file_rejects_the_patch_by_its_size() {
-    let (_tmp, pristine, ws) = pair();
+    let d = dirs();
     let huge = 2 * 1024 * 1024 * 1024u64;
-    fs::File::create(ws.join("src/lib.rs"))
+    fs::File::create(d.ws.join("src/lib.rs"))
         .unwrap()
         .set_len(huge)
         .unwrap();
-    let editable = editable_set(&["src/**".to_string()]).unwrap();
-    let started = std::time::Instant::now();
-    let r = rejected(diff_editable(&pristine, &ws, &editable));
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    let started = Instant::now();
+    let r = rejected(d.take(&["src/**"]));
+    assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(
         r.to_string(),
         format!("src/lib.rs: is {huge} bytes, over the cap of {FILE_CAP} bytes")
@@ -127,106 +265,171 @@ fn a_huge_sparse_file_rejects_the_patch_by_its_size() {
 
 #[test]
 fn an_unchanged_file_over_the_cap_is_compared_without_being_loaded() {
-    let (_tmp, pristine, ws) = pair();
+    let d = dirs();
     let big = vec![b'x'; usize::try_from(FILE_CAP).unwrap() + 1];
-    for root in [&pristine, &ws] {
+    for root in [&d.pristine, &d.ws] {
         fs::write(root.join("src/data.txt"), &big).unwrap();
     }
-    fs::write(ws.join("src/lib.rs"), "b\n").unwrap();
-    let editable = editable_set(&["src/**".to_string()]).unwrap();
-    let patch = diff_editable(&pristine, &ws, &editable).unwrap();
-    assert_eq!(patch.files, ["src/lib.rs"]);
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    assert_eq!(d.take(&["src/**"]).unwrap().files, ["src/lib.rs"]);
+}
+
+#[test]
+fn deleting_a_source_file_over_the_cap_is_carried_and_the_diff_says_it_is_partial() {
+    let d = dirs();
+    let big = vec![b'x'; usize::try_from(FILE_CAP).unwrap() + 1];
+    fs::write(d.pristine.join("src/data.txt"), &big).unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    assert_eq!(saved.files, ["src/data.txt"]);
+    assert!(saved.partial);
+    let diff = fs::read_to_string(d.runs.join("patch.diff")).unwrap();
+    assert!(
+        diff.starts_with("# partial patch: src/data.txt left out"),
+        "{diff}"
+    );
+    let clean = d.laid(&saved);
+    assert!(!clean.join("src/data.txt").exists());
 }
 
 #[test]
 fn non_utf8_names_reject_the_patch_only_when_editable() {
     use std::os::unix::ffi::OsStringExt;
-    let (_tmp, pristine, ws) = pair();
+    let d = dirs();
     let odd = std::ffi::OsString::from_vec(b"caf\xe9.rs".to_vec());
-    fs::write(ws.join("src").join(&odd), "content").unwrap();
-    fs::create_dir_all(ws.join("docs")).unwrap();
-    fs::write(ws.join("docs").join(&odd), "not editable").unwrap();
-    fs::write(ws.join("src/lib.rs"), "b\n").unwrap();
+    fs::write(d.ws.join("src").join(&odd), "content").unwrap();
+    fs::create_dir_all(d.ws.join("docs")).unwrap();
+    fs::write(d.ws.join("docs").join(&odd), "not editable").unwrap();
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
 
     // Not matched by any glob: ignored like any file outside `editable`.
-    let rust_only = editable_set(&["src/*.txt".to_string(), "src/lib.rs".to_string()]).unwrap();
-    let patch = diff_editable(&pristine, &ws, &rust_only).unwrap();
-    assert_eq!(patch.files, ["src/lib.rs"]);
+    let saved = d.take(&["src/*.txt", "src/lib.rs"]).unwrap();
+    assert_eq!(saved.files, ["src/lib.rs"]);
 
     // Matched as bytes: rejected, named exactly, never written as U+FFFD.
-    let src = editable_set(&["src/**".to_string()]).unwrap();
-    let r = rejected(diff_editable(&pristine, &ws, &src));
+    let r = rejected(d.take(&["src/**"]));
     assert_eq!(r.path, "src/caf\\xe9.rs");
     assert!(r.problem.contains("not UTF-8"), "{r}");
     // A directory with such a name is entered: its files are checked too.
     let dir = std::ffi::OsString::from_vec(b"src/d\xff".to_vec());
-    fs::remove_file(ws.join("src").join(&odd)).unwrap();
-    fs::create_dir_all(ws.join(&dir)).unwrap();
-    fs::write(ws.join(&dir).join("x.rs"), "x").unwrap();
-    assert_eq!(
-        rejected(diff_editable(&pristine, &ws, &src)).path,
-        "src/d\\xff/x.rs"
-    );
+    fs::remove_file(d.ws.join("src").join(&odd)).unwrap();
+    fs::create_dir_all(d.ws.join(&dir)).unwrap();
+    fs::write(d.ws.join(&dir).join("x.rs"), "x").unwrap();
+    assert_eq!(rejected(d.take(&["src/**"])).path, "src/d\\xff/x.rs");
 }
 
 #[test]
-fn binary_content_rejects_the_patch_rather_than_changing_it() {
-    let (_tmp, pristine, ws) = pair();
-    fs::write(ws.join("src/blob.bin"), b"\x00\xff\xfe").unwrap();
-    let editable = editable_set(&["src/**".to_string()]).unwrap();
-    let r = rejected(diff_editable(&pristine, &ws, &editable));
-    assert_eq!(
-        r.to_string(),
-        "src/blob.bin: is not UTF-8 text; a patch carries text only"
-    );
-}
-
-#[test]
-fn symlinks_in_the_workspace_are_neither_followed_nor_carried() {
-    let (tmp, pristine, ws) = pair();
-    let outside = tmp.path().join("outside");
+fn a_new_or_changed_symlink_at_an_editable_path_rejects_the_patch_naming_it() {
+    let d = dirs();
+    let outside = d.root.join("outside");
     fs::create_dir_all(&outside).unwrap();
     fs::write(outside.join("secret.rs"), "SECRET").unwrap();
-    std::os::unix::fs::symlink(&outside, ws.join("src/linked")).unwrap();
-    std::os::unix::fs::symlink(outside.join("secret.rs"), ws.join("src/leak.rs")).unwrap();
-    let editable = editable_set(&["src/**".to_string()]).unwrap();
-    let patch = diff_editable(&pristine, &ws, &editable).unwrap();
-    assert!(patch.files.is_empty() && patch.text.is_empty(), "{patch:?}");
+    symlink(outside.join("secret.rs"), d.ws.join("src/leak.rs")).unwrap();
+    let r = rejected(d.take(&["src/**"]));
+    assert_eq!(r.path, "src/leak.rs");
+    assert!(r.problem.contains("is a symlink"), "{r}");
+    assert!(!fs::read_to_string(d.runs.join("files.json")).is_ok_and(|t| t.contains("leak")));
 
+    // Outside `editable`, a symlink is left alone like any other entry.
+    assert!(d.take(&["src/*.txt"]).unwrap().files.is_empty());
+
+    // One the source has too, unchanged, is no change.
+    fs::remove_file(d.ws.join("src/leak.rs")).unwrap();
+    for root in [&d.pristine, &d.ws] {
+        symlink("lib.rs", root.join("src/alias.rs")).unwrap();
+    }
+    assert!(d.take(&["src/**"]).unwrap().files.is_empty());
+    // Pointed elsewhere, it is a changed symlink.
+    fs::remove_file(d.ws.join("src/alias.rs")).unwrap();
+    symlink("other.rs", d.ws.join("src/alias.rs")).unwrap();
+    assert_eq!(rejected(d.take(&["src/**"])).path, "src/alias.rs");
     // A file where the source has a symlink cannot be patched faithfully.
-    std::os::unix::fs::symlink("lib.rs", pristine.join("src/alias.rs")).unwrap();
-    fs::write(ws.join("src/alias.rs"), "new").unwrap();
-    let r = rejected(diff_editable(&pristine, &ws, &editable));
+    fs::remove_file(d.ws.join("src/alias.rs")).unwrap();
+    fs::write(d.ws.join("src/alias.rs"), "new").unwrap();
+    let r = rejected(d.take(&["src/**"]));
     assert_eq!(r.path, "src/alias.rs");
     assert!(
         r.problem
-            .starts_with("in the source: is or passes through a symlink")
+            .starts_with("in the source: is or passes through a symlink"),
+        "{r}"
     );
 }
 
 #[test]
-fn applying_never_writes_through_a_symlink() {
-    let (tmp, _pristine, clean) = pair();
-    let outside = tmp.path().join("outside");
-    fs::create_dir_all(&outside).unwrap();
-    fs::write(outside.join("x.rs"), "a\n").unwrap();
-    std::os::unix::fs::symlink(outside.join("x.rs"), clean.join("src/x.rs")).unwrap();
-    std::os::unix::fs::symlink(&outside, clean.join("src/dir")).unwrap();
-    let all = editable_set(&["**".to_string()]).unwrap();
-    let modify = "--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\n";
-    assert!(matches!(
-        apply_patch(&clean, modify, &all),
-        Err(PatchError::Apply { .. })
-    ));
-    let through_dir = "--- /dev/null\n+++ b/src/dir/new.rs\n@@ -0,0 +1 @@\n+b\n";
-    assert!(matches!(
-        apply_patch(&clean, through_dir, &all),
-        Err(PatchError::Apply { .. })
-    ));
-    // A created file replaces a symlink at its name.
-    let create = "--- /dev/null\n+++ b/src/x.rs\n@@ -0,0 +1 @@\n+b\n";
-    assert_eq!(apply_patch(&clean, create, &all).unwrap(), ["src/x.rs"]);
-    assert_eq!(fs::read_to_string(clean.join("src/x.rs")).unwrap(), "b\n");
-    assert_eq!(fs::read_to_string(outside.join("x.rs")).unwrap(), "a\n");
-    assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
+fn a_symlink_the_workspace_deleted_is_carried_as_a_deletion() {
+    let d = dirs();
+    symlink("lib.rs", d.pristine.join("src/alias.rs")).unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    assert_eq!(saved.files, ["src/alias.rs"]);
+    let diff = fs::read_to_string(d.runs.join("patch.diff")).unwrap();
+    assert!(diff.contains("deleted file mode 120000"), "{diff}");
+    let clean = d.laid(&saved);
+    assert!(clean.join("src/alias.rs").symlink_metadata().is_err());
+}
+
+#[test]
+fn a_directory_in_place_of_an_editable_source_file_rejects_the_patch() {
+    let d = dirs();
+    fs::remove_file(d.ws.join("src/lib.rs")).unwrap();
+    fs::create_dir_all(d.ws.join("src/lib.rs")).unwrap();
+    let r = rejected(d.take(&["src/**"]));
+    assert_eq!(r.path, "src/lib.rs");
+    assert!(r.problem.contains("is a directory"), "{r}");
+}
+
+#[test]
+fn a_file_inside_a_path_the_acceptance_files_have_as_a_file_rejects_the_patch() {
+    let d = dirs();
+    let hidden = d.root.join("hidden");
+    fs::create_dir_all(hidden.join("tests")).unwrap();
+    fs::write(hidden.join("tests/check.py"), "assert True\n").unwrap();
+    fs::create_dir_all(d.ws.join("tests/check.py")).unwrap();
+    fs::write(d.ws.join("tests/check.py/x.py"), "").unwrap();
+    let r = rejected(d.take_with(&["**"], Some(&hidden)));
+    assert_eq!(r.path, "tests/check.py/x.py");
+    // A file at the hidden file's own path is simply replaced by it.
+    fs::remove_dir_all(d.ws.join("tests/check.py")).unwrap();
+    fs::write(d.ws.join("tests/check.py"), "forged\n").unwrap();
+    assert_eq!(
+        d.take_with(&["**"], Some(&hidden)).unwrap().files,
+        ["tests/check.py"]
+    );
+}
+
+#[test]
+fn the_changed_files_are_capped_in_all() {
+    let d = dirs();
+    // Sparse: nothing is read or copied before the cap refuses them.
+    for i in 0..=COPY_CAP / FILE_CAP {
+        fs::File::create(d.ws.join(format!("src/big{i}.txt")))
+            .unwrap()
+            .set_len(FILE_CAP)
+            .unwrap();
+    }
+    let started = Instant::now();
+    let r = rejected(d.take(&["src/**"]));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(r.problem.contains("in all"), "{r}");
+    assert!(!d.runs.join("files").exists() && !d.runs.join("files.tmp").exists());
+}
+
+#[test]
+fn a_workspace_entry_made_unreadable_rejects_the_patch() {
+    if nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "skipping a_workspace_entry_made_unreadable_rejects_the_patch: \
+             root reads files whatever their permissions"
+        );
+        return;
+    }
+    let d = dirs();
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    chmod(&d.ws.join("src/lib.rs"), 0o000);
+    let r = rejected(d.take(&["src/**"]));
+    assert!(r.problem.contains("permission denied"), "{r}");
+    chmod(&d.ws.join("src/lib.rs"), 0o644);
+    fs::create_dir_all(d.ws.join("src/locked")).unwrap();
+    chmod(&d.ws.join("src/locked"), 0o000);
+    let r = rejected(d.take(&["src/**"]));
+    chmod(&d.ws.join("src/locked"), 0o755);
+    assert_eq!(r.path, "src/locked", "{r}");
 }

@@ -127,6 +127,9 @@ pub struct Job {
     pub agent: Option<AgentPhase>,
     /// Whether the current or last attempt recorded its patch.
     pub patch_recorded: bool,
+    /// The SHA-256 of that patch's `files.json` (the runner's copy of the
+    /// changed files), when its `patch` event names one.
+    pub patch_files_hash: Option<String>,
     /// Whether the current or last attempt recorded `patch_rejected`.
     pub patch_rejected: bool,
     /// Acceptance verdict of the current or last attempt.

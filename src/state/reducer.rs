@@ -162,6 +162,7 @@ impl State {
                     baseline: None,
                     agent: None,
                     patch_recorded: false,
+                    patch_files_hash: None,
                     patch_rejected: false,
                     acceptance: None,
                     inventory: None,
@@ -524,7 +525,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 });
                 job.steps = job.steps.max(*steps);
             }
-            Event::Patch { .. } => {
+            Event::Patch { files_hash, .. } => {
                 let n = in_open_attempt(job)?;
                 if job.patch_rejected {
                     return Err(Illegal::PhaseTwice {
@@ -534,10 +535,14 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     });
                 }
                 job.patch_recorded = true;
+                job.patch_files_hash = files_hash.clone();
             }
             Event::PatchRejected { reason } => {
                 let n = in_open_attempt(job)?;
-                if job.patch_recorded || job.patch_rejected {
+                // A recorded patch may still be rejected by acceptance (what
+                // it holds cannot be laid on the clean copy), once.
+                let judged = job.patch_recorded && job.acceptance.is_some();
+                if judged || job.patch_rejected {
                     return Err(Illegal::PhaseTwice {
                         job: job.id.clone(),
                         attempt: n,
@@ -589,6 +594,7 @@ fn reset_attempt_facts(job: &mut Job) {
     job.last_action = None;
     job.agent = None;
     job.patch_recorded = false;
+    job.patch_files_hash = None;
     job.patch_rejected = false;
     job.acceptance = None;
     job.verdict = None;

@@ -680,6 +680,8 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
             bytes: 1,
             files: 1,
             hash: "h".into(),
+            files_hash: None,
+            partial: false,
         },
     ] {
         assert!(matches!(
@@ -780,4 +782,61 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         job.acceptance, None,
         "a new attempt forgets the old verdict"
     );
+}
+
+#[test]
+fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_only() {
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.ok("a", Some(1), agent_done(Outcome::Succeeded));
+    let patch = Event::Patch {
+        bytes: 10,
+        files: 1,
+        hash: "h".into(),
+        files_hash: Some("c0ffee".into()),
+        partial: false,
+    };
+    let job = log.ok("a", Some(1), patch);
+    assert_eq!(job.patch_files_hash.as_deref(), Some("c0ffee"));
+    let rejected = || Event::PatchRejected {
+        reason: "src/a.rs: cannot be laid on the clean copy".into(),
+    };
+    let job = log.ok("a", Some(1), rejected());
+    assert!(job.patch_recorded && job.patch_rejected);
+    assert!(matches!(
+        log.err("a", Some(1), rejected()),
+        Illegal::PhaseTwice { phase: "patch", .. }
+    ));
+
+    // Once acceptance judged the patch, it is no longer rejected.
+    let kind = Some(FailureKind::PatchRejected);
+    log.finish("a", 1, Outcome::Failed, kind);
+    log.ok("a", None, Event::Retried {});
+    let job = log.start("a", 2);
+    assert_eq!(job.patch_files_hash, None, "a new attempt starts clean");
+    log.ok("a", Some(2), agent_done(Outcome::Succeeded));
+    log.ok(
+        "a",
+        Some(2),
+        Event::Patch {
+            bytes: 1,
+            files: 1,
+            hash: "h".into(),
+            files_hash: None,
+            partial: false,
+        },
+    );
+    log.ok(
+        "a",
+        Some(2),
+        Event::Acceptance {
+            result: crate::log::CheckResult::Failed,
+            verdict: None,
+        },
+    );
+    assert!(matches!(
+        log.err("a", Some(2), rejected()),
+        Illegal::PhaseTwice { phase: "patch", .. }
+    ));
 }

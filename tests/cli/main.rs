@@ -4,6 +4,7 @@
 mod acceptance_bypass;
 mod batch;
 mod build_cache;
+mod carried;
 mod causes;
 mod check;
 mod containment;
