@@ -9,6 +9,7 @@ pub mod check;
 pub mod cli;
 pub mod decision;
 pub mod hash;
+pub mod lang;
 pub mod lifecycle;
 pub mod log;
 pub mod manifest;

@@ -265,6 +265,8 @@ pub enum CheckResult {
     Skipped,
     Passed,
     Failed,
+    /// The baseline's test harness could not run or report.
+    Error,
 }
 
 impl CheckResult {
@@ -274,6 +276,7 @@ impl CheckResult {
             CheckResult::Skipped => "skipped",
             CheckResult::Passed => "passed",
             CheckResult::Failed => "failed",
+            CheckResult::Error => "error",
         }
     }
 }
@@ -284,6 +287,7 @@ impl From<crate::state::BaselineVerdict> for CheckResult {
             crate::state::BaselineVerdict::Passed => CheckResult::Passed,
             crate::state::BaselineVerdict::Failed => CheckResult::Failed,
             crate::state::BaselineVerdict::Skipped => CheckResult::Skipped,
+            crate::state::BaselineVerdict::Error => CheckResult::Error,
         }
     }
 }
