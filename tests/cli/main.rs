@@ -32,3 +32,4 @@ mod seed;
 mod setup;
 mod stats;
 mod validate;
+mod verdicts;
