@@ -402,7 +402,9 @@ mod tests {
     #[test]
     fn where_an_inventory_came_from_is_a_note_on_a_valid_task() {
         let run = RunFacts {
-            inventory_note: Some("baseline not collectable: inventory from the oracle (3 tests)".into()),
+            inventory_note: Some(
+                "baseline not collectable: inventory from the oracle (3 tests)".into(),
+            ),
             ..good_run()
         };
         let j = judge_task(&[run.clone(), run], true);

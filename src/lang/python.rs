@@ -184,8 +184,11 @@ impl Language for Python {
                 classes.push((indent, name.to_string(), name.starts_with("Test")));
                 continue;
             }
-            let function = definition(content, "def ")
-                .or_else(|| content.strip_prefix("async ").and_then(|c| definition(c, "def ")));
+            let function = definition(content, "def ").or_else(|| {
+                content
+                    .strip_prefix("async ")
+                    .and_then(|c| definition(c, "def "))
+            });
             if let Some(name) = function
                 && name.starts_with("test")
                 && collected
@@ -242,7 +245,13 @@ ERROR tests/test_other.py - ImportError: nope
             ["tests/test_bad.py", "tests/test_other.py"]
         );
         let nothing = "\nno tests collected in 0.00s\n";
-        assert!(Python.read_listing(nothing, Some(5)).unwrap().tests.is_empty());
+        assert!(
+            Python
+                .read_listing(nothing, Some(5))
+                .unwrap()
+                .tests
+                .is_empty()
+        );
         // `No module named pytest`: exit 1, nothing on stdout.
         assert!(Python.read_listing("", Some(1)).is_err());
         assert!(Python.read_listing("\n1 error\n", Some(2)).is_err());
@@ -261,12 +270,29 @@ ERROR tests/test_other.py - ImportError: nope
 
     #[test]
     fn listing_drops_the_junit_file_and_sets_the_verbosity_last() {
-        let argv: Vec<String> = ["python3", "-m", "pytest", "-q", "--junitxml=r.xml", "--junit-xml", "s.xml", "tests"]
-            .map(String::from)
-            .to_vec();
+        let argv: Vec<String> = [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "--junitxml=r.xml",
+            "--junit-xml",
+            "s.xml",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec();
         assert_eq!(
             Python.list_argv(&argv),
-            ["python3", "-m", "pytest", "-q", "tests", "--collect-only", "--verbosity=-1"]
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-q",
+                "tests",
+                "--collect-only",
+                "--verbosity=-1"
+            ]
         );
     }
 

@@ -74,9 +74,7 @@ impl Language for Rust {
     /// test's result reads the same every time.
     fn run_one_argv(&self, runner: &[String], name: &str) -> Vec<String> {
         let mut argv = runner.to_vec();
-        argv.extend(
-            ["--exact", name, "--include-ignored", "--format", "pretty"].map(String::from),
-        );
+        argv.extend(["--exact", name, "--include-ignored", "--format", "pretty"].map(String::from));
         argv
     }
 
@@ -424,7 +422,10 @@ mod tests {
     #[test]
     fn one_run_reads_its_last_summary() {
         let ok = "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n";
-        assert_eq!(Rust.read_one("a", ok), OneRun::Reported(TestOutcome::Passed));
+        assert_eq!(
+            Rust.read_one("a", ok),
+            OneRun::Reported(TestOutcome::Passed)
+        );
         let failed = "test a ... FAILED\n\nfailures:\n\n---- a stdout ----\ntest result: ok. 1 passed; 0 failed; 0 ignored\n\nfailures:\n    a\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n";
         assert_eq!(
             Rust.read_one("a", failed),
@@ -438,7 +439,14 @@ mod tests {
         let argv = Rust.run_one_argv(&["sum".into()], "m::a");
         assert_eq!(
             argv,
-            ["sum", "--exact", "m::a", "--include-ignored", "--format", "pretty"]
+            [
+                "sum",
+                "--exact",
+                "m::a",
+                "--include-ignored",
+                "--format",
+                "pretty"
+            ]
         );
     }
 

@@ -212,11 +212,9 @@ fn acceptance(
         None => None,
     };
     let test_timeout = match &raw.test_timeout {
-        Some(value) => Some(fields.duration(
-            "acceptance.test_timeout",
-            Some(value),
-            Duration::ZERO,
-        )?),
+        Some(value) => {
+            Some(fields.duration("acceptance.test_timeout", Some(value), Duration::ZERO)?)
+        }
         None => None,
     };
     Ok(Acceptance {

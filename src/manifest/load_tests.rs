@@ -303,7 +303,10 @@ fn test_timeout_is_a_duration_left_out_of_the_hash_when_unset_and_warned_about_o
         ))
         .unwrap();
     let acceptance = timed.acceptance.clone().unwrap();
-    assert_eq!(acceptance.test_timeout, Some(std::time::Duration::from_secs(5)));
+    assert_eq!(
+        acceptance.test_timeout,
+        Some(std::time::Duration::from_secs(5))
+    );
     assert_ne!(timed.hash(), plain.hash());
     let rebuilt = Manifest::from_snapshot(&timed.to_snapshot()).unwrap();
     assert_eq!(rebuilt.hash(), timed.hash());
@@ -338,7 +341,10 @@ fn the_oracle_rides_in_the_snapshot_outside_the_hash() {
     assert_eq!(with_oracle.hash(), plain.hash());
     assert!(plain.to_snapshot().get("oracle").is_none());
     let rebuilt = Manifest::from_snapshot(&with_oracle.to_snapshot()).unwrap();
-    assert!(matches!(rebuilt.oracle, Some(crate::manifest::Oracle::Patch(_))));
+    assert!(matches!(
+        rebuilt.oracle,
+        Some(crate::manifest::Oracle::Patch(_))
+    ));
     assert_eq!(rebuilt.hash(), plain.hash());
 }
 

@@ -421,7 +421,10 @@ impl Phases<'_> {
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
-        let inventory = self.job()?.inventory.filter(|_| check == CommandFor::Acceptance);
+        let inventory = self
+            .job()?
+            .inventory
+            .filter(|_| check == CommandFor::Acceptance);
         let spec = CheckSpec {
             manifest: self.manifest,
             acceptance,

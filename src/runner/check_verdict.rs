@@ -50,7 +50,10 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
     let listed = run.listed.clone().unwrap_or_default();
     let made = match &run.fallback {
         Some((_, names)) if names.is_empty() && listed.is_empty() => {
-            let why = run.uncollectable.as_deref().unwrap_or("the tests do not build");
+            let why = run
+                .uncollectable
+                .as_deref()
+                .unwrap_or("the tests do not build");
             return facts(
                 CheckResult::Failed,
                 None,
@@ -141,7 +144,9 @@ mod tests {
     #[test]
     fn a_broken_harness_is_an_error_with_its_cause() {
         let run = CheckRun {
-            harness: Some("pytest could not list the tests (exit 1); stderr: No module named pytest".into()),
+            harness: Some(
+                "pytest could not list the tests (exit 1); stderr: No module named pytest".into(),
+            ),
             results: Some(TestResults::default()),
             ..CheckRun::default()
         };

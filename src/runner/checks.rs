@@ -193,7 +193,11 @@ pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun,
             "note: {why}: the inventory comes from the oracle or the hidden files\n"
         ));
         run.fallback = Some(super::fallback::inventory(
-            spec, lang, &mut report, &mut run, cancel,
+            spec,
+            lang,
+            &mut report,
+            &mut run,
+            cancel,
         )?);
     }
     if let Some(note) = &run.note {
@@ -267,7 +271,9 @@ pub(super) fn check_commands(
     // The acceptance files are read-only to the code under test, even
     // where the copy around them is writable (a build script cannot
     // rewrite a hidden test before it is compiled).
-    policy.readable.extend(acceptance_files(&acceptance.dir, dir));
+    policy
+        .readable
+        .extend(acceptance_files(&acceptance.dir, dir));
     // Each command has its own timeout; the check as a whole (a build,
     // then every test in its own process) stays inside the wall time.
     let deadline = Instant::now() + spec.manifest.limits.wall_time;
@@ -297,9 +303,7 @@ fn run_in(
         (ResultsFormat::Libtest, Some(lang)) => {
             super::per_test::run(spec, lang, commands, report, cancel)
         }
-        (ResultsFormat::Junit(rel), lang) => {
-            one_run(spec, &rel, lang, commands, report, cancel)
-        }
+        (ResultsFormat::Junit(rel), lang) => one_run(spec, &rel, lang, commands, report, cancel),
         (ResultsFormat::Libtest, None) => Err(CheckError::Rule(
             "results = \"libtest\" has no language to run it".into(),
         )),
@@ -518,7 +522,10 @@ mod tests {
     #[test]
     fn the_stderr_tail_is_the_last_lines_on_one_line() {
         let o = outcome("a\n\nb\nc\n/usr/bin/python3: No module named pytest\n");
-        assert_eq!(stderr_tail(&o), "b | c | /usr/bin/python3: No module named pytest");
+        assert_eq!(
+            stderr_tail(&o),
+            "b | c | /usr/bin/python3: No module named pytest"
+        );
         let long = "x".repeat(1000);
         assert!(stderr_tail(&outcome(&long)).chars().count() <= 302);
         assert_eq!(with_tail("why", ""), "why");

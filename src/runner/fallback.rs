@@ -41,9 +41,9 @@ pub(super) fn inventory(
             Ok(_) => report
                 .text
                 .push_str("note: the oracle's tree listed no test; reading the hidden files\n"),
-            Err(why) => report
-                .text
-                .push_str(&format!("note: the oracle's tree: {why}; reading the hidden files\n")),
+            Err(why) => report.text.push_str(&format!(
+                "note: the oracle's tree: {why}; reading the hidden files\n"
+            )),
         }
     }
     let only = (!run.uncollectable_files.is_empty()).then_some(&run.uncollectable_files[..]);
@@ -161,7 +161,11 @@ fn apply_oracle(spec: &CheckSpec<'_>, oracle: &Oracle, tree: &Path) -> Result<()
 
 /// The test functions the hidden test files define (those named in
 /// `only`, when given), by inventory name, sorted.
-fn hidden_tests(acceptance_dir: &Path, lang: &dyn Language, only: Option<&[String]>) -> Vec<String> {
+fn hidden_tests(
+    acceptance_dir: &Path,
+    lang: &dyn Language,
+    only: Option<&[String]>,
+) -> Vec<String> {
     let mut files = Vec::new();
     walk(acceptance_dir, "", 0, &mut files);
     let mut names: Vec<String> = files

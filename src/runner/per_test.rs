@@ -85,10 +85,11 @@ pub(super) fn run(
         };
         listed.extend(names.iter().map(|n| lang.inventory_name(&binary.label, n)));
         if listing_outcome.as_ref().is_some_and(|o| o.cancelled) {
-            run.commands.extend(listing_outcome.map(|outcome| CheckCommand {
-                outcome,
-                tests: None,
-            }));
+            run.commands
+                .extend(listing_outcome.map(|outcome| CheckCommand {
+                    outcome,
+                    tests: None,
+                }));
             break;
         }
         if names.is_empty() && listing_outcome.is_none() {
@@ -375,9 +376,9 @@ impl Unit<'_> {
                     ));
                 }
                 Some(outcome) => report.command(&argv, outcome),
-                None => report
-                    .text
-                    .push_str(&format!("not run: {inventory}: the check ran out of time\n")),
+                None => report.text.push_str(&format!(
+                    "not run: {inventory}: the check ran out of time\n"
+                )),
             }
             if let Some(why) = &ran.garbled {
                 garbled.push(format!("{inventory}: {why}"));

@@ -211,7 +211,9 @@ pub fn judge(
             Reported::Passed
         } else {
             Reported::Failed {
-                timed_out: failed.iter().any(|n| results.timed_out.contains(n.as_str())),
+                timed_out: failed
+                    .iter()
+                    .any(|n| results.timed_out.contains(n.as_str())),
             }
         }
     };
@@ -367,7 +369,9 @@ mod tests {
     #[test]
     fn the_listing_is_the_inventory_and_a_test_that_did_not_report_is_fail_to_pass() {
         use TestOutcome::*;
-        let listed: Vec<String> = ["hangs", "passes", "silent", "skipped"].map(String::from).into();
+        let listed: Vec<String> = ["hangs", "passes", "silent", "skipped"]
+            .map(String::from)
+            .into();
         let mut run = results(&[("passes", Passed), ("skipped", Skipped), ("extra", Failed)]);
         run.time_out("hangs");
         let inv = Inventory::from_listing(&listed, &run, None).unwrap();

@@ -56,7 +56,9 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
                     insert(&mut results, name, outcome)?;
                 }
             }
-            Event::End(tag) if matches!(tag.local_name().as_ref(), b"testsuites" | b"testsuite") => {
+            Event::End(tag)
+                if matches!(tag.local_name().as_ref(), b"testsuites" | b"testsuite") =>
+            {
                 suites = suites.saturating_sub(1);
                 closed |= suites == 0;
             }
@@ -131,14 +133,20 @@ mod tests {
 
     #[test]
     fn a_document_cut_off_after_a_test_case_is_incomplete() {
-        let whole = r#"<testsuites><testsuite name="t"><testcase name="a"/></testsuite></testsuites>"#;
+        let whole =
+            r#"<testsuites><testsuite name="t"><testcase name="a"/></testsuite></testsuites>"#;
         assert!(parse_junit(whole).unwrap().complete);
         let cut = r#"<testsuites><testsuite name="t"><testcase name="a"/>"#;
         let r = parse_junit(cut).unwrap();
         assert!(!r.complete);
-        let inner_only = r#"<testsuites><testsuite name="t"><testcase name="a"></testcase></testsuite>"#;
+        let inner_only =
+            r#"<testsuites><testsuite name="t"><testcase name="a"></testcase></testsuite>"#;
         assert!(!parse_junit(inner_only).unwrap().complete);
-        assert!(parse_junit(r#"<testsuite name="empty"/>"#).unwrap().complete);
+        assert!(
+            parse_junit(r#"<testsuite name="empty"/>"#)
+                .unwrap()
+                .complete
+        );
     }
 
     #[test]

@@ -14,8 +14,7 @@ mod junit;
 mod libtest;
 
 pub use inventory::{
-    Inventory, InventoryError, InventorySource, TestOutcome, TestResults, Verdict, judge,
-    judge_all,
+    Inventory, InventoryError, InventorySource, TestOutcome, TestResults, Verdict, judge, judge_all,
 };
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};
 pub use libtest::{libtest_summary, parse_libtest};

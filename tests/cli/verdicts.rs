@@ -82,7 +82,8 @@ fn hang_lib(answer: &str) -> String {
     )
 }
 
-const SLEEPS: &str = "loop {\n        std::thread::sleep(std::time::Duration::from_secs(60));\n    }";
+const SLEEPS: &str =
+    "loop {\n        std::thread::sleep(std::time::Duration::from_secs(60));\n    }";
 
 #[test]
 fn a_hidden_test_that_hangs_on_the_stub_is_fail_to_pass_and_a_fix_that_still_hangs_is_named() {
@@ -106,10 +107,7 @@ fn a_hidden_test_that_hangs_on_the_stub_is_fail_to_pass_and_a_fix_that_still_han
         literal(&hidden)
     );
     let still = hang_lib(&SLEEPS.replace("60", "30"));
-    let jobs = [
-        ("hang_fixed", hang_lib("42")),
-        ("hang_still", still),
-    ];
+    let jobs = [("hang_fixed", hang_lib("42")), ("hang_still", still)];
     for (id, lib) in &jobs {
         write_job(
             root,
@@ -156,18 +154,34 @@ fn a_hidden_test_that_hangs_on_the_stub_is_fail_to_pass_and_a_fix_that_still_han
             .collect();
         assert_eq!(hidden_runs.len(), 1, "{id}: {hidden_runs:#?}");
         let tests = &hidden_runs[0]["tests"];
-        assert_eq!((&tests["runs"], &tests["timed_out"]), (&json!(2), &json!(1)), "{tests}");
+        assert_eq!(
+            (&tests["runs"], &tests["timed_out"]),
+            (&json!(2), &json!(1)),
+            "{tests}"
+        );
         assert_eq!(tests["slowest"], "test/hidden::answers", "{tests}");
         assert_eq!(hidden_runs[0]["timed_out"], true);
     }
     let fixed = &jobs["hang_fixed"];
-    assert_eq!(last(fixed, "attempt_finished")["outcome"], "succeeded", "{fixed:#?}");
+    assert_eq!(
+        last(fixed, "attempt_finished")["outcome"],
+        "succeeded",
+        "{fixed:#?}"
+    );
     let still = &jobs["hang_still"];
     let finished = last(still, "attempt_finished");
     assert_eq!(finished["failure_kind"], "tests_failed", "{still:#?}");
     let verdict = &last(still, "acceptance")["verdict"];
-    assert_eq!(verdict["failing"], json!(["test/hidden::answers"]), "{verdict}");
-    assert_eq!(verdict["timed_out"], json!(["test/hidden::answers"]), "{verdict}");
+    assert_eq!(
+        verdict["failing"],
+        json!(["test/hidden::answers"]),
+        "{verdict}"
+    );
+    assert_eq!(
+        verdict["timed_out"],
+        json!(["test/hidden::answers"]),
+        "{verdict}"
+    );
     assert_eq!(verdict["p2p_passed"], 1, "{verdict}");
     // The cause names the test that hangs.
     assert!(
@@ -255,7 +269,11 @@ fn hidden_pytest_tests_that_do_not_collect_on_the_stub_are_judged_by_the_functio
     for id in ["median_fixed", "median_noop", "median_exits"] {
         let baseline = last(&jobs[id], "baseline");
         assert_eq!(baseline["result"], "failed", "{id}: {baseline}");
-        assert_eq!(baseline["inventory"]["fail_to_pass"], json!(SCANNED), "{baseline}");
+        assert_eq!(
+            baseline["inventory"]["fail_to_pass"],
+            json!(SCANNED),
+            "{baseline}"
+        );
         assert_eq!(baseline["inventory"]["from"], "hidden_files", "{baseline}");
         assert_eq!(
             baseline["reason"],
@@ -273,23 +291,42 @@ fn hidden_pytest_tests_that_do_not_collect_on_the_stub_are_judged_by_the_functio
     let verdict = &last(&jobs["median_fixed"], "acceptance")["verdict"];
     assert_eq!(verdict["f2p_passed"], 3, "{verdict}");
     // The stub's collection error is no test: the no-op reports none.
-    assert_eq!(outcome("median_noop"), ("failed".into(), "tests_missing".into()));
+    assert_eq!(
+        outcome("median_noop"),
+        ("failed".into(), "tests_missing".into())
+    );
     let verdict = &last(&jobs["median_noop"], "acceptance")["verdict"];
     assert_eq!(verdict["missing"], json!(SCANNED), "{verdict}");
-    assert_eq!(outcome("median_exits"), ("failed".into(), "tests_missing".into()));
+    assert_eq!(
+        outcome("median_exits"),
+        ("failed".into(), "tests_missing".into())
+    );
 }
 
 #[test]
 fn check_says_where_the_inventory_of_an_uncollectable_baseline_came_from() {
     if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!("skipping check_says_where_the_inventory_of_an_uncollectable_baseline_came_from: {why}");
+        eprintln!(
+            "skipping check_says_where_the_inventory_of_an_uncollectable_baseline_came_from: {why}"
+        );
         return;
     }
     let sb = Sandbox::new();
     let root = sb.path();
     let (source, acceptance) = median_task(root);
-    let oracle = format!("\n[oracle]\npatch = {}\n", literal(&root.join("oracle.diff")));
-    let with = write_job(root, "with_oracle", &source, "calc.py", &acceptance, &[], &oracle);
+    let oracle = format!(
+        "\n[oracle]\npatch = {}\n",
+        literal(&root.join("oracle.diff"))
+    );
+    let with = write_job(
+        root,
+        "with_oracle",
+        &source,
+        "calc.py",
+        &acceptance,
+        &[],
+        &oracle,
+    );
     let without = write_job(root, "no_oracle", &source, "calc.py", &acceptance, &[], "");
     let data = root.join("check-data");
     let run = sb.run(&[
@@ -302,13 +339,15 @@ fn check_says_where_the_inventory_of_an_uncollectable_baseline_came_from() {
     // The job without an oracle is `no_oracle`, so check exits 1.
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(
-        run.stdout
-            .contains("with_oracle: note: baseline not collectable: inventory from the oracle (4 tests)"),
+        run.stdout.contains(
+            "with_oracle: note: baseline not collectable: inventory from the oracle (4 tests)"
+        ),
         "{run:#?}"
     );
     assert!(
-        run.stdout
-            .contains("no_oracle: note: baseline not collectable: inventory from the hidden files (3 tests)"),
+        run.stdout.contains(
+            "no_oracle: note: baseline not collectable: inventory from the hidden files (3 tests)"
+        ),
         "{run:#?}"
     );
     let line = |job: &str| {
@@ -331,7 +370,11 @@ fn a_broken_harness_is_a_harness_error_before_any_model_call_counted_as_infrastr
     std::fs::write(source.join("value.txt"), "old\n").unwrap();
     let hidden = root.join("hidden");
     std::fs::create_dir_all(&hidden).unwrap();
-    std::fs::write(hidden.join("silent.sh"), "echo 'ran, wrote nothing' >&2\nexit 0\n").unwrap();
+    std::fs::write(
+        hidden.join("silent.sh"),
+        "echo 'ran, wrote nothing' >&2\nexit 0\n",
+    )
+    .unwrap();
     let replies = write_and_finish("value.txt", "new\n");
     // `-S`: no site packages, so no pytest for this interpreter.
     let no_pytest = format!(
@@ -342,7 +385,15 @@ fn a_broken_harness_is_a_harness_error_before_any_model_call_counted_as_infrastr
         "dir = {}\ncommand = [\"sh\", \"silent.sh\"]\nresults = \"junit:report.xml\"",
         literal(&hidden)
     );
-    let a = write_job(root, "no_pytest", &source, "*.txt", &no_pytest, &replies, "");
+    let a = write_job(
+        root,
+        "no_pytest",
+        &source,
+        "*.txt",
+        &no_pytest,
+        &replies,
+        "",
+    );
     let b = write_job(root, "no_results", &source, "*.txt", &no_file, &replies, "");
     let report = root.join("report");
     let run = sb.run(&[
@@ -365,13 +416,20 @@ fn a_broken_harness_is_a_harness_error_before_any_model_call_counted_as_infrastr
         let reason = baseline["reason"].as_str().unwrap_or_default();
         assert!(reason.contains(says), "{id}: {reason}");
         let finished = last(events, "attempt_finished");
-        assert_eq!(finished["failure_kind"], "harness_error", "{id}: {finished}");
+        assert_eq!(
+            finished["failure_kind"], "harness_error",
+            "{id}: {finished}"
+        );
         // Decided before any model call, and final: one attempt only.
-        assert!(!events.contains_key("decision"), "{id}: the model was called");
+        assert!(
+            !events.contains_key("decision"),
+            "{id}: the model was called"
+        );
         assert_eq!(events["attempt_started"].len(), 1, "{id}: {events:#?}");
     }
     assert!(
-        run.stderr.contains("no_pytest: harness_error: ") && run.stderr.contains("No module named pytest"),
+        run.stderr.contains("no_pytest: harness_error: ")
+            && run.stderr.contains("No module named pytest"),
         "the cause carries the stderr tail: {run:#?}"
     );
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
@@ -403,7 +461,15 @@ fn at_acceptance_a_missing_or_cut_off_junit_file_is_tests_missing_never_a_harnes
             "dir = {}\ncommand = [\"sh\", \"{script}\"]\nresults = \"junit:report.xml\"\nbaseline = \"skip\"",
             literal(&hidden)
         );
-        manifests.push(write_job(root, id, &source, "*.txt", &acceptance, &replies, ""));
+        manifests.push(write_job(
+            root,
+            id,
+            &source,
+            "*.txt",
+            &acceptance,
+            &replies,
+            "",
+        ));
     }
     let run = sb.run(&[
         "batch",
@@ -415,8 +481,114 @@ fn at_acceptance_a_missing_or_cut_off_junit_file_is_tests_missing_never_a_harnes
     let jobs = by_job(&log_lines(&sb));
     for id in ["skip_silent", "skip_cut"] {
         let finished = last(&jobs[id], "attempt_finished");
-        assert_eq!(finished["failure_kind"], "tests_missing", "{id}: {finished}");
+        assert_eq!(
+            finished["failure_kind"], "tests_missing",
+            "{id}: {finished}"
+        );
         let verdict = &last(&jobs[id], "acceptance")["verdict"];
         assert_eq!(verdict["f2p_passed"], 0, "{id}: {verdict}");
     }
+}
+
+#[test]
+fn a_pytest_run_killed_at_its_timeout_fails_every_test_it_did_not_report() {
+    if let Err(why) = crate::python_job::python_with_pytest() {
+        eprintln!(
+            "skipping a_pytest_run_killed_at_its_timeout_fails_every_test_it_did_not_report: {why}"
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = sb.path();
+    let source = root.join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    let slow = "import time\n\ndef answer():\n    time.sleep(60)\n    return 0\n";
+    std::fs::write(source.join("calc.py"), slow).unwrap();
+    let hidden = root.join("hidden");
+    std::fs::create_dir_all(hidden.join("tests")).unwrap();
+    std::fs::write(
+        hidden.join("tests/test_answer.py"),
+        "from calc import answer\n\ndef test_answer():\n    assert answer() == 42\n\ndef test_twice():\n    assert answer() * 2 == 84\n",
+    )
+    .unwrap();
+    let acceptance = format!("dir = {}\n{PYTEST}", literal(&hidden));
+    let fixed = write_job(
+        root,
+        "answer_fixed",
+        &source,
+        "calc.py",
+        &acceptance,
+        &write_and_finish("calc.py", "def answer():\n    return 42\n"),
+        "",
+    );
+    let still = write_job(
+        root,
+        "answer_still_slow",
+        &source,
+        "calc.py",
+        &acceptance,
+        &write_and_finish("calc.py", &slow.replace("60", "30")),
+        "",
+    );
+    for manifest in [&fixed, &still] {
+        // The run (both tests) is killed at 4 s.
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let text = text.replace("attempts = 2", "attempts = 1\ncommand_timeout = \"4s\"");
+        std::fs::write(manifest, text).unwrap();
+    }
+    let run = sb.run(&[
+        "batch",
+        "DATA",
+        &fixed.to_string_lossy(),
+        &still.to_string_lossy(),
+        "-j",
+        "2",
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let jobs = by_job(&log_lines(&sb));
+    let both = json!([
+        "tests.test_answer::test_answer",
+        "tests.test_answer::test_twice"
+    ]);
+    for id in ["answer_fixed", "answer_still_slow"] {
+        let baseline = last(&jobs[id], "baseline");
+        assert_eq!(
+            baseline["inventory"]["fail_to_pass"], both,
+            "{id}: {baseline}"
+        );
+        assert_eq!(baseline["timed_out"], both, "{id}: {baseline}");
+    }
+    assert_eq!(
+        last(&jobs["answer_fixed"], "attempt_finished")["outcome"],
+        "succeeded"
+    );
+    let finished = last(&jobs["answer_still_slow"], "attempt_finished");
+    assert_eq!(finished["failure_kind"], "tests_failed", "{finished}");
+    let verdict = &last(&jobs["answer_still_slow"], "acceptance")["verdict"];
+    assert_eq!(verdict["failing"], both, "{verdict}");
+    assert_eq!(verdict["timed_out"], both, "{verdict}");
+}
+
+#[test]
+fn validate_warns_about_a_test_timeout_that_has_no_effect() {
+    let sb = Sandbox::new();
+    let root = sb.path();
+    let source = root.join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    let hidden = root.join("hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    let acceptance = format!(
+        "dir = {}\ncommand = [\"sh\", \"judge.sh\"]\nresults = \"junit:r.xml\"\ntest_timeout = \"5s\"",
+        literal(&hidden)
+    );
+    let manifest = write_job(root, "warned", &source, "*.txt", &acceptance, &[], "");
+    let run = sb.run(&["validate", &manifest.to_string_lossy()]).ok();
+    assert!(run.stdout.starts_with("ok "), "{run:#?}");
+    assert!(
+        run.stderr.contains("warning: ")
+            && run
+                .stderr
+                .contains("acceptance.test_timeout has no effect with results = \"junit:r.xml\""),
+        "{run:#?}"
+    );
 }
