@@ -46,8 +46,13 @@ pub(super) fn inventory(
             )),
         }
     }
+    // The files that did not collect, when the runner named them and they
+    // are hidden files; else every hidden test file.
     let only = (!run.uncollectable_files.is_empty()).then_some(&run.uncollectable_files[..]);
-    let names = hidden_tests(&spec.acceptance.dir, lang, only);
+    let mut names = hidden_tests(&spec.acceptance.dir, lang, only);
+    if names.is_empty() && only.is_some() {
+        names = hidden_tests(&spec.acceptance.dir, lang, None);
+    }
     report.text.push_str(&format!(
         "the hidden files define {} test function(s)\n",
         names.len()
