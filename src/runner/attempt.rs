@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
-use super::check_verdict::{acceptance_of, baseline_of};
+use super::check_verdict::{BaselineFacts, acceptance_of, baseline_of};
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
@@ -239,28 +239,15 @@ impl Phases<'_> {
         if let Some(acceptance) = self.manifest.acceptance.clone() {
             if self.job()?.baseline.is_none() {
                 let facts = match acceptance.baseline {
-                    Baseline::Skip => None,
+                    Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
                         match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
-                            Ok(run) => Some(baseline_of(&run)),
+                            Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
                     }
                 };
-                self.record(match facts {
-                    Some(facts) => Event::Baseline {
-                        result: facts.result,
-                        inventory: facts.inventory,
-                        reason: facts.reason,
-                        timed_out: facts.timed_out,
-                    },
-                    None => Event::Baseline {
-                        result: CheckResult::Skipped,
-                        inventory: None,
-                        reason: None,
-                        timed_out: Vec::new(),
-                    },
-                })?;
+                self.record(facts.into_event())?;
             }
             match self.job()?.baseline {
                 Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),

@@ -3,7 +3,7 @@
 
 use super::checks::CheckRun;
 use crate::lang::Language;
-use crate::log::CheckResult;
+use crate::log::{CheckResult, Event};
 use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
 /// What the `baseline` event records.
@@ -14,6 +14,27 @@ pub(super) struct BaselineFacts {
     pub(super) reason: Option<String>,
     /// Inventory tests killed at their timeout on the pristine source.
     pub(super) timed_out: Vec<String>,
+}
+
+impl BaselineFacts {
+    /// `baseline = "skip"`: nothing ran.
+    pub(super) fn skipped() -> BaselineFacts {
+        BaselineFacts {
+            result: CheckResult::Skipped,
+            inventory: None,
+            reason: None,
+            timed_out: Vec::new(),
+        }
+    }
+
+    pub(super) fn into_event(self) -> Event {
+        Event::Baseline {
+            result: self.result,
+            inventory: self.inventory,
+            reason: self.reason,
+            timed_out: self.timed_out,
+        }
+    }
 }
 
 /// The baseline's result, its test inventory and why it is unusable, from
