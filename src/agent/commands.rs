@@ -65,6 +65,7 @@ pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
         cancelled: out.cancelled,
         oom: out.oom,
         sandbox: out.sandbox_layers.clone(),
+        tests: None,
     }
 }
 

@@ -94,11 +94,15 @@ pub enum BatchError {
 const LEASE_WAIT: Duration = Duration::from_secs(120);
 
 /// A failed job the batch tries again: attempts remain, and another
-/// attempt could change the verdict (a passing baseline cannot).
+/// attempt could change the verdict (a passing baseline or a broken
+/// harness, decided once per job, cannot).
 pub(super) fn retryable(job: &crate::state::Job) -> bool {
     job.state == JobState::Failed
         && job.attempts_remain()
-        && job.failure_kind != Some(crate::log::FailureKind::InvalidBaseline)
+        && !matches!(
+            job.failure_kind,
+            Some(crate::log::FailureKind::InvalidBaseline | crate::log::FailureKind::HarnessError)
+        )
 }
 
 /// Runs `plan` in the data dir `data`.
@@ -382,6 +386,7 @@ fn worker(
         interrupt: Some(options.interrupt.clone()),
         keep: options.keep,
         budget: budget.clone(),
+        workers: options.workers,
     };
     // Claims refused because the lease is still held: a child that another
     // worker forked while this job's last attempt held the lease keeps the

@@ -27,6 +27,9 @@ pub struct RunFacts {
     pub failing: Option<Vec<String>>,
     /// The job was accepted.
     pub accepted: bool,
+    /// What the baseline said about where its inventory came from, when
+    /// its hidden tests could not be collected.
+    pub inventory_note: Option<String>,
 }
 
 /// A task's verdict.
@@ -44,6 +47,9 @@ pub enum TaskVerdict {
     Flaky,
     /// No `[oracle]`: the baseline was checked, solvability was not.
     NoOracle,
+    /// The baseline's test harness could not run or report (a missing
+    /// test runner, no results file, no test listed): nothing was judged.
+    HarnessError,
     /// Some runs have not finished (interrupted, or a fault of the
     /// machine); running `check` again continues them.
     Incomplete,
@@ -57,6 +63,7 @@ impl TaskVerdict {
             TaskVerdict::Unsolvable => "unsolvable",
             TaskVerdict::Flaky => "flaky",
             TaskVerdict::NoOracle => "no_oracle",
+            TaskVerdict::HarnessError => "harness_error",
             TaskVerdict::Incomplete => "incomplete",
         }
     }
@@ -82,6 +89,10 @@ pub struct TaskJudgement {
     pub flaky_tests: Vec<String>,
     /// Why, in one line, when the verdict is not `valid`.
     pub reason: Option<String>,
+    /// Facts worth knowing whatever the verdict (where the inventory came
+    /// from when the baseline could not collect its tests), distinct.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Judges a task from its runs; `has_oracle` says whether the runs applied
@@ -101,7 +112,19 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
     }
     let flaky_tests = flaky_tests(runs, has_oracle);
     let unfinished = runs.iter().filter(|r| !r.finished).count();
-    let (verdict, reason) = if runs.is_empty() || unfinished > 0 {
+    let broken = runs
+        .iter()
+        .find(|r| r.finished && r.baseline == Some(CheckResult::Error));
+    let (verdict, reason) = if let Some(run) = broken {
+        (
+            TaskVerdict::HarnessError,
+            Some(
+                run.baseline_reason
+                    .clone()
+                    .unwrap_or_else(|| "the test harness could not run or report".into()),
+            ),
+        )
+    } else if runs.is_empty() || unfinished > 0 {
         (
             TaskVerdict::Incomplete,
             Some(format!(
@@ -169,12 +192,19 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
     } else {
         (TaskVerdict::Valid, None)
     };
+    let mut notes: Vec<String> = Vec::new();
+    for note in runs.iter().filter_map(|r| r.inventory_note.as_ref()) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
     TaskJudgement {
         verdict,
         baseline,
         oracle,
         flaky_tests,
         reason,
+        notes,
     }
 }
 
@@ -227,6 +257,7 @@ mod tests {
         Some(Inventory {
             fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
             pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+            from: None,
         })
     }
 
@@ -239,6 +270,7 @@ mod tests {
             acceptance: Some(CheckResult::Passed),
             failing: Some(Vec::new()),
             accepted: true,
+            inventory_note: None,
         }
     }
 
@@ -349,5 +381,37 @@ mod tests {
         };
         let j = judge_task(&[good_run(), passing], true);
         assert_eq!(j.verdict, TaskVerdict::Flaky);
+    }
+
+    #[test]
+    fn a_broken_harness_is_its_own_verdict_with_its_cause() {
+        let broken = RunFacts {
+            baseline: Some(CheckResult::Error),
+            baseline_reason: Some("pytest could not list the tests (exit 1)".into()),
+            inventory: None,
+            acceptance: None,
+            failing: None,
+            accepted: false,
+            ..good_run()
+        };
+        let j = judge_task(&[broken.clone(), broken], true);
+        assert_eq!(j.verdict, TaskVerdict::HarnessError);
+        assert!(j.reason.unwrap().contains("exit 1"));
+    }
+
+    #[test]
+    fn where_an_inventory_came_from_is_a_note_on_a_valid_task() {
+        let run = RunFacts {
+            inventory_note: Some(
+                "baseline not collectable: inventory from the oracle (3 tests)".into(),
+            ),
+            ..good_run()
+        };
+        let j = judge_task(&[run.clone(), run], true);
+        assert_eq!(j.verdict, TaskVerdict::Valid);
+        assert_eq!(
+            j.notes,
+            ["baseline not collectable: inventory from the oracle (3 tests)"]
+        );
     }
 }

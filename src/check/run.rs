@@ -124,5 +124,10 @@ fn run_facts(job: &Job) -> RunFacts {
             names
         }),
         accepted: job.state == JobState::Succeeded,
+        inventory_note: job
+            .inventory
+            .as_ref()
+            .filter(|inventory| inventory.from.is_some())
+            .and(job.baseline_reason.clone()),
     }
 }

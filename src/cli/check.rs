@@ -113,6 +113,9 @@ fn render_table(checks: &[TaskCheck]) -> String {
         .count();
     out.push_str(&format!("{valid}/{} job(s) valid\n", checks.len()));
     for c in checks {
+        for note in &c.judgement.notes {
+            out.push_str(&format!("{}: note: {note}\n", c.job));
+        }
         if let Some(reason) = &c.judgement.reason {
             out.push_str(&format!(
                 "{}: {}: {}\n",

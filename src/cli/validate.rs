@@ -147,6 +147,9 @@ fn check(file: &std::path::Path) -> Result<(String, Option<crate::manifest::Mani
         return Ok((line, None));
     }
     let manifest = load_checked(file).map_err(|e| e.to_string())?;
+    for warning in manifest.warnings() {
+        eprintln!("warning: {warning}");
+    }
     // A scripted provider's replies are checked too: a typo there would
     // otherwise surface only when the job runs.
     if let Some(ProviderConfig::Script(script)) = &manifest.provider {

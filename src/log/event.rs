@@ -98,9 +98,15 @@ pub enum Event {
         /// baseline's per-test results; absent with `results = "exit"`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         inventory: Option<Inventory>,
-        /// Why the baseline is unusable, when it is.
+        /// Why the baseline is unusable, when it is; with `result = "error"`
+        /// why the harness is broken, with the command's stderr tail; or a
+        /// note about the inventory.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Inventory tests that did not finish before their timeout on the
+        /// pristine source (fail-to-pass).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        timed_out: Vec<String>,
     },
     /// One provider call and the decision it produced (or why it was refused).
     Decision {
@@ -159,6 +165,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         oom: bool,
         sandbox: Vec<String>,
+        /// A test binary whose tests ran one per process: this one event
+        /// stands for its listing and every run (the other fields sum or
+        /// combine them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tests: Option<TestRuns>,
     },
     /// A file in the workspace was created or changed.
     Edit {
@@ -289,6 +300,28 @@ impl Event {
     }
 }
 
+/// A test binary's runs, one process per test, as its `command` event
+/// sums them up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRuns {
+    /// Tests run, each alone.
+    pub runs: u32,
+    /// Of them, those that did not pass (failed, timed out, not reported).
+    pub failed: u32,
+    /// Of them, those killed at their timeout.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub timed_out: u32,
+    /// The test that took longest, and how long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest: Option<String>,
+    #[serde(default)]
+    pub slowest_ms: u64,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// The verdict of a baseline or acceptance run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -297,6 +330,9 @@ pub enum CheckResult {
     Failed,
     /// Not run because the manifest says so (`baseline = "skip"`).
     Skipped,
+    /// The test harness could not run or report (baseline only): nothing
+    /// was judged, and the job fails `harness_error`.
+    Error,
 }
 
 impl CheckResult {
@@ -305,6 +341,7 @@ impl CheckResult {
             CheckResult::Passed => "passed",
             CheckResult::Failed => "failed",
             CheckResult::Skipped => "skipped",
+            CheckResult::Error => "error",
         }
     }
 }
@@ -350,6 +387,10 @@ pub enum FailureKind {
     /// The job's trusted `[setup]` commands failed: the job cannot run on
     /// this machine (no network, a missing tool); not the model's doing.
     SetupFailed,
+    /// The baseline's test harness is broken: the command could not run
+    /// its test runner, wrote no results file, or listed no test at all.
+    /// Decided before any model call; not the model's doing.
+    HarnessError,
 }
 
 impl FailureKind {
@@ -373,6 +414,7 @@ impl FailureKind {
             FailureKind::InfraError => "infra_error",
             FailureKind::BudgetExceeded => "budget_exceeded",
             FailureKind::SetupFailed => "setup_failed",
+            FailureKind::HarnessError => "harness_error",
         }
     }
 
@@ -380,7 +422,10 @@ impl FailureKind {
     /// network, the job's own setup), which reports count apart from the
     /// model's failures.
     pub fn is_infrastructure(self) -> bool {
-        matches!(self, FailureKind::InfraError | FailureKind::SetupFailed)
+        matches!(
+            self,
+            FailureKind::InfraError | FailureKind::SetupFailed | FailureKind::HarnessError
+        )
     }
 }
 
@@ -480,6 +525,3 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-fn is_zero_u32(n: &u32) -> bool {
-    *n == 0
-}

@@ -16,7 +16,7 @@ mod writer;
 
 pub use error::LogError;
 pub use event::{
-    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger,
+    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
 };
 pub use follow::Follower;
 pub use reader::{Snapshot, read_records, read_snapshot};

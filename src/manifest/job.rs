@@ -93,9 +93,24 @@ pub struct Acceptance {
     /// unset, so older manifests keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<ResultsFormat>,
+    /// `libtest`: how long each test may run in its own process (default
+    /// `[limits] command_timeout`). Left out of the stored form when
+    /// unset, so older manifests keep their hash.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::optional_duration_text"
+    )]
+    pub test_timeout: Option<Duration>,
 }
 
 impl Acceptance {
+    /// The timeout of each test's own run: `test_timeout`, else the
+    /// command timeout.
+    pub fn test_timeout_or(&self, command_timeout: Duration) -> Duration {
+        self.test_timeout.unwrap_or(command_timeout)
+    }
+
     /// `results`, or `libtest` for a `cargo test` command and `exit` for
     /// anything else.
     pub fn results_format(&self) -> ResultsFormat {
@@ -323,6 +338,23 @@ impl Manifest {
             }
             None => Location::whole(&self.origin.file),
         }
+    }
+
+    /// What is set but has no effect, one line each (`validate` shows
+    /// them): `test_timeout` for a runner that is not libtest.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(acceptance) = &self.acceptance
+            && acceptance.test_timeout.is_some()
+            && acceptance.results_format() != ResultsFormat::Libtest
+        {
+            out.push(format!(
+                "{}: acceptance.test_timeout has no effect with results = \"{}\" (tests run in one command, under [limits] command_timeout)",
+                self.location_of("acceptance.test_timeout"),
+                acceptance.results_format()
+            ));
+        }
+        out
     }
 
     /// The manifest file this was loaded from, if it was loaded from one.

@@ -2,6 +2,7 @@
 //! refusal placed at `file:line:column` and named by its field.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::error::ManifestError;
 use super::fields::Fields;
@@ -85,6 +86,7 @@ fn build(
             return Err(fields.err(&field, "value contains a NUL byte"));
         }
     }
+    fields.remember("acceptance.test_timeout");
     let acceptance = match raw.acceptance {
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
@@ -209,11 +211,18 @@ fn acceptance(
         ),
         None => None,
     };
+    let test_timeout = match &raw.test_timeout {
+        Some(value) => {
+            Some(fields.duration("acceptance.test_timeout", Some(value), Duration::ZERO)?)
+        }
+        None => None,
+    };
     Ok(Acceptance {
         dir,
         command: fields.argv("acceptance.command", raw.command)?,
         baseline: raw.baseline.unwrap_or_default(),
         results,
+        test_timeout,
     })
 }
 

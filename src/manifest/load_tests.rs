@@ -287,6 +287,68 @@ fn results_format_defaults_by_command_and_is_left_out_of_the_hash_when_unset() {
 }
 
 #[test]
+fn test_timeout_is_a_duration_left_out_of_the_hash_when_unset_and_warned_about_off_libtest() {
+    let fx = Fixture::new();
+    let plain = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\n",
+        ))
+        .unwrap();
+    let stored = serde_json::to_string(&plain.acceptance).unwrap();
+    assert!(!stored.contains("test_timeout"), "{stored}");
+    assert!(plain.warnings().is_empty());
+    let timed = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\ntest_timeout = \"5s\"\n",
+        ))
+        .unwrap();
+    let acceptance = timed.acceptance.clone().unwrap();
+    assert_eq!(
+        acceptance.test_timeout,
+        Some(std::time::Duration::from_secs(5))
+    );
+    assert_ne!(timed.hash(), plain.hash());
+    let rebuilt = Manifest::from_snapshot(&timed.to_snapshot()).unwrap();
+    assert_eq!(rebuilt.hash(), timed.hash());
+    assert!(timed.warnings().is_empty());
+    let junit = fx
+        .load(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"pytest\"]\nresults = \"junit:r.xml\"\ntest_timeout = \"5s\"\n",
+        ))
+        .unwrap();
+    let warnings = junit.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("job.toml:10:16: acceptance.test_timeout has no effect"),
+        "{warnings:?}"
+    );
+    assert!(
+        fx.error(&with(
+            "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\ntest_timeout = \"0s\"\n",
+        ))
+        .contains("acceptance.test_timeout: must be greater than zero")
+    );
+}
+
+#[test]
+fn the_oracle_rides_in_the_snapshot_outside_the_hash() {
+    let fx = Fixture::new();
+    std::fs::write(fx.root().join("fix.diff"), "").unwrap();
+    let plain = fx.load(MINIMAL).unwrap();
+    let with_oracle = fx
+        .load(&with("[oracle]\npatch = \"../fix.diff\"\n"))
+        .unwrap();
+    assert_eq!(with_oracle.hash(), plain.hash());
+    assert!(plain.to_snapshot().get("oracle").is_none());
+    let rebuilt = Manifest::from_snapshot(&with_oracle.to_snapshot()).unwrap();
+    assert!(matches!(
+        rebuilt.oracle,
+        Some(crate::manifest::Oracle::Patch(_))
+    ));
+    assert_eq!(rebuilt.hash(), plain.hash());
+}
+
+#[test]
 fn top_level_refusals_are_placed_at_their_key() {
     let fx = Fixture::new();
     let replace = |from: &str, to: &str| fx.error(&MINIMAL.replace(from, to));

@@ -56,6 +56,7 @@ pub struct RawAcceptance {
     pub command: Option<Vec<String>>,
     pub baseline: Option<Baseline>,
     pub results: Option<String>,
+    pub test_timeout: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]

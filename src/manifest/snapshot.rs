@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::error::ManifestError;
-use super::job::Manifest;
+use super::job::{Manifest, Oracle};
 use crate::lifecycle::validate_id;
 
 /// Version of the snapshot layout; bump when `Manifest`'s JSON changes.
@@ -38,13 +38,26 @@ impl Manifest {
         hex(&hasher.finalize())
     }
 
-    /// The form stored in the log: `{"format", "hash", "manifest"}`.
+    /// The form stored in the log: `{"format", "hash", "manifest"}`, and
+    /// `oracle` (`{"script": PATH}` or `{"patch": PATH}`) when the job has
+    /// one: outside the hashed manifest, so setting or changing it never
+    /// changes the job, but the runner can list the oracle's tests when the
+    /// baseline cannot collect the hidden ones.
     pub fn to_snapshot(&self) -> Value {
-        json!({
+        let mut snapshot = json!({
             "format": SNAPSHOT_FORMAT,
             "hash": self.hash(),
             "manifest": serde_json::to_value(self).unwrap_or(Value::Null),
-        })
+        });
+        let oracle = match &self.oracle {
+            Some(Oracle::Script(path)) => Some(json!({ "script": path })),
+            Some(Oracle::Patch(path)) => Some(json!({ "patch": path })),
+            None => None,
+        };
+        if let (Some(oracle), Some(map)) = (oracle, snapshot.as_object_mut()) {
+            map.insert("oracle".into(), oracle);
+        }
+        snapshot
     }
 
     /// Rebuilds a manifest from [`Manifest::to_snapshot`]'s output; refuses
@@ -61,7 +74,17 @@ impl Manifest {
         let body = snapshot
             .get("manifest")
             .ok_or_else(|| bad("missing \"manifest\"".to_string()))?;
-        let manifest = Manifest::deserialize_value(body).map_err(|e| bad(e.to_string()))?;
+        let mut manifest = Manifest::deserialize_value(body).map_err(|e| bad(e.to_string()))?;
+        let oracle = snapshot.get("oracle");
+        let path = |key: &str| {
+            oracle
+                .and_then(|o| o.get(key))
+                .and_then(Value::as_str)
+                .map(std::path::PathBuf::from)
+        };
+        manifest.oracle = path("script")
+            .map(Oracle::Script)
+            .or_else(|| path("patch").map(Oracle::Patch));
         validate_id(&manifest.id).map_err(|e| bad(e.to_string()))?;
         if let Some(stored) = snapshot.get("hash").and_then(Value::as_str) {
             let actual = manifest.hash();

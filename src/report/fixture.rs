@@ -23,6 +23,7 @@ fn verdict(
         p2p_total: p2p.1,
         failing: failing.iter().map(|s| s.to_string()).collect(),
         missing: missing.to_vec(),
+        timed_out: Vec::new(),
     })
 }
 

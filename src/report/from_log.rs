@@ -291,11 +291,15 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             result,
             inventory,
             reason,
+            ..
         } => {
             let verdict = state::baseline_verdict(*result);
             acc.result.baseline = CheckResult::from(verdict);
             acc.result.baseline_reason = reason.clone();
-            let ok = verdict != state::BaselineVerdict::Failed;
+            let ok = !matches!(
+                verdict,
+                state::BaselineVerdict::Failed | state::BaselineVerdict::Error
+            );
             let mut detail = state::baseline_wording(*result).to_string();
             if let Some(inventory) = inventory {
                 detail.push_str(&format!(
@@ -446,6 +450,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 log::CheckResult::Passed => CheckResult::Passed,
                 log::CheckResult::Failed => CheckResult::Failed,
                 log::CheckResult::Skipped => CheckResult::Skipped,
+                log::CheckResult::Error => CheckResult::Error,
             };
             acc.result.tests = verdict.as_ref().map(TestVerdict::of).unwrap_or_default();
             let mut detail = format!("acceptance {}", result.as_str());

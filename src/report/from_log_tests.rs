@@ -58,8 +58,10 @@ fn baseline() -> Event {
         inventory: Some(Inventory {
             fail_to_pass: vec!["t::a".into(), "t::b".into()],
             pass_to_pass: vec!["t::c".into(), "t::d".into(), "t::e".into()],
+            from: None,
         }),
         reason: None,
+        timed_out: Vec::new(),
     }
 }
 
@@ -79,6 +81,7 @@ fn failing_verdict() -> Verdict {
         p2p_total: 3,
         failing: vec!["t::a".into()],
         missing: vec!["t::e".into()],
+        timed_out: Vec::new(),
     }
 }
 
@@ -145,6 +148,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 result: Check::Failed,
                 inventory: None,
                 reason: None,
+                timed_out: Vec::new(),
             },
         )
         .push("a", Some(1), acceptance(None))
@@ -171,6 +175,7 @@ fn the_baseline_reason_is_kept() {
                 result: Check::Passed,
                 inventory: None,
                 reason: Some(reason.into()),
+                timed_out: Vec::new(),
             },
         )
         .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));
@@ -252,6 +257,7 @@ fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
         cancelled: false,
         oom: false,
         sandbox: Vec::new(),
+        tests: None,
     }
 }
 

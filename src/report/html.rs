@@ -135,7 +135,7 @@ pub(super) fn outcome_badge(outcome: JobOutcome) -> String {
 pub(super) fn check_badge(check: CheckResult) -> String {
     let class = match check {
         CheckResult::Passed => "passed",
-        CheckResult::Failed => "failed",
+        CheckResult::Failed | CheckResult::Error => "failed",
         CheckResult::NotRun | CheckResult::Skipped => "",
     };
     badge(class, &check.as_str().replace('_', " "))

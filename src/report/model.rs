@@ -305,6 +305,8 @@ pub enum CheckResult {
     Skipped,
     Passed,
     Failed,
+    /// The baseline's test harness could not run or report.
+    Error,
 }
 
 impl CheckResult {
@@ -314,6 +316,7 @@ impl CheckResult {
             CheckResult::Skipped => "skipped",
             CheckResult::Passed => "passed",
             CheckResult::Failed => "failed",
+            CheckResult::Error => "error",
         }
     }
 }
@@ -324,6 +327,7 @@ impl From<crate::state::BaselineVerdict> for CheckResult {
             crate::state::BaselineVerdict::Passed => CheckResult::Passed,
             crate::state::BaselineVerdict::Failed => CheckResult::Failed,
             crate::state::BaselineVerdict::Skipped => CheckResult::Skipped,
+            crate::state::BaselineVerdict::Error => CheckResult::Error,
         }
     }
 }

@@ -118,6 +118,7 @@ mod tests {
             p2p_total: 3 + missing,
             failing: (0..failing).map(|i| format!("f{i}")).collect(),
             missing: (0..missing).map(|i| format!("m{i}")).collect(),
+            timed_out: Vec::new(),
         })
     }
 

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
 use super::carried::Carried;
-use super::check_verdict::{acceptance_of, baseline_of};
-use super::checks::{CheckError, CheckRun, run_check};
+use super::check_verdict::{BaselineFacts, acceptance_of, baseline_of};
+use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
@@ -43,6 +43,9 @@ pub struct RunOptions {
     pub keep: Keep,
     /// The batch's spending cap (`--max-cost`), shared by its workers.
     pub budget: Option<std::sync::Arc<crate::agent::Budget>>,
+    /// Workers of the batch this attempt runs in (0 or 1: alone): the
+    /// tests of a check share the cores with them.
+    pub workers: usize,
 }
 
 /// How an attempt ended.
@@ -235,8 +238,8 @@ impl Phases<'_> {
         // Baseline: once per job, before any model call.
         if let Some(acceptance) = self.manifest.acceptance.clone() {
             if self.job()?.baseline.is_none() {
-                let (result, inventory, reason) = match acceptance.baseline {
-                    Baseline::Skip => (CheckResult::Skipped, None, None),
+                let facts = match acceptance.baseline {
+                    Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
                         match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
                             Ok(run) => baseline_of(&run),
@@ -244,14 +247,12 @@ impl Phases<'_> {
                         }
                     }
                 };
-                self.record(Event::Baseline {
-                    result,
-                    inventory,
-                    reason,
-                })?;
+                self.record(facts.into_event())?;
             }
-            if self.job()?.baseline == Some(CheckResult::Passed) {
-                return Ok(fail(FailureKind::InvalidBaseline));
+            match self.job()?.baseline {
+                Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),
+                Some(CheckResult::Error) => return Ok(fail(FailureKind::HarnessError)),
+                _ => {}
             }
         }
 
@@ -321,7 +322,8 @@ impl Phases<'_> {
                 Ok(run) => run,
                 Err(verdict) => return Ok(verdict),
             };
-            let (result, verdict) = acceptance_of(&run, self.job()?.inventory.as_ref());
+            let lang = crate::lang::for_acceptance(&acceptance);
+            let (result, verdict) = acceptance_of(&run, self.job()?.inventory.as_ref(), lang);
             self.record(Event::Acceptance { result, verdict })?;
         }
         let job = self.job()?;
@@ -413,23 +415,29 @@ impl Phases<'_> {
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
-        match run_check(
-            self.manifest,
+        let inventory = self
+            .job()?
+            .inventory
+            .filter(|_| check == CommandFor::Acceptance);
+        let spec = CheckSpec {
+            manifest: self.manifest,
             acceptance,
-            &dir,
+            dir: &dir,
             patch,
-            &log,
-            &bin_dir,
-            &dirs.canonical_root(),
-            &CacheUse::of(self.manifest, cache),
-            self.cancel,
-        ) {
+            log: &log,
+            bin_dir: &bin_dir,
+            data_root: &dirs.canonical_root(),
+            cache: &CacheUse::of(self.manifest, cache),
+            inventory: inventory.as_ref(),
+            parallel: super::per_test::test_parallelism(self.options.workers),
+        };
+        match run_check(&spec, self.cancel) {
             Ok(run) => {
                 if check == CommandFor::Baseline && !run.dependency_hashes.is_empty() {
                     harvest(cache, &dir, &run);
                 }
-                for outcome in &run.commands {
-                    self.record(command_event(0, check, outcome))?;
+                for command in &run.commands {
+                    self.record(command.event(check))?;
                 }
                 if run.cancelled() {
                     return Ok(Err(fail(FailureKind::Cancelled)));

@@ -2,41 +2,120 @@
 //! inventory, the acceptance's per-test verdict. Pure functions of the run.
 
 use super::checks::CheckRun;
-use crate::log::CheckResult;
+use crate::lang::Language;
+use crate::log::{CheckResult, Event};
 use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
+/// What the `baseline` event records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct BaselineFacts {
+    pub(super) result: CheckResult,
+    pub(super) inventory: Option<Inventory>,
+    pub(super) reason: Option<String>,
+    /// Inventory tests killed at their timeout on the pristine source.
+    pub(super) timed_out: Vec<String>,
+}
+
+impl BaselineFacts {
+    /// `baseline = "skip"`: nothing ran.
+    pub(super) fn skipped() -> BaselineFacts {
+        BaselineFacts {
+            result: CheckResult::Skipped,
+            inventory: None,
+            reason: None,
+            timed_out: Vec::new(),
+        }
+    }
+
+    pub(super) fn into_event(self) -> Event {
+        Event::Baseline {
+            result: self.result,
+            inventory: self.inventory,
+            reason: self.reason,
+            timed_out: self.timed_out,
+        }
+    }
+}
+
 /// The baseline's result, its test inventory and why it is unusable, from
-/// its run. With per-test results, the inventory decides: a test that fails
-/// makes a valid baseline; no failing test, or no test at all, makes it
-/// "passed" (nothing to fix), with the reason. Tests that do not build at
-/// baseline give no inventory: every test is then fail-to-pass.
-pub(super) fn baseline_of(run: &CheckRun) -> (CheckResult, Option<Inventory>, Option<String>) {
+/// its run. A broken harness (the runner could not run, wrote no results,
+/// listed nothing) is `error`. With per-test results the listing (or, for
+/// a runner that cannot list, the results) is the inventory: a test that
+/// fails, times out or does not report makes a valid baseline; no failing
+/// test, or no test at all, makes it "passed" (nothing to fix), with the
+/// reason. Hidden tests that do not collect or build take their inventory
+/// from the oracle or the hidden files, with a note that says so.
+pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
+    let facts = |result, inventory, reason| BaselineFacts {
+        result,
+        inventory,
+        reason,
+        timed_out: Vec::new(),
+    };
+    if let Some(why) = &run.harness {
+        return facts(CheckResult::Error, None, Some(why.clone()));
+    }
     let Some(results) = &run.results else {
         let result = if run.exit_passed() {
             CheckResult::Passed
         } else {
             CheckResult::Failed
         };
-        return (result, None, None);
+        return facts(result, None, None);
     };
     let note = run.note.as_deref();
-    match Inventory::from_baseline(results) {
-        Ok(inventory) => (CheckResult::Failed, Some(inventory), None),
-        Err(InventoryError::Empty) if note.is_some_and(|n| n.contains("did not build")) => (
-            CheckResult::Failed,
-            None,
-            Some(
-                "the tests do not build on the pristine source: every test is fail-to-pass".into(),
-            ),
-        ),
-        Err(why) => (
-            CheckResult::Passed,
-            None,
-            Some(match note {
-                Some(note) => format!("{why} ({note})"),
-                None => why.to_string(),
-            }),
-        ),
+    let with_note = |why: String| match note {
+        Some(note) => format!("{why} ({note})"),
+        None => why,
+    };
+    let listed = run.listed.clone().unwrap_or_default();
+    let made = match &run.fallback {
+        Some((_, names)) if names.is_empty() && listed.is_empty() => {
+            let why = run
+                .uncollectable
+                .as_deref()
+                .unwrap_or("the tests do not build");
+            return facts(
+                CheckResult::Failed,
+                None,
+                Some(format!(
+                    "{why} and the hidden files define no test this runner can read: every test of the acceptance run must pass"
+                )),
+            );
+        }
+        Some((source, names)) => {
+            let mut all = listed;
+            all.extend(names.iter().cloned());
+            Inventory::from_listing(&all, results, Some(*source))
+        }
+        None if run.listed.is_some() => Inventory::from_listing(&listed, results, None),
+        None => Inventory::from_baseline(results),
+    };
+    match made {
+        Ok(inventory) => {
+            let reason = inventory.from.map(|source| {
+                format!(
+                    "baseline not collectable: inventory from {} ({} tests)",
+                    source.describe(),
+                    inventory.fail_to_pass.len() + inventory.pass_to_pass.len()
+                )
+            });
+            let timed_out = inventory
+                .fail_to_pass
+                .iter()
+                .filter(|name| results.timed_out.contains(*name))
+                .cloned()
+                .collect();
+            BaselineFacts {
+                result: CheckResult::Failed,
+                inventory: Some(inventory),
+                reason,
+                timed_out,
+            }
+        }
+        Err(why @ (InventoryError::Empty | InventoryError::NoFailToPass)) => {
+            facts(CheckResult::Passed, None, Some(with_note(why.to_string())))
+        }
     }
 }
 
@@ -44,6 +123,7 @@ pub(super) fn baseline_of(run: &CheckRun) -> (CheckResult, Option<Inventory>, Op
 pub(super) fn acceptance_of(
     run: &CheckRun,
     inventory: Option<&Inventory>,
+    lang: Option<&dyn Language>,
 ) -> (CheckResult, Option<TestVerdict>) {
     let Some(results) = &run.results else {
         let result = if run.exit_passed() {
@@ -53,9 +133,13 @@ pub(super) fn acceptance_of(
         };
         return (result, None);
     };
+    let function_of = |name: &str| match lang {
+        Some(lang) => lang.function_of(name).to_string(),
+        None => name.to_string(),
+    };
     let verdict = match inventory {
-        Some(inventory) => judge(inventory, results),
-        None => judge_all(results),
+        Some(inventory) => judge(inventory, results, &function_of),
+        None => judge_all(results, run.listed.as_deref()),
     };
     let result = if verdict.passed() {
         CheckResult::Passed
@@ -63,4 +147,79 @@ pub(super) fn acceptance_of(
         CheckResult::Failed
     };
     (result, Some(verdict))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{InventorySource, TestOutcome, TestResults};
+
+    fn results(pairs: &[(&str, TestOutcome)]) -> TestResults {
+        TestResults {
+            tests: pairs.iter().map(|(n, o)| (n.to_string(), *o)).collect(),
+            complete: true,
+            ..TestResults::default()
+        }
+    }
+
+    #[test]
+    fn a_broken_harness_is_an_error_with_its_cause() {
+        let run = CheckRun {
+            harness: Some(
+                "pytest could not list the tests (exit 1); stderr: No module named pytest".into(),
+            ),
+            results: Some(TestResults::default()),
+            ..CheckRun::default()
+        };
+        let facts = baseline_of(&run);
+        assert_eq!(facts.result, CheckResult::Error);
+        assert!(facts.reason.unwrap().contains("No module named pytest"));
+    }
+
+    #[test]
+    fn a_listed_test_that_hangs_is_fail_to_pass_and_timed_out() {
+        let mut r = results(&[("t::ok", TestOutcome::Passed)]);
+        r.time_out("t::hangs");
+        let run = CheckRun {
+            results: Some(r),
+            listed: Some(vec!["t::ok".into(), "t::hangs".into(), "t::silent".into()]),
+            ..CheckRun::default()
+        };
+        let facts = baseline_of(&run);
+        assert_eq!(facts.result, CheckResult::Failed);
+        let inventory = facts.inventory.unwrap();
+        assert_eq!(inventory.fail_to_pass, ["t::hangs", "t::silent"]);
+        assert_eq!(inventory.pass_to_pass, ["t::ok"]);
+        assert_eq!(facts.timed_out, ["t::hangs"]);
+    }
+
+    #[test]
+    fn an_uncollectable_baseline_takes_the_fallback_inventory_with_a_note() {
+        let run = CheckRun {
+            results: Some(TestResults::default()),
+            listed: Some(Vec::new()),
+            uncollectable: Some("the hidden tests do not collect".into()),
+            fallback: Some((
+                InventorySource::Oracle,
+                vec!["tests.t::a".into(), "tests.t::b".into()],
+            )),
+            ..CheckRun::default()
+        };
+        let facts = baseline_of(&run);
+        let inventory = facts.inventory.unwrap();
+        assert_eq!(inventory.fail_to_pass.len(), 2);
+        assert_eq!(inventory.from, Some(InventorySource::Oracle));
+        assert_eq!(
+            facts.reason.as_deref(),
+            Some("baseline not collectable: inventory from the oracle (2 tests)")
+        );
+        // Nothing found anywhere: no inventory, and the reason says why.
+        let none = CheckRun {
+            fallback: Some((InventorySource::HiddenFiles, Vec::new())),
+            ..run
+        };
+        let facts = baseline_of(&none);
+        assert_eq!(facts.result, CheckResult::Failed);
+        assert!(facts.inventory.is_none());
+    }
 }

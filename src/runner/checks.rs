@@ -4,11 +4,13 @@
 //!
 //! The copies go through directory descriptors ([`crate::beneath`]): names
 //! are carried exactly, symlinks are copied as symlinks and never followed,
-//! and the source and the acceptance dir are only ever read.
+//! and the source and the acceptance dir are only ever read. How tests are
+//! listed, run and named is the language table's ([`crate::lang`]); a
+//! libtest run is in `per_test.rs`, the inventory of a baseline that could
+//! not collect its tests in `fallback.rs`.
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -18,11 +20,13 @@ use super::commands::{AttemptCommands, policy_for};
 use super::patch::PatchError;
 use crate::agent::copy_tree;
 use crate::beneath::{AtPath, Dir, overlay};
-use crate::cache::{LayerError, dependency_hashes};
+use crate::cache::LayerError;
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
+use crate::lang::{Language, RunModel};
+use crate::log::{CommandFor, Event, TestRuns};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
-use crate::verdict::{TestResults, parse_junit, parse_libtest};
+use crate::verdict::{Inventory, InventorySource, TestResults, parse_junit};
 
 /// Failures preparing a check (not a verdict).
 #[derive(Debug, thiserror::Error)]
@@ -48,15 +52,86 @@ pub enum CheckError {
     Exec(#[from] ExecError),
 }
 
+/// What a check runs: the job, the copy to build, and what it is for.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckSpec<'a> {
+    pub manifest: &'a Manifest,
+    pub acceptance: &'a Acceptance,
+    /// The copy, made afresh.
+    pub dir: &'a Path,
+    /// The runner's copy of the agent's changes (acceptance); `None` for
+    /// the baseline.
+    pub patch: Option<&'a Carried>,
+    /// Where the commands and their output are written (`<role>.log`).
+    pub log: &'a Path,
+    /// Runner-owned directory for the test binaries (libtest).
+    pub bin_dir: &'a Path,
+    /// The data dir, denied to every command.
+    pub data_root: &'a Path,
+    pub cache: &'a CacheUse,
+    /// Acceptance: the baseline's inventory, whose tests are the ones run.
+    pub inventory: Option<&'a Inventory>,
+    /// Tests run at once (libtest): `max(1, cores / batch workers)`.
+    pub parallel: usize,
+}
+
+impl CheckSpec<'_> {
+    fn is_baseline(&self) -> bool {
+        self.patch.is_none()
+    }
+}
+
+/// One command as the log records it: a command, or a test binary whose
+/// tests ran one per process (its outcome then sums them up).
+#[derive(Debug, Clone)]
+pub struct CheckCommand {
+    pub outcome: ExecOutcome,
+    pub tests: Option<TestRuns>,
+}
+
+impl CheckCommand {
+    fn plain(outcome: ExecOutcome) -> CheckCommand {
+        CheckCommand {
+            outcome,
+            tests: None,
+        }
+    }
+
+    /// Its `command` event, for a check of `role`.
+    pub fn event(&self, role: CommandFor) -> Event {
+        let mut event = crate::agent::command_event(0, role, &self.outcome);
+        if let Event::Command { tests, .. } = &mut event {
+            tests.clone_from(&self.tests);
+        }
+        event
+    }
+}
+
 /// A check's run: what the executor reported, and the per-test results
 /// when the job's results format reads them.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CheckRun {
     /// The commands run, in order (the build, then each test binary, for
-    /// `libtest`; the acceptance command otherwise).
-    pub commands: Vec<ExecOutcome>,
-    /// Per-test results, `None` with `results = "exit"`.
+    /// `libtest`; the listing and the acceptance command otherwise).
+    pub commands: Vec<CheckCommand>,
+    /// Per-test results by inventory name, `None` with `results = "exit"`.
     pub results: Option<TestResults>,
+    /// The tests the runner listed, by inventory name; `None` when it did
+    /// not list (a runner the language table does not know, or an
+    /// acceptance run that runs the inventory's names).
+    pub listed: Option<Vec<String>>,
+    /// Why the harness is broken, with the command's stderr tail: it could
+    /// not run its test runner, wrote no results file, or listed no test.
+    /// Only the baseline calls that `harness_error`.
+    pub harness: Option<String>,
+    /// Why the hidden tests could not be collected or built, when so.
+    pub uncollectable: Option<String>,
+    /// The test files that did not collect, as the runner names them
+    /// (empty when it does not say, or for a build that failed).
+    pub uncollectable_files: Vec<String>,
+    /// The inventory of a baseline that could not collect its tests: where
+    /// it came from and its names (none found: empty).
+    pub fallback: Option<(InventorySource, Vec<String>)>,
     /// Why results are incomplete or absent, in one line (a failed build,
     /// a missing JUnit file, a summary that disagrees with its lines).
     pub note: Option<String>,
@@ -69,47 +144,93 @@ pub struct CheckRun {
 impl CheckRun {
     /// Whether any command was cancelled.
     pub fn cancelled(&self) -> bool {
-        self.commands.iter().any(|c| c.cancelled)
+        self.commands.iter().any(|c| c.outcome.cancelled)
     }
 
     /// The exit-status verdict (`results = "exit"` only).
     pub fn exit_passed(&self) -> bool {
-        !self.commands.is_empty() && self.commands.iter().all(ExecOutcome::success)
+        !self.commands.is_empty() && self.commands.iter().all(|c| c.outcome.success())
+    }
+
+    pub(super) fn add_note(&mut self, note: String) {
+        self.note = Some(match self.note.take() {
+            Some(old) => format!("{old}; {note}"),
+            None => note,
+        });
     }
 }
 
 /// Bytes kept of a build's artifact list and of a test binary's output:
 /// the runner reads these whole, so they must not be cut.
-const RESULTS_OUTPUT_CAP: usize = 8 << 20;
-/// Largest test binary copied out of the build.
-const MAX_TEST_BINARY: u64 = 1 << 30;
+pub(super) const RESULTS_OUTPUT_CAP: usize = 8 << 20;
 /// Largest JUnit file read.
 const MAX_JUNIT: u64 = crate::verdict::MAX_JUNIT_BYTES as u64;
 
-/// Builds `dir` afresh: pristine source, then `patch` (the runner's copy
-/// of the changed files, editable paths only), then the acceptance dir on top; runs the acceptance command there
-/// as the job's results format says, and writes the output to `log`.
-/// `libtest` copies the test binaries into `bin_dir` (runner-owned, outside
-/// the copy, read-only to commands) and runs them from there. The copy's
-/// build starts from its own copy of the dependency layer in `cache`, and
-/// sees the job cache read-only.
-#[allow(clippy::too_many_arguments)]
-pub fn run_check(
-    manifest: &Manifest,
-    acceptance: &Acceptance,
-    dir: &Path,
-    patch: Option<&Carried>,
-    log: &Path,
-    bin_dir: &Path,
-    data_root: &Path,
-    cache: &CacheUse,
-    cancel: &CancelToken,
-) -> Result<CheckRun, CheckError> {
+/// Builds the copy afresh: pristine source, then the patch (editable
+/// paths only), then the acceptance dir on top; runs the acceptance
+/// command there as the job's results format and language say, and writes
+/// the output to the log. `libtest` copies the test binaries into the bin
+/// dir (runner-owned, outside the copy, read-only to commands) and runs
+/// each test from there in its own process. The copy's build starts from
+/// its own copy of the dependency layer, and sees the job cache read-only.
+/// The whole check runs inside `[limits] wall_time`.
+pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun, CheckError> {
+    prepare_tree(spec, spec.dir, |dir| match spec.patch {
+        Some(patch) => {
+            let editable = crate::agent::editable_set(&spec.manifest.editable)
+                .map_err(|e| CheckError::Rule(e.to_string()))?;
+            patch.apply(dir, &editable)?;
+            Ok(())
+        }
+        None => Ok(()),
+    })?;
+    let lang = crate::lang::for_acceptance(spec.acceptance);
+    let commands = check_commands(spec, spec.dir, lang)?;
+    let mut report = CheckLog::default();
+    let mut run = run_in(spec, &commands, lang, &mut report, cancel)?;
+    if spec.is_baseline()
+        && let (Some(lang), Some(why)) = (lang, &run.uncollectable)
+    {
+        report.text.push_str(&format!(
+            "note: {why}: the inventory comes from the oracle or the hidden files\n"
+        ));
+        run.fallback = Some(super::fallback::inventory(
+            spec,
+            lang,
+            &mut report,
+            &mut run,
+            cancel,
+        )?);
+    }
+    if let Some(note) = &run.note {
+        report.text.push_str(&format!("note: {note}\n"));
+    }
+    if let Some(why) = &run.harness {
+        report.text.push_str(&format!("harness: {why}\n"));
+    }
     let prepare = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CheckError::Prepare { path, source }
     };
-    for old in [dir, bin_dir] {
+    if let Some(parent) = spec.log.parent() {
+        fs::create_dir_all(parent).map_err(prepare(parent))?;
+    }
+    fs::write(spec.log, report.text).map_err(prepare(spec.log))?;
+    Ok(run)
+}
+
+/// Makes `dir` afresh: the pristine source, then `change` (the patch, or
+/// the oracle), then the acceptance dir, then the dependency layer.
+pub(super) fn prepare_tree(
+    spec: &CheckSpec<'_>,
+    dir: &Path,
+    change: impl FnOnce(&Path) -> Result<(), CheckError>,
+) -> Result<(), CheckError> {
+    let prepare = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CheckError::Prepare { path, source }
+    };
+    for old in [dir, spec.bin_dir] {
         if old.exists() {
             fs::remove_dir_all(old).map_err(prepare(old))?;
         }
@@ -121,72 +242,193 @@ pub fn run_check(
         let (from, to) = (from.to_path_buf(), dir.to_path_buf());
         move |source| CheckError::Copy { from, to, source }
     };
-    copy_tree(&manifest.source, dir).map_err(copy(&manifest.source))?;
-    if let Some(patch) = patch {
-        let editable = crate::agent::editable_set(&manifest.editable)
-            .map_err(|e| CheckError::Rule(e.to_string()))?;
-        patch.apply(dir, &editable)?;
-    }
-    overlay(&acceptance.dir, dir).map_err(copy(&acceptance.dir))?;
-    cache.seed(dir)?;
+    copy_tree(&spec.manifest.source, dir).map_err(copy(&spec.manifest.source))?;
+    change(dir)?;
+    overlay(&spec.acceptance.dir, dir).map_err(copy(&spec.acceptance.dir))?;
+    spec.cache.seed(dir)?;
+    Ok(())
+}
 
-    let format = acceptance.results_format();
+/// The commands of a check in `dir`: the acceptance command and what the
+/// language derives from it (the build, the listing), sandboxed with the
+/// data dir denied and the acceptance files read-only, inside the job's
+/// wall time.
+pub(super) fn check_commands(
+    spec: &CheckSpec<'_>,
+    dir: &Path,
+    lang: Option<&dyn Language>,
+) -> Result<AttemptCommands, CheckError> {
+    let acceptance = spec.acceptance;
     let rule =
         |argv: &[String]| AllowList::exact(argv).map_err(|e| CheckError::Rule(e.to_string()));
     let mut allow = rule(&acceptance.command)?;
-    if format == ResultsFormat::Libtest {
-        allow = allow.union(rule(&libtest_argv(&acceptance.command).0)?);
+    if let Some(lang) = lang {
+        let extra = match lang.model() {
+            RunModel::PerTest => lang.build_argv(&acceptance.command).0,
+            RunModel::OneRun => lang.list_argv(&acceptance.command),
+        };
+        allow = allow.union(rule(&extra)?);
     }
-    let mut policy = policy_for(manifest, vec![data_root.to_path_buf()]);
+    let mut policy = policy_for(spec.manifest, vec![spec.data_root.to_path_buf()]);
     // The acceptance files are read-only to the code under test, even
     // where the copy around them is writable (a build script cannot
     // rewrite a hidden test before it is compiled).
     policy
         .readable
         .extend(acceptance_files(&acceptance.dir, dir));
-    let deadline = Instant::now() + manifest.limits.command_timeout;
-    let mut commands = AttemptCommands::new(manifest, dir, allow, policy, deadline);
-    cache.apply(&mut commands, manifest);
-    let mut report = CheckLog::default();
-    let run = match format {
-        ResultsFormat::Exit => {
+    // Each command has its own timeout; the check as a whole (a build,
+    // then every test in its own process) stays inside the wall time.
+    let deadline = Instant::now() + spec.manifest.limits.wall_time;
+    let mut commands = AttemptCommands::new(spec.manifest, dir, allow, policy, deadline);
+    spec.cache.apply(&mut commands, spec.manifest);
+    Ok(commands)
+}
+
+/// Runs the check's commands as its results format and language say.
+fn run_in(
+    spec: &CheckSpec<'_>,
+    commands: &AttemptCommands,
+    lang: Option<&dyn Language>,
+    report: &mut CheckLog,
+    cancel: &CancelToken,
+) -> Result<CheckRun, CheckError> {
+    let acceptance = spec.acceptance;
+    match (acceptance.results_format(), lang) {
+        (ResultsFormat::Exit, _) => {
             let outcome = commands.run_argv(&acceptance.command, cancel)?;
             report.command(&acceptance.command, &outcome);
-            CheckRun {
-                commands: vec![outcome],
-                results: None,
-                note: None,
-                dependency_hashes: BTreeSet::new(),
-            }
+            Ok(CheckRun {
+                commands: vec![CheckCommand::plain(outcome)],
+                ..CheckRun::default()
+            })
         }
-        ResultsFormat::Junit(rel) => {
-            // A file left by the patch must not stand in for the run's.
-            let _ = fs::remove_file(dir.join(&rel));
-            let outcome = commands.run_argv(&acceptance.command, cancel)?;
-            report.command(&acceptance.command, &outcome);
-            let (results, note) = match read_junit(dir, &rel) {
-                Ok(results) => (Some(results), None),
-                Err(why) => (Some(TestResults::default()), Some(why)),
-            };
-            CheckRun {
-                commands: vec![outcome],
-                results,
-                note,
-                dependency_hashes: BTreeSet::new(),
-            }
+        (ResultsFormat::Libtest, Some(lang)) => {
+            super::per_test::run(spec, lang, commands, report, cancel)
         }
-        ResultsFormat::Libtest => {
-            libtest(acceptance, dir, bin_dir, &commands, &mut report, cancel)?
+        (ResultsFormat::Junit(rel), lang) => one_run(spec, &rel, lang, commands, report, cancel),
+        (ResultsFormat::Libtest, None) => Err(CheckError::Rule(
+            "results = \"libtest\" has no language to run it".into(),
+        )),
+    }
+}
+
+/// A JUnit run: the tests listed first where the language can, then the
+/// acceptance command once, then its JUnit file read. A run killed at its
+/// timeout fails every expected test it did not report.
+fn one_run(
+    spec: &CheckSpec<'_>,
+    rel: &str,
+    lang: Option<&dyn Language>,
+    commands: &AttemptCommands,
+    report: &mut CheckLog,
+    cancel: &CancelToken,
+) -> Result<CheckRun, CheckError> {
+    let mut run = CheckRun::default();
+    let dir = &commands.dir;
+    // The baseline lists (it is the inventory); an acceptance run lists
+    // only when there is no inventory to run.
+    let listing = lang.filter(|_| spec.is_baseline() || spec.inventory.is_none());
+    if let Some(lang) = listing {
+        let argv = lang.list_argv(&spec.acceptance.command);
+        let outcome = commands.run_argv_capped(&argv, RESULTS_OUTPUT_CAP, cancel)?;
+        report.command(&argv, &outcome);
+        let read = lang.read_listing(&outcome.stdout.to_text(), outcome.exit_code);
+        let stop = outcome.cancelled;
+        let timed_out = outcome.timed_out;
+        let stderr = stderr_tail(&outcome);
+        run.commands.push(CheckCommand::plain(outcome));
+        if stop {
+            return Ok(run);
+        }
+        match read {
+            Ok(listing) => {
+                let names: Vec<String> = listing
+                    .tests
+                    .iter()
+                    .map(|t| lang.inventory_name("", t))
+                    .collect();
+                if !listing.uncollectable.is_empty() {
+                    run.uncollectable_files.clone_from(&listing.uncollectable);
+                    run.uncollectable = Some(format!(
+                        "the hidden tests do not collect on the {}: {}",
+                        tree_name(spec),
+                        listing.uncollectable.join(", ")
+                    ));
+                } else if names.is_empty() {
+                    run.harness = Some(with_tail("the test runner listed no test at all", &stderr));
+                }
+                run.listed = Some(names);
+            }
+            Err(why) if timed_out => run.add_note(format!("{why}: the listing timed out")),
+            Err(why) => run.harness = Some(with_tail(&why, &stderr)),
+        }
+        // Nothing would run: the verdict is already known.
+        if run.harness.is_some() || run.listed.as_ref().is_some_and(Vec::is_empty) {
+            run.results = Some(TestResults::default());
+            return Ok(run);
+        }
+    }
+    // A file left by the patch must not stand in for the run's.
+    let _ = fs::remove_file(dir.join(rel));
+    let outcome = commands.run_argv(&spec.acceptance.command, cancel)?;
+    report.command(&spec.acceptance.command, &outcome);
+    let (timed_out, exit) = (outcome.timed_out, outcome.exit_code);
+    let stderr = stderr_tail(&outcome);
+    run.commands.push(CheckCommand::plain(outcome));
+    let mut results = match read_junit(dir, rel) {
+        Ok(results) if results.complete => results,
+        Ok(_) => {
+            run.add_note(format!(
+                "{rel} ends before its last element closes: its tests are missing"
+            ));
+            TestResults::default()
+        }
+        Err(why) => {
+            if timed_out {
+                run.add_note(format!("{why}: the run timed out"));
+            } else if run.uncollectable.is_none() {
+                // Exit 1 and no file: `No module named pytest`, say.
+                let what = match exit {
+                    Some(0) => "the test runner wrote no results file".to_string(),
+                    _ => format!(
+                        "the test runner could not run (exit {}) and wrote no results file",
+                        exit.map_or_else(|| "by signal".to_string(), |c| c.to_string())
+                    ),
+                };
+                run.harness = Some(with_tail(&format!("{what} ({why})"), &stderr));
+            }
+            run.add_note(why);
+            TestResults::default()
         }
     };
-    if let Some(note) = &run.note {
-        report.text.push_str(&format!("note: {note}\n"));
+    if timed_out {
+        // Every test the run was expected to report and did not.
+        let expected: Vec<String> = match (&run.listed, spec.inventory) {
+            (Some(listed), _) => listed.clone(),
+            (None, Some(inventory)) => inventory.names().cloned().collect(),
+            (None, None) => Vec::new(),
+        };
+        for name in expected {
+            if !results.tests.contains_key(&name) {
+                results.time_out(&name);
+            }
+        }
+        run.add_note(format!(
+            "the run was killed at its timeout ({})",
+            crate::units::format_duration(spec.manifest.limits.command_timeout)
+        ));
     }
-    if let Some(parent) = log.parent() {
-        fs::create_dir_all(parent).map_err(prepare(parent))?;
-    }
-    fs::write(log, report.text).map_err(prepare(log))?;
+    run.results = Some(results);
     Ok(run)
+}
+
+/// What the tree of a check is, for notes.
+fn tree_name(spec: &CheckSpec<'_>) -> &'static str {
+    if spec.is_baseline() {
+        "pristine source"
+    } else {
+        "patched source"
+    }
 }
 
 /// The acceptance files as they lie in the copy.
@@ -202,12 +444,12 @@ fn acceptance_files(acceptance_dir: &Path, copy: &Path) -> Vec<PathBuf> {
 
 /// The text of `<role>.log`: each command and its output.
 #[derive(Default)]
-struct CheckLog {
-    text: String,
+pub(super) struct CheckLog {
+    pub(super) text: String,
 }
 
 impl CheckLog {
-    fn command(&mut self, argv: &[String], outcome: &ExecOutcome) {
+    pub(super) fn command(&mut self, argv: &[String], outcome: &ExecOutcome) {
         self.text
             .push_str(&super::commands::command_log(argv, outcome));
     }
@@ -222,220 +464,73 @@ fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, String> {
     parse_junit(&text).map_err(|e| format!("{rel}: {e}"))
 }
 
-/// One test binary cargo built.
-struct TestBinary {
-    /// `kind/target`, the prefix of its tests' names.
-    label: String,
-    target: String,
-    /// Relative to the copy.
-    path: PathBuf,
-    /// The package root (relative to the copy), where cargo runs it.
-    package: PathBuf,
+/// The last lines of a command's stderr, on one line: what a broken
+/// harness said about itself.
+pub(super) fn stderr_tail(outcome: &ExecOutcome) -> String {
+    const LINES: usize = 3;
+    const CHARS: usize = 300;
+    let text = outcome.stderr.to_text();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
+    match tail.char_indices().rev().nth(CHARS) {
+        Some((at, _)) => format!("…{}", &tail[at..]),
+        None => tail,
+    }
 }
 
-/// The libtest path: build the tests (compile only), copy the binaries out
-/// of the agent's reach, run each from there and read its per-test lines.
-fn libtest(
-    acceptance: &Acceptance,
-    dir: &Path,
-    bin_dir: &Path,
-    commands: &AttemptCommands,
-    report: &mut CheckLog,
-    cancel: &CancelToken,
-) -> Result<CheckRun, CheckError> {
-    let (build_argv, test_args) = libtest_argv(&acceptance.command);
-    let build = commands.run_argv_capped(&build_argv, RESULTS_OUTPUT_CAP, cancel)?;
-    report.command(&build_argv, &build);
-    let mut run = CheckRun {
-        commands: Vec::new(),
-        results: Some(TestResults {
-            tests: Default::default(),
-            complete: true,
-        }),
-        note: None,
-        dependency_hashes: dependency_hashes(&build.stdout.to_text()),
-    };
-    // Cargo reports absolute paths.
-    let canonical = dir.canonicalize().map_err(|source| CheckError::Prepare {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let binaries = test_binaries(&build.stdout.to_text(), &canonical);
-    let built = build.success();
-    run.commands.push(build);
-    if !built || binaries.is_empty() {
-        run.results = Some(TestResults::default());
-        run.note = Some(if built {
-            "the build produced no test binary".to_string()
-        } else {
-            "the tests did not build".to_string()
-        });
-        return Ok(run);
+/// `why`, with the stderr tail when there is one.
+pub(super) fn with_tail(why: &str, stderr: &str) -> String {
+    if stderr.is_empty() {
+        why.to_string()
+    } else {
+        format!("{why}; stderr: {stderr}")
     }
-    fs::create_dir_all(bin_dir).map_err(|source| CheckError::Prepare {
-        path: bin_dir.to_path_buf(),
-        source,
-    })?;
-    let bin_dir = bin_dir
-        .canonicalize()
-        .map_err(|source| CheckError::Prepare {
-            path: bin_dir.to_path_buf(),
-            source,
-        })?;
-    let root = Dir::open(dir).map_err(|source| CheckError::Prepare {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut notes = Vec::new();
-    // Every binary is copied out before any of them runs: a test binary
-    // runs with the copy writable, so one run first could otherwise
-    // replace the others in `target/` before they are copied.
-    let mut copies = Vec::new();
-    for (i, binary) in binaries.iter().enumerate() {
-        let copied = bin_dir.join(format!("{i}-{}", binary.target));
-        match copy_binary(&root, &binary.path, &copied) {
-            Ok(()) => copies.push((binary, copied)),
-            Err(why) => notes.push(format!("{}: {why}", binary.label)),
-        }
-    }
-    for (binary, copied) in copies {
-        let mut argv = vec![binary.target.clone()];
-        argv.extend(test_args.iter().cloned());
-        let cwd = canonical.join(&binary.package);
-        let outcome = commands.run_binary(&copied, &argv, &cwd, RESULTS_OUTPUT_CAP, cancel)?;
-        report.command(&argv, &outcome);
-        let stop = outcome.cancelled;
-        match parse_libtest(&outcome.stdout.to_text()) {
-            Ok(results) => {
-                if !results.complete {
-                    notes.push(format!("{} ended before its summary", binary.label));
-                }
-                if let Some(all) = run.results.as_mut()
-                    && let Err(why) = all.merge(results, &binary.label)
-                {
-                    notes.push(why);
-                }
-            }
-            Err(why) => {
-                notes.push(format!("{}: {why}", binary.label));
-                if let Some(all) = run.results.as_mut() {
-                    all.complete = false;
-                }
-            }
-        }
-        run.commands.push(outcome);
-        if stop {
-            break;
-        }
-    }
-    // The copies served their run; they are the bulk of an attempt's
-    // artifacts and tell nothing the log does not.
-    let _ = fs::remove_dir_all(&bin_dir);
-    if !notes.is_empty() {
-        run.note = Some(notes.join("; "));
-    }
-    Ok(run)
-}
-
-/// The build command (`--no-run`, artifacts as JSON on stdout) and the
-/// arguments for each test binary (whatever followed `--`).
-fn libtest_argv(command: &[String]) -> (Vec<String>, Vec<String>) {
-    let split = command.iter().position(|a| a == "--");
-    let (cargo, tests) = match split {
-        Some(at) => (&command[..at], &command[at + 1..]),
-        None => (command, &[][..]),
-    };
-    let mut build = cargo.to_vec();
-    build.push("--no-run".into());
-    build.push("--message-format=json-render-diagnostics".into());
-    (build, tests.to_vec())
-}
-
-/// Test executables from cargo's JSON messages, relative to the copy
-/// (anything outside it is ignored).
-fn test_binaries(stdout: &str, dir: &Path) -> Vec<TestBinary> {
-    let mut found = Vec::new();
-    for line in stdout.lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
-            continue;
-        }
-        let (Some(executable), Some(target)) = (
-            message["executable"].as_str(),
-            message["target"]["name"].as_str(),
-        ) else {
-            continue;
-        };
-        let kind = message["target"]["kind"][0].as_str().unwrap_or("test");
-        let Ok(path) = Path::new(executable).strip_prefix(dir) else {
-            continue;
-        };
-        let package = message["manifest_path"]
-            .as_str()
-            .and_then(|m| Path::new(m).parent())
-            .and_then(|p| p.strip_prefix(dir).ok())
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        found.push(TestBinary {
-            label: format!("{kind}/{target}"),
-            target: target.to_string(),
-            path: path.to_path_buf(),
-            package,
-        });
-    }
-    found
-}
-
-/// Copies a built binary (opened beneath the copy, no symlinks) to `to`,
-/// read-only and executable.
-fn copy_binary(root: &Dir, rel: &Path, to: &Path) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let (mut from, meta) = root.open_file(rel).map_err(|e| e.to_string())?;
-    if meta.size > MAX_TEST_BINARY {
-        return Err(format!("{} bytes, over {MAX_TEST_BINARY}", meta.size));
-    }
-    let mut out = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o555)
-        .open(to)
-        .map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    std::io::copy(&mut (&mut from).take(MAX_TEST_BINARY), &mut out)
-        .map_err(|e| format!("cannot copy: {e}"))?;
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
 
-    #[test]
-    fn the_build_gets_no_run_and_json_and_binaries_get_what_follows_the_dashes() {
-        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        let (build, tests) = libtest_argv(&argv("cargo test --offline -- --test-threads=1"));
-        assert_eq!(
-            build,
-            argv("cargo test --offline --no-run --message-format=json-render-diagnostics")
-        );
-        assert_eq!(tests, ["--test-threads=1"]);
+    use super::*;
+    use crate::exec::Captured;
+
+    fn outcome(stderr: &str) -> ExecOutcome {
+        ExecOutcome {
+            program: "python3".into(),
+            resolved: "/usr/bin/python3".into(),
+            argc: 3,
+            exit_code: Some(1),
+            signal: None,
+            duration: Duration::from_millis(5),
+            stdout: Captured::default(),
+            stderr: Captured {
+                head: stderr.as_bytes().to_vec(),
+                total_bytes: stderr.len() as u64,
+                ..Captured::default()
+            },
+            timed_out: false,
+            cancelled: false,
+            leaked: false,
+            drain_timed_out: false,
+            oom: false,
+            sandbox_layers: Vec::new(),
+        }
     }
 
     #[test]
-    fn test_binaries_are_read_from_cargo_messages_inside_the_copy_only() {
-        let dir = Path::new("/c");
-        let out = concat!(
-            r#"{"reason":"compiler-artifact","target":{"name":"dep","kind":["lib"]},"profile":{"test":false},"executable":null}"#,
-            "\n",
-            r#"{"reason":"compiler-artifact","manifest_path":"/c/Cargo.toml","target":{"name":"sum","kind":["test"]},"profile":{"test":true},"executable":"/c/target/debug/deps/sum-1"}"#,
-            "\n",
-            r#"{"reason":"compiler-artifact","target":{"name":"x","kind":["lib"]},"profile":{"test":true},"executable":"/etc/evil"}"#,
-            "\nnot json\n"
+    fn the_stderr_tail_is_the_last_lines_on_one_line() {
+        let o = outcome("a\n\nb\nc\n/usr/bin/python3: No module named pytest\n");
+        assert_eq!(
+            stderr_tail(&o),
+            "b | c | /usr/bin/python3: No module named pytest"
         );
-        let found = test_binaries(out, dir);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].label, "test/sum");
-        assert_eq!(found[0].path, Path::new("target/debug/deps/sum-1"));
+        let long = "x".repeat(1000);
+        assert!(stderr_tail(&outcome(&long)).chars().count() <= 302);
+        assert_eq!(with_tail("why", ""), "why");
+        assert_eq!(with_tail("why", "tail"), "why; stderr: tail");
     }
 }

@@ -12,8 +12,10 @@ mod check_verdict;
 mod checks;
 mod commands;
 mod error;
+mod fallback;
 mod patch;
 mod patch_save;
+mod per_test;
 mod recorder;
 mod seed;
 mod setup;
@@ -21,12 +23,13 @@ mod setup;
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;
 pub use carried::{Carried, Carry, Entry, apply_patch};
-pub use checks::{CheckError, CheckRun, run_check};
+pub use checks::{CheckCommand, CheckError, CheckRun, CheckSpec, run_check};
 pub use commands::{AttemptCommands, policy_for};
 pub use error::RunError;
 pub use patch::{
     COPY_CAP, DIFF_CAP, DIFF_TIME, FILE_CAP, PatchError, PatchInputs, Rejection, SavedPatch,
     take_patch,
 };
+pub use per_test::test_parallelism;
 pub use seed::{SeedEnv, SeedError};
 pub use setup::{SetupError, SetupRun, run_setup};

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
-use crate::log::{Event, FailureKind, Outcome, Record};
+use crate::log::{CheckResult, Event, FailureKind, Outcome, Record};
 
 /// Everything the log says, replayed.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -426,11 +426,16 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 result,
                 inventory,
                 reason,
+                ..
             } => {
                 in_open_attempt(job)?;
                 job.baseline = Some(*result);
                 job.inventory = inventory.clone();
                 job.baseline_reason = reason.clone();
+                if *result == CheckResult::Error {
+                    // A broken harness is what the job fails for.
+                    job.cause = reason.clone();
+                }
             }
             Event::Decision {
                 step,

@@ -573,6 +573,7 @@ fn attempt_events_need_the_open_attempt() {
             result: crate::log::CheckResult::Failed,
             inventory: None,
             reason: None,
+            timed_out: Vec::new(),
         },
     );
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));

@@ -11,6 +11,8 @@ pub enum BaselineVerdict {
     Passed,
     Failed,
     Skipped,
+    /// The test harness could not run or report: nothing was judged.
+    Error,
 }
 
 impl BaselineVerdict {
@@ -19,6 +21,7 @@ impl BaselineVerdict {
             BaselineVerdict::Passed => "passed",
             BaselineVerdict::Failed => "failed",
             BaselineVerdict::Skipped => "skipped",
+            BaselineVerdict::Error => "error",
         }
     }
 }
@@ -30,6 +33,7 @@ pub fn baseline_verdict(result: CheckResult) -> BaselineVerdict {
         CheckResult::Failed => BaselineVerdict::Passed,
         CheckResult::Passed => BaselineVerdict::Failed,
         CheckResult::Skipped => BaselineVerdict::Skipped,
+        CheckResult::Error => BaselineVerdict::Error,
     }
 }
 
@@ -39,6 +43,7 @@ pub fn baseline_wording(result: CheckResult) -> &'static str {
         BaselineVerdict::Passed => "baseline passed (the pristine source fails, as required)",
         BaselineVerdict::Failed => "baseline failed (the pristine source already passes)",
         BaselineVerdict::Skipped => "baseline skipped",
+        BaselineVerdict::Error => "baseline error (the test harness could not run or report)",
     }
 }
 

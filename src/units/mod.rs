@@ -24,3 +24,28 @@ pub mod duration_text {
         super::parse_duration(&text).map_err(serde::de::Error::custom)
     }
 }
+
+/// [`duration_text`] for an optional duration (absent stays absent).
+pub mod optional_duration_text {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => super::duration_text::serialize(value, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| super::parse_duration(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}

@@ -1,7 +1,7 @@
 //! The test inventory of a trusted baseline and the verdict of an
 //! acceptance run against it, test by test.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -21,23 +21,58 @@ pub struct TestResults {
     /// The harness reported its end (a summary, a closed document); a run
     /// cut short is not, and its absent tests are missing.
     pub complete: bool,
+    /// Tests that did not finish before their timeout (their own, or the
+    /// run's): each is in `tests` as failed.
+    pub timed_out: BTreeSet<String>,
 }
 
 impl TestResults {
     /// Adds another binary's results; a name seen twice is an error.
     pub fn merge(&mut self, other: TestResults, prefix: &str) -> Result<(), String> {
-        for (name, outcome) in other.tests {
-            let name = if prefix.is_empty() {
+        let named = |name: String| {
+            if prefix.is_empty() {
                 name
             } else {
                 format!("{prefix}::{name}")
-            };
+            }
+        };
+        for (name, outcome) in other.tests {
+            let name = named(name);
             if self.tests.insert(name.clone(), outcome).is_some() {
                 return Err(format!("test {name:?} is reported twice"));
             }
         }
+        self.timed_out
+            .extend(other.timed_out.into_iter().map(named));
         self.complete = self.complete && other.complete;
         Ok(())
+    }
+
+    /// Records that `name` timed out: failed, and named as such.
+    pub fn time_out(&mut self, name: &str) {
+        self.tests.insert(name.to_string(), TestOutcome::Failed);
+        self.timed_out.insert(name.to_string());
+    }
+}
+
+/// Where an inventory's names come from when the baseline could not
+/// collect (or build) the hidden tests on the pristine source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InventorySource {
+    /// The oracle's tree listed them (a trusted fix of the job's author).
+    Oracle,
+    /// The test functions the hidden test files define, read without
+    /// running them: each must be listed and pass, every case of it.
+    HiddenFiles,
+}
+
+impl InventorySource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            InventorySource::Oracle => "the oracle",
+            InventorySource::HiddenFiles => "the hidden files",
+        }
     }
 }
 
@@ -48,6 +83,10 @@ pub struct Inventory {
     pub fail_to_pass: Vec<String>,
     /// Passed at baseline: pass-to-pass (P2P).
     pub pass_to_pass: Vec<String>,
+    /// Set when the baseline could not collect the hidden tests and the
+    /// names came from elsewhere; absent when the baseline listed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<InventorySource>,
 }
 
 /// Why a baseline gives no usable inventory.
@@ -60,27 +99,52 @@ pub enum InventoryError {
 }
 
 impl Inventory {
-    /// The inventory of a baseline run. Skipped tests are in neither list.
+    /// The inventory of a baseline run that reported its own tests (no
+    /// listing). Skipped tests are in neither list.
     pub fn from_baseline(results: &TestResults) -> Result<Inventory, InventoryError> {
-        if results.tests.is_empty() {
+        let names: Vec<String> = results.tests.keys().cloned().collect();
+        Inventory::from_listing(&names, results, None)
+    }
+
+    /// The inventory of the tests `listed` (and, when the baseline could
+    /// not collect every hidden test, those `from` gave), judged by the
+    /// baseline's `results`: passed is pass-to-pass; failed, timed out or
+    /// not reported at all is fail-to-pass; skipped is neither.
+    pub fn from_listing(
+        listed: &[String],
+        results: &TestResults,
+        from: Option<InventorySource>,
+    ) -> Result<Inventory, InventoryError> {
+        if listed.is_empty() {
             return Err(InventoryError::Empty);
         }
-        let pick = |want: TestOutcome| {
-            results
-                .tests
-                .iter()
-                .filter(|(_, o)| **o == want)
-                .map(|(name, _)| name.clone())
-                .collect::<Vec<_>>()
+        let mut inventory = Inventory {
+            from,
+            ..Inventory::default()
         };
-        let inventory = Inventory {
-            fail_to_pass: pick(TestOutcome::Failed),
-            pass_to_pass: pick(TestOutcome::Passed),
-        };
+        let unique: BTreeSet<&String> = listed.iter().collect();
+        for name in unique {
+            match results.tests.get(name) {
+                Some(TestOutcome::Passed) => inventory.pass_to_pass.push(name.clone()),
+                Some(TestOutcome::Skipped) => {}
+                Some(TestOutcome::Failed) | None => inventory.fail_to_pass.push(name.clone()),
+            }
+        }
         if inventory.fail_to_pass.is_empty() {
             return Err(InventoryError::NoFailToPass);
         }
         Ok(inventory)
+    }
+
+    /// Every name, F2P first.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.fail_to_pass.iter().chain(&self.pass_to_pass)
+    }
+
+    /// Whether names are test functions whose cases a run reports
+    /// ([`InventorySource::HiddenFiles`]) rather than exact test names.
+    pub fn names_functions(&self) -> bool {
+        self.from == Some(InventorySource::HiddenFiles)
     }
 }
 
@@ -95,6 +159,9 @@ pub struct Verdict {
     pub failing: Vec<String>,
     /// Inventory tests not reported at all.
     pub missing: Vec<String>,
+    /// Of `failing`, those that did not finish before their timeout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timed_out: Vec<String>,
 }
 
 impl Verdict {
@@ -104,9 +171,52 @@ impl Verdict {
     }
 }
 
+/// How a run reported one inventory name.
+enum Reported {
+    Passed,
+    Failed { timed_out: bool },
+    Missing,
+}
+
 /// Judges `results` against `inventory`. A test missing from the results is
 /// a failure; tests the inventory does not know (added since) are ignored.
-pub fn judge(inventory: &Inventory, results: &TestResults) -> Verdict {
+/// With an inventory of test functions, `function_of` maps a reported
+/// case to its function: a function passes when it was reported at all
+/// and every case of it passed.
+pub fn judge(
+    inventory: &Inventory,
+    results: &TestResults,
+    function_of: &dyn Fn(&str) -> String,
+) -> Verdict {
+    let mut cases: BTreeMap<String, Vec<&String>> = BTreeMap::new();
+    if inventory.names_functions() {
+        for name in results.tests.keys() {
+            cases.entry(function_of(name)).or_default().push(name);
+        }
+    }
+    let reported = |name: &String| -> Reported {
+        let exact = [name];
+        let names: &[&String] = match results.tests.get(name) {
+            Some(_) => &exact,
+            None => cases.get(name).map_or(&[], Vec::as_slice),
+        };
+        if names.is_empty() {
+            return Reported::Missing;
+        }
+        let failed: Vec<&&String> = names
+            .iter()
+            .filter(|n| results.tests.get(n.as_str()) != Some(&TestOutcome::Passed))
+            .collect();
+        if failed.is_empty() {
+            Reported::Passed
+        } else {
+            Reported::Failed {
+                timed_out: failed
+                    .iter()
+                    .any(|n| results.timed_out.contains(n.as_str())),
+            }
+        }
+    };
     let mut verdict = Verdict {
         f2p_total: inventory.fail_to_pass.len(),
         p2p_total: inventory.pass_to_pass.len(),
@@ -117,30 +227,50 @@ pub fn judge(inventory: &Inventory, results: &TestResults) -> Verdict {
         (&inventory.pass_to_pass, &mut verdict.p2p_passed),
     ] {
         for name in list {
-            match results.tests.get(name) {
-                Some(TestOutcome::Passed) => *passed += 1,
-                Some(_) => verdict.failing.push(name.clone()),
-                None => verdict.missing.push(name.clone()),
+            match reported(name) {
+                Reported::Passed => *passed += 1,
+                Reported::Failed { timed_out } => {
+                    verdict.failing.push(name.clone());
+                    if timed_out {
+                        verdict.timed_out.push(name.clone());
+                    }
+                }
+                Reported::Missing => verdict.missing.push(name.clone()),
             }
         }
     }
     verdict
 }
 
-/// Judges `results` when there is no inventory (the baseline was skipped,
-/// or its tests did not build): every test reported must pass, the run
-/// must have reported its end, and there must be a test at all.
-pub fn judge_all(results: &TestResults) -> Verdict {
+/// Judges `results` when there is no inventory (the baseline was
+/// skipped): every test `listed` must be reported and pass; without a
+/// listing, every test reported must pass and the run must have reported
+/// its end. Either way there must be a test at all.
+pub fn judge_all(results: &TestResults, listed: Option<&[String]>) -> Verdict {
     let mut verdict = Verdict::default();
-    for (name, outcome) in &results.tests {
-        match outcome {
-            TestOutcome::Passed => verdict.f2p_passed += 1,
-            TestOutcome::Failed => verdict.failing.push(name.clone()),
-            TestOutcome::Skipped => continue,
+    let names: Vec<&String> = match listed {
+        Some(listed) => listed.iter().collect::<BTreeSet<_>>().into_iter().collect(),
+        None => results.tests.keys().collect(),
+    };
+    for name in names {
+        match results.tests.get(name) {
+            Some(TestOutcome::Passed) => verdict.f2p_passed += 1,
+            Some(TestOutcome::Failed) => {
+                verdict.failing.push(name.clone());
+                if results.timed_out.contains(name) {
+                    verdict.timed_out.push(name.clone());
+                }
+            }
+            Some(TestOutcome::Skipped) => continue,
+            None => verdict.missing.push(name.clone()),
         }
         verdict.f2p_total += 1;
     }
-    if !results.complete || verdict.f2p_total == 0 {
+    if verdict.f2p_total == 0 {
+        verdict
+            .missing
+            .push("(unknown: no test was listed and reported)".to_string());
+    } else if listed.is_none() && !results.complete {
         verdict
             .missing
             .push("(unknown: the run ended before reporting every test)".to_string());
@@ -152,10 +282,19 @@ pub fn judge_all(results: &TestResults) -> Verdict {
 mod tests {
     use super::*;
 
+    fn judge_exact(inventory: &Inventory, results: &TestResults) -> Verdict {
+        judge(inventory, results, &|name| name.to_string())
+    }
+
+    fn judge_all_reported(results: &TestResults) -> Verdict {
+        judge_all(results, None)
+    }
+
     fn results(pairs: &[(&str, TestOutcome)]) -> TestResults {
         TestResults {
             tests: pairs.iter().map(|(n, o)| (n.to_string(), *o)).collect(),
             complete: true,
+            ..TestResults::default()
         }
     }
 
@@ -183,8 +322,9 @@ mod tests {
         let inv = Inventory {
             fail_to_pass: vec!["f1".into(), "f2".into()],
             pass_to_pass: vec!["p1".into()],
+            from: None,
         };
-        let v = judge(
+        let v = judge_exact(
             &inv,
             &results(&[("f1", Passed), ("p1", Failed), ("new", Failed)]),
         );
@@ -195,13 +335,13 @@ mod tests {
         );
         assert_eq!(v.failing, ["p1"]);
         assert_eq!(v.missing, ["f2"]);
-        let ok = judge(
+        let ok = judge_exact(
             &inv,
             &results(&[("f1", Passed), ("f2", Passed), ("p1", Passed)]),
         );
         assert!(ok.passed());
         // No results at all (a process that exited 0 before any test).
-        let none = judge(&inv, &TestResults::default());
+        let none = judge_exact(&inv, &TestResults::default());
         assert_eq!(none.missing.len(), 3);
         assert!(!none.passed());
     }
@@ -209,20 +349,89 @@ mod tests {
     #[test]
     fn without_an_inventory_every_test_must_pass_in_a_complete_run() {
         use TestOutcome::*;
-        assert!(judge_all(&results(&[("a", Passed), ("b", Skipped)])).passed());
+        assert!(judge_all_reported(&results(&[("a", Passed), ("b", Skipped)])).passed());
         assert_eq!(
-            judge_all(&results(&[("a", Passed), ("b", Failed)])).failing,
+            judge_all_reported(&results(&[("a", Passed), ("b", Failed)])).failing,
             ["b"]
         );
         let mut cut = results(&[("a", Passed)]);
         cut.complete = false;
-        assert!(!judge_all(&cut).passed());
+        assert!(!judge_all_reported(&cut).passed());
         assert!(
-            !judge_all(&TestResults {
+            !judge_all_reported(&TestResults {
                 complete: true,
                 ..TestResults::default()
             })
             .passed()
         );
+    }
+
+    #[test]
+    fn the_listing_is_the_inventory_and_a_test_that_did_not_report_is_fail_to_pass() {
+        use TestOutcome::*;
+        let listed: Vec<String> = ["hangs", "passes", "silent", "skipped"]
+            .map(String::from)
+            .into();
+        let mut run = results(&[("passes", Passed), ("skipped", Skipped), ("extra", Failed)]);
+        run.time_out("hangs");
+        let inv = Inventory::from_listing(&listed, &run, None).unwrap();
+        assert_eq!(inv.fail_to_pass, ["hangs", "silent"]);
+        assert_eq!(inv.pass_to_pass, ["passes"]);
+        assert_eq!(
+            Inventory::from_listing(&[], &run, None),
+            Err(InventoryError::Empty)
+        );
+    }
+
+    #[test]
+    fn a_test_that_times_out_at_acceptance_is_failing_and_named() {
+        use TestOutcome::*;
+        let inv = Inventory {
+            fail_to_pass: vec!["hangs".into(), "fixed".into()],
+            ..Inventory::default()
+        };
+        let mut run = results(&[("fixed", Passed)]);
+        run.time_out("hangs");
+        let v = judge_exact(&inv, &run);
+        assert_eq!(v.failing, ["hangs"]);
+        assert_eq!(v.timed_out, ["hangs"]);
+        assert!(v.missing.is_empty());
+    }
+
+    #[test]
+    fn an_inventory_of_functions_is_judged_by_every_case_of_each() {
+        use TestOutcome::*;
+        let inv = Inventory {
+            fail_to_pass: vec!["m::f".into(), "m::g".into(), "m::h".into()],
+            pass_to_pass: Vec::new(),
+            from: Some(InventorySource::HiddenFiles),
+        };
+        let strip = |name: &str| name.split('[').next().unwrap_or(name).to_string();
+        let run = results(&[
+            ("m::f[1]", Passed),
+            ("m::f[2]", Passed),
+            ("m::g[1]", Passed),
+            ("m::g[2]", Failed),
+            ("m::other", Passed),
+        ]);
+        let v = judge(&inv, &run, &strip);
+        assert_eq!(v.f2p_passed, 1);
+        assert_eq!(v.failing, ["m::g"]);
+        assert_eq!(v.missing, ["m::h"]);
+        // Exact names still match themselves.
+        let exact = results(&[("m::f", Passed), ("m::g", Passed), ("m::h", Passed)]);
+        assert!(judge(&inv, &exact, &strip).passed());
+    }
+
+    #[test]
+    fn without_an_inventory_every_listed_test_must_be_reported_and_pass() {
+        use TestOutcome::*;
+        let listed: Vec<String> = vec!["a".into(), "b".into()];
+        let v = judge_all(&results(&[("a", Passed)]), Some(&listed));
+        assert_eq!(v.missing, ["b"]);
+        assert!(judge_all(&results(&[("a", Passed), ("b", Passed)]), Some(&listed)).passed());
+        // A listing of nothing, or a well-formed "0 passed": never a pass.
+        assert!(!judge_all(&results(&[]), Some(&[])).passed());
+        assert!(!judge_all(&results(&[]), None).passed());
     }
 }

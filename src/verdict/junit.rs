@@ -12,7 +12,8 @@ use super::inventory::{TestOutcome, TestResults};
 pub const MAX_JUNIT_BYTES: usize = 16 << 20;
 
 /// Reads every test case of a JUnit document, named `classname::name`
-/// (or `name` without a class). A document that ends cleanly is complete.
+/// (or `name` without a class). A document is complete when its root
+/// element closes.
 pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     if xml.len() > MAX_JUNIT_BYTES {
         return Err(format!("the JUnit file is over {MAX_JUNIT_BYTES} bytes"));
@@ -22,6 +23,10 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     // The open test case: its name and outcome so far.
     let mut open: Option<(String, TestOutcome)> = None;
     let mut saw_root = false;
+    // Open `<testsuites>`/`<testsuite>` elements: the document is whole
+    // when the outermost one has closed.
+    let mut suites = 0usize;
+    let mut closed = false;
     loop {
         let event = reader.read_event().map_err(|e| {
             format!(
@@ -31,12 +36,18 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
         })?;
         match event {
             Event::Start(tag) => match tag.local_name().as_ref() {
-                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testsuites" | b"testsuite" => {
+                    saw_root = true;
+                    suites += 1;
+                }
                 b"testcase" => open = Some((case_name(&tag)?, TestOutcome::Passed)),
                 other => mark(&mut open, other),
             },
             Event::Empty(tag) => match tag.local_name().as_ref() {
-                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testsuites" | b"testsuite" => {
+                    saw_root = true;
+                    closed |= suites == 0;
+                }
                 b"testcase" => insert(&mut results, case_name(&tag)?, TestOutcome::Passed)?,
                 other => mark(&mut open, other),
             },
@@ -45,6 +56,12 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
                     insert(&mut results, name, outcome)?;
                 }
             }
+            Event::End(tag)
+                if matches!(tag.local_name().as_ref(), b"testsuites" | b"testsuite") =>
+            {
+                suites = suites.saturating_sub(1);
+                closed |= suites == 0;
+            }
             Event::Eof => break,
             _ => {}
         }
@@ -52,7 +69,8 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     if !saw_root {
         return Err("the JUnit file has no <testsuite> or <testsuites>".into());
     }
-    results.complete = open.is_none();
+    // A document cut off (after a `</testcase>`, say) is not whole.
+    results.complete = open.is_none() && closed;
     Ok(results)
 }
 
@@ -111,6 +129,24 @@ mod tests {
         assert_eq!(r.tests["tests.test_calc::test_sub"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_div"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_big"], TestOutcome::Skipped);
+    }
+
+    #[test]
+    fn a_document_cut_off_after_a_test_case_is_incomplete() {
+        let whole =
+            r#"<testsuites><testsuite name="t"><testcase name="a"/></testsuite></testsuites>"#;
+        assert!(parse_junit(whole).unwrap().complete);
+        let cut = r#"<testsuites><testsuite name="t"><testcase name="a"/>"#;
+        let r = parse_junit(cut).unwrap();
+        assert!(!r.complete);
+        let inner_only =
+            r#"<testsuites><testsuite name="t"><testcase name="a"></testcase></testsuite>"#;
+        assert!(!parse_junit(inner_only).unwrap().complete);
+        assert!(
+            parse_junit(r#"<testsuite name="empty"/>"#)
+                .unwrap()
+                .complete
+        );
     }
 
     #[test]

@@ -60,6 +60,16 @@ pub fn parse_libtest(output: &str) -> Result<TestResults, String> {
     Ok(results)
 }
 
+/// The counts (passed, failed, ignored) of the last `test result:` line
+/// of `output`, if there is one: what a one-test run says of its test.
+pub fn libtest_summary(output: &str) -> Option<Result<(usize, usize, usize), String>> {
+    output
+        .lines()
+        .rev()
+        .find_map(|line| line.trim_end().strip_prefix("test result: "))
+        .map(parse_summary)
+}
+
 /// `ok. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; ...`
 fn parse_summary(rest: &str) -> Result<(usize, usize, usize), String> {
     let (_, counts) = rest

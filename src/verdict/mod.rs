@@ -4,15 +4,17 @@
 //! against it.
 //!
 //! Pure functions of text and data: it never runs a command or reads a
-//! file itself. A test missing from a run's results is never a pass, and
-//! an exit status alone never makes one.
+//! file itself, and knows no language (the language table in
+//! [`crate::lang`] says how names map and which cases make a function). A
+//! test missing from a run's results is never a pass, and an exit status
+//! alone never makes one.
 
 mod inventory;
 mod junit;
 mod libtest;
 
 pub use inventory::{
-    Inventory, InventoryError, TestOutcome, TestResults, Verdict, judge, judge_all,
+    Inventory, InventoryError, InventorySource, TestOutcome, TestResults, Verdict, judge, judge_all,
 };
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};
-pub use libtest::parse_libtest;
+pub use libtest::{libtest_summary, parse_libtest};

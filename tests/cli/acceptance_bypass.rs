@@ -1,11 +1,12 @@
 //! Attacks on the acceptance verdict, each a scripted "fix" that tries to
-//! get a wrong (or incomplete) change accepted: a unit test that swaps the
-//! hidden tests' binaries, a constructor or a function that exits 0, an
-//! emptied or renamed fail-to-pass test, a build script that rewrites the
-//! hidden tests, a `.cargo/config.toml` runner. Every one must end not
-//! accepted, with the right failure kind and the tests it concerns named
-//! in the `acceptance` event's verdict. A positive control (the correct
-//! fix) must be accepted, so the attacks' failures mean something.
+//! get a wrong (or incomplete) change accepted: an inventory unit test
+//! that swaps the hidden tests' binaries, a constructor or a function that
+//! exits 0, an emptied or renamed fail-to-pass test, a build script that
+//! rewrites the hidden tests, a `.cargo/config.toml` runner. Every one
+//! must end not accepted, with the right failure kind and the tests it
+//! concerns named in the `acceptance` event's verdict. A positive control
+//! (the correct fix) must be accepted, so the attacks' failures mean
+//! something.
 //!
 //! All jobs run in one `batch` over a tiny crate made here, with no
 //! dependencies, built `--offline`.
@@ -53,16 +54,17 @@ const F2P_VISIBLE: &str = "test/visible::visible_sums";
 const P2P_UNIT: &str = "lib/bypass::tests::doubles_zero";
 const P2P_HIDDEN: &str = "test/acceptance::doubles";
 
-/// Attack 1: a unit test that, when acceptance runs it, replaces the
-/// other test binaries in `target/debug/deps/` with a script that prints
-/// every test passed (a stronger form of copying `/bin/true` over them).
+/// Attack 1: a unit test of the inventory (the pass-to-pass one, whose
+/// body is editable) that, when acceptance runs it, replaces the other
+/// test binaries in `target/debug/deps/` with a script that prints every
+/// test passed (a stronger form of copying `/bin/true` over them). A new
+/// test would not do: acceptance runs the inventory's tests only.
 const SWAP_BINARIES: &str = r##"
 #[cfg(test)]
-mod swap {
+pub(crate) mod swap {
     const FORGED: &str = "#!/bin/sh\nprintf 'running 3 tests\\ntest doubles ... ok\\ntest sums_to_n ... ok\\ntest visible_sums ... ok\\n\\ntest result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\\n'\n";
 
-    #[test]
-    fn swap_the_test_binaries() {
+    pub(crate) fn swap_the_test_binaries() {
         use std::os::unix::fs::PermissionsExt;
         let Ok(entries) = std::fs::read_dir("target/debug/deps") else {
             return;
@@ -198,7 +200,13 @@ fn jobs() -> Vec<Job> {
             id: "swap_binaries",
             editable: src,
             replies: vec![
-                write_file("src/lib.rs", &lib_rs(DEFECT, SWAP_BINARIES)),
+                write_file(
+                    "src/lib.rs",
+                    &lib_rs(DEFECT, SWAP_BINARIES).replace(
+                        "assert_eq!(super::double(0), 0);",
+                        "crate::swap::swap_the_test_binaries();\n        assert_eq!(super::double(0), 0);",
+                    ),
+                ),
                 finish.clone(),
             ],
             kind: Some("tests_failed"),

@@ -38,3 +38,4 @@ mod setup;
 mod stats;
 mod tokens;
 mod validate;
+mod verdicts;

@@ -1,5 +1,6 @@
 //! The module graph: the providers never depend on the agent loop (it
-//! depends on them), and the decision module depends on neither.
+//! depends on them), the decision module depends on neither, and the
+//! language table runs nothing and reads no file.
 
 use std::path::Path;
 
@@ -50,6 +51,20 @@ fn the_decision_module_is_a_leaf() {
             "crate::provider",
             "crate::runner",
             "crate::batch",
+        ],
+    );
+}
+
+#[test]
+fn the_language_table_is_pure() {
+    assert_no_use(
+        "lang",
+        &[
+            "crate::runner",
+            "crate::exec",
+            "crate::agent",
+            "std::fs",
+            "std::process",
         ],
     );
 }

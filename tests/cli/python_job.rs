@@ -18,7 +18,7 @@ const P2P: [&str; 2] = [
 
 /// The `python3` a sandboxed command gets (the first on the fixed search
 /// path after the toolchain's bin directory), if it can run pytest.
-fn python_with_pytest() -> Result<(), String> {
+pub fn python_with_pytest() -> Result<(), String> {
     let Some(python) = ["/usr/local/bin/python3", "/usr/bin/python3", "/bin/python3"]
         .into_iter()
         .find(|p| Path::new(p).exists())

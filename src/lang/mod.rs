@@ -1,0 +1,170 @@
+//! The language table: what differs per language when the runner judges
+//! tests, behind one trait, one file per language (`rust.rs` for cargo and
+//! libtest, `python.rs` for pytest). How a test runner lists its tests,
+//! runs one, reports results, what its names look like in the inventory,
+//! and which test functions a hidden test file defines.
+//!
+//! Pure: it builds argv lists and reads text, and never runs a command or
+//! reads a file itself (the runner does, and hands it the output). Nothing
+//! outside this folder matches on a language: the runner asks the table.
+
+mod python;
+mod rust;
+
+use std::path::Path;
+
+use crate::manifest::Acceptance;
+use crate::verdict::TestOutcome;
+
+pub use python::Python;
+pub use rust::Rust;
+
+/// How a language's tests are run for a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunModel {
+    /// A build makes test binaries; each binary lists its tests and each
+    /// test runs alone in its own process, under its own timeout (libtest).
+    PerTest,
+    /// The acceptance command runs every test at once and writes a results
+    /// file; the runner lists the tests first (pytest).
+    OneRun,
+}
+
+/// A test binary a build made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestBinary {
+    /// Prefix of its tests' inventory names (`test/acceptance`).
+    pub label: String,
+    /// The name it runs as (`argv[0]`).
+    pub target: String,
+    /// Relative to the build's tree.
+    pub path: std::path::PathBuf,
+    /// The package root (relative to the tree), where it runs.
+    pub package: std::path::PathBuf,
+}
+
+/// What a listing said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The tests, in the runner's own names, in the order listed.
+    pub tests: Vec<String>,
+    /// Test files the runner could not collect (an import error), as the
+    /// runner names them (`tests/test_x.py`).
+    pub uncollectable: Vec<String>,
+}
+
+/// What a one-test run reported about its test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OneRun {
+    Reported(TestOutcome),
+    /// The process ended without reporting the test (an `exit(0)` before
+    /// it, a crash, a name the binary does not have).
+    NotReported,
+    /// It reported something other than the one test it was asked for.
+    Garbled(String),
+}
+
+/// One language's test runner.
+pub trait Language: Sync {
+    /// Its name in notes and docs (`rust`, `python`).
+    fn name(&self) -> &'static str;
+
+    /// Whether `acceptance` runs this language's test runner.
+    fn runs(&self, acceptance: &Acceptance) -> bool;
+
+    fn model(&self) -> RunModel;
+
+    /// [`RunModel::PerTest`]: the build command for `command` and the
+    /// arguments every test binary gets (what followed `--`).
+    fn build_argv(&self, command: &[String]) -> (Vec<String>, Vec<String>) {
+        (command.to_vec(), Vec::new())
+    }
+
+    /// [`RunModel::PerTest`]: the test binaries a build's output names,
+    /// relative to `dir` (the build's tree, canonical); anything outside
+    /// it is ignored.
+    fn test_binaries(&self, _build_output: &str, _dir: &Path) -> Vec<TestBinary> {
+        Vec::new()
+    }
+
+    /// The command that lists the tests `runner` would run: a test
+    /// binary's arguments ([`RunModel::PerTest`], `argv[0]` first) or the
+    /// acceptance command ([`RunModel::OneRun`]).
+    fn list_argv(&self, runner: &[String]) -> Vec<String>;
+
+    /// Reads a listing's standard output (`exit` is its exit code). An
+    /// error means the runner could not list at all.
+    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, String>;
+
+    /// [`RunModel::PerTest`]: the command that runs the one test `name`
+    /// (as listed) of `runner`, ignored tests included.
+    fn run_one_argv(&self, runner: &[String], _name: &str) -> Vec<String> {
+        runner.to_vec()
+    }
+
+    /// [`RunModel::PerTest`]: what a one-test run's output says of `name`.
+    fn read_one(&self, _name: &str, _stdout: &str) -> OneRun {
+        OneRun::NotReported
+    }
+
+    /// The inventory name of `listed` (a name as the runner lists it) in
+    /// the test binary labelled `unit` (empty for [`RunModel::OneRun`]).
+    fn inventory_name(&self, unit: &str, listed: &str) -> String;
+
+    /// The runner's own name of inventory name `name`, when it belongs to
+    /// the unit labelled `unit`: the inverse of [`Language::inventory_name`].
+    fn listed_name<'a>(&self, unit: &str, name: &'a str) -> Option<&'a str>;
+
+    /// The test function an inventory name is a case of: itself, or
+    /// without its parameters (`tests.t::f[1]` is a case of `tests.t::f`).
+    fn function_of<'a>(&self, name: &'a str) -> &'a str {
+        name
+    }
+
+    /// Whether `rel` (a path in the acceptance dir, `/`-separated) is a
+    /// test file whose tests [`Language::defined_tests`] can read.
+    fn is_test_file(&self, rel: &str) -> bool;
+
+    /// The inventory names of the test functions the test file `rel`
+    /// defines (`text` is its content), read without running anything.
+    fn defined_tests(&self, rel: &str, text: &str) -> Vec<String>;
+}
+
+/// Every language the runner knows.
+const LANGUAGES: &[&dyn Language] = &[&Rust, &Python];
+
+/// The language whose test runner `acceptance` runs, if the table knows it
+/// (a JUnit file written by anything else, or `results = "exit"`, has none).
+pub fn for_acceptance(acceptance: &Acceptance) -> Option<&'static dyn Language> {
+    LANGUAGES.iter().copied().find(|lang| lang.runs(acceptance))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{Baseline, ResultsFormat};
+
+    fn acceptance(command: &[&str], results: Option<ResultsFormat>) -> Acceptance {
+        Acceptance {
+            dir: "/a".into(),
+            command: command.iter().map(|s| s.to_string()).collect(),
+            baseline: Baseline::MustFail,
+            results,
+            test_timeout: None,
+        }
+    }
+
+    #[test]
+    fn the_table_picks_the_language_by_command_and_results() {
+        let cargo = acceptance(&["cargo", "test", "--offline"], None);
+        assert_eq!(for_acceptance(&cargo).map(|l| l.name()), Some("rust"));
+        let junit = Some(ResultsFormat::Junit("r.xml".into()));
+        let pytest = acceptance(&["python3", "-m", "pytest", "-q"], junit.clone());
+        assert_eq!(for_acceptance(&pytest).map(|l| l.name()), Some("python"));
+        let bare = acceptance(&["pytest"], junit.clone());
+        assert_eq!(for_acceptance(&bare).map(|l| l.name()), Some("python"));
+        assert!(for_acceptance(&acceptance(&["sh", "judge.sh"], junit)).is_none());
+        let exit = acceptance(&["python3", "-m", "pytest"], Some(ResultsFormat::Exit));
+        assert!(for_acceptance(&exit).is_none());
+    }
+}

@@ -1,0 +1,350 @@
+//! Python: pytest lists its tests (`--collect-only`) as node ids
+//! (`tests/test_x.py::TestC::test_t[p]`) and reports them in a JUnit file
+//! as `classname::name` (`tests.test_x.TestC::test_t[p]`), which is what
+//! the inventory holds. The mapping between the two is here and nowhere
+//! else.
+
+use super::{Language, Listing, RunModel};
+use crate::manifest::{Acceptance, ResultsFormat};
+
+/// pytest, writing JUnit XML.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Python;
+
+impl Language for Python {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    /// A JUnit-reading command that runs pytest (`pytest ...`,
+    /// `python3 -m pytest ...`).
+    fn runs(&self, acceptance: &Acceptance) -> bool {
+        if !matches!(acceptance.results_format(), ResultsFormat::Junit(_)) {
+            return false;
+        }
+        let command = &acceptance.command;
+        let program = command
+            .first()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .unwrap_or_default();
+        matches!(program, "pytest" | "py.test")
+            || command
+                .windows(2)
+                .any(|pair| pair[0] == "-m" && pair[1] == "pytest")
+    }
+
+    fn model(&self) -> RunModel {
+        RunModel::OneRun
+    }
+
+    /// The command without its JUnit file, listing node ids one per line
+    /// (`--verbosity=-1` last, whatever `-q` or `-v` came before).
+    fn list_argv(&self, runner: &[String]) -> Vec<String> {
+        let mut argv = Vec::with_capacity(runner.len() + 2);
+        let mut skip_next = false;
+        for arg in runner {
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            if arg == "--junitxml" || arg == "--junit-xml" {
+                skip_next = true;
+                continue;
+            }
+            if arg.starts_with("--junitxml=") || arg.starts_with("--junit-xml=") {
+                continue;
+            }
+            argv.push(arg.clone());
+        }
+        argv.extend(["--collect-only", "--verbosity=-1"].map(String::from));
+        argv
+    }
+
+    /// Node ids up to the first blank line; the files that failed to
+    /// collect from the `ERROR collecting PATH` headers and the short
+    /// summary's `ERROR PATH` lines. Exit 0, 5 (nothing collected) and 2
+    /// with collection errors are listings; anything else (1: pytest is
+    /// not installed; 4: a usage error) is not.
+    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, String> {
+        let mut listing = Listing::default();
+        let mut lines = stdout.lines();
+        for line in lines.by_ref() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if line.contains("::") && !line.starts_with(' ') {
+                listing.tests.push(line.to_string());
+            }
+        }
+        let mut in_summary = false;
+        for line in lines {
+            let line = line.trim_end();
+            if line.contains("short test summary info") {
+                in_summary = true;
+                continue;
+            }
+            let header = line
+                .trim_matches('_')
+                .trim()
+                .strip_prefix("ERROR collecting ");
+            let summary = in_summary
+                .then(|| line.strip_prefix("ERROR "))
+                .flatten()
+                .map(|rest| rest.split(" - ").next().unwrap_or(rest));
+            if let Some(path) = header.or(summary).map(str::trim)
+                && !path.is_empty()
+                && !listing.uncollectable.iter().any(|p| p == path)
+            {
+                listing.uncollectable.push(path.to_string());
+            }
+        }
+        match exit {
+            Some(0 | 5) => Ok(listing),
+            Some(2) if !listing.uncollectable.is_empty() => Ok(listing),
+            Some(code) => Err(format!("pytest could not list the tests (exit {code})")),
+            None => Err("pytest could not list the tests (killed)".into()),
+        }
+    }
+
+    /// pytest's own mangling (`mangle_test_address` in its junitxml
+    /// plugin): the file path dotted and without `.py`, classes appended,
+    /// the function (with its parameters) after `::`.
+    fn inventory_name(&self, _unit: &str, listed: &str) -> String {
+        let (path, params) = match listed.find('[') {
+            Some(at) => listed.split_at(at),
+            None => (listed, ""),
+        };
+        let mut parts: Vec<String> = path.split("::").map(String::from).collect();
+        if let Some(file) = parts.first_mut() {
+            let dotted = file.replace('/', ".");
+            *file = dotted.strip_suffix(".py").unwrap_or(&dotted).to_string();
+        }
+        let function = parts.pop().unwrap_or_default();
+        if parts.is_empty() {
+            return format!("{function}{params}");
+        }
+        format!("{}::{function}{params}", parts.join("."))
+    }
+
+    /// pytest runs its tests together: there is no single test to name.
+    fn listed_name<'a>(&self, _unit: &str, _name: &'a str) -> Option<&'a str> {
+        None
+    }
+
+    /// A parametrized case belongs to its function.
+    fn function_of<'a>(&self, name: &'a str) -> &'a str {
+        match (name.find('['), name.ends_with(']')) {
+            (Some(at), true) if name[..at].contains("::") => &name[..at],
+            _ => name,
+        }
+    }
+
+    /// pytest's default `python_files`: `test_*.py` and `*_test.py`.
+    fn is_test_file(&self, rel: &str) -> bool {
+        let file = rel.rsplit('/').next().unwrap_or(rel);
+        file.ends_with(".py")
+            && (file.starts_with("test_") || file.trim_end_matches(".py").ends_with("_test"))
+    }
+
+    /// `def test_*` at module level and in `class Test*` bodies (nested
+    /// classes too), read by indentation; triple-quoted strings skipped.
+    fn defined_tests(&self, rel: &str, text: &str) -> Vec<String> {
+        let module = {
+            let dotted = rel.replace('/', ".");
+            dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
+        };
+        let mut found = Vec::new();
+        // Open classes: indentation of the `class` line, name, and whether
+        // pytest collects it (every class on the way is `Test*`).
+        let mut classes: Vec<(usize, String, bool)> = Vec::new();
+        let mut in_string: Option<&str> = None;
+        for line in text.lines() {
+            if let Some(quote) = in_string {
+                if line.contains(quote) {
+                    in_string = None;
+                }
+                continue;
+            }
+            let content = line.trim_start();
+            if content.is_empty() || content.starts_with('#') {
+                continue;
+            }
+            for quote in ["\"\"\"", "'''"] {
+                if content.matches(quote).count() % 2 == 1 {
+                    in_string = Some(quote);
+                }
+            }
+            let indent = line.len() - content.len();
+            while classes.last().is_some_and(|(at, _, _)| *at >= indent) {
+                classes.pop();
+            }
+            let collected = classes.iter().all(|(_, _, test)| *test);
+            if let Some(name) = definition(content, "class ") {
+                classes.push((indent, name.to_string(), name.starts_with("Test")));
+                continue;
+            }
+            let function = definition(content, "def ").or_else(|| {
+                content
+                    .strip_prefix("async ")
+                    .and_then(|c| definition(c, "def "))
+            });
+            if let Some(name) = function
+                && name.starts_with("test")
+                && collected
+            {
+                let mut class_path = module.clone();
+                for (_, class, _) in &classes {
+                    class_path.push('.');
+                    class_path.push_str(class);
+                }
+                found.push(format!("{class_path}::{name}"));
+            }
+        }
+        found
+    }
+}
+
+/// The name a `class NAME...` or `def NAME(...` line defines.
+fn definition<'a>(content: &'a str, keyword: &str) -> Option<&'a str> {
+    let rest = content.strip_prefix(keyword)?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..end];
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTING: &str = "tests/test_calc.py::test_a
+tests/test_calc.py::test_p[1]
+tests/test_calc.py::test_p[a b]
+tests/test_calc.py::TestC::test_m
+
+==================================== ERRORS ====================================
+______________________ ERROR collecting tests/test_bad.py ______________________
+ImportError while importing test module '/tmp/py/tests/test_bad.py'.
+E   ImportError: cannot import name 'median' from 'calc' (/tmp/py/calc.py)
+=========================== short test summary info ============================
+ERROR tests/test_bad.py
+ERROR tests/test_other.py - ImportError: nope
+!!!!!!!!!!!!!!!!!!!! Interrupted: 2 errors during collection !!!!!!!!!!!!!!!!!!!!
+4 tests collected, 2 errors in 0.11s
+";
+
+    #[test]
+    fn the_listing_reads_node_ids_and_the_files_that_did_not_collect() {
+        let listing = Python.read_listing(LISTING, Some(2)).unwrap();
+        assert_eq!(listing.tests.len(), 4);
+        assert_eq!(listing.tests[2], "tests/test_calc.py::test_p[a b]");
+        assert_eq!(
+            listing.uncollectable,
+            ["tests/test_bad.py", "tests/test_other.py"]
+        );
+        let nothing = "\nno tests collected in 0.00s\n";
+        assert!(
+            Python
+                .read_listing(nothing, Some(5))
+                .unwrap()
+                .tests
+                .is_empty()
+        );
+        // `No module named pytest`: exit 1, nothing on stdout.
+        assert!(Python.read_listing("", Some(1)).is_err());
+        assert!(Python.read_listing("\n1 error\n", Some(2)).is_err());
+    }
+
+    #[test]
+    fn node_ids_map_to_junit_names() {
+        let name = |id: &str| Python.inventory_name("", id);
+        assert_eq!(name("tests/test_x.py::test_a"), "tests.test_x::test_a");
+        assert_eq!(name("tests/test_x.py::C::t[p]"), "tests.test_x.C::t[p]");
+        assert_eq!(name("test_y.py::t[a::b/c.py]"), "test_y::t[a::b/c.py]");
+        assert_eq!(name("a/b/test_z.py::K::L::t"), "a.b.test_z.K.L::t");
+        assert_eq!(Python.function_of("tests.x.C::t[p]"), "tests.x.C::t");
+        assert_eq!(Python.function_of("tests.x::t"), "tests.x::t");
+    }
+
+    #[test]
+    fn listing_drops_the_junit_file_and_sets_the_verbosity_last() {
+        let argv: Vec<String> = [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "--junitxml=r.xml",
+            "--junit-xml",
+            "s.xml",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            Python.list_argv(&argv),
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-q",
+                "tests",
+                "--collect-only",
+                "--verbosity=-1"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_scan_reads_module_functions_and_test_class_methods() {
+        let text = r#"import pytest
+from calc import median
+
+def helper():
+    pass
+
+def test_one():
+    """A docstring.
+def test_in_docstring(): pass
+    """
+    assert median([1]) == 1
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert x
+
+class TestGroup:
+    def test_method(self):
+        pass
+
+    class TestNested:
+        def test_inner(self):
+            pass
+
+    def helper(self):
+        pass
+
+class Helper:
+    def test_not_collected(self):
+        pass
+
+async def test_async():
+    pass
+"#;
+        assert_eq!(
+            Python.defined_tests("tests/test_median.py", text),
+            [
+                "tests.test_median::test_one",
+                "tests.test_median::test_param",
+                "tests.test_median.TestGroup::test_method",
+                "tests.test_median.TestGroup.TestNested::test_inner",
+                "tests.test_median::test_async",
+            ]
+        );
+        assert!(Python.is_test_file("tests/test_median.py"));
+        assert!(Python.is_test_file("median_test.py"));
+        assert!(!Python.is_test_file("tests/conftest.py"));
+        assert!(!Python.is_test_file("tests/data.txt"));
+    }
+}

@@ -1,0 +1,601 @@
+//! Tests run one per process, each under its own timeout (the
+//! cargo-nextest model): the build makes the test binaries, the runner
+//! copies them out of the copy's reach, each binary lists its tests and
+//! each test runs alone, a few at a time. A test that hangs is killed at
+//! `[acceptance] test_timeout` and is failed and named; the others run on.
+//!
+//! At the baseline the listing is the inventory; at acceptance the
+//! inventory's names are run (a name the binary no longer has reports
+//! nothing and is missing), so only a run without an inventory lists.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::checks::{
+    CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, stderr_tail,
+    with_tail,
+};
+use super::commands::AttemptCommands;
+use crate::beneath::Dir;
+use crate::cache::dependency_hashes;
+use crate::cancel::CancelToken;
+use crate::exec::{Captured, ExecError, ExecOutcome};
+use crate::lang::{Language, OneRun, TestBinary};
+use crate::log::TestRuns;
+use crate::verdict::{TestOutcome, TestResults};
+
+/// Largest test binary copied out of the build.
+const MAX_TEST_BINARY: u64 = 1 << 30;
+
+/// Which tests a check runs: `max(1, cores / workers)` at a time.
+pub fn test_parallelism(workers: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    (cores / workers.max(1)).max(1)
+}
+
+/// The libtest path: build, copy the binaries, then list and run each
+/// binary's tests one per process.
+pub(super) fn run(
+    spec: &CheckSpec<'_>,
+    lang: &dyn Language,
+    commands: &AttemptCommands,
+    report: &mut CheckLog,
+    cancel: &CancelToken,
+) -> Result<CheckRun, CheckError> {
+    let mut run = CheckRun {
+        results: Some(TestResults::default()),
+        ..CheckRun::default()
+    };
+    let Some(built) = build(spec, lang, commands, report, &mut run, cancel)? else {
+        return Ok(run);
+    };
+    let copies = copy_binaries(spec.bin_dir, &built.canonical, &built.binaries, &mut run)?;
+    let listing = spec.patch.is_none() || spec.inventory.is_none();
+    let mut listed = Vec::new();
+    let mut runner = commands.clone();
+    runner.timeout = spec
+        .acceptance
+        .test_timeout_or(spec.manifest.limits.command_timeout);
+    for (binary, copied) in &copies {
+        let unit = built.unit(lang, binary, copied);
+        let (names, listing_outcome) = if listing {
+            match unit.list(commands, report, &mut run, cancel)? {
+                (Some(names), outcome) => (names, Some(outcome)),
+                (None, outcome) => {
+                    run.commands.push(CheckCommand {
+                        outcome,
+                        tests: None,
+                    });
+                    continue;
+                }
+            }
+        } else {
+            let names = spec
+                .inventory
+                .into_iter()
+                .flat_map(|inventory| inventory.names())
+                .filter_map(|name| lang.listed_name(&binary.label, name))
+                .map(String::from)
+                .collect();
+            (names, None)
+        };
+        listed.extend(names.iter().map(|n| lang.inventory_name(&binary.label, n)));
+        if listing_outcome.as_ref().is_some_and(|o| o.cancelled) {
+            run.commands
+                .extend(listing_outcome.map(|outcome| CheckCommand {
+                    outcome,
+                    tests: None,
+                }));
+            break;
+        }
+        if names.is_empty() && listing_outcome.is_none() {
+            // Nothing of this binary is in the inventory.
+            continue;
+        }
+        let command = unit.run_each(
+            &runner,
+            &names,
+            listing_outcome,
+            spec.parallel,
+            report,
+            &mut run,
+            cancel,
+        )?;
+        run.commands.push(command);
+        if run.cancelled() {
+            break;
+        }
+    }
+    // The copies served their run; they are the bulk of an attempt's
+    // artifacts and tell nothing the log does not.
+    let _ = fs::remove_dir_all(spec.bin_dir);
+    if let Some(results) = run.results.as_mut() {
+        results.complete = true;
+    }
+    if listing {
+        if spec.patch.is_none() && listed.is_empty() && run.harness.is_none() {
+            run.harness = Some("the test binaries listed no test at all".into());
+        }
+        run.listed = Some(listed);
+    }
+    Ok(run)
+}
+
+/// What a listing-only check (the oracle's tree) found: its commands and
+/// the tests by inventory name, or why it could not list them.
+pub(super) struct Listed {
+    pub(super) commands: Vec<CheckCommand>,
+    pub(super) names: Result<Vec<String>, String>,
+}
+
+/// Builds and lists every test binary's tests, running none.
+pub(super) fn list_only(
+    spec: &CheckSpec<'_>,
+    lang: &dyn Language,
+    commands: &AttemptCommands,
+    report: &mut CheckLog,
+    cancel: &CancelToken,
+) -> Result<Listed, CheckError> {
+    let mut run = CheckRun::default();
+    let Some(built) = build(spec, lang, commands, report, &mut run, cancel)? else {
+        let why = run.note.unwrap_or_else(|| "the build was cancelled".into());
+        return Ok(Listed {
+            commands: run.commands,
+            names: Err(why),
+        });
+    };
+    let copies = copy_binaries(spec.bin_dir, &built.canonical, &built.binaries, &mut run)?;
+    let mut names = Vec::new();
+    for (binary, copied) in &copies {
+        let unit = built.unit(lang, binary, copied);
+        let (listed, outcome) = unit.list(commands, report, &mut run, cancel)?;
+        run.commands.push(CheckCommand {
+            outcome,
+            tests: None,
+        });
+        match listed {
+            Some(listed) => {
+                names.extend(listed.iter().map(|n| lang.inventory_name(&binary.label, n)));
+            }
+            None => break,
+        }
+    }
+    let _ = fs::remove_dir_all(spec.bin_dir);
+    let names = match run.harness.take() {
+        Some(why) => Err(why),
+        None => Ok(names),
+    };
+    Ok(Listed {
+        commands: run.commands,
+        names,
+    })
+}
+
+/// A build that made test binaries.
+struct Built {
+    /// The copy, canonical (cargo reports absolute paths).
+    canonical: PathBuf,
+    binaries: Vec<TestBinary>,
+    /// What every binary gets (what followed `--`).
+    args: Vec<String>,
+}
+
+impl Built {
+    fn unit<'a>(
+        &'a self,
+        lang: &'a dyn Language,
+        binary: &'a TestBinary,
+        copied: &'a Path,
+    ) -> Unit<'a> {
+        Unit {
+            lang,
+            binary,
+            copied,
+            cwd: self.canonical.join(&binary.package),
+            args: &self.args,
+        }
+    }
+}
+
+/// Builds the tests; `None` (with why in `run`) when that gives no binary
+/// to run: the build failed, timed out, was cancelled or made none.
+fn build(
+    spec: &CheckSpec<'_>,
+    lang: &dyn Language,
+    commands: &AttemptCommands,
+    report: &mut CheckLog,
+    run: &mut CheckRun,
+    cancel: &CancelToken,
+) -> Result<Option<Built>, CheckError> {
+    let dir = &commands.dir;
+    let (build_argv, args) = lang.build_argv(&spec.acceptance.command);
+    let build = commands.run_argv_capped(&build_argv, RESULTS_OUTPUT_CAP, cancel)?;
+    report.command(&build_argv, &build);
+    let stdout = build.stdout.to_text();
+    run.dependency_hashes = dependency_hashes(&stdout);
+    let canonical = dir.canonicalize().map_err(|source| CheckError::Prepare {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let binaries = lang.test_binaries(&stdout, &canonical);
+    let (built, timed_out, cancelled) = (build.success(), build.timed_out, build.cancelled);
+    run.commands.push(CheckCommand {
+        outcome: build,
+        tests: None,
+    });
+    if cancelled {
+        return Ok(None);
+    }
+    if !built {
+        if timed_out {
+            run.add_note("the build timed out".into());
+        } else {
+            run.add_note("the tests did not build".into());
+            let tree = if spec.patch.is_some() {
+                "patched"
+            } else {
+                "pristine"
+            };
+            run.uncollectable = Some(format!("the tests do not build on the {tree} source"));
+        }
+        return Ok(None);
+    }
+    if binaries.is_empty() {
+        run.add_note("the build produced no test binary".into());
+        if spec.patch.is_none() {
+            run.harness = Some("the build produced no test binary: no test is listed".into());
+        }
+        return Ok(None);
+    }
+    Ok(Some(Built {
+        canonical,
+        binaries,
+        args,
+    }))
+}
+
+/// Every binary is copied out before any of them runs: a test binary runs
+/// with the copy writable, so one run first could otherwise replace the
+/// others in `target/` before they are copied.
+fn copy_binaries<'b>(
+    bin_dir: &Path,
+    canonical: &Path,
+    binaries: &'b [TestBinary],
+    run: &mut CheckRun,
+) -> Result<Vec<(&'b TestBinary, PathBuf)>, CheckError> {
+    let prepare = |source| CheckError::Prepare {
+        path: bin_dir.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(bin_dir).map_err(prepare)?;
+    let bin_dir = bin_dir.canonicalize().map_err(prepare)?;
+    let root = Dir::open(canonical).map_err(|source| CheckError::Prepare {
+        path: canonical.to_path_buf(),
+        source,
+    })?;
+    let mut copies = Vec::new();
+    for (i, binary) in binaries.iter().enumerate() {
+        let copied = bin_dir.join(format!("{i}-{}", binary.target));
+        match copy_binary(&root, &binary.path, &copied) {
+            Ok(()) => copies.push((binary, copied)),
+            Err(why) => run.add_note(format!("{}: {why}", binary.label)),
+        }
+    }
+    Ok(copies)
+}
+
+/// One test binary, as the runner runs it: from its runner-owned copy, in
+/// its package's directory, with the command's test arguments.
+struct Unit<'a> {
+    lang: &'a dyn Language,
+    binary: &'a TestBinary,
+    copied: &'a Path,
+    cwd: PathBuf,
+    args: &'a [String],
+}
+
+/// How one test's own run ended.
+struct Ran {
+    outcome: Option<ExecOutcome>,
+    /// `None`: not reported (or not run: the check ran out of time).
+    result: Option<TestOutcome>,
+    timed_out: bool,
+    garbled: Option<String>,
+}
+
+impl Unit<'_> {
+    fn runner_argv(&self) -> Vec<String> {
+        let mut argv = vec![self.binary.target.clone()];
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
+
+    /// The binary's tests, as it lists them, and the listing's command;
+    /// no tests when it cannot list (recorded: a broken harness at the
+    /// baseline, a note otherwise).
+    fn list(
+        &self,
+        commands: &AttemptCommands,
+        report: &mut CheckLog,
+        run: &mut CheckRun,
+        cancel: &CancelToken,
+    ) -> Result<(Option<Vec<String>>, ExecOutcome), CheckError> {
+        let argv = self.lang.list_argv(&self.runner_argv());
+        let outcome =
+            commands.run_binary(self.copied, &argv, &self.cwd, RESULTS_OUTPUT_CAP, cancel)?;
+        report.command(&argv, &outcome);
+        let read = self
+            .lang
+            .read_listing(&outcome.stdout.to_text(), outcome.exit_code);
+        let listed = match read {
+            Ok(listing) => Some(listing.tests),
+            Err(why) => {
+                let why = format!("{}: {why}", self.binary.label);
+                if outcome.timed_out || outcome.cancelled {
+                    run.add_note(format!("{why}: the listing timed out"));
+                } else if run.harness.is_none() {
+                    run.harness = Some(with_tail(&why, &stderr_tail(&outcome)));
+                }
+                None
+            }
+        };
+        Ok((listed, outcome))
+    }
+
+    /// Runs each of `names` alone, `parallel` at a time; the one command
+    /// for the binary that sums the runs up (with its listing, when it
+    /// listed).
+    #[allow(clippy::too_many_arguments)]
+    fn run_each(
+        &self,
+        runner: &AttemptCommands,
+        names: &[String],
+        listing: Option<ExecOutcome>,
+        parallel: usize,
+        report: &mut CheckLog,
+        run: &mut CheckRun,
+        cancel: &CancelToken,
+    ) -> Result<CheckCommand, CheckError> {
+        let started = Instant::now();
+        let ran = self.run_all(runner, names, parallel, cancel)?;
+        let mut summary = Summary::new(self, listing);
+        let mut garbled = Vec::new();
+        let results = run.results.get_or_insert_with(TestResults::default);
+        for (name, ran) in names.iter().zip(ran) {
+            let inventory = self.lang.inventory_name(&self.binary.label, name);
+            let argv = self.lang.run_one_argv(&self.runner_argv(), name);
+            match &ran.outcome {
+                Some(outcome) if ran.result == Some(TestOutcome::Passed) => {
+                    report.text.push_str(&format!(
+                        "ok {inventory} ({} ms)\n",
+                        outcome.duration.as_millis()
+                    ));
+                }
+                Some(outcome) => report.command(&argv, outcome),
+                None => report.text.push_str(&format!(
+                    "not run: {inventory}: the check ran out of time\n"
+                )),
+            }
+            if let Some(why) = &ran.garbled {
+                garbled.push(format!("{inventory}: {why}"));
+            }
+            if ran.timed_out {
+                results.time_out(&inventory);
+            } else if let Some(result) = ran.result {
+                results.tests.insert(inventory.clone(), result);
+            }
+            summary.add(&inventory, &ran);
+        }
+        for why in garbled {
+            run.add_note(why);
+        }
+        Ok(summary.finish(started))
+    }
+
+    /// The runs, in the order of `names`.
+    fn run_all(
+        &self,
+        runner: &AttemptCommands,
+        names: &[String],
+        parallel: usize,
+        cancel: &CancelToken,
+    ) -> Result<Vec<Ran>, CheckError> {
+        let base = self.runner_argv();
+        let one = |name: &String| -> Result<Ran, ExecError> {
+            if cancel.is_cancelled() || Instant::now() >= runner.deadline {
+                return Ok(Ran {
+                    outcome: None,
+                    result: None,
+                    timed_out: !cancel.is_cancelled(),
+                    garbled: None,
+                });
+            }
+            let argv = self.lang.run_one_argv(&base, name);
+            let outcome =
+                runner.run_binary(self.copied, &argv, &self.cwd, RESULTS_OUTPUT_CAP, cancel)?;
+            let (result, garbled) = match self.lang.read_one(name, &outcome.stdout.to_text()) {
+                _ if outcome.timed_out || outcome.cancelled => (None, None),
+                OneRun::Reported(result) => (Some(result), None),
+                OneRun::NotReported => (None, None),
+                OneRun::Garbled(why) => (None, Some(why)),
+            };
+            Ok(Ran {
+                timed_out: outcome.timed_out,
+                outcome: Some(outcome),
+                result,
+                garbled,
+            })
+        };
+        let workers = parallel.clamp(1, names.len().max(1));
+        if workers == 1 {
+            return names
+                .iter()
+                .map(|n| one(n).map_err(CheckError::from))
+                .collect();
+        }
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<Ran, ExecError>>>> =
+            names.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = names.get(i) else { break };
+                        let ran = one(name);
+                        if let Ok(mut slot) = slots[i].lock() {
+                            *slot = Some(ran);
+                        }
+                    }
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                let ran = slot.into_inner().ok().flatten();
+                ran.unwrap_or_else(|| {
+                    Ok(Ran {
+                        outcome: None,
+                        result: None,
+                        timed_out: false,
+                        garbled: Some("the runner lost this run".into()),
+                    })
+                })
+                .map_err(CheckError::from)
+            })
+            .collect()
+    }
+}
+
+/// A binary's runs summed up into one command.
+struct Summary {
+    outcome: ExecOutcome,
+    listed: bool,
+    tests: TestRuns,
+    first_failure: Option<(Option<i32>, Option<i32>)>,
+}
+
+impl Summary {
+    fn new(unit: &Unit<'_>, listing: Option<ExecOutcome>) -> Summary {
+        let listed = listing.is_some();
+        let outcome = listing.unwrap_or_else(|| ExecOutcome {
+            program: unit.binary.target.clone(),
+            resolved: unit.copied.to_path_buf(),
+            argc: unit.runner_argv().len() + 6,
+            exit_code: Some(0),
+            signal: None,
+            duration: Duration::ZERO,
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            timed_out: false,
+            cancelled: false,
+            leaked: false,
+            drain_timed_out: false,
+            oom: false,
+            sandbox_layers: Vec::new(),
+        });
+        Summary {
+            outcome,
+            listed,
+            tests: TestRuns {
+                runs: 0,
+                failed: 0,
+                timed_out: 0,
+                slowest: None,
+                slowest_ms: 0,
+            },
+            first_failure: None,
+        }
+    }
+
+    fn add(&mut self, name: &str, ran: &Ran) {
+        if ran.result != Some(TestOutcome::Passed) {
+            self.tests.failed += 1;
+        }
+        if ran.timed_out {
+            self.tests.timed_out += 1;
+        }
+        let Some(one) = &ran.outcome else {
+            return;
+        };
+        self.tests.runs += 1;
+        let ms = u64::try_from(one.duration.as_millis()).unwrap_or(u64::MAX);
+        if self.tests.slowest.is_none() || ms > self.tests.slowest_ms {
+            self.tests.slowest = Some(name.to_string());
+            self.tests.slowest_ms = ms;
+        }
+        let o = &mut self.outcome;
+        if !self.listed && self.tests.runs == 1 {
+            o.resolved.clone_from(&one.resolved);
+            o.argc = one.argc;
+            o.sandbox_layers.clone_from(&one.sandbox_layers);
+        }
+        if !one.success() && self.first_failure.is_none() {
+            self.first_failure = Some((one.exit_code, one.signal));
+        }
+        for (sum, part) in [(&mut o.stdout, &one.stdout), (&mut o.stderr, &one.stderr)] {
+            sum.total_bytes = sum.total_bytes.saturating_add(part.total_bytes);
+            sum.truncated |= part.truncated;
+        }
+        o.timed_out |= one.timed_out;
+        o.cancelled |= one.cancelled;
+        o.leaked |= one.leaked;
+        o.drain_timed_out |= one.drain_timed_out;
+        o.oom |= one.oom;
+    }
+
+    /// The one command: the listing's exit when there are no runs, else
+    /// the first failing run's; the time from the listing to the last run.
+    fn finish(mut self, started: Instant) -> CheckCommand {
+        if let Some((exit_code, signal)) = self.first_failure {
+            self.outcome.exit_code = exit_code;
+            self.outcome.signal = signal;
+        }
+        self.outcome.duration += started.elapsed();
+        self.outcome.stdout.head.clear();
+        self.outcome.stdout.tail.clear();
+        self.outcome.stderr.head.clear();
+        self.outcome.stderr.tail.clear();
+        CheckCommand {
+            outcome: self.outcome,
+            tests: Some(self.tests),
+        }
+    }
+}
+
+/// Copies a built binary (opened beneath the copy, no symlinks) to `to`,
+/// read-only and executable.
+fn copy_binary(root: &Dir, rel: &Path, to: &Path) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (mut from, meta) = root.open_file(rel).map_err(|e| e.to_string())?;
+    if meta.size > MAX_TEST_BINARY {
+        return Err(format!("{} bytes, over {MAX_TEST_BINARY}", meta.size));
+    }
+    let mut out = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o555)
+        .open(to)
+        .map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    std::io::copy(&mut (&mut from).take(MAX_TEST_BINARY), &mut out)
+        .map_err(|e| format!("cannot copy: {e}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallelism_shares_the_cores_among_the_batch_workers() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        assert_eq!(test_parallelism(1), cores);
+        assert_eq!(test_parallelism(0), cores);
+        assert_eq!(test_parallelism(cores * 4), 1);
+    }
+}
