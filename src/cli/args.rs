@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::manifest::{DEFAULT_MEMORY, DEFAULT_PROCESSES, MAX_PROCESSES, MIN_MEMORY};
+use crate::protocol::units::{ByteSize, parse_duration, parse_size};
 use crate::sandbox::SandboxMode;
-use crate::units::{ByteSize, parse_duration, parse_size};
 
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]

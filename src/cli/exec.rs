@@ -20,9 +20,9 @@ pub struct ExecArgs {
     pub allow: Vec<String>,
     pub workspace: Option<PathBuf>,
     pub timeout: Duration,
-    pub output_cap: crate::units::ByteSize,
+    pub output_cap: crate::protocol::units::ByteSize,
     /// Memory of the command, all its processes together.
-    pub memory: crate::units::ByteSize,
+    pub memory: crate::protocol::units::ByteSize,
     /// Processes and threads of the command at once.
     pub processes: u64,
     pub sandbox: SandboxMode,

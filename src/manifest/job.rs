@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{Location, ManifestError};
 use super::provider_config::ProviderConfig;
-use crate::units::ByteSize;
+use crate::protocol::units::ByteSize;
 
 /// One job, as declared in its manifest file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -99,7 +99,7 @@ pub struct Acceptance {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "crate::units::optional_duration_text"
+        with = "crate::protocol::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
 }
@@ -224,9 +224,9 @@ pub struct Limits {
     pub attempts: u32,
     pub max_steps: u32,
     pub max_invalid: u32,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::protocol::units::duration_text")]
     pub wall_time: Duration,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::protocol::units::duration_text")]
     pub command_timeout: Duration,
     pub output_cap: ByteSize,
     pub observation_cap: ByteSize,

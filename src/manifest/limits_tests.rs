@@ -3,7 +3,7 @@
 
 use super::load_tests::{Fixture, MINIMAL, with};
 use super::*;
-use crate::units::ByteSize;
+use crate::protocol::units::ByteSize;
 
 #[test]
 fn defaults_are_the_sandbox_defaults() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::manifest::ResultsFormat;
-use crate::units::ByteSize;
+use crate::protocol::units::ByteSize;
 
 /// A temp dir with `jobs/`, `src/` (the source tree), `hidden/` (acceptance
 /// tests), `replies.jsonl` and `task.md`.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::raw::RawProvider;
-use crate::units::ByteSize;
+use crate::protocol::units::ByteSize;
 
 /// Default `base_url` for `kind = "anthropic"`.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -127,7 +127,7 @@ pub struct OpenAiConfig {
     pub mode: OpenAiMode,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::protocol::units::duration_text")]
     pub timeout: Duration,
     pub max_retries: u32,
     /// How long connection errors, 5xx and 429 go on being retried (past
@@ -135,7 +135,7 @@ pub struct OpenAiConfig {
     #[serde(
         default = "default_retry_for",
         skip_serializing_if = "is_default_retry_for",
-        with = "crate::units::duration_text"
+        with = "crate::protocol::units::duration_text"
     )]
     pub retry_for: Duration,
 }
@@ -147,14 +147,14 @@ pub struct AnthropicConfig {
     pub model: String,
     pub api_key_env: String,
     pub max_tokens: u32,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::protocol::units::duration_text")]
     pub timeout: Duration,
     pub max_retries: u32,
     /// As for `openai`.
     #[serde(
         default = "default_retry_for",
         skip_serializing_if = "is_default_retry_for",
-        with = "crate::units::duration_text"
+        with = "crate::protocol::units::duration_text"
     )]
     pub retry_for: Duration,
 }
@@ -188,7 +188,7 @@ pub struct CommandConfig {
     pub model: Option<String>,
     pub preset: Option<CommandPreset>,
     pub stream: bool,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::protocol::units::duration_text")]
     pub timeout: Duration,
     pub output_cap: ByteSize,
     /// A variable passed through to the program (its environment is

@@ -415,7 +415,7 @@ fn one_run(
         }
         run.add_note(format!(
             "the run was killed at its timeout ({})",
-            crate::units::format_duration(spec.manifest.limits.command_timeout)
+            crate::protocol::units::format_duration(spec.manifest.limits.command_timeout)
         ));
     }
     run.results = Some(results);
