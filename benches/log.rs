@@ -7,7 +7,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_runtime::log::{Event, FailureKind, LogWriter, Outcome, read_snapshot};
+use agent_runtime::log::{LogWriter, read_snapshot};
+use agent_runtime::protocol::{Event, FailureKind, Outcome};
 
 const EVENTS: u64 = 1_000_000;
 const SYNCED_APPENDS: u64 = 2_000;

@@ -19,8 +19,8 @@ use crate::decision::Decision;
 use crate::decision::parse_decision;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
-use crate::log::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
-use crate::manifest::Price;
+use crate::protocol::Price;
+use crate::protocol::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
 use crate::provider::{Provider, ProviderError};
 
 /// Appends events for the attempt being run.

@@ -7,7 +7,7 @@ use super::agent_loop::{
 };
 use super::cause::{cause_line, first_cause};
 use crate::exec::{ExecError, ExecOutcome};
-use crate::log::{CommandFor, Event, FailureKind, VerifyTrigger};
+use crate::protocol::{CommandFor, Event, FailureKind, VerifyTrigger};
 
 /// Why a command of the loop did not give an outcome.
 pub(super) enum CommandFailure {

@@ -11,7 +11,8 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cancel::CancelToken;
-use crate::log::{Event, Follower, Record};
+use crate::log::Follower;
+use crate::protocol::{Event, Record};
 use crate::state::{Job, State};
 
 /// How progress is shown.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::progress::{Progress, ProgressMode};
 use crate::cancel::CancelToken;
 use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreError};
-use crate::log::Outcome;
+use crate::protocol::Outcome;
 use crate::report::{ReportBuildError, write_report_of_jobs};
 use crate::runner::{RunError, RunOptions, run_job};
 use crate::state::{JobState, State};
@@ -101,7 +101,10 @@ pub(super) fn retryable(job: &crate::state::Job) -> bool {
         && job.attempts_remain()
         && !matches!(
             job.failure_kind,
-            Some(crate::log::FailureKind::InvalidBaseline | crate::log::FailureKind::HarnessError)
+            Some(
+                crate::protocol::FailureKind::InvalidBaseline
+                    | crate::protocol::FailureKind::HarnessError
+            )
         )
 }
 
@@ -150,7 +153,7 @@ pub fn run_batch(
         }
         match store.state().job(id) {
             Some(job) if job.state == JobState::Queued => {
-                if job.failure_kind == Some(crate::log::FailureKind::Interrupted) {
+                if job.failure_kind == Some(crate::protocol::FailureKind::Interrupted) {
                     notice.recovered += 1;
                 } else {
                     notice.queued += 1;

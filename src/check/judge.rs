@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::log::CheckResult;
+use crate::protocol::CheckResult;
 use crate::verdict::Inventory;
 
 /// What one run of a task recorded.

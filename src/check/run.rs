@@ -11,8 +11,8 @@ use super::judge::{RunFacts, TaskJudgement, judge_task};
 use super::oracle::{OracleError, oracle_script};
 use crate::batch::{BatchError, BatchOptions, PlanOptions, plan, run_batch};
 use crate::lifecycle::{DataDir, Store, StoreError};
-use crate::log::FailureKind;
 use crate::manifest::{Manifest, ProviderConfig, ProviderFile, ScriptConfig};
+use crate::protocol::FailureKind;
 use crate::state::{Job, JobState};
 
 /// The provider name of a task's check runs (`<job>@oracle#<k>`).

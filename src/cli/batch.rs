@@ -270,7 +270,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         if !summary.planned.contains(&job.id) || job.state != crate::state::JobState::Failed {
             continue;
         }
-        if job.failure_kind != Some(crate::log::FailureKind::InfraError) {
+        if job.failure_kind != Some(crate::protocol::FailureKind::InfraError) {
             let kind = job.failure_kind.map_or("failed", |k| k.as_str());
             match job.failure_cause() {
                 Some(cause) => errln!("{}: {kind}: {cause}", job.id),
@@ -297,7 +297,7 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     }
     for job in snapshot.state.jobs() {
         if summary.planned.contains(&job.id)
-            && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
+            && job.failure_kind == Some(crate::protocol::FailureKind::SetupFailed)
         {
             errln!(
                 "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",

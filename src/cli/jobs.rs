@@ -6,8 +6,8 @@ use anyhow::Context;
 
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store};
-use crate::log::Outcome;
 use crate::manifest::{expand_jobs, load_provider_file};
+use crate::protocol::Outcome;
 use crate::runner::{RunOptions, SeedEnv, run_job};
 
 pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Result<Completion> {
@@ -78,7 +78,7 @@ pub fn run(
     provider: Option<&Path>,
     keep: crate::lifecycle::Keep,
 ) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_instance_id(id)?;
+    crate::protocol::validate_instance_id(id)?;
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());

@@ -4,7 +4,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::cancel::CancelToken;
-use crate::log::{Event, Follower};
+use crate::log::Follower;
+use crate::protocol::Event;
 
 /// How often the log is polled for a cancel; well inside the 1 s promise.
 pub const CANCEL_POLL_INTERVAL: Duration = Duration::from_millis(100);

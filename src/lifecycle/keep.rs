@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::data_dir::DataDir;
-use crate::log::Outcome;
+use crate::protocol::Outcome;
 use crate::state::{JobState, State};
 
 /// `--keep`: whose workspaces and build dirs stay after an attempt ends.

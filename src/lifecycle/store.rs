@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use super::data_dir::DataDir;
-use super::job_id::{IdError, validate_id, validate_instance_id};
 use super::lease::{Lease, LeaseError, stale_attempts};
-use crate::log::{Event, FailureKind, Follower, LogError, LogWriter, Outcome, Record, Tx};
+use crate::log::{Follower, LogError, LogWriter, Tx};
+use crate::protocol::{Event, FailureKind, Outcome, Record};
+use crate::protocol::{IdError, validate_id, validate_instance_id};
 use crate::state::{Illegal, State};
 
 /// Failures of lifecycle operations.

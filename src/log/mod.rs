@@ -7,7 +7,6 @@
 
 mod decode;
 mod error;
-mod event;
 mod follow;
 mod reader;
 mod record;
@@ -15,11 +14,8 @@ mod scan;
 mod writer;
 
 pub use error::LogError;
-pub use event::{
-    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
-};
 pub use follow::Follower;
 pub use reader::{Snapshot, read_records, read_snapshot};
-pub use record::{DecodeError, FORMAT_VERSION, Record};
+pub use record::{DecodeError, FORMAT_VERSION};
 pub use scan::{CorruptReason, Corruption, Scan, TornTail, scan};
 pub use writer::{LogWriter, Tx, now_ms};

@@ -20,7 +20,9 @@ pub struct Snapshot {
 }
 
 /// Reads every record of the log at `path` (a torn tail is left out).
-pub fn read_records(path: &Path) -> Result<(Vec<crate::log::Record>, Option<TornTail>), LogError> {
+pub fn read_records(
+    path: &Path,
+) -> Result<(Vec<crate::protocol::Record>, Option<TornTail>), LogError> {
     let bytes = read_bytes(path)?;
     let Scan { records, torn, .. } =
         scan(&bytes, 1, 0).map_err(|corruption| LogError::Corrupt {
@@ -101,7 +103,7 @@ fn chunk_end(bytes: &[u8], offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Event, Record};
+    use crate::protocol::{Event, Record};
 
     #[test]
     fn chunks_end_after_a_newline_and_cover_everything() {

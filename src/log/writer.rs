@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::error::LogError;
-use super::event::Event;
-use super::record::Record;
 use super::scan::scan;
+use crate::protocol::Event;
+use crate::protocol::Record;
 use crate::state::State;
 
 /// Non-transition events are synced at least this often.

@@ -40,7 +40,7 @@ pub struct Manifest {
     /// What the provider's tokens cost (`[price]`), for cost in reports and
     /// `--max-cost`; a `--provider FILE`'s price replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub price: Option<super::Price>,
+    pub price: Option<crate::protocol::Price>,
     pub sandbox: Sandbox,
     /// A known-good fix, read only by `check`: not part of the stored job
     /// (changing it does not change what a run does).

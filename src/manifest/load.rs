@@ -13,7 +13,7 @@ use super::job::{
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
 use super::source_map::SourceMap;
-use crate::lifecycle::validate_id;
+use crate::protocol::validate_id;
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
 pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {

@@ -34,7 +34,6 @@ pub use job::{
     SandboxMode, Setup, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
-pub use price::{Price, add_usd};
 pub use provider_config::{
     ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
     DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,

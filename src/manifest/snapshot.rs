@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ManifestError;
 use super::job::{Manifest, Oracle};
-use crate::lifecycle::validate_id;
+use crate::protocol::validate_id;
 
 /// Version of the snapshot layout; bump when `Manifest`'s JSON changes.
 pub const SNAPSHOT_FORMAT: u64 = 1;

@@ -9,3 +9,17 @@
 //! (a job id), never I/O or policy.
 
 pub mod units;
+
+mod event;
+mod job_id;
+mod price;
+mod record;
+mod verdict;
+
+pub use event::{
+    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
+};
+pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};
+pub use price::{Price, add_usd};
+pub use record::Record;
+pub use verdict::{Inventory, InventorySource, Verdict};

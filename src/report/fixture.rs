@@ -6,7 +6,7 @@
 //! patch and an acceptance judged by its exit status alone).
 
 use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 use crate::verdict::Verdict;
 
 /// The per-test verdict of a run.

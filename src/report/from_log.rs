@@ -15,7 +15,8 @@ use super::model::{
     AttemptRun, CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry,
 };
 use super::verdict_text;
-use crate::log::{self, Event, Outcome, Record};
+use crate::protocol;
+use crate::protocol::{Event, Outcome, Record};
 use crate::state::{self, Job, JobState, State};
 
 /// One source log: its path (as shown in the report) and its records.
@@ -245,7 +246,8 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                         if kind.is_infrastructure()
                             || matches!(
                                 kind,
-                                log::FailureKind::Cancelled | log::FailureKind::Interrupted
+                                protocol::FailureKind::Cancelled
+                                    | protocol::FailureKind::Interrupted
                             ) =>
                     {
                         None
@@ -285,7 +287,13 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             } else {
                 format!("setup {} in {duration_ms} ms", result.as_str())
             };
-            entry(acc, 0, "setup", detail, *result != log::CheckResult::Failed);
+            entry(
+                acc,
+                0,
+                "setup",
+                detail,
+                *result != protocol::CheckResult::Failed,
+            );
         }
         Event::Baseline {
             result,
@@ -329,7 +337,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             acc.result.output_tokens = acc.result.output_tokens.saturating_add(*output_tokens);
             acc.result.provider_latency_ms =
                 acc.result.provider_latency_ms.saturating_add(*latency_ms);
-            let ok = *kind != log::DecisionKind::Invalid;
+            let ok = *kind != protocol::DecisionKind::Invalid;
             if !ok {
                 acc.result.invalid_decisions += 1;
             }
@@ -382,10 +390,10 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             };
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
             let spent = match role {
-                log::CommandFor::Tool => &mut acc.result.time.tool_ms,
-                log::CommandFor::Verify => &mut acc.result.time.verify_ms,
-                log::CommandFor::Setup => &mut acc.result.time.setup_ms,
-                log::CommandFor::Baseline | log::CommandFor::Acceptance => {
+                protocol::CommandFor::Tool => &mut acc.result.time.tool_ms,
+                protocol::CommandFor::Verify => &mut acc.result.time.verify_ms,
+                protocol::CommandFor::Setup => &mut acc.result.time.setup_ms,
+                protocol::CommandFor::Baseline | protocol::CommandFor::Acceptance => {
                     &mut acc.result.time.acceptance_ms
                 }
             };
@@ -447,10 +455,10 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         }
         Event::Acceptance { result, verdict } => {
             acc.result.acceptance = match result {
-                log::CheckResult::Passed => CheckResult::Passed,
-                log::CheckResult::Failed => CheckResult::Failed,
-                log::CheckResult::Skipped => CheckResult::Skipped,
-                log::CheckResult::Error => CheckResult::Error,
+                protocol::CheckResult::Passed => CheckResult::Passed,
+                protocol::CheckResult::Failed => CheckResult::Failed,
+                protocol::CheckResult::Skipped => CheckResult::Skipped,
+                protocol::CheckResult::Error => CheckResult::Error,
             };
             acc.result.tests = verdict.as_ref().map(TestVerdict::of).unwrap_or_default();
             let mut detail = format!("acceptance {}", result.as_str());
@@ -462,7 +470,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
                 0,
                 "acceptance",
                 detail,
-                *result == log::CheckResult::Passed,
+                *result == protocol::CheckResult::Passed,
             );
         }
         Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
@@ -470,7 +478,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
 }
 
 /// Records how the run of `attempt` that is still open in the history ended.
-fn end_run(acc: &mut Acc, attempt: u32, status: &str, failure_kind: Option<log::FailureKind>) {
+fn end_run(acc: &mut Acc, attempt: u32, status: &str, failure_kind: Option<protocol::FailureKind>) {
     if let Some(run) = acc
         .result
         .attempt_history

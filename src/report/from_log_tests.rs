@@ -2,7 +2,7 @@
 //! reason, and what a new attempt starts over.
 
 use super::*;
-use crate::log::{CheckResult as Check, FailureKind};
+use crate::protocol::{CheckResult as Check, FailureKind};
 use crate::verdict::{Inventory, Verdict};
 
 /// Records of one job, numbered as a writer would.
@@ -240,7 +240,7 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
     assert_eq!((job.tests.failing_count, job.tests.missing_count), (0, 0));
 }
 
-fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
+fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
     Event::Command {
         step: 0,
         role,
@@ -263,7 +263,7 @@ fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
 
 #[test]
 fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
-    use crate::log::CommandFor;
+    use crate::protocol::CommandFor;
     let mut log = Log::new("a");
     log.push("a", Some(1), started(1))
         .push("a", Some(1), command(CommandFor::Setup, 400))

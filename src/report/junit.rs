@@ -11,7 +11,7 @@ use super::model::{JobOutcome, JobResult, Report};
 use super::summary::Summary;
 use super::verdict_text::{self, NOT_VERIFIED};
 use crate::escape;
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Renders `junit.xml`.
 pub fn render_junit(report: &Report) -> String {

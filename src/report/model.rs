@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Version of the report data model as written to `results.json`.
 /// 2: per-test acceptance verdicts (`f2p_passed` ... `baseline_reason`).

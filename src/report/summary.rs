@@ -10,7 +10,7 @@ use super::compare::{Comparison, comparisons};
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassAtK;
 use super::stats::{Interval, wilson};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Counts and sums over a set of jobs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -78,7 +78,7 @@ impl Tally {
             t.wall_ms = t.wall_ms.saturating_add(j.wall_ms);
             t.time.add(&j.time);
             if let Some(cost) = j.cost_usd {
-                t.cost_usd = Some(crate::manifest::add_usd(t.cost_usd.unwrap_or(0.0), cost));
+                t.cost_usd = Some(crate::protocol::add_usd(t.cost_usd.unwrap_or(0.0), cost));
             }
             if j.outcome.is_terminal() {
                 walls.push(j.wall_ms);

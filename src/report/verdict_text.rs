@@ -6,7 +6,7 @@
 //! their own markup.
 
 use super::model::{CheckResult, JobResult, TEST_NAMES_KEPT, TestVerdict};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Said of a job whose acceptance was judged by its exit status alone.
 pub const NOT_VERIFIED: &str = "not verified per test";

@@ -26,8 +26,8 @@ use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
-use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
+use crate::protocol::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::provider::{Provider, build_provider};
 use crate::state::Job;
 

@@ -3,7 +3,7 @@
 
 use super::checks::CheckRun;
 use crate::lang::Language;
-use crate::log::{CheckResult, Event};
+use crate::protocol::{CheckResult, Event};
 use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
 /// What the `baseline` event records.

@@ -24,8 +24,8 @@ use crate::cache::LayerError;
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
 use crate::lang::{Language, RunModel};
-use crate::log::{CommandFor, Event, TestRuns};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
+use crate::protocol::{CommandFor, Event, TestRuns};
 use crate::verdict::{Inventory, InventorySource, TestResults, parse_junit};
 
 /// Failures preparing a check (not a verdict).

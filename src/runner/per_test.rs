@@ -25,7 +25,7 @@ use crate::cache::dependency_hashes;
 use crate::cancel::CancelToken;
 use crate::exec::{Captured, ExecError, ExecOutcome};
 use crate::lang::{Language, OneRun, TestBinary};
-use crate::log::TestRuns;
+use crate::protocol::TestRuns;
 use crate::verdict::{TestOutcome, TestResults};
 
 /// Largest test binary copied out of the build.

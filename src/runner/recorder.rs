@@ -3,7 +3,7 @@
 
 use crate::agent::Recorder;
 use crate::lifecycle::Store;
-use crate::log::Event;
+use crate::protocol::Event;
 
 /// Appends the attempt's events to the store.
 pub(super) struct StoreRecorder<'a> {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::log::{CheckResult, FailureKind, Outcome};
+use crate::protocol::{CheckResult, FailureKind, Outcome};
 use crate::verdict::{Inventory, Verdict};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -163,7 +163,7 @@ pub struct Job {
     /// Set while the provider is being retried (an outage waited out).
     pub waiting: Option<Waiting>,
     /// What the job's provider charges (`[price]` of its manifest), if set.
-    pub price: Option<crate::manifest::Price>,
+    pub price: Option<crate::protocol::Price>,
     /// USD spent on provider calls so far, every attempt and every billed
     /// call (an unusable reply too); 0 without a price.
     pub cost_usd: f64,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
-use crate::log::{CheckResult, Event, FailureKind, Outcome, Record};
+use crate::protocol::{CheckResult, Event, FailureKind, Outcome, Record};
 
 /// Everything the log says, replayed.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -448,7 +448,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             } => {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
-                    job.cost_usd = crate::manifest::add_usd(
+                    job.cost_usd = crate::protocol::add_usd(
                         job.cost_usd,
                         price.cost(*input_tokens, *cached_input_tokens, *output_tokens),
                     );
@@ -458,7 +458,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     .saturating_add(*input_tokens)
                     .saturating_add(*output_tokens);
                 job.steps = job.steps.max(*step);
-                if *kind == crate::log::DecisionKind::Invalid {
+                if *kind == crate::protocol::DecisionKind::Invalid {
                     job.invalid_decisions += 1;
                 }
                 job.last_action = Some(kind.as_str().to_string());
@@ -486,7 +486,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 in_open_attempt(job)?;
                 if let Some(price) = job.price {
                     // Billed although unusable: it cost all the same.
-                    job.cost_usd = crate::manifest::add_usd(
+                    job.cost_usd = crate::protocol::add_usd(
                         job.cost_usd,
                         price.cost(*input_tokens, 0, *output_tokens),
                     );
@@ -623,7 +623,7 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 mod tests;
 
 /// `[price]` of a manifest snapshot (`{"manifest": {...}}`), if it has one.
-fn price_of(snapshot: Option<&serde_json::Value>) -> Option<crate::manifest::Price> {
+fn price_of(snapshot: Option<&serde_json::Value>) -> Option<crate::protocol::Price> {
     let price = snapshot?.get("manifest")?.get("price")?;
     serde_json::from_value(price.clone()).ok()
 }

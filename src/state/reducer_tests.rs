@@ -491,7 +491,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         "a",
         Some(1),
         Event::Acceptance {
-            result: crate::log::CheckResult::Passed,
+            result: crate::protocol::CheckResult::Passed,
             verdict: None,
         },
     );
@@ -500,7 +500,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             "a",
             Some(1),
             Event::Acceptance {
-                result: crate::log::CheckResult::Passed,
+                result: crate::protocol::CheckResult::Passed,
                 verdict: None,
             }
         ),
@@ -570,7 +570,7 @@ fn attempt_events_need_the_open_attempt() {
         "a",
         Some(1),
         Event::Baseline {
-            result: crate::log::CheckResult::Failed,
+            result: crate::protocol::CheckResult::Failed,
             inventory: None,
             reason: None,
             timed_out: Vec::new(),
@@ -586,7 +586,7 @@ fn attempt_events_need_the_open_attempt() {
     );
     assert_eq!(
         job.baseline,
-        Some(crate::log::CheckResult::Failed),
+        Some(crate::protocol::CheckResult::Failed),
         "the baseline is per job"
     );
 }
@@ -726,9 +726,9 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     let decision = |step: u32, reason: Option<&str>, tokens: u64| Event::Decision {
         step,
         kind: if reason.is_some() {
-            crate::log::DecisionKind::Invalid
+            crate::protocol::DecisionKind::Invalid
         } else {
-            crate::log::DecisionKind::WriteFile
+            crate::protocol::DecisionKind::WriteFile
         },
         reason: reason.map(str::to_string),
         reply_bytes: 1,
@@ -755,7 +755,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         "a",
         Some(1),
         Event::Acceptance {
-            result: crate::log::CheckResult::Failed,
+            result: crate::protocol::CheckResult::Failed,
             verdict: Some(crate::verdict::Verdict {
                 f2p_total: 1,
                 failing: vec!["t::value_is_new".into()],
@@ -832,7 +832,7 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         "a",
         Some(2),
         Event::Acceptance {
-            result: crate::log::CheckResult::Failed,
+            result: crate::protocol::CheckResult::Failed,
             verdict: None,
         },
     );

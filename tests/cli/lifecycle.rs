@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use agent_runtime::cancel::CancelToken;
 use agent_runtime::lifecycle::{DataDir, Store, watch_for_cancel};
-use agent_runtime::log::{FailureKind, Outcome};
+use agent_runtime::protocol::{FailureKind, Outcome};
 
 use crate::harness::{BIN, Sandbox, job_state, log_lines};
 
@@ -355,7 +355,11 @@ fn a_reader_that_goes_away_is_not_an_error() {
         .transact(|tx| {
             for i in 0..3000 {
                 let id = format!("job-{i:05}");
-                tx.append(Some(&id), None, agent_runtime::log::Event::bare_enqueued(1))?;
+                tx.append(
+                    Some(&id),
+                    None,
+                    agent_runtime::protocol::Event::bare_enqueued(1),
+                )?;
             }
             Ok::<(), agent_runtime::log::LogError>(())
         })

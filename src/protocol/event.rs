@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::verdict::{Inventory, Verdict};
+use super::verdict::{Inventory, Verdict};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
