@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use super::error::ManifestError;
 use super::fields::Fields;
-use super::job::{
-    Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
-    ResultsFormat, Sandbox, Setup,
-};
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
 use super::source_map::SourceMap;
-use crate::protocol::validate_id;
+use crate::protocol::{
+    Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
+    ResultsFormat, Sandbox, Setup, validate_id,
+};
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
 pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
@@ -144,7 +143,10 @@ fn build(
         oracle,
         origin: Origin {
             file: path.to_path_buf(),
-            fields: std::mem::take(&mut fields.seen),
+            fields: std::mem::take(&mut fields.seen)
+                .into_iter()
+                .map(|(field, at)| (field, (at.line, at.column)))
+                .collect(),
         },
     })
 }

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::load::read_text;
-use super::provider_config::{ProviderConfig, build_provider};
+use super::provider_config::build_provider;
 use super::raw::RawProviderFile;
 use super::source_map::SourceMap;
+use crate::protocol::ProviderConfig;
 use crate::protocol::validate_id;
 
 /// A named provider configuration, e.g. for a sweep over providers.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::job::{Baseline, SandboxMode, Trace};
-use super::provider_config::{CommandPreset, OpenAiMode, ProviderKind};
+use crate::protocol::{Baseline, SandboxMode, Trace};
+use crate::protocol::{CommandPreset, OpenAiMode, ProviderKind};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::error::ManifestError;
-use super::job::{Manifest, Oracle};
 use crate::protocol::validate_id;
+use crate::protocol::{Manifest, Oracle};
 
 /// Version of the snapshot layout; bump when `Manifest`'s JSON changes.
 pub const SNAPSHOT_FORMAT: u64 = 1;
