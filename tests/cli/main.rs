@@ -32,6 +32,7 @@ mod replay;
 mod replies;
 mod reports;
 mod resume;
+mod resume_golden;
 mod sandbox;
 mod seed;
 mod setup;
