@@ -172,7 +172,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         // A cap cannot be kept on calls whose cost is unknown.
         if let Some(job) = planned
             .iter()
-            .find(|j| j.snapshot["manifest"]["price"].is_null())
+            .find(|j| j.snapshot.manifest().is_none_or(|m| m.price.is_none()))
         {
             anyhow::bail!(
                 "--max-cost needs a [price] for every provider: {} has none (job {})",

@@ -9,7 +9,7 @@ use super::data_dir::DataDir;
 use super::lease::{Lease, LeaseError, stale_attempts};
 use crate::log::{Follower, LogError, LogWriter, Tx};
 use crate::protocol::{Event, FailureKind, Outcome, Record};
-use crate::protocol::{IdError, validate_id, validate_instance_id};
+use crate::protocol::{IdError, ManifestSnapshot, validate_id, validate_instance_id};
 use crate::state::{Illegal, State};
 
 /// Failures of lifecycle operations.
@@ -44,7 +44,7 @@ pub struct NewJob {
     pub id: String,
     pub family: String,
     pub max_attempts: u32,
-    pub snapshot: serde_json::Value,
+    pub snapshot: ManifestSnapshot,
     pub hash: String,
     pub base_job: Option<String>,
     pub provider: Option<String>,

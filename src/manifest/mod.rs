@@ -30,6 +30,7 @@ pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 // The validated types are the protocol's (the log keeps them in its
 // snapshots); this module makes them from TOML.
+pub use crate::protocol::SNAPSHOT_FORMAT;
 pub use crate::protocol::{
     ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
     DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
@@ -42,4 +43,3 @@ pub use crate::protocol::{
 };
 pub use load::{load_manifest, parse_manifest};
 pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
-pub use snapshot::SNAPSHOT_FORMAT;

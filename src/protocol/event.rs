@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::snapshot::ManifestSnapshot;
 use super::verdict::{Inventory, Verdict};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
@@ -18,7 +19,7 @@ pub enum Event {
         family: Option<String>,
         /// The manifest snapshot, from which a runner reconstructs the job.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        manifest: Option<Box<serde_json::Value>>,
+        manifest: Option<Box<ManifestSnapshot>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         manifest_hash: Option<String>,
         /// For sweep instances (`<job>@<provider>#<k>`): the manifest id,
@@ -37,7 +38,7 @@ pub enum Event {
         max_attempts: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         family: Option<String>,
-        manifest: Box<serde_json::Value>,
+        manifest: Box<ManifestSnapshot>,
         manifest_hash: String,
         /// The highest attempt number used before: the new manifest's
         /// attempts are numbered from `attempts_before + 1`, so earlier

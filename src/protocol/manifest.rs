@@ -13,7 +13,7 @@ use super::provider::ProviderConfig;
 use super::units::ByteSize;
 
 /// One job, as declared in its manifest file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub id: String,
@@ -55,7 +55,7 @@ pub struct Manifest {
 
 /// Where a manifest came from, to place errors found after loading: its
 /// file and, per dotted field, the line and column it was written at.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Origin {
     pub file: PathBuf,
     pub fields: BTreeMap<String, (usize, usize)>,
@@ -73,7 +73,9 @@ pub enum Trace {
 
 /// `[oracle]`: a known-good fix for the job, which `check` runs as the
 /// model would (a script) or applies (a patch) and must see accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Stored beside the manifest in its snapshot (`{"script": PATH}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Oracle {
     /// Scripted decisions (the `script` provider's format).
     Script(PathBuf),

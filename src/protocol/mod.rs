@@ -16,6 +16,7 @@ mod manifest;
 mod price;
 mod provider;
 mod record;
+mod snapshot;
 mod verdict;
 
 pub use event::{
@@ -36,4 +37,5 @@ pub use provider::{
     ProviderKind, ScriptConfig,
 };
 pub use record::Record;
+pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};
 pub use verdict::{Inventory, InventorySource, Verdict};

@@ -275,7 +275,10 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
             Event::Replaced {
                 max_attempts: 2,
                 family: None,
-                manifest: Box::new(serde_json::json!({})),
+                manifest: Box::new(crate::protocol::ManifestSnapshot::for_tests(
+                    crate::protocol::Limits::default(),
+                    "h2",
+                )),
                 manifest_hash: "h2".into(),
                 attempts_before: 1,
             },

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::protocol::{CheckResult, FailureKind, Outcome};
+use crate::protocol::units::format_duration;
+use crate::protocol::{CheckResult, FailureKind, Limits, ManifestSnapshot, Outcome};
 use crate::verdict::{Inventory, Verdict};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -80,7 +81,7 @@ pub struct Job {
     pub state: JobState,
     /// The manifest snapshot (absent for bare lifecycle tasks).
     #[serde(skip)]
-    pub manifest: Option<Arc<serde_json::Value>>,
+    pub manifest: Option<Arc<ManifestSnapshot>>,
     pub manifest_hash: Option<String>,
     pub max_attempts: u32,
     /// The number of the last attempt started, interrupted ones included
@@ -221,18 +222,12 @@ impl Job {
         if self.state != JobState::Failed {
             return None;
         }
-        let limit = |key: &str| -> String {
-            let value = self
-                .manifest
-                .as_deref()
-                .map(|m| &m["manifest"]["limits"][key])
-                .filter(|v| !v.is_null());
-            match value {
-                Some(serde_json::Value::String(text)) => text.clone(),
-                Some(other) => other.to_string(),
-                None => "?".to_string(),
-            }
-        };
+        let limits = self
+            .manifest
+            .as_deref()
+            .and_then(ManifestSnapshot::manifest)
+            .map(|m| &m.limits);
+        let limit = |value: fn(&Limits) -> String| limits.map_or_else(|| "?".to_string(), value);
         let reason = match self.failure_kind {
             Some(FailureKind::VerifyFailed) => self.verify_cause.clone(),
             Some(FailureKind::TestsFailed | FailureKind::TestsMissing) => self.acceptance_cause(),
@@ -242,7 +237,7 @@ impl Job {
             Some(FailureKind::InvalidDecisions) => self.refusal.clone().map(|r| {
                 format!(
                     "{} invalid decisions in a row; the last: {r}",
-                    limit("max_invalid")
+                    limit(|l| l.max_invalid.to_string())
                 )
             }),
             Some(FailureKind::ProviderError) => self.provider_cause.clone(),
@@ -255,16 +250,16 @@ impl Job {
                 .or_else(|| Some("the pristine source already passes the acceptance tests".into())),
             Some(FailureKind::StepLimit) => Some(format!(
                 "used all {} steps (limits.max_steps) without finishing",
-                limit("max_steps")
+                limit(|l| l.max_steps.to_string())
             )),
             Some(FailureKind::WallTimeout) => Some(format!(
                 "the attempt ran out of its wall time ({}, limits.wall_time)",
-                limit("wall_time")
+                limit(|l| format_duration(l.wall_time))
             )),
             Some(FailureKind::TokenBudget) => Some(format!(
                 "{} tokens used, the budget is {} (limits.token_budget)",
                 self.attempt_tokens,
-                limit("token_budget")
+                limit(|l| l.token_budget.to_string())
             )),
             Some(FailureKind::BudgetExceeded) => {
                 Some("the batch's cost cap (--max-cost) was reached".into())

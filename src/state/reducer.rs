@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
-use crate::protocol::{CheckResult, Event, FailureKind, Outcome, Record};
+use crate::protocol::{CheckResult, Event, FailureKind, ManifestSnapshot, Outcome, Record};
 
 /// Everything the log says, replayed.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -622,17 +622,17 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 #[path = "reducer_tests.rs"]
 mod tests;
 
-/// `[price]` of a manifest snapshot (`{"manifest": {...}}`), if it has one.
-fn price_of(snapshot: Option<&serde_json::Value>) -> Option<crate::protocol::Price> {
-    let price = snapshot?.get("manifest")?.get("price")?;
-    serde_json::from_value(price.clone()).ok()
+/// `[price]` of a manifest snapshot, if it has one.
+fn price_of(snapshot: Option<&ManifestSnapshot>) -> Option<crate::protocol::Price> {
+    snapshot?.manifest()?.price
 }
 
-/// `[limits] max_restarts` of a manifest snapshot (`{"manifest": {...}}`),
-/// or the default for a job without one.
-fn max_restarts_of(snapshot: Option<&serde_json::Value>) -> u32 {
+/// `[limits] max_restarts` of a manifest snapshot, or the default for a
+/// job without one.
+fn max_restarts_of(snapshot: Option<&ManifestSnapshot>) -> u32 {
     snapshot
-        .and_then(|s| s["manifest"]["limits"]["max_restarts"].as_u64())
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(crate::manifest::DEFAULT_MAX_RESTARTS)
+        .and_then(ManifestSnapshot::manifest)
+        .map_or(crate::protocol::DEFAULT_MAX_RESTARTS, |m| {
+            m.limits.max_restarts
+        })
 }

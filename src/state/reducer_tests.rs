@@ -1,6 +1,7 @@
 //! Every legal and illegal lifecycle transition.
 
 use super::*;
+use crate::protocol::Limits;
 
 struct Log {
     state: State,
@@ -599,7 +600,7 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     let replaced = || Event::Replaced {
         max_attempts: 3,
         family: Some("f".into()),
-        manifest: Box::new(serde_json::json!({})),
+        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
         manifest_hash: "h2".into(),
         // A version 1 record: numbering restarts.
         attempts_before: 0,
@@ -634,7 +635,7 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     let replaced = |before: u32| Event::Replaced {
         max_attempts: 2,
         family: None,
-        manifest: Box::new(serde_json::json!({})),
+        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
         manifest_hash: "h2".into(),
         attempts_before: before,
     };
@@ -713,9 +714,14 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         Event::Enqueued {
             max_attempts: 2,
             family: None,
-            manifest: Some(Box::new(serde_json::json!({
-                "manifest": {"limits": {"max_steps": 16, "wall_time": "15m", "token_budget": 1000}}
-            }))),
+            manifest: Some(Box::new(ManifestSnapshot::for_tests(
+                Limits {
+                    max_steps: 16,
+                    token_budget: 1000,
+                    ..Limits::default()
+                },
+                "h",
+            ))),
             manifest_hash: Some("h".into()),
             base_job: None,
             provider: None,

@@ -159,8 +159,7 @@ fn a_data_dir_of_an_earlier_build_resumes_without_running_anything_finished_agai
         assert_eq!(of(id), [], "{id} ran again");
     }
     assert!(
-        !new
-            .iter()
+        !new.iter()
             .any(|r| matches!(r["type"].as_str(), Some("enqueued" | "replaced"))),
         "a manifest was recorded again"
     );
@@ -181,7 +180,10 @@ fn a_data_dir_of_an_earlier_build_resumes_without_running_anything_finished_agai
     let midway = of("midway");
     assert_eq!(
         midway[..2],
-        [(Some(1), "attempt_interrupted"), (Some(1), "attempt_started")]
+        [
+            (Some(1), "attempt_interrupted"),
+            (Some(1), "attempt_started")
+        ]
     );
     assert_eq!(midway.last(), Some(&(Some(1), "attempt_finished")));
     assert!(
