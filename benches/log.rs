@@ -7,8 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_runtime::log::{LogWriter, read_snapshot};
+use agent_runtime::log::{AppendError, LogWriter, read_snapshot};
 use agent_runtime::protocol::{Event, FailureKind, Outcome};
+use agent_runtime::state::{Illegal, State};
 
 const EVENTS: u64 = 1_000_000;
 const SYNCED_APPENDS: u64 = 2_000;
@@ -20,7 +21,7 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 /// Appends `events` lifecycle events for `events / 4` jobs in one transaction.
-fn fill(writer: &mut LogWriter, events: u64) {
+fn fill(writer: &mut LogWriter<State>, events: u64) {
     writer
         .transact(|tx| {
             for j in 0..events / 4 {
@@ -38,7 +39,7 @@ fn fill(writer: &mut LogWriter, events: u64) {
                 )?;
                 tx.append(id, None, Event::Retried {})?;
             }
-            Ok::<(), agent_runtime::log::LogError>(())
+            Ok::<(), AppendError<Illegal>>(())
         })
         .unwrap();
 }
@@ -49,7 +50,7 @@ fn main() {
     // Appends as runners do them: one transaction per state change, each
     // fsynced before the lock is released.
     let synced_path = dir.path().join("synced/events.log");
-    let mut writer = LogWriter::open(&synced_path).unwrap();
+    let mut writer = LogWriter::<State>::open(&synced_path).unwrap();
     let started = Instant::now();
     for j in 0..SYNCED_APPENDS {
         let id = format!("s-{j}");
@@ -66,7 +67,7 @@ fn main() {
     // builds the big log for the replay measurements.
     let data = dir.path().join("big");
     let big_path = data.join("events.log");
-    let mut writer = LogWriter::open(&big_path).unwrap();
+    let mut writer = LogWriter::<State>::open(&big_path).unwrap();
     let started = Instant::now();
     fill(&mut writer, EVENTS);
     let grouped_append_per_s = EVENTS as f64 / started.elapsed().as_secs_f64();
@@ -76,7 +77,7 @@ fn main() {
     let mut replays = Vec::new();
     for _ in 0..RUNS {
         let started = Instant::now();
-        let snapshot = read_snapshot(&big_path).unwrap();
+        let snapshot = read_snapshot::<State>(&big_path).unwrap();
         replays.push(started.elapsed());
         assert_eq!(snapshot.events, EVENTS);
         assert_eq!(snapshot.state.jobs().len() as u64, EVENTS / 4);

@@ -419,9 +419,9 @@ fn worker(
             let report = match run_job(&mut store, &id, &run_options) {
                 Ok(report) => report,
                 // Another runner claimed or cancelled it first.
-                Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(
-                    crate::state::Illegal::WrongState { .. },
-                )))) => break,
+                Err(RunError::Store(StoreError::Illegal(crate::state::Illegal::WrongState {
+                    ..
+                }))) => break,
                 // The lease is still held: wait for it a while (the holder
                 // is a command's short-lived process or another runner);
                 // then leave the job to a later run, without stopping the

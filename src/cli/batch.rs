@@ -14,6 +14,7 @@ use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
+use crate::state::State;
 use crate::status::{StatusView, render_text};
 
 /// A second SIGINT this soon after the first is the same interrupt: GNU
@@ -54,7 +55,7 @@ pub(super) fn install_interrupt(data: &Path) -> CancelToken {
 /// What the log holds, for the hard exit: `events.log holds 4 job(s): 2
 /// succeeded, 1 queued, 1 running (recovered by the next run)`.
 fn saved_summary(log: &Path) -> String {
-    let snapshot = match read_snapshot(log) {
+    let snapshot = match read_snapshot::<State>(log) {
         Ok(snapshot) => snapshot,
         Err(e) => return format!("{} (cannot be read now: {e})", log.display()),
     };
@@ -248,7 +249,7 @@ fn completion(summary: &BatchSummary) -> Completion {
 /// The results table (the batch's jobs only) and where the reports are.
 fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyhow::Result<()> {
     let dir = DataDir::new(data);
-    let snapshot = read_snapshot(&dir.log())?;
+    let snapshot = read_snapshot::<State>(&dir.log())?;
     let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
     view.jobs.retain(|row| summary.planned.contains(&row.id));
     out!("{}", render_text(&view, super::status::table_width()));

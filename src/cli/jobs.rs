@@ -93,7 +93,7 @@ pub fn run(
     }
     // Everything that could refuse the run is checked on a read-only
     // replay, before anything is written.
-    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let snapshot = crate::log::read_snapshot::<crate::state::State>(&dir.log())?;
     let job = snapshot
         .state
         .job(id)
@@ -188,7 +188,7 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
     }
-    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let snapshot = crate::log::read_snapshot::<crate::state::State>(&dir.log())?;
     let (attempts, freed) = crate::lifecycle::collect_garbage(&dir, &snapshot.state, keep)
         .with_context(|| format!("failed to clean {}", data.display()))?;
     outln!(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::data_dir::DataDir;
 use super::lease::{Lease, LeaseError, stale_attempts};
-use crate::log::{Follower, LogError, LogWriter, Tx};
+use crate::log::{AppendError, Follower, LogError, LogWriter};
 use crate::protocol::{Event, FailureKind, Outcome, Record};
 use crate::protocol::{IdError, ManifestSnapshot, validate_id, validate_instance_id};
 use crate::state::{Illegal, State};
@@ -17,6 +17,9 @@ use crate::state::{Illegal, State};
 pub enum StoreError {
     #[error(transparent)]
     Log(#[from] LogError),
+    /// The reducer refused the event: nothing was written.
+    #[error(transparent)]
+    Illegal(#[from] Illegal),
     #[error(transparent)]
     Id(#[from] IdError),
     #[error(transparent)]
@@ -32,11 +35,17 @@ pub enum StoreError {
     },
 }
 
-impl From<Illegal> for StoreError {
-    fn from(e: Illegal) -> Self {
-        StoreError::Log(LogError::Illegal(e))
+impl From<AppendError<Illegal>> for StoreError {
+    fn from(e: AppendError<Illegal>) -> Self {
+        match e {
+            AppendError::Refused(e) => StoreError::Illegal(e),
+            AppendError::Log(e) => StoreError::Log(e),
+        }
     }
 }
+
+/// A transaction on the data dir's log, checked by the reducer.
+pub type Tx<'a> = crate::log::Tx<'a, State>;
 
 /// A manifest job (or one instance of it in a sweep) to enqueue.
 #[derive(Debug, Clone)]
@@ -63,7 +72,7 @@ pub enum EnqueueResult {
 #[derive(Debug)]
 pub struct Store {
     dir: DataDir,
-    writer: LogWriter,
+    writer: LogWriter<State>,
 }
 
 /// A claimed attempt. The lease is held until the claim is finished or dropped.
@@ -208,7 +217,7 @@ impl Store {
             let attempt = job.resume.unwrap_or(job.attempts_started + 1);
             // Check before taking a lease so an illegal claim leaves no file.
             let probe = Record {
-                seq: tx.state().last_seq + 1,
+                seq: tx.next_seq(),
                 ts_ms: 0,
                 job: Some(id.to_string()),
                 attempt: Some(attempt),

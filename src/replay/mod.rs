@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::protocol::{ManifestSnapshot, Trace};
+use crate::state::State;
 
 /// What `write_replay` wrote.
 #[derive(Debug, Clone)]
@@ -31,7 +32,8 @@ pub fn write_replay(
     out: &Path,
 ) -> Result<Written, ReplayError> {
     let dir = DataDir::new(data);
-    let snapshot = read_snapshot(&dir.log()).map_err(|e| ReplayError::Log(e.to_string()))?;
+    let snapshot =
+        read_snapshot::<State>(&dir.log()).map_err(|e| ReplayError::Log(e.to_string()))?;
     let job = snapshot
         .state
         .job(instance)
@@ -59,7 +61,7 @@ pub fn write_replay(
         .as_deref()
         .ok_or_else(|| ReplayError::NoManifest(instance.to_string()))?;
     let manifest = match snapshot {
-        ManifestSnapshot::V1 { manifest, .. } => manifest,
+        ManifestSnapshot::V1 { manifest, .. } => &**manifest,
         ManifestSnapshot::Unreadable { why, .. } => {
             return Err(ReplayError::UnreadableManifest {
                 instance: instance.to_string(),

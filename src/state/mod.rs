@@ -8,3 +8,6 @@ mod wording;
 pub use job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
 pub use reducer::{Illegal, State, replay};
 pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};
+
+/// A data dir's log as a reader sees it, replayed through the reducer.
+pub type Snapshot = crate::log::Snapshot<State>;

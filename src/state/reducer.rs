@@ -199,6 +199,24 @@ impl State {
     }
 }
 
+/// The log's writers ask the reducer before they append, and its readers
+/// fold every record through it.
+impl crate::log::Fold for State {
+    type Refusal = Illegal;
+
+    fn check(&self, record: &Record) -> Result<(), Illegal> {
+        State::check(self, record)
+    }
+
+    fn apply(&mut self, record: &Record) -> Result<(), Illegal> {
+        State::apply(self, record)
+    }
+
+    fn skip(&mut self, record: &Record) {
+        self.last_seq = record.seq;
+    }
+}
+
 /// Where a record lands.
 enum Target {
     Log,

@@ -7,8 +7,8 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::escape;
-use crate::log::Snapshot;
 use crate::state::Job;
+use crate::state::Snapshot;
 
 /// Version of the `status --json` document.
 pub const STATUS_SCHEMA_VERSION: u32 = 1;

@@ -350,7 +350,8 @@ fn watch_exits_once_every_job_is_terminal() {
 fn a_reader_that_goes_away_is_not_an_error() {
     use std::io::BufRead;
     let sb = Sandbox::new();
-    let mut writer = agent_runtime::log::LogWriter::open(&sb.log()).unwrap();
+    let mut writer =
+        agent_runtime::log::LogWriter::<agent_runtime::state::State>::open(&sb.log()).unwrap();
     writer
         .transact(|tx| {
             for i in 0..3000 {
@@ -361,7 +362,7 @@ fn a_reader_that_goes_away_is_not_an_error() {
                     agent_runtime::protocol::Event::bare_enqueued(1),
                 )?;
             }
-            Ok::<(), agent_runtime::log::LogError>(())
+            Ok::<(), agent_runtime::log::AppendError<agent_runtime::state::Illegal>>(())
         })
         .unwrap();
     drop(writer);
