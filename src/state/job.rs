@@ -5,8 +5,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::protocol::units::format_duration;
-use crate::protocol::{CheckResult, FailureKind, Limits, ManifestSnapshot, Outcome};
-use crate::verdict::{Inventory, Verdict};
+use crate::protocol::{
+    CheckResult, FailureKind, Inventory, Limits, ManifestSnapshot, Outcome, Verdict,
+};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -762,10 +762,10 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         Some(1),
         Event::Acceptance {
             result: crate::protocol::CheckResult::Failed,
-            verdict: Some(crate::verdict::Verdict {
+            verdict: Some(crate::protocol::Verdict {
                 f2p_total: 1,
                 failing: vec!["t::value_is_new".into()],
-                ..crate::verdict::Verdict::default()
+                ..crate::protocol::Verdict::default()
             }),
         },
     );
