@@ -158,7 +158,9 @@ impl Reporter {
             // A failed job the batch will try again is not done yet, so the
             // count never goes back on a retry.
             .filter(|j| {
-                self.planned.contains(&j.id) && j.state.is_terminal() && !super::run::retryable(j)
+                self.planned.contains(&j.id)
+                    && j.lifecycle.state.is_terminal()
+                    && !super::run::retryable(j)
             })
             .count()
     }

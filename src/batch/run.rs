@@ -97,10 +97,10 @@ const LEASE_WAIT: Duration = Duration::from_secs(120);
 /// attempt could change the verdict (a passing baseline or a broken
 /// harness, decided once per job, cannot).
 pub(super) fn retryable(job: &crate::state::Job) -> bool {
-    job.state == JobState::Failed
+    job.lifecycle.state == JobState::Failed
         && job.attempts_remain()
         && !matches!(
-            job.failure_kind,
+            job.lifecycle.failure_kind,
             Some(
                 crate::protocol::FailureKind::InvalidBaseline
                     | crate::protocol::FailureKind::HarnessError
@@ -123,13 +123,13 @@ pub fn run_batch(
     for job in plan {
         let id = job.id.clone();
         let known = store.state().job(&id).is_some();
-        let rerun = options
-            .rerun
-            .is_some_and(|r| match store.state().job(&id).map(|j| j.state) {
+        let rerun = options.rerun.is_some_and(|r| {
+            match store.state().job(&id).map(|j| j.lifecycle.state) {
                 Some(JobState::Failed | JobState::Cancelled) => true,
                 Some(JobState::Succeeded) => r == Rerun::All,
                 _ => false,
-            });
+            }
+        });
         match (store.enqueue_manifest(job.clone(), options.replace)?, rerun) {
             (EnqueueResult::Unchanged, true) => {
                 // Same manifest, recorded again: the job starts over.
@@ -152,15 +152,15 @@ pub fn run_batch(
             store.retry(id)?;
         }
         match store.state().job(id) {
-            Some(job) if job.state == JobState::Queued => {
-                if job.failure_kind == Some(crate::protocol::FailureKind::Interrupted) {
+            Some(job) if job.lifecycle.state == JobState::Queued => {
+                if job.lifecycle.failure_kind == Some(crate::protocol::FailureKind::Interrupted) {
                     notice.recovered += 1;
                 } else {
                     notice.queued += 1;
                 }
                 queue.push_back(id.clone());
             }
-            Some(job) if job.state.is_terminal() => notice.done += 1,
+            Some(job) if job.lifecycle.state.is_terminal() => notice.done += 1,
             _ => {}
         }
     }
@@ -222,7 +222,7 @@ pub fn run_batch(
         report_files: Vec::new(),
     };
     for id in &planned {
-        match store.state().job(id).map(|j| j.state) {
+        match store.state().job(id).map(|j| j.lifecycle.state) {
             Some(JobState::Succeeded) => summary.accepted += 1,
             Some(JobState::Failed) => summary.failed += 1,
             Some(JobState::Cancelled) => summary.cancelled += 1,
@@ -280,11 +280,11 @@ fn check_replacements(state: &State, plan: &[NewJob], replace: bool) -> Result<(
         if !replace {
             return Err(StoreError::ManifestChanged { id: job.id.clone() });
         }
-        if existing.open_attempt.is_some() {
+        if existing.lifecycle.open.is_some() {
             return Err(crate::state::Illegal::WrongState {
                 job: job.id.clone(),
                 action: "replace the manifest of",
-                state: existing.state,
+                state: existing.lifecycle.state,
             }
             .into());
         }
@@ -310,8 +310,8 @@ fn wait_for_other_runners(
             .iter()
             .filter_map(|id| state.job(id))
             .filter(|job| {
-                job.state == JobState::Running
-                    && job.open_attempt.is_some_and(|open| {
+                job.lifecycle.state == JobState::Running
+                    && job.lifecycle.open.is_some_and(|open| {
                         crate::lifecycle::is_live(&dir.lease(&job.id, open.attempt))
                     })
             })
@@ -412,7 +412,7 @@ fn worker(
             if store
                 .state()
                 .job(&id)
-                .is_none_or(|j| j.state != JobState::Queued)
+                .is_none_or(|j| j.lifecycle.state != JobState::Queued)
             {
                 break;
             }

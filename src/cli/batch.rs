@@ -61,7 +61,7 @@ fn saved_summary(log: &Path) -> String {
     };
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for job in snapshot.state.jobs() {
-        let state = job.state.as_str();
+        let state = job.lifecycle.state.as_str();
         match counts.iter_mut().find(|(s, _)| *s == state) {
             Some((_, n)) => *n += 1,
             None => counts.push((state, 1)),
@@ -268,11 +268,13 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     // Faults of the machine are named apart from the model's failures;
     // every other failed job gets its cause in one line, as the reports say.
     for job in snapshot.state.jobs() {
-        if !summary.planned.contains(&job.id) || job.state != crate::state::JobState::Failed {
+        if !summary.planned.contains(&job.id)
+            || job.lifecycle.state != crate::state::JobState::Failed
+        {
             continue;
         }
-        if job.failure_kind != Some(crate::protocol::FailureKind::InfraError) {
-            let kind = job.failure_kind.map_or("failed", |k| k.as_str());
+        if job.lifecycle.failure_kind != Some(crate::protocol::FailureKind::InfraError) {
+            let kind = job.lifecycle.failure_kind.map_or("failed", |k| k.as_str());
             match job.failure_cause() {
                 Some(cause) => errln!("{}: {kind}: {cause}", job.id),
                 None => errln!("{}: {kind}", job.id),
@@ -282,8 +284,11 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         errln!(
             "error: job {}: infra_error after {} restart(s): {}",
             job.id,
-            job.restarts.saturating_sub(1),
-            job.infra_cause.as_deref().unwrap_or("unknown cause")
+            job.lifecycle.restarts.saturating_sub(1),
+            job.lifecycle
+                .infra_cause
+                .as_deref()
+                .unwrap_or("unknown cause")
         );
     }
     if let Some((spent, cap)) = summary.cost {
@@ -298,12 +303,12 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     }
     for job in snapshot.state.jobs() {
         if summary.planned.contains(&job.id)
-            && job.failure_kind == Some(crate::protocol::FailureKind::SetupFailed)
+            && job.lifecycle.failure_kind == Some(crate::protocol::FailureKind::SetupFailed)
         {
             errln!(
                 "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
                 job.id,
-                dir.runs(&job.id, job.attempts_started)
+                dir.runs(&job.id, job.lifecycle.attempts_started)
                     .join("setup.log")
                     .display()
             );

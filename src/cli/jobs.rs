@@ -57,11 +57,11 @@ fn seed_job(
     if !other_provider {
         seed.check_agy()?;
     }
-    let manifest = seed.manifest(&job.id, &workspace, job.max_attempts)?;
+    let manifest = seed.manifest(&job.id, &workspace, job.lifecycle.max_attempts)?;
     let new = NewJob {
         id: job.id.clone(),
         family: job.id.clone(),
-        max_attempts: job.max_attempts,
+        max_attempts: job.lifecycle.max_attempts,
         snapshot: manifest.to_snapshot(),
         hash: manifest.hash(),
         base_job: None,
@@ -144,7 +144,9 @@ pub fn run(
         let files_hash = store
             .state()
             .job(id)
-            .and_then(|job| job.patch_files_hash.clone());
+            .and_then(|job| job.attempt_numbered(report.attempt))
+            .and_then(|attempt| attempt.patch.as_ref())
+            .and_then(|patch| patch.files_hash.clone());
         let all = crate::agent::editable_set(&["**".to_string()])?;
         let applied = crate::runner::Carried::load(&runs, files_hash.as_deref())
             .and_then(|carried| carried.apply(workspace, &all))

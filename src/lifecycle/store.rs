@@ -198,7 +198,10 @@ impl Store {
         validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Retried {})?;
-            Ok(tx.state().job(id).map_or(1, |j| j.attempts_started + 1))
+            Ok(tx
+                .state()
+                .job(id)
+                .map_or(1, |j| j.lifecycle.attempts_started + 1))
         })
     }
 
@@ -214,7 +217,10 @@ impl Store {
                 .job(id)
                 .ok_or_else(|| Illegal::UnknownJob(id.to_string()))?;
             // A resumed attempt keeps its number; otherwise the next one.
-            let attempt = job.resume.unwrap_or(job.attempts_started + 1);
+            let attempt = job
+                .lifecycle
+                .resume
+                .unwrap_or(job.lifecycle.attempts_started + 1);
             // Check before taking a lease so an illegal claim leaves no file.
             let probe = Record {
                 seq: tx.next_seq(),

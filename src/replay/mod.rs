@@ -39,22 +39,22 @@ pub fn write_replay(
         .job(instance)
         .ok_or_else(|| ReplayError::NoInstance(instance.to_string()))?;
     let attempt = match attempt {
-        Some(n) if n == 0 || n > job.last_attempt => {
+        Some(n) if n == 0 || n > job.last_attempt() => {
             return Err(ReplayError::NoAttempt {
                 instance: instance.to_string(),
                 attempt: n,
-                started: job.last_attempt,
+                started: job.last_attempt(),
             });
         }
         Some(n) => n,
-        None if job.last_attempt == 0 => {
+        None if job.last_attempt() == 0 => {
             return Err(ReplayError::NoAttempt {
                 instance: instance.to_string(),
                 attempt: 1,
                 started: 0,
             });
         }
-        None => job.last_attempt,
+        None => job.last_attempt(),
     };
     let snapshot = job
         .manifest

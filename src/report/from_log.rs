@@ -107,7 +107,7 @@ pub fn report_from_logs(
     for id in order {
         if let (Some(mut acc), Some(job)) = (jobs.remove(&id), finals.get(&id)) {
             // The reducer's reading, the same one `status` shows.
-            acc.result.outcome = match job.state {
+            acc.result.outcome = match job.lifecycle.state {
                 JobState::Succeeded => JobOutcome::Accepted,
                 JobState::Failed => JobOutcome::Failed,
                 JobState::Cancelled => JobOutcome::Cancelled,
@@ -115,7 +115,7 @@ pub fn report_from_logs(
             };
             acc.result.failure_kind = match acc.result.outcome {
                 JobOutcome::Accepted => None,
-                _ => job.failure_kind,
+                _ => job.lifecycle.failure_kind,
             };
             acc.result.cause = job.failure_cause();
             if let (Some(start), Some(end)) = (job.first_started_ms, job.ended_ms) {

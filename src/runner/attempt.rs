@@ -1,7 +1,7 @@
 //! One attempt of a manifest job, phase by phase: baseline (once per job),
-//! agent, patch, acceptance, finish. Phases already recorded as finished in
-//! the log are never run again, so a resumed attempt goes straight to what
-//! is left.
+//! agent, patch, acceptance, finish. The attempt's phase in the log says
+//! which phase is next, so phases already recorded are never run again and
+//! a resumed attempt goes straight to what is left.
 
 use std::fs;
 use std::path::Path;
@@ -29,7 +29,7 @@ use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
 use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
 use crate::protocol::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::provider::{Provider, build_provider};
-use crate::state::Job;
+use crate::state::{Job, Phase};
 
 /// Choices made by whoever runs the job.
 #[derive(Debug, Clone, Default)]
@@ -83,9 +83,8 @@ pub fn run_job(
     let job = store
         .state()
         .job(id)
-        .cloned()
         .ok_or_else(|| RunError::UnknownJob(id.to_string()))?;
-    let manifest = job_manifest(&job)?;
+    let manifest = job_manifest(job)?;
     let claim = store.claim(id)?;
     // Ctrl-C (the interrupt) cancels the attempt; so does a cancel in the log.
     let cancel = options
@@ -121,7 +120,7 @@ pub fn run_job(
     let cancelled_in_log = store
         .state()
         .job(id)
-        .is_some_and(|j| j.state == crate::state::JobState::Cancelled);
+        .is_some_and(|j| j.lifecycle.state == crate::state::JobState::Cancelled);
     if interrupted && !cancelled_in_log {
         store.interrupt(claim)?;
         return Ok(AttemptReport {
@@ -168,7 +167,7 @@ fn restart(
     let failed = store
         .state()
         .job(id)
-        .is_some_and(|j| j.state == crate::state::JobState::Failed);
+        .is_some_and(|j| j.lifecycle.state == crate::state::JobState::Failed);
     Ok(AttemptReport {
         job: id.to_string(),
         attempt,
@@ -198,12 +197,33 @@ fn fail(kind: FailureKind) -> Verdict {
 }
 
 impl Phases<'_> {
-    fn job(&self) -> Result<Job, RunError> {
+    fn job(&self) -> Result<&Job, RunError> {
         self.store
             .state()
             .job(&self.claim.job)
-            .cloned()
             .ok_or_else(|| RunError::UnknownJob(self.claim.job.clone()))
+    }
+
+    /// Where the claimed attempt is, as the log says: what runs next.
+    fn phase(&self) -> Result<Phase, RunError> {
+        self.job()?
+            .attempt_numbered(self.claim.attempt)
+            .map(|a| a.phase.clone())
+            .ok_or_else(|| RunError::UnknownJob(self.claim.job.clone()))
+    }
+
+    /// The baseline's verdict, once recorded.
+    fn baseline(&self) -> Result<Option<CheckResult>, RunError> {
+        Ok(self.job()?.baseline.as_ref().map(|b| b.result))
+    }
+
+    /// The baseline's test inventory, if it recorded one.
+    fn inventory(&self) -> Result<Option<crate::protocol::Inventory>, RunError> {
+        Ok(self
+            .job()?
+            .baseline
+            .as_ref()
+            .and_then(|b| b.inventory.clone()))
     }
 
     fn record(&mut self, event: Event) -> Result<(), RunError> {
@@ -237,7 +257,7 @@ impl Phases<'_> {
 
         // Baseline: once per job, before any model call.
         if let Some(acceptance) = self.manifest.acceptance.clone() {
-            if self.job()?.baseline.is_none() {
+            if self.baseline()?.is_none() {
                 let facts = match acceptance.baseline {
                     Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
@@ -249,90 +269,130 @@ impl Phases<'_> {
                 };
                 self.record(facts.into_event())?;
             }
-            match self.job()?.baseline {
+            match self.baseline()? {
                 Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),
                 Some(CheckResult::Error) => return Ok(fail(FailureKind::HarnessError)),
                 _ => {}
             }
         }
 
-        // Agent: skipped when this attempt already recorded it (a resume).
+        // Then whatever the attempt has not recorded yet, in order.
         let agent_started = Instant::now();
-        let job = self.job()?;
         let workspace_dir = dirs.work(&id, n);
-        let agent = match job.agent.filter(|a| a.attempt == n) {
-            Some(done) => (done.outcome, done.failure_kind),
-            None => self.agent_phase(&workspace_dir, &runs, &cache)?,
-        };
-        if agent.0 == Outcome::Failed {
-            return Ok(agent);
-        }
-
-        // Patch: recorded once (or its rejection); the workspace stays until
-        // then. Workspace content a patch cannot carry ends the attempt as
-        // failed; an I/O error of the runtime stays an error.
-        if self.job()?.patch_rejected {
-            return Ok(fail(FailureKind::PatchRejected));
-        }
-        if !self.job()?.patch_recorded {
-            let editable = crate::agent::editable_set(&self.manifest.editable)
-                .map_err(|e| self.setup_error(e))?;
-            let inputs = PatchInputs {
-                source: &self.manifest.source,
-                workspace: &workspace_dir,
-                editable: &editable,
-                acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
-                runs: &runs,
-                deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),
-            };
-            let saved = match take_patch(&inputs) {
-                Ok(saved) => saved,
-                Err(PatchError::Rejected(rejection)) => {
-                    self.record(Event::PatchRejected {
-                        reason: rejection.to_string(),
-                    })?;
-                    return Ok(fail(FailureKind::PatchRejected));
+        loop {
+            match self.phase()? {
+                Phase::Agent => {
+                    let verdict = self.agent_phase(&workspace_dir, &runs, &cache)?;
+                    if self.phase()? == Phase::Agent {
+                        // Stopped by Ctrl-C before the agent finished:
+                        // nothing recorded, the attempt is redone.
+                        return Ok(verdict);
+                    }
                 }
-                Err(e) => return Err(self.setup_error(e)),
-            };
-            self.record(Event::Patch {
-                bytes: saved.diff_bytes,
-                files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
-                hash: saved.diff_hash,
-                files_hash: Some(saved.files_hash),
-                partial: saved.partial,
-            })?;
+                Phase::Patch { agent } if agent.outcome == Outcome::Failed => {
+                    return Ok((agent.outcome, agent.failure_kind));
+                }
+                Phase::Patch { .. } => {
+                    if let Err(verdict) = self.patch_phase(&workspace_dir, &runs, agent_started)? {
+                        return Ok(verdict);
+                    }
+                }
+                Phase::Acceptance => {
+                    let Some(acceptance) = self.manifest.acceptance.clone() else {
+                        return Ok((Outcome::Succeeded, None));
+                    };
+                    if let Err(verdict) = self.acceptance_phase(&acceptance, &runs, &cache)? {
+                        return Ok(verdict);
+                    }
+                }
+                Phase::Judged { result, verdict } => {
+                    return Ok(match (result, verdict) {
+                        (CheckResult::Passed | CheckResult::Skipped, _) => {
+                            (Outcome::Succeeded, None)
+                        }
+                        (_, Some(verdict)) if !verdict.missing.is_empty() => {
+                            fail(FailureKind::TestsMissing)
+                        }
+                        (_, Some(_)) => fail(FailureKind::TestsFailed),
+                        (_, None) => fail(FailureKind::AcceptanceFailed),
+                    });
+                }
+                Phase::Rejected => return Ok(fail(FailureKind::PatchRejected)),
+            }
         }
+    }
 
-        // Acceptance: on a clean copy plus the runner's copy of the changed
-        // files (the one the patch event names), never the workspace.
-        let Some(acceptance) = self.manifest.acceptance.clone() else {
-            return Ok((Outcome::Succeeded, None));
+    /// The patch phase: what changed among the editable files, saved as
+    /// the runner's copy and `patch.diff` (`patch`), or what it holds that
+    /// a patch cannot carry (`patch_rejected`, the attempt's verdict). The
+    /// workspace stays until then; an I/O error of the runtime stays an
+    /// error.
+    fn patch_phase(
+        &mut self,
+        workspace_dir: &Path,
+        runs: &Path,
+        agent_started: Instant,
+    ) -> Result<Result<(), Verdict>, RunError> {
+        let editable =
+            crate::agent::editable_set(&self.manifest.editable).map_err(|e| self.setup_error(e))?;
+        let inputs = PatchInputs {
+            source: &self.manifest.source,
+            workspace: workspace_dir,
+            editable: &editable,
+            acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
+            runs,
+            deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),
         };
-        if self.job()?.acceptance.is_none() {
-            let carried = Carried::load(&runs, self.job()?.patch_files_hash.as_deref())
-                .map_err(|e| self.setup_error(e))?;
-            let run = match self.check(
-                &acceptance,
-                Some(&carried),
-                &runs,
-                CommandFor::Acceptance,
-                &cache,
-            )? {
-                Ok(run) => run,
-                Err(verdict) => return Ok(verdict),
-            };
-            let lang = crate::lang::for_acceptance(&acceptance);
-            let (result, verdict) = acceptance_of(&run, self.job()?.inventory.as_ref(), lang);
-            self.record(Event::Acceptance { result, verdict })?;
-        }
-        let job = self.job()?;
-        Ok(match (job.acceptance, &job.verdict) {
-            (Some(CheckResult::Passed | CheckResult::Skipped), _) => (Outcome::Succeeded, None),
-            (_, Some(verdict)) if !verdict.missing.is_empty() => fail(FailureKind::TestsMissing),
-            (_, Some(_)) => fail(FailureKind::TestsFailed),
-            (_, None) => fail(FailureKind::AcceptanceFailed),
-        })
+        let saved = match take_patch(&inputs) {
+            Ok(saved) => saved,
+            Err(PatchError::Rejected(rejection)) => {
+                self.record(Event::PatchRejected {
+                    reason: rejection.to_string(),
+                })?;
+                return Ok(Err(fail(FailureKind::PatchRejected)));
+            }
+            Err(e) => return Err(self.setup_error(e)),
+        };
+        self.record(Event::Patch {
+            bytes: saved.diff_bytes,
+            files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
+            hash: saved.diff_hash,
+            files_hash: Some(saved.files_hash),
+            partial: saved.partial,
+        })?;
+        Ok(Ok(()))
+    }
+
+    /// Acceptance: on a clean copy plus the runner's copy of the changed
+    /// files (the one the patch event names), never the workspace.
+    /// Records `acceptance`, or returns the attempt's verdict.
+    fn acceptance_phase(
+        &mut self,
+        acceptance: &crate::manifest::Acceptance,
+        runs: &Path,
+        cache: &JobCache,
+    ) -> Result<Result<(), Verdict>, RunError> {
+        let files_hash = self
+            .job()?
+            .attempt_numbered(self.claim.attempt)
+            .and_then(|a| a.patch.as_ref())
+            .and_then(|p| p.files_hash.clone());
+        let carried =
+            Carried::load(runs, files_hash.as_deref()).map_err(|e| self.setup_error(e))?;
+        let run = match self.check(
+            acceptance,
+            Some(&carried),
+            runs,
+            CommandFor::Acceptance,
+            cache,
+        )? {
+            Ok(run) => run,
+            Err(verdict) => return Ok(Err(verdict)),
+        };
+        let lang = crate::lang::for_acceptance(acceptance);
+        let (result, verdict) = acceptance_of(&run, self.inventory()?.as_ref(), lang);
+        self.record(Event::Acceptance { result, verdict })?;
+        Ok(Ok(()))
     }
 
     /// The setup phase: reuses the job cache when an earlier run filled it,
@@ -416,8 +476,7 @@ impl Phases<'_> {
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
         let inventory = self
-            .job()?
-            .inventory
+            .inventory()?
             .filter(|_| check == CommandFor::Acceptance);
         let spec = CheckSpec {
             manifest: self.manifest,

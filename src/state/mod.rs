@@ -1,11 +1,17 @@
 //! Job state as a pure fold over log records. No I/O: the reducer is the one
 //! place that decides which lifecycle transitions are legal.
 
+mod attempt;
+mod cause;
 mod job;
+mod lifecycle;
+mod phases;
 mod reducer;
+mod steps;
 mod wording;
 
-pub use job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
+pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
+pub use job::{Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, Waiting};
 pub use reducer::{Illegal, State, replay};
 pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 

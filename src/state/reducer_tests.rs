@@ -1,7 +1,8 @@
 //! Every legal and illegal lifecycle transition.
 
 use super::*;
-use crate::protocol::Limits;
+use crate::protocol::{FailureKind, Limits, ManifestSnapshot, Outcome};
+use crate::state::{OpenAttempt, Phase};
 
 struct Log {
     state: State,
@@ -77,8 +78,8 @@ fn succeeded() -> Event {
 fn enqueue_creates_a_queued_job() {
     let mut log = Log::new();
     let job = log.enqueue("a", 2);
-    assert_eq!(job.state, JobState::Queued);
-    assert_eq!(job.attempts_started, 0);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
+    assert_eq!(job.lifecycle.attempts_started, 0);
     assert_eq!(job.last_event, "enqueued");
 }
 
@@ -87,17 +88,17 @@ fn queued_running_succeeded() {
     let mut log = Log::new();
     log.enqueue("a", 1);
     let job = log.start("a", 1);
-    assert_eq!(job.state, JobState::Running);
+    assert_eq!(job.lifecycle.state, JobState::Running);
     assert_eq!(
-        job.open_attempt,
+        job.lifecycle.open,
         Some(OpenAttempt {
             attempt: 1,
             pid: 101
         })
     );
     let job = log.finish("a", 1, Outcome::Succeeded, None);
-    assert_eq!(job.state, JobState::Succeeded);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Succeeded);
+    assert_eq!(job.lifecycle.open, None);
     assert!(log.state.all_terminal());
 }
 
@@ -107,8 +108,8 @@ fn running_failed_records_the_kind() {
     log.enqueue("a", 1);
     log.start("a", 1);
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
-    assert_eq!(job.state, JobState::Failed);
-    assert_eq!(job.failure_kind, Some(FailureKind::StepLimit));
+    assert_eq!(job.lifecycle.state, JobState::Failed);
+    assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::StepLimit));
 }
 
 #[test]
@@ -118,7 +119,7 @@ fn retry_requeues_a_failed_job_while_attempts_remain() {
     log.start("a", 1);
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
     let job = log.ok("a", None, Event::Retried {});
-    assert_eq!(job.state, JobState::Queued);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
     log.start("a", 2);
     log.finish("a", 2, Outcome::Failed, Some(FailureKind::NoEdit));
     let e = log.err("a", None, Event::Retried {});
@@ -136,21 +137,21 @@ fn cancel_queued_and_running() {
     let mut log = Log::new();
     log.enqueue("q", 1);
     assert_eq!(
-        log.ok("q", None, Event::Cancelled {}).state,
+        log.ok("q", None, Event::Cancelled {}).lifecycle.state,
         JobState::Cancelled
     );
 
     log.enqueue("r", 1);
     log.start("r", 1);
     let job = log.ok("r", None, Event::Cancelled {});
-    assert_eq!(job.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
     assert!(
-        job.open_attempt.is_some(),
+        job.lifecycle.open.is_some(),
         "the runner still has to close the attempt"
     );
     let job = log.finish("r", 1, Outcome::Failed, Some(FailureKind::Cancelled));
-    assert_eq!(job.state, JobState::Cancelled);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.open, None);
 }
 
 #[test]
@@ -160,7 +161,7 @@ fn a_finish_racing_a_cancel_does_not_resurrect_the_job() {
     log.start("a", 1);
     log.ok("a", None, Event::Cancelled {});
     assert_eq!(
-        log.finish("a", 1, Outcome::Succeeded, None).state,
+        log.finish("a", 1, Outcome::Succeeded, None).lifecycle.state,
         JobState::Cancelled
     );
 }
@@ -182,9 +183,12 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
                 cause: cause.map(String::from),
             },
         );
-        assert_eq!(job.state, JobState::Queued);
-        assert_eq!(job.attempts_started, 0, "a fault does not use the attempt");
-        assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
+        assert_eq!(job.lifecycle.state, JobState::Queued);
+        assert_eq!(
+            job.lifecycle.attempts_started, 0,
+            "a fault does not use the attempt"
+        );
+        assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::Interrupted));
     }
     log.start("a", 1);
     let job = log.ok(
@@ -196,10 +200,10 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
             cause: Some("disk full".into()),
         },
     );
-    assert_eq!(job.state, JobState::Failed);
-    assert_eq!(job.failure_kind, Some(FailureKind::InfraError));
-    assert_eq!(job.restarts, 4);
-    assert_eq!(job.infra_cause.as_deref(), Some("disk full"));
+    assert_eq!(job.lifecycle.state, JobState::Failed);
+    assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::InfraError));
+    assert_eq!(job.lifecycle.restarts, 4);
+    assert_eq!(job.lifecycle.infra_cause.as_deref(), Some("disk full"));
 }
 
 #[test]
@@ -217,8 +221,8 @@ fn interrupted_after_cancel_stays_cancelled() {
             cause: None,
         },
     );
-    assert_eq!(job.state, JobState::Cancelled);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.open, None);
 }
 
 #[test]
@@ -432,7 +436,7 @@ fn replay_collects_anomalies_and_keeps_going() {
     let (state, anomalies) = replay(&records);
     assert_eq!(anomalies.len(), 1);
     assert_eq!(anomalies[0].0, 2);
-    assert_eq!(state.job("a").unwrap().state, JobState::Cancelled);
+    assert_eq!(state.job("a").unwrap().lifecycle.state, JobState::Cancelled);
     assert_eq!(state.last_seq, 3);
 }
 
@@ -465,19 +469,19 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         },
     );
     assert_eq!(
-        job.state,
+        job.lifecycle.state,
         JobState::Queued,
         "only attempt, but the agent's work is recorded"
     );
-    assert_eq!(job.resume, Some(1));
+    assert_eq!(job.lifecycle.resume, Some(1));
     assert!(matches!(
         log.err("a", Some(2), start(2)),
         Illegal::WrongAttempt { expected: 1, .. }
     ));
     let job = log.ok("a", Some(1), start(1));
-    assert_eq!(job.attempts_started, 1);
+    assert_eq!(job.lifecycle.attempts_started, 1);
     assert!(
-        job.agent.is_some(),
+        job.attempt().unwrap().phase.agent_done(),
         "the resumed attempt keeps its agent phase"
     );
     assert_eq!(
@@ -511,7 +515,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         }
     ));
     assert_eq!(
-        log.finish("a", 1, Outcome::Succeeded, None).state,
+        log.finish("a", 1, Outcome::Succeeded, None).lifecycle.state,
         JobState::Succeeded
     );
 }
@@ -530,9 +534,9 @@ fn an_attempt_its_runner_interrupted_is_not_counted() {
             cause: None,
         },
     );
-    assert_eq!(job.state, JobState::Queued);
-    assert_eq!(job.attempts_started, 0);
-    assert_eq!(log.start("a", 1).state, JobState::Running);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
+    assert_eq!(job.lifecycle.attempts_started, 0);
+    assert_eq!(log.start("a", 1).lifecycle.state, JobState::Running);
 }
 
 #[test]
@@ -562,11 +566,20 @@ fn attempt_events_need_the_open_attempt() {
     ));
     let job = log.ok("a", Some(1), decision());
     assert_eq!(
-        (job.steps, job.last_action.as_deref()),
+        (
+            job.attempt().unwrap().steps,
+            job.attempt().unwrap().last_action.map(|k| k.as_str())
+        ),
         (1, Some("read_file"))
     );
     let invalid = decision_of(2, "invalid");
-    assert_eq!(log.ok("a", Some(1), invalid).invalid_decisions, 1);
+    assert_eq!(
+        log.ok("a", Some(1), invalid)
+            .attempt()
+            .unwrap()
+            .invalid_decisions,
+        1
+    );
     log.ok(
         "a",
         Some(1),
@@ -581,12 +594,15 @@ fn attempt_events_need_the_open_attempt() {
     log.ok("a", None, Event::Retried {});
     let job = log.start("a", 2);
     assert_eq!(
-        (job.steps, job.invalid_decisions),
+        (
+            job.attempt().unwrap().steps,
+            job.attempt().unwrap().invalid_decisions
+        ),
         (0, 0),
         "per-attempt facts reset"
     );
     assert_eq!(
-        job.baseline,
+        job.baseline.as_ref().map(|b| b.result),
         Some(crate::protocol::CheckResult::Failed),
         "the baseline is per job"
     );
@@ -615,7 +631,11 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
     let job = log.ok("a", None, replaced());
     assert_eq!(
-        (job.state, job.attempts_started, job.max_attempts),
+        (
+            job.lifecycle.state,
+            job.lifecycle.attempts_started,
+            job.lifecycle.max_attempts
+        ),
         (JobState::Queued, 0, 3)
     );
     assert_eq!(job.family, "f");
@@ -646,7 +666,11 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     ));
     let job = log.ok("a", None, replaced(2));
     assert_eq!(
-        (job.state, job.attempts_used(), job.attempt_base),
+        (
+            job.lifecycle.state,
+            job.attempts_used(),
+            job.lifecycle.attempt_base
+        ),
         (JobState::Queued, 0, 2)
     );
     assert!(job.attempts_remain());
@@ -655,12 +679,18 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
         Illegal::WrongAttempt { expected: 3, .. }
     ));
     let job = log.start("a", 3);
-    assert_eq!((job.attempts_used(), job.attempts_started), (1, 3));
+    assert_eq!(
+        (job.attempts_used(), job.lifecycle.attempts_started),
+        (1, 3)
+    );
     log.finish("a", 3, Outcome::Failed, Some(FailureKind::NoEdit));
     log.ok("a", None, Event::Retried {});
     log.start("a", 4);
     let job = log.finish("a", 4, Outcome::Succeeded, None);
-    assert_eq!((job.state, job.attempts_used()), (JobState::Succeeded, 2));
+    assert_eq!(
+        (job.lifecycle.state, job.attempts_used()),
+        (JobState::Succeeded, 2)
+    );
     assert!(!job.attempts_remain());
 }
 
@@ -674,7 +704,8 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
         reason: "src/a.rs: is a FIFO, not a regular file".into(),
     };
     let job = log.ok("a", Some(1), rejected());
-    assert!(job.patch_rejected && !job.patch_recorded);
+    let attempt = job.attempt().unwrap();
+    assert!(attempt.phase == Phase::Rejected && attempt.patch.is_none());
     assert_eq!(job.last_event, "patch_rejected");
     for twice in [
         rejected(),
@@ -697,10 +728,13 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
     ));
     let kind = Some(FailureKind::PatchRejected);
     let job = log.finish("a", 1, Outcome::Failed, kind);
-    assert_eq!((job.state, job.failure_kind), (JobState::Failed, kind));
+    assert_eq!(
+        (job.lifecycle.state, job.lifecycle.failure_kind),
+        (JobState::Failed, kind)
+    );
     log.ok("a", None, Event::Retried {});
     assert!(
-        !log.start("a", 2).patch_rejected,
+        log.start("a", 2).attempt().unwrap().phase == Phase::Agent,
         "a new attempt starts clean"
     );
 }
@@ -752,7 +786,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     );
     log.ok("a", Some(1), decision(3, None, u64::MAX));
     assert_eq!(
-        log.state.job("a").unwrap().attempt_tokens,
+        log.state.job("a").unwrap().attempt().unwrap().tokens,
         u64::MAX,
         "sums saturate"
     );
@@ -774,7 +808,8 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         job.failure_cause().as_deref(),
         Some("failing: t::value_is_new")
     );
-    assert!(job.refusal.as_deref().unwrap().contains("curl"), "kept");
+    let refusal = job.attempt().unwrap().causes.refusal.as_deref();
+    assert!(refusal.unwrap().contains("curl"), "kept");
 
     // The same refusal then the step limit: the limit, with its value.
     log.ok("a", None, Event::Retried {});
@@ -786,7 +821,8 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         Some("used all 16 steps (limits.max_steps) without finishing")
     );
     assert_eq!(
-        job.acceptance, None,
+        job.attempt().unwrap().phase.judged(),
+        None,
         "a new attempt forgets the old verdict"
     );
 }
@@ -805,12 +841,14 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         partial: false,
     };
     let job = log.ok("a", Some(1), patch);
-    assert_eq!(job.patch_files_hash.as_deref(), Some("c0ffee"));
+    let patch = job.attempt().unwrap().patch.as_ref();
+    assert_eq!(patch.unwrap().files_hash.as_deref(), Some("c0ffee"));
     let rejected = || Event::PatchRejected {
         reason: "src/a.rs: cannot be laid on the clean copy".into(),
     };
     let job = log.ok("a", Some(1), rejected());
-    assert!(job.patch_recorded && job.patch_rejected);
+    let attempt = job.attempt().unwrap();
+    assert!(attempt.patch.is_some() && attempt.phase == Phase::Rejected);
     assert!(matches!(
         log.err("a", Some(1), rejected()),
         Illegal::PhaseTwice { phase: "patch", .. }
@@ -821,7 +859,11 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
     log.finish("a", 1, Outcome::Failed, kind);
     log.ok("a", None, Event::Retried {});
     let job = log.start("a", 2);
-    assert_eq!(job.patch_files_hash, None, "a new attempt starts clean");
+    assert_eq!(
+        job.attempt().unwrap().patch,
+        None,
+        "a new attempt starts clean"
+    );
     log.ok("a", Some(2), agent_done(Outcome::Succeeded));
     log.ok(
         "a",

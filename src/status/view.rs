@@ -102,28 +102,36 @@ impl StatusView {
 }
 
 fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
+    let attempt = job.attempt();
+    let last_step = attempt
+        .and_then(|a| a.last_action)
+        .map(|k| k.as_str().to_string());
     let stale_lease = job
-        .open_attempt
+        .lifecycle
+        .open
         .is_some_and(|open| stale.contains(&(job.id.clone(), open.attempt)));
     StatusRow {
         id: job.id.clone(),
         family: job.family.clone(),
-        state: job.state.as_str().to_string(),
+        state: job.lifecycle.state.as_str().to_string(),
         attempt: job.attempts_used(),
-        max_attempts: job.max_attempts,
-        attempt_number: job.attempts_started,
+        max_attempts: job.lifecycle.max_attempts,
+        attempt_number: job.lifecycle.attempts_started,
         steps: job.total_steps(),
-        last_event: job
-            .last_action
+        last_event: last_step
             .clone()
             .unwrap_or_else(|| job.last_event.to_string()),
-        last_step: job.last_action.clone(),
-        failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        last_step,
+        failure_kind: job.lifecycle.failure_kind.map(|k| k.as_str().to_string()),
         cause: job.failure_cause(),
-        baseline: job
-            .baseline
-            .map(|r| crate::state::baseline_verdict(r).as_str().to_string()),
-        acceptance: job.acceptance.map(|r| r.as_str().to_string()),
+        baseline: job.baseline.as_ref().map(|b| {
+            crate::state::baseline_verdict(b.result)
+                .as_str()
+                .to_string()
+        }),
+        acceptance: attempt
+            .and_then(|a| a.phase.judged())
+            .map(|(r, _)| r.as_str().to_string()),
         waiting: job
             .waiting
             .as_ref()

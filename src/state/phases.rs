@@ -1,0 +1,102 @@
+//! The reducer's handlers of the phases of an attempt: setup, the
+//! baseline, the end of the agent phase, the patch (or its rejection) and
+//! acceptance. Each phase is recorded once per attempt (the baseline once
+//! per job); each handler checks everything before it changes anything.
+
+use super::attempt::{AgentEnd, Patch, Phase};
+use super::job::{Baseline, Job};
+use super::reducer::{At, Illegal};
+use crate::protocol::{CheckResult, FailureKind, Inventory, Outcome, Verdict};
+
+/// `setup`: the job's trusted `[setup]` ran or was reused.
+pub(super) fn setup(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Result<(), Illegal> {
+    at.open_attempt(job)?;
+    job.setup_cause = cause.cloned();
+    Ok(())
+}
+
+/// `baseline`: the pristine source judged, with its test inventory.
+pub(super) fn baseline(
+    job: &mut Job,
+    at: &At<'_>,
+    result: CheckResult,
+    inventory: Option<&Inventory>,
+    reason: Option<&String>,
+) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if result == CheckResult::Error {
+        // A broken harness is what the job fails for.
+        attempt.causes.last = reason.cloned();
+    }
+    job.baseline = Some(Baseline {
+        result,
+        inventory: inventory.cloned(),
+        reason: reason.cloned(),
+    });
+    Ok(())
+}
+
+/// `agent_finished`: the agent phase ended; later phases never rerun it.
+pub(super) fn agent_finished(
+    job: &mut Job,
+    at: &At<'_>,
+    outcome: Outcome,
+    failure_kind: Option<FailureKind>,
+    steps: u32,
+) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if attempt.phase.agent_done() {
+        return Err(at.phase_twice(attempt.number, "agent"));
+    }
+    attempt.phase = Phase::Patch {
+        agent: AgentEnd {
+            outcome,
+            failure_kind,
+        },
+    };
+    attempt.steps = attempt.steps.max(steps);
+    Ok(())
+}
+
+/// `patch`: the agent's patch and the runner's copy of it were saved.
+pub(super) fn patch(job: &mut Job, at: &At<'_>, patch: Patch) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
+        return Err(at.phase_twice(attempt.number, "patch"));
+    }
+    attempt.phase = Phase::Acceptance;
+    attempt.patch = Some(patch);
+    Ok(())
+}
+
+/// `patch_rejected`: the patch cannot be carried; a recorded patch may
+/// still be rejected by acceptance (what it holds cannot be laid on the
+/// clean copy), once, before it is judged.
+pub(super) fn patch_rejected(job: &mut Job, at: &At<'_>, reason: &str) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
+        return Err(at.phase_twice(attempt.number, "patch"));
+    }
+    attempt.phase = Phase::Rejected;
+    attempt.causes.last = Some(reason.to_string());
+    attempt.causes.patch = Some(reason.to_string());
+    Ok(())
+}
+
+/// `acceptance`: the patch judged on a clean copy, once.
+pub(super) fn acceptance(
+    job: &mut Job,
+    at: &At<'_>,
+    result: CheckResult,
+    verdict: Option<&Verdict>,
+) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
+        return Err(at.phase_twice(attempt.number, "acceptance"));
+    }
+    attempt.phase = Phase::Judged {
+        result,
+        verdict: verdict.cloned(),
+    };
+    Ok(())
+}
