@@ -2,7 +2,7 @@
 //! reason, and what a new attempt starts over.
 
 use super::*;
-use crate::protocol::{CheckResult as Check, FailureKind};
+use crate::protocol::{CheckResult as Check, Event, FailureKind};
 use crate::verdict::{Inventory, Verdict};
 
 /// Records of one job, numbered as a writer would.

@@ -43,36 +43,9 @@ impl Report {
     }
 }
 
-/// Where time went besides the model (`provider_latency_ms`), in
-/// milliseconds: `run_tool` commands, verify commands, the job's trusted
-/// `[setup]` commands, the baseline and acceptance checks, and waits before
-/// provider retries (rate limits, outages).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimeSpent {
-    #[serde(default)]
-    pub tool_ms: u64,
-    #[serde(default)]
-    pub verify_ms: u64,
-    /// `[setup]` commands (0 when the job cache was reused).
-    #[serde(default)]
-    pub setup_ms: u64,
-    /// Baseline and acceptance commands.
-    #[serde(default)]
-    pub acceptance_ms: u64,
-    #[serde(default)]
-    pub wait_ms: u64,
-}
-
-impl TimeSpent {
-    /// Adds `other` (saturating).
-    pub fn add(&mut self, other: &TimeSpent) {
-        self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
-        self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
-        self.setup_ms = self.setup_ms.saturating_add(other.setup_ms);
-        self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
-        self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
-    }
-}
+/// Where time went besides the model (`provider_latency_ms`): the
+/// state's sums, as they are.
+pub use crate::state::TimeSpent;
 
 /// One attempt the log holds for a job instance, those of earlier
 /// manifests (before a `--replace`) included.

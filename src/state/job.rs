@@ -2,10 +2,12 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::attempt::{Attempt, Step};
-use crate::protocol::{CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price};
+use crate::protocol::{
+    CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price, Record,
+};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -73,8 +75,12 @@ pub struct Job {
     #[serde(skip)]
     pub manifest: Option<Arc<ManifestSnapshot>>,
     pub manifest_hash: Option<String>,
+    /// For sweep instances (`<job>@<provider>#<k>`): the manifest id, the
+    /// provider name and the repeat index.
+    pub base_job: Option<String>,
     /// The provider the job was enqueued for, if it names one.
     pub provider: Option<String>,
+    pub repeat: Option<u32>,
     /// What the job's provider charges (`[price]` of its manifest), if set.
     pub price: Option<Price>,
     /// Where the job is: its state, attempts, restarts.
@@ -93,11 +99,18 @@ pub struct Job {
     /// USD spent on provider calls so far, every attempt and every billed
     /// call (an unusable reply too); 0 without a price.
     pub cost_usd: f64,
+    /// What the provider calls and commands of every run under the current
+    /// manifest used (a run cut short by a fault too).
+    pub usage: Usage,
     /// When the first attempt started and when the last one ended.
     pub first_started_ms: Option<u64>,
     pub ended_ms: Option<u64>,
     /// Type of the last event recorded for this job.
     pub last_event: &'static str,
+    /// That event, with its frame (not the job id), for the words of what
+    /// the job did last.
+    #[serde(skip)]
+    pub last: Option<Box<Record>>,
     /// `seq` of the last event recorded for this job.
     pub last_seq: u64,
     pub enqueued_ms: u64,
@@ -135,6 +148,50 @@ pub struct Lifecycle {
     /// new progress starts the count again (only a fault that repeats in
     /// the same phase runs into `max_restarts`).
     pub fault_mark: Option<Progress>,
+}
+
+/// What provider calls and commands used, summed (saturating).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Usage {
+    pub provider_calls: u32,
+    /// Of them, the replies refused as invalid.
+    pub invalid_decisions: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Sum of provider call latencies, in milliseconds: model time.
+    pub latency_ms: u64,
+    pub time: TimeSpent,
+}
+
+/// Where time went besides the model, in milliseconds: `run_tool`
+/// commands, verify commands, the job's trusted `[setup]` commands, the
+/// baseline and acceptance checks, and waits before provider retries
+/// (rate limits, outages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeSpent {
+    #[serde(default)]
+    pub tool_ms: u64,
+    #[serde(default)]
+    pub verify_ms: u64,
+    /// `[setup]` commands (0 when the job cache was reused).
+    #[serde(default)]
+    pub setup_ms: u64,
+    /// Baseline and acceptance commands.
+    #[serde(default)]
+    pub acceptance_ms: u64,
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
+impl TimeSpent {
+    /// Adds `other` (saturating).
+    pub fn add(&mut self, other: &TimeSpent) {
+        self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
+        self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
+        self.setup_ms = self.setup_ms.saturating_add(other.setup_ms);
+        self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
+        self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
+    }
 }
 
 /// How far a job got: the baseline recorded, and how far its attempt got.
@@ -202,6 +259,15 @@ impl Job {
     /// The highest attempt number the log holds for the job.
     pub fn highest_attempt(&self) -> u32 {
         self.last_attempt().max(self.lifecycle.attempts_started)
+    }
+
+    /// The last patch recorded under the current manifest, and its
+    /// attempt's number.
+    pub fn last_patch(&self) -> Option<(u32, &super::attempt::Patch)> {
+        self.attempts
+            .iter()
+            .rev()
+            .find_map(|a| a.patch.as_ref().map(|p| (a.number, p)))
     }
 
     /// Whether `retry` may requeue the job.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::attempt::{Attempt, RunEnd};
-use super::job::{Job, JobState, Lifecycle, OpenAttempt};
+use super::job::{Job, JobState, Lifecycle, OpenAttempt, Usage};
 use super::reducer::{At, Illegal};
 use crate::protocol::{FailureKind, ManifestSnapshot, Outcome, Record};
 
@@ -15,7 +15,9 @@ pub(super) struct Enqueued<'e> {
     pub family: Option<&'e String>,
     pub manifest: Option<&'e ManifestSnapshot>,
     pub manifest_hash: Option<&'e String>,
+    pub base_job: Option<&'e String>,
     pub provider: Option<&'e String>,
+    pub repeat: Option<u32>,
 }
 
 /// The job an `enqueued` record creates.
@@ -28,7 +30,9 @@ pub(super) fn enqueued(id: &str, record: &Record, new: Enqueued<'_>) -> Result<J
         family: new.family.cloned().unwrap_or_else(|| id.to_string()),
         manifest: new.manifest.map(|m| Arc::new(m.clone())),
         manifest_hash: new.manifest_hash.cloned(),
+        base_job: new.base_job.cloned(),
         provider: new.provider.cloned(),
+        repeat: new.repeat,
         price: price_of(new.manifest),
         lifecycle: Lifecycle {
             state: JobState::Queued,
@@ -50,9 +54,11 @@ pub(super) fn enqueued(id: &str, record: &Record, new: Enqueued<'_>) -> Result<J
         earlier_attempts: Vec::new(),
         waiting: None,
         cost_usd: 0.0,
+        usage: Usage::default(),
         first_started_ms: None,
         ended_ms: None,
         last_event: "",
+        last: None,
         last_seq: 0,
         enqueued_ms: record.ts_ms,
         updated_ms: 0,
@@ -90,6 +96,7 @@ pub(super) fn replaced(
     job.manifest_hash = Some(manifest_hash.to_string());
     job.price = price_of(Some(manifest));
     job.cost_usd = 0.0;
+    job.usage = Usage::default();
     // Numbering goes on after the attempts already made (0 in version 1
     // logs: it restarted).
     job.lifecycle = Lifecycle {

@@ -3,6 +3,8 @@
 
 mod attempt;
 mod cause;
+mod describe;
+mod detail;
 mod job;
 mod lifecycle;
 mod phases;
@@ -11,7 +13,11 @@ mod steps;
 mod wording;
 
 pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
-pub use job::{Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, Waiting};
+pub use describe::{NOT_VERIFIED, Said, describe, verdict_summary};
+pub use detail::{Details, Entry};
+pub use job::{
+    Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, TimeSpent, Usage, Waiting,
+};
 pub use reducer::{Illegal, State, replay};
 pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 

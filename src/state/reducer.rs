@@ -136,8 +136,9 @@ impl State {
                     family,
                     manifest,
                     manifest_hash,
+                    base_job,
                     provider,
-                    ..
+                    repeat,
                 },
                 None,
             ) => {
@@ -146,7 +147,9 @@ impl State {
                     family: family.as_ref(),
                     manifest: manifest.as_deref(),
                     manifest_hash: manifest_hash.as_ref(),
+                    base_job: base_job.as_ref(),
                     provider: provider.as_ref(),
+                    repeat: *repeat,
                 };
                 Ok(Target::New(Box::new(lifecycle::enqueued(id, record, new)?)))
             }
@@ -303,6 +306,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             input_tokens,
             cached_input_tokens,
             output_tokens,
+            latency_ms,
             ..
         } => steps::decision(
             job,
@@ -314,11 +318,15 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 input_tokens: *input_tokens,
                 cached_input_tokens: *cached_input_tokens,
                 output_tokens: *output_tokens,
+                latency_ms: *latency_ms,
             },
         )?,
-        Event::ProviderRetry { retry, reason, .. } => {
-            steps::provider_retry(job, &at, *retry, reason)?
-        }
+        Event::ProviderRetry {
+            retry,
+            reason,
+            wait_ms,
+            ..
+        } => steps::provider_retry(job, &at, *retry, reason, *wait_ms)?,
         Event::ProviderFailed {
             step,
             message,
@@ -326,7 +334,10 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             output_tokens,
         } => steps::provider_failed(job, &at, *step, message, *input_tokens, *output_tokens)?,
         Event::Verify { cause, .. } => steps::verify(job, &at, cause.as_ref())?,
-        Event::Command { .. } | Event::Edit { .. } => steps::in_attempt(job, &at)?,
+        Event::Command {
+            role, duration_ms, ..
+        } => steps::command(job, &at, *role, *duration_ms)?,
+        Event::Edit { .. } => steps::in_attempt(job, &at)?,
     }
     if !matches!(record.event, Event::ProviderRetry { .. }) {
         // Anything else the job does ends a wait for its provider.
@@ -335,7 +346,29 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
     job.last_event = record.event.type_name();
     job.last_seq = record.seq;
     job.updated_ms = record.ts_ms;
+    keep_last(job, record);
     Ok(())
+}
+
+/// Keeps `record` as the job's last event that says something (in place:
+/// a job's box is allocated once); a manifest, new or replaced, says
+/// nothing (and is not copied again).
+fn keep_last(job: &mut Job, record: &Record) {
+    if let Event::Enqueued { .. } | Event::Replaced { .. } = record.event {
+        job.last = None;
+        return;
+    }
+    let last = Record {
+        seq: record.seq,
+        ts_ms: record.ts_ms,
+        job: None,
+        attempt: record.attempt,
+        event: record.event.clone(),
+    };
+    match &mut job.last {
+        Some(kept) => **kept = last,
+        None => job.last = Some(Box::new(last)),
+    }
 }
 
 /// Replays records from the start.

@@ -5,7 +5,7 @@
 
 use super::job::{Job, Waiting};
 use super::reducer::{At, Illegal};
-use crate::protocol::{DecisionKind, add_usd};
+use crate::protocol::{CommandFor, DecisionKind, add_usd};
 
 /// One provider call's tokens and what its reply was.
 pub(super) struct Call<'e> {
@@ -15,6 +15,7 @@ pub(super) struct Call<'e> {
     pub input_tokens: u64,
     pub cached_input_tokens: u64,
     pub output_tokens: u64,
+    pub latency_ms: u64,
 }
 
 /// `decision`: a provider call and the decision it produced (or why it
@@ -36,6 +37,15 @@ pub(super) fn decision(job: &mut Job, at: &At<'_>, call: Call<'_>) -> Result<(),
         attempt.causes.last = Some(refusal.clone());
         attempt.causes.refusal = Some(refusal);
     }
+    let invalid = call.kind == DecisionKind::Invalid;
+    let usage = &mut job.usage;
+    usage.provider_calls = usage.provider_calls.saturating_add(1);
+    usage.invalid_decisions = usage.invalid_decisions.saturating_add(u32::from(invalid));
+    // Sums saturate: a log of an older version (or a hand-made one) may
+    // hold any count.
+    usage.input_tokens = usage.input_tokens.saturating_add(call.input_tokens);
+    usage.output_tokens = usage.output_tokens.saturating_add(call.output_tokens);
+    usage.latency_ms = usage.latency_ms.saturating_add(call.latency_ms);
     if let Some(price) = price {
         job.cost_usd = add_usd(
             job.cost_usd,
@@ -56,8 +66,10 @@ pub(super) fn provider_retry(
     at: &At<'_>,
     retry: u32,
     reason: &str,
+    wait_ms: u64,
 ) -> Result<(), Illegal> {
     at.open_attempt(job)?;
+    job.usage.time.wait_ms = job.usage.time.wait_ms.saturating_add(wait_ms);
     let since_ms = job.waiting.as_ref().map_or(at.record.ts_ms, |w| w.since_ms);
     job.waiting = Some(Waiting {
         reason: reason.to_string(),
@@ -99,7 +111,26 @@ pub(super) fn verify(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Resu
     Ok(())
 }
 
-/// `command` and `edit`: facts of the open attempt that change no state.
+/// `command`: a command ran; its time counts where it belongs.
+pub(super) fn command(
+    job: &mut Job,
+    at: &At<'_>,
+    role: CommandFor,
+    duration_ms: u64,
+) -> Result<(), Illegal> {
+    at.open_attempt(job)?;
+    let time = &mut job.usage.time;
+    let spent = match role {
+        CommandFor::Tool => &mut time.tool_ms,
+        CommandFor::Verify => &mut time.verify_ms,
+        CommandFor::Setup => &mut time.setup_ms,
+        CommandFor::Baseline | CommandFor::Acceptance => &mut time.acceptance_ms,
+    };
+    *spent = spent.saturating_add(duration_ms);
+    Ok(())
+}
+
+/// `edit`: a fact of the open attempt that changes no state.
 pub(super) fn in_attempt(job: &mut Job, at: &At<'_>) -> Result<(), Illegal> {
     at.open_attempt(job).map(|_| ())
 }
