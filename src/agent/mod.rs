@@ -20,7 +20,7 @@ pub use agent_loop::{
 };
 pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};
-pub use commands::{command_event, describe_command};
+pub use commands::{command_event, command_event_of_tests, describe_command};
 pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
 pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
 pub use workspace::{

@@ -24,6 +24,10 @@ pub fn watch_for_cancel(
             loop {
                 // A log we cannot read right now (or one corrupted under us) is
                 // retried; the runner's own writes will report the real error.
+                // The one place outside the state that looks at an event
+                // itself: the one event a runner must react to from another
+                // process, seen as the follower reads it. Folding every
+                // record through a reducer here would only find the same.
                 if let Ok(records) = follower.poll()
                     && records.iter().any(|r| {
                         r.job.as_deref() == Some(job.as_str()) && r.event == Event::Cancelled {}

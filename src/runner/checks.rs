@@ -99,11 +99,7 @@ impl CheckCommand {
 
     /// Its `command` event, for a check of `role`.
     pub fn event(&self, role: CommandFor) -> Event {
-        let mut event = crate::agent::command_event(0, role, &self.outcome);
-        if let Event::Command { tests, .. } = &mut event {
-            tests.clone_from(&self.tests);
-        }
-        event
+        crate::agent::command_event_of_tests(0, role, &self.outcome, self.tests.clone())
     }
 }
 

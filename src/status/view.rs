@@ -7,8 +7,8 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::escape;
-use crate::state::Job;
 use crate::state::Snapshot;
+use crate::state::{Job, JobState, describe};
 
 /// Version of the `status --json` document.
 pub const STATUS_SCHEMA_VERSION: u32 = 1;
@@ -40,6 +40,10 @@ pub struct StatusRow {
     pub acceptance: Option<String>,
     /// Why the job is waiting for its provider, while it is.
     pub waiting: Option<String>,
+    /// What a running job did last: its last event, in the words the
+    /// progress display and the reports use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_said: Option<String>,
     /// The open attempt's runner is gone; the next writer records it interrupted.
     pub stale_lease: bool,
 }
@@ -136,6 +140,12 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
             .waiting
             .as_ref()
             .map(|w| format!("{} (retry {})", w.reason, w.retries)),
+        last_said: job
+            .last
+            .as_deref()
+            .filter(|_| job.lifecycle.state == JobState::Running)
+            .and_then(|record| describe(record, job))
+            .map(|said| said.text),
         stale_lease,
     }
 }
@@ -249,11 +259,17 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
     out
 }
 
-/// Notes below the table, one per line: why each failed job failed (`JOB:
-/// KIND: CAUSE`, as the batch summary says it), then about the log itself
-/// (torn tail, repairs, anomalies, stale leases).
+/// Notes below the table, one per line: what each running job did last
+/// (`JOB: ` and the words of its last event), why each failed job failed
+/// (`JOB: KIND: CAUSE`, as the batch summary says it), then about the log
+/// itself (torn tail, repairs, anomalies, stale leases).
 pub fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
+    for r in &view.jobs {
+        if let Some(said) = &r.last_said {
+            notes.push(format!("{}: {said}", r.id));
+        }
+    }
     for r in &view.jobs {
         if let (Some(kind), Some(cause)) = (&r.failure_kind, &r.cause) {
             notes.push(format!("{}: {kind}: {cause}", r.id));

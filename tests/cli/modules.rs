@@ -449,3 +449,140 @@ fn the_language_table_runs_nothing_and_reads_no_file() {
         .collect();
     assert!(used.is_empty(), "{used:#?}");
 }
+
+/// Places in one file that match on (or compare with) a variant of the
+/// log's `Event`.
+#[derive(Default)]
+struct EventMatches {
+    /// The file names the protocol's `Event` (other crates have theirs).
+    uses_event: bool,
+    places: usize,
+}
+
+impl EventMatches {
+    fn is_event(path: &syn::Path) -> bool {
+        let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        names.len() >= 2 && names[names.len() - 2] == "Event"
+    }
+}
+
+impl<'ast> Visit<'ast> for EventMatches {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        fn names_event(tree: &syn::UseTree, protocol: bool) -> bool {
+            match tree {
+                syn::UseTree::Path(p) => names_event(&p.tree, protocol || p.ident == "protocol"),
+                syn::UseTree::Name(n) => protocol && n.ident == "Event",
+                syn::UseTree::Rename(r) => protocol && r.ident == "Event",
+                syn::UseTree::Group(g) => g.items.iter().any(|t| names_event(t, protocol)),
+                syn::UseTree::Glob(_) => protocol,
+            }
+        }
+        self.uses_event |= names_event(&item.tree, false);
+    }
+
+    fn visit_pat(&mut self, pat: &'ast syn::Pat) {
+        let path = match pat {
+            syn::Pat::Struct(p) => Some(&p.path),
+            syn::Pat::TupleStruct(p) => Some(&p.path),
+            syn::Pat::Path(p) => Some(&p.path),
+            _ => None,
+        };
+        if path.is_some_and(Self::is_event) {
+            self.places += 1;
+        }
+        syn::visit::visit_pat(self, pat);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        // Macro arguments are tokens to syn: read `matches!(e, PAT)` and
+        // the expressions of the others (`assert!(matches!(..))`).
+        use syn::parse::Parser;
+        let tokens = mac.tokens.clone();
+        if mac.path.is_ident("matches") {
+            let parsed = (|input: syn::parse::ParseStream<'_>| {
+                let expr: syn::Expr = input.parse()?;
+                input.parse::<syn::Token![,]>()?;
+                let pat = syn::Pat::parse_multi_with_leading_vert(input)?;
+                let _rest: proc_macro2::TokenStream = input.parse()?;
+                Ok((expr, pat))
+            })
+            .parse2(tokens);
+            if let Ok((expr, pat)) = parsed {
+                self.visit_expr(&expr);
+                self.visit_pat(&pat);
+            }
+            return;
+        }
+        let args = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(exprs) = args.parse2(tokens) {
+            for expr in &exprs {
+                self.visit_expr(expr);
+            }
+        }
+    }
+
+    fn visit_expr_binary(&mut self, expr: &'ast syn::ExprBinary) {
+        if matches!(expr.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)) {
+            for side in [&*expr.left, &*expr.right] {
+                let path = match side {
+                    syn::Expr::Struct(s) => Some(&s.path),
+                    syn::Expr::Path(p) => Some(&p.path),
+                    _ => None,
+                };
+                if path.is_some_and(Self::is_event) {
+                    self.places += 1;
+                }
+            }
+        }
+        syn::visit::visit_expr_binary(self, expr);
+    }
+}
+
+#[test]
+fn only_the_state_interprets_events() {
+    // The log (I/O), the protocol (the vocabulary) and the state (the one
+    // reading: the reducer, the detail fold, describe) match on event
+    // variants; every other module renders what the state gives. The few
+    // exceptions are named here, each with why in a comment beside it.
+    let allowed: BTreeMap<&str, usize> = [
+        // The runner's cancel watch reacts to one event from another
+        // process as its follower reads it.
+        ("lifecycle/cancel_watch.rs", 1),
+    ]
+    .into();
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(&src(), &mut all);
+    let mut found = BTreeMap::new();
+    for file in all {
+        let rel = file.strip_prefix(src()).unwrap().display().to_string();
+        if ["state/", "log/", "protocol/"]
+            .iter()
+            .any(|inside| rel.starts_with(inside))
+        {
+            continue;
+        }
+        let mut matches = EventMatches::default();
+        matches.visit_file(&parse(&file));
+        if matches.uses_event && matches.places > 0 {
+            found.insert(rel, matches.places);
+        }
+    }
+    for (file, places) in &found {
+        let most = allowed.get(file.as_str()).copied().unwrap_or(0);
+        assert!(
+            *places <= most,
+            "{file} matches on event variants in {places} place(s): words for an event come from state::describe, facts from the state's summary"
+        );
+    }
+    assert!(found.len() <= 3, "{found:?}");
+}
