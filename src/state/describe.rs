@@ -47,7 +47,8 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             outcome,
             failure_kind,
         } => {
-            let steps = job.attempt_numbered(n).map_or(0, |a| a.steps);
+            // Every attempt's, as `status` and the reports count steps.
+            let steps = job.total_steps();
             let steps = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
             let text = match (outcome, failure_kind) {
                 (Outcome::Succeeded, _) => format!("attempt {n} succeeded ({steps})"),
