@@ -36,6 +36,7 @@ pub fn check(
         interrupt: install_interrupt(data),
         keep: crate::lifecycle::Keep::Failed,
         max_cost_usd: None,
+        strict_integrity: false,
     };
     let checks = check_tasks(data, &manifests, runs, &options).context("check failed")?;
     if json {

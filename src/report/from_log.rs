@@ -227,6 +227,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::AttemptFinished {
             outcome,
             failure_kind,
+            ..
         } => {
             let detail = match failure_kind {
                 Some(kind) => format!("attempt {attempt} failed: {kind}"),
@@ -422,6 +423,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             outcome,
             failure_kind,
             steps,
+            ..
         } => {
             acc.agent_done = Some(attempt);
             let detail = match failure_kind {
@@ -445,7 +447,9 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::PatchRejected { reason } => {
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
-        Event::Acceptance { result, verdict } => {
+        Event::Acceptance {
+            result, verdict, ..
+        } => {
             acc.result.acceptance = match result {
                 log::CheckResult::Passed => CheckResult::Passed,
                 log::CheckResult::Failed => CheckResult::Failed,

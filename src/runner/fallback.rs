@@ -9,11 +9,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::carried::apply_patch;
 use super::checks::{
     CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, check_commands,
     prepare_tree,
 };
-use super::carried::apply_patch;
 use crate::agent::Workspace;
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, parse_decision};
@@ -191,6 +191,22 @@ fn hidden_tests(
     names.sort();
     names.dedup();
     names
+}
+
+/// Every regular file of the acceptance dir, relative, `/`-separated, in
+/// name order.
+pub(super) fn hidden_files(acceptance_dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    walk(acceptance_dir, "", 0, &mut files);
+    files
+}
+
+/// The acceptance dir's test files, by the language's pattern.
+pub(super) fn hidden_test_files(acceptance_dir: &Path, lang: &dyn Language) -> Vec<String> {
+    hidden_files(acceptance_dir)
+        .into_iter()
+        .filter(|rel| lang.is_test_file(rel))
+        .collect()
 }
 
 /// Regular files under `dir`, relative, `/`-separated; symlinks are not

@@ -43,6 +43,7 @@ pub(super) fn run(
     spec: &CheckSpec<'_>,
     lang: &dyn Language,
     commands: &AttemptCommands,
+    canaries: &[String],
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -74,13 +75,22 @@ pub(super) fn run(
                 }
             }
         } else {
-            let names = spec
+            let mut names: Vec<String> = spec
                 .inventory
                 .into_iter()
                 .flat_map(|inventory| inventory.names())
                 .filter_map(|name| lang.listed_name(&binary.label, name))
                 .map(String::from)
                 .collect();
+            // The canaries run like any other test, each at a random
+            // place among them.
+            let mut rng = fastrand::Rng::new();
+            for canary in canaries
+                .iter()
+                .filter_map(|c| lang.listed_name(&binary.label, c))
+            {
+                names.insert(rng.usize(..=names.len()), canary.to_string());
+            }
             (names, None)
         };
         listed.extend(names.iter().map(|n| lang.inventory_name(&binary.label, n)));
@@ -101,6 +111,7 @@ pub(super) fn run(
             &names,
             listing_outcome,
             spec.parallel,
+            canaries,
             report,
             &mut run,
             cancel,
@@ -305,6 +316,8 @@ struct Ran {
     result: Option<TestOutcome>,
     timed_out: bool,
     garbled: Option<String>,
+    /// What the output says that an honest harness does not.
+    anomaly: Option<String>,
 }
 
 impl Unit<'_> {
@@ -348,7 +361,7 @@ impl Unit<'_> {
 
     /// Runs each of `names` alone, `parallel` at a time; the one command
     /// for the binary that sums the runs up (with its listing, when it
-    /// listed).
+    /// listed). The canaries' runs are not tests: the sum leaves them out.
     #[allow(clippy::too_many_arguments)]
     fn run_each(
         &self,
@@ -356,6 +369,7 @@ impl Unit<'_> {
         names: &[String],
         listing: Option<ExecOutcome>,
         parallel: usize,
+        canaries: &[String],
         report: &mut CheckLog,
         run: &mut CheckRun,
         cancel: &CancelToken,
@@ -364,7 +378,7 @@ impl Unit<'_> {
         let ran = self.run_all(runner, names, parallel, cancel)?;
         let mut summary = Summary::new(self, listing);
         let mut garbled = Vec::new();
-        let results = run.results.get_or_insert_with(TestResults::default);
+        let mut results = run.results.take().unwrap_or_default();
         for (name, ran) in names.iter().zip(ran) {
             let inventory = self.lang.inventory_name(&self.binary.label, name);
             let argv = self.lang.run_one_argv(&self.runner_argv(), name);
@@ -383,13 +397,19 @@ impl Unit<'_> {
             if let Some(why) = &ran.garbled {
                 garbled.push(format!("{inventory}: {why}"));
             }
+            if let Some(why) = &ran.anomaly {
+                run.anomalies.push(format!("{inventory}: {why}"));
+            }
             if ran.timed_out {
                 results.time_out(&inventory);
             } else if let Some(result) = ran.result {
                 results.tests.insert(inventory.clone(), result);
             }
-            summary.add(&inventory, &ran);
+            if !canaries.contains(&inventory) {
+                summary.add(&inventory, &ran);
+            }
         }
+        run.results = Some(results);
         for why in garbled {
             run.add_note(why);
         }
@@ -412,22 +432,30 @@ impl Unit<'_> {
                     result: None,
                     timed_out: !cancel.is_cancelled(),
                     garbled: None,
+                    anomaly: None,
                 });
             }
             let argv = self.lang.run_one_argv(&base, name);
             let outcome =
                 runner.run_binary(self.copied, &argv, &self.cwd, RESULTS_OUTPUT_CAP, cancel)?;
-            let (result, garbled) = match self.lang.read_one(name, &outcome.stdout.to_text()) {
+            let stdout = outcome.stdout.to_text();
+            let (result, garbled) = match self.lang.read_one(name, &stdout) {
                 _ if outcome.timed_out || outcome.cancelled => (None, None),
                 OneRun::Reported(result) => (Some(result), None),
                 OneRun::NotReported => (None, None),
                 OneRun::Garbled(why) => (None, Some(why)),
+            };
+            let anomaly = match &garbled {
+                Some(why) => Some(why.clone()),
+                None if result.is_some() => self.lang.one_run_anomaly(name, &stdout),
+                None => None,
             };
             Ok(Ran {
                 timed_out: outcome.timed_out,
                 outcome: Some(outcome),
                 result,
                 garbled,
+                anomaly,
             })
         };
         let workers = parallel.clamp(1, names.len().max(1));
@@ -464,6 +492,7 @@ impl Unit<'_> {
                         result: None,
                         timed_out: false,
                         garbled: Some("the runner lost this run".into()),
+                        anomaly: None,
                     })
                 })
                 .map_err(CheckError::from)
