@@ -227,8 +227,17 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::AttemptFinished {
             outcome,
             failure_kind,
-            ..
+            integrity,
         } => {
+            if let Some(record) = integrity {
+                acc.result.integrity = Some(record.clone());
+                for forged in &record.forged {
+                    entry(acc, 0, "integrity", forged.clone(), false);
+                }
+                for signal in &record.signals {
+                    entry(acc, 0, "integrity", signal.line(), false);
+                }
+            }
             let detail = match failure_kind {
                 Some(kind) => format!("attempt {attempt} failed: {kind}"),
                 None => format!("attempt {attempt} succeeded"),

@@ -198,6 +198,18 @@ pub(super) fn patch_cell(j: &JobResult) -> String {
     }
 }
 
+/// The integrity summary, red when there is anything in it.
+pub(super) fn integrity_cell(j: &JobResult) -> String {
+    match &j.integrity {
+        None => dash(""),
+        Some(record) if record.is_clean() => escape(&j.integrity_summary()),
+        Some(_) => format!(
+            "<span class=\"bad-text\">{}</span>",
+            escape(&j.integrity_summary())
+        ),
+    }
+}
+
 /// `F2P 1/2, P2P 3/3` (red while a test fails or is missing), muted
 /// "not verified per test", or a dash when acceptance did not run.
 pub(super) fn tests_cell(j: &JobResult) -> String {
@@ -250,6 +262,7 @@ fn jobs_table(out: &mut String, report: &Report) {
                 check_badge(j.acceptance),
                 tests_cell(j),
                 check_badge(j.baseline),
+                integrity_cell(j),
             ]);
             (attrs, row)
         })
@@ -302,7 +315,12 @@ fn families(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(out, &headers, &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11], &rows);
+    table(
+        out,
+        &headers,
+        &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15],
+        &rows,
+    );
 }
 
 fn providers(out: &mut String, summary: &Summary) {
@@ -329,7 +347,7 @@ fn providers(out: &mut String, summary: &Summary) {
         table(
             out,
             &headers,
-            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
             &rows,
         );
     }
@@ -431,6 +449,17 @@ fn failures(out: &mut String, summary: &Summary) {
     if summary.failures.is_empty() {
         out.push_str("<p class=\"muted\">No failures.</p>\n");
         return;
+    }
+    if let Some(tampered) = summary
+        .failures
+        .iter()
+        .find(|f| f.kind == crate::log::FailureKind::Tampered)
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} tampered job(s) (forged results or, under strict integrity, tamper signals), counted apart from failed fixes.</p>",
+            tampered.count
+        );
     }
     let rows: Vec<Vec<String>> = summary
         .failures

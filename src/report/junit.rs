@@ -123,6 +123,15 @@ fn description(j: &JobResult) -> String {
     if let Some(reason) = &j.baseline_reason {
         lines.push(format!("baseline: {}", verdict_text::one_line(reason)));
     }
+    if let Some(record) = &j.integrity {
+        lines.extend(record.forged.iter().map(|f| format!("forged: {f}")));
+        lines.extend(
+            record
+                .signals
+                .iter()
+                .map(|s| format!("integrity: {}", s.line())),
+        );
+    }
     if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok) {
         lines.push(format!(
             "last failed step: attempt {} step {} {}: {}",
@@ -173,6 +182,23 @@ fn line(j: &JobResult) -> String {
             t.failing_count,
             t.missing_count,
         ));
+    }
+    if let Some(record) = &j.integrity {
+        s.push_str(&format!(
+            " integrity_signals={} canaries={} canary_forged={}",
+            record.signal_count,
+            record.canaries,
+            record.forged()
+        ));
+        // The evidence, one line each, escaped: it names files and tests.
+        for line in record
+            .forged
+            .iter()
+            .cloned()
+            .chain(record.signals.iter().map(crate::log::Signal::line))
+        {
+            s.push_str(&format!("\nintegrity: {}", escape::line(&line)));
+        }
     }
     s.push('\n');
     s
