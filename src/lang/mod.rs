@@ -150,6 +150,12 @@ pub trait Language: Sync {
         None
     }
 
+    /// Why canaries cannot run with the acceptance `command` (it stops
+    /// at its first failure, which a canary always is), if they cannot.
+    fn canaries_unfit(&self, _command: &[String]) -> Option<String> {
+        None
+    }
+
     /// Plants a canary in the hidden test file `rel` (`text` is its
     /// content): one test that must fail, an ordinary assertion with an
     /// ordinary failure message, under a name in the style of the file's

@@ -249,6 +249,23 @@ impl Language for Python {
         })
     }
 
+    /// `-x`, `--exitfirst`, `--maxfail`, `--stepwise` stop the run at a
+    /// failure: the canary's would hide the tests after it.
+    fn canaries_unfit(&self, command: &[String]) -> Option<String> {
+        let stops = |arg: &str| {
+            matches!(arg, "-x" | "--exitfirst" | "--sw" | "--stepwise")
+                || arg.starts_with("--maxfail")
+                || (arg.starts_with('-')
+                    && !arg.starts_with("--")
+                    && arg.contains('x')
+                    && arg.len() <= 4
+                    && arg[1..].chars().all(|c| c.is_ascii_alphabetic()))
+        };
+        command.iter().find(|a| stops(a)).map(|arg| {
+            format!("the acceptance command stops at its first failure ({arg}), which a canary always is")
+        })
+    }
+
     /// Bytecode and pytest's cache (written unless `-p no:cacheprovider`).
     fn build_dirs(&self) -> &'static [&'static str] {
         &["__pycache__", ".pytest_cache"]
@@ -462,6 +479,16 @@ ERROR tests/test_other.py - ImportError: nope
         }
         assert!(names.len() > 20);
         assert!(Python.test_of_file("tests/test_calc.py", "tests.test_calc.TestGroup::test_m"));
+        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(
+            Python
+                .canaries_unfit(&argv("python3 -m pytest -q --junitxml=r.xml"))
+                .is_none()
+        );
+        for stop in ["-x", "-qx", "--exitfirst", "--maxfail=1", "--stepwise"] {
+            let command = argv(&format!("python3 -m pytest {stop} --junitxml=r.xml"));
+            assert!(Python.canaries_unfit(&command).is_some(), "{stop}");
+        }
         assert!(!Python.test_of_file("tests/test_calc.py", "tests.test_calc2::test_m"));
         let mut rng = fastrand::Rng::with_seed(1);
         assert!(

@@ -37,11 +37,13 @@ impl Planted {
 }
 
 /// Plants a canary in each of `files` (hidden test files, relative to the
-/// acceptance dir) in the copy at `dir`, reading them from `hidden`.
+/// acceptance dir) in the copy at `dir`, reading them from `hidden`; none
+/// where the acceptance `command` cannot run them.
 pub(super) fn plant(
     hidden: &Path,
     dir: &Path,
     lang: &dyn Language,
+    command: &[String],
     files: &[String],
     report: &mut CheckLog,
 ) -> Result<Planted, CheckError> {
@@ -49,6 +51,13 @@ pub(super) fn plant(
         asked: true,
         ..Planted::default()
     };
+    if let Some(why) = lang.canaries_unfit(command) {
+        report
+            .text
+            .push_str(&format!("canaries: none planted: {why}\n"));
+        planted.unplanted.push(why);
+        return Ok(planted);
+    }
     let copy = Dir::open(dir).map_err(|source| CheckError::Prepare {
         path: dir.to_path_buf(),
         source,

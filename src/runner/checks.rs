@@ -215,7 +215,8 @@ pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun,
     let lang = crate::lang::for_acceptance(spec.acceptance);
     let planted = match (lang, spec.canaries) {
         (Some(lang), Some(files)) => {
-            super::canaries::plant(&spec.acceptance.dir, spec.dir, lang, files, &mut report)?
+            let (hidden, command) = (&spec.acceptance.dir, &spec.acceptance.command);
+            super::canaries::plant(hidden, spec.dir, lang, command, files, &mut report)?
         }
         _ => Planted::default(),
     };

@@ -32,7 +32,9 @@ pub(super) fn patch_integrity(manifest: &Manifest, runs: &Path, files_hash: &str
             .ok()
             .map(|(bytes, _)| bytes)
     };
-    let contents: Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>)> = entries
+    // Each path with its old (source) and new (copy) bytes.
+    type Contents = (String, Option<Vec<u8>>, Option<Vec<u8>>);
+    let contents: Vec<Contents> = entries
         .iter()
         .map(|entry| {
             let new = match entry.change {
