@@ -139,8 +139,14 @@ pub trait Language: Sync {
 
     /// Whether the inventory name `name` is a test of the test file `rel`
     /// (one [`Language::is_test_file`] accepts): what ties a canary's file
-    /// to the other tests a run reported of it.
-    fn test_of_file(&self, rel: &str, name: &str) -> bool;
+    /// to the other tests a run reported of it (a canary missing from a
+    /// file whose other tests were reported is forged), and which files an
+    /// acceptance run plants canaries in. A language with canaries must
+    /// say; the default knows no file's tests (its canaries would then
+    /// never be planted at acceptance).
+    fn test_of_file(&self, _rel: &str, _name: &str) -> bool {
+        false
+    }
 
     /// [`RunModel::PerTest`]: anomalies of a one-test run's output that do
     /// not change what it reported but do not come from an honest harness
