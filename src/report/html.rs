@@ -11,7 +11,7 @@ use super::format::{
     JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, count, duration_ms, job_figures, percent, percent_ci,
     ratio, tally_cells, time_cells, usd, utc,
 };
-use super::html_detail::detail;
+use super::html_detail::{detail, integrity_cell};
 use super::markdown::{
     COMPARISON_HEADERS, COMPARISON_NOTE, comparison_figures, means_cells, means_headers, patch_size,
 };
@@ -195,18 +195,6 @@ pub(super) fn patch_cell(j: &JobResult) -> String {
         dash("")
     } else {
         escape(&patch_size(j.patch_bytes, j.patch_files))
-    }
-}
-
-/// The integrity summary, red when there is anything in it.
-pub(super) fn integrity_cell(j: &JobResult) -> String {
-    match &j.integrity {
-        None => dash(""),
-        Some(record) if record.is_clean() => escape(&j.integrity_summary()),
-        Some(_) => format!(
-            "<span class=\"bad-text\">{}</span>",
-            escape(&j.integrity_summary())
-        ),
     }
 }
 

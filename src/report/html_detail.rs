@@ -5,9 +5,7 @@
 use std::fmt::Write;
 
 use super::format::{bytes, count, duration_ms};
-use super::html::{
-    badge, check_badge, dash, escape, integrity_cell, outcome_badge, patch_cell, tests_cell,
-};
+use super::html::{badge, check_badge, dash, escape, outcome_badge, patch_cell, tests_cell};
 use super::model::{JobResult, TimelineEntry};
 use super::verdict_text;
 
@@ -83,6 +81,18 @@ pub fn detail(out: &mut String, index: usize, j: &JobResult) {
     out.push_str("</div></details>\n");
 }
 
+/// The integrity summary, red when there is anything in it.
+pub(super) fn integrity_cell(j: &JobResult) -> String {
+    match &j.integrity {
+        None => dash(""),
+        Some(record) if record.is_clean() => escape(&j.integrity_summary()),
+        Some(_) => format!(
+            "<span class=\"bad-text\">{}</span>",
+            escape(&j.integrity_summary())
+        ),
+    }
+}
+
 /// The last attempt's tamper signals and canary evidence, if any.
 fn integrity(out: &mut String, j: &JobResult) {
     let Some(record) = j.integrity.as_ref().filter(|r| !r.is_clean()) else {
@@ -110,7 +120,7 @@ fn integrity(out: &mut String, j: &JobResult) {
             escape(&signal.evidence)
         );
     }
-    let hidden = (record.signal_count as usize).saturating_sub(record.signals.len());
+    let hidden = super::integrity_text::left_out(record);
     if hidden > 0 {
         let _ = write!(out, "<li class=\"muted\">and {hidden} more</li>");
     }

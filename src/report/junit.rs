@@ -124,13 +124,8 @@ fn description(j: &JobResult) -> String {
         lines.push(format!("baseline: {}", verdict_text::one_line(reason)));
     }
     if let Some(record) = &j.integrity {
-        lines.extend(record.forged.iter().map(|f| format!("forged: {f}")));
-        lines.extend(
-            record
-                .signals
-                .iter()
-                .map(|s| format!("integrity: {}", s.line())),
-        );
+        let evidence = super::integrity_text::evidence(record);
+        lines.extend(evidence.iter().map(|line| format!("integrity: {line}")));
     }
     if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok) {
         lines.push(format!(
@@ -191,12 +186,7 @@ fn line(j: &JobResult) -> String {
             record.forged()
         ));
         // The evidence, one line each, escaped: it names files and tests.
-        for line in record
-            .forged
-            .iter()
-            .cloned()
-            .chain(record.signals.iter().map(crate::log::Signal::line))
-        {
+        for line in super::integrity_text::evidence(record) {
             s.push_str(&format!("\nintegrity: {}", escape::line(&line)));
         }
     }

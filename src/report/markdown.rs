@@ -12,7 +12,7 @@ use super::format::{
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
 use super::summary::{Summary, Tally};
-use super::verdict_text;
+use super::{integrity_text, verdict_text};
 
 /// Renders `report.md`.
 pub fn render_markdown(report: &Report) -> String {
@@ -29,7 +29,7 @@ pub fn render_markdown(report: &Report) -> String {
     jobs(&mut out, report);
     time(&mut out, report);
     verdicts(&mut out, report);
-    integrity(&mut out, report);
+    integrity(&mut out, report, &summary);
     families(&mut out, &summary);
     providers(&mut out, &summary);
     comparisons(&mut out, &summary);
@@ -141,18 +141,19 @@ fn jobs(out: &mut String, report: &Report) {
 
 /// One line per job whose last attempt has tamper signals or forged
 /// results: the evidence, each signal with what it concerns.
-fn integrity(out: &mut String, report: &Report) {
+fn integrity(out: &mut String, report: &Report, summary: &Summary) {
     let lines: Vec<String> = report
         .jobs
         .iter()
         .filter_map(|j| {
             let record = j.integrity.as_ref().filter(|r| !r.is_clean())?;
-            let mut items: Vec<String> = record.forged.iter().map(|f| cell(f)).collect();
-            items.extend(record.signals.iter().map(|s| cell(&s.line())));
-            let kept = record.forged.len() + record.signals.len();
-            let total = record.forged.len() + record.signal_count as usize;
-            if total > kept {
-                items.push(format!("and {} more", total - kept));
+            let mut items: Vec<String> = integrity_text::evidence(record)
+                .iter()
+                .map(|line| cell(line))
+                .collect();
+            match integrity_text::left_out(record) {
+                0 => {}
+                n => items.push(format!("and {n} more")),
             }
             Some(format!(
                 "**{}** {}: {}",
@@ -162,22 +163,12 @@ fn integrity(out: &mut String, report: &Report) {
             ))
         })
         .collect();
-    out.push_str(
-        "## Integrity
-
-",
-    );
-    let signals: u64 = report
-        .jobs
-        .iter()
-        .filter_map(|j| j.integrity.as_ref())
-        .map(|r| u64::from(r.signal_count))
-        .sum();
+    out.push_str("## Integrity\n\n");
     let _ = writeln!(
         out,
         "{} tamper signal(s) in {} job(s); signals are facts with their evidence, not verdicts \
          (a canary reported passed or dropped fails an attempt as tampered).\n",
-        signals,
+        summary.totals.signals,
         lines.len()
     );
     for line in lines {

@@ -128,12 +128,9 @@ fn row(j: &JobResult) -> [String; 41] {
 /// Every piece of evidence of a record in one field: forged canaries,
 /// then each signal's line.
 fn evidence(record: &crate::log::Integrity) -> String {
-    record
-        .forged
+    super::integrity_text::evidence(record)
         .iter()
-        .cloned()
-        .chain(record.signals.iter().map(crate::log::Signal::line))
-        .map(|line| field(&line))
+        .map(|line| field(line))
         .collect::<Vec<_>>()
         .join(NAME_SEPARATOR)
 }

@@ -17,7 +17,7 @@ use super::error::RunError;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
-use super::tamper::{canary_files, patch_integrity, settle};
+use super::tamper::{canary_files, patch_integrity, settle_attempt, workspace_guard};
 use crate::agent::{
     AgentRun, LoopLimits, PromptFacts, Transcript, Workspace, WorkspaceError, command_event,
     run_agent, secret_values_from_env,
@@ -26,7 +26,6 @@ use crate::cache::{JobCache, cache_key};
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
-use crate::integrity::WorkspaceGuard;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
 use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
@@ -146,18 +145,14 @@ pub fn run_job(
         Err(e @ RunError::Setup { .. }) => return restart(store, claim, id, &e.to_string()),
         Err(e) => return Err(e),
     };
-    // The attempt's integrity record: what its phases recorded, settled.
-    let integrity = store
-        .state()
-        .job(id)
-        .map(|j| j.integrity.clone())
-        .unwrap_or_default();
-    let strict = options.strict_integrity
-        || manifest
-            .acceptance
-            .as_ref()
-            .is_some_and(|a| a.strict_integrity);
-    let (outcome, failure_kind) = settle((outcome, failure_kind), &integrity, strict);
+    // The attempt's integrity record (what its phases recorded), settled.
+    let strict = options.strict_integrity;
+    let (outcome, failure_kind, integrity) = settle_attempt(
+        store.state().job(id),
+        &manifest,
+        strict,
+        (outcome, failure_kind),
+    );
     store.finish_with(claim, outcome, failure_kind, Some(integrity))?;
     // The attempt is over: its workspace and check copies go by policy
     // (artifacts under runs/ stay). Failing to remove them is not the
@@ -520,16 +515,8 @@ impl Phases<'_> {
             .seed(workspace_dir)
             .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
-        // Non-editable files commands change are signals; a verify-only job
-        // (verify is its only judge) gets them back before each verify.
-        let editable =
-            crate::agent::editable_set(&manifest.editable).map_err(|e| self.setup_error(e))?;
-        let mut guard = WorkspaceGuard::new(
-            &manifest.source,
-            workspace_dir,
-            editable,
-            manifest.acceptance.is_none(),
-        );
+        let mut guard =
+            workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
         let verdict = match self.build_provider() {
             Err(message) => {
                 self.record(Event::ProviderFailed {

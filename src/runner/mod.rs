@@ -21,6 +21,7 @@ mod recorder;
 mod seed;
 mod setup;
 mod tamper;
+mod test_runs;
 
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;

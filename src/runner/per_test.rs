@@ -13,19 +13,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::checks::{
     CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, stderr_tail,
     with_tail,
 };
 use super::commands::AttemptCommands;
+use super::test_runs::Summary;
 use crate::beneath::Dir;
 use crate::cache::dependency_hashes;
 use crate::cancel::CancelToken;
-use crate::exec::{Captured, ExecError, ExecOutcome};
+use crate::exec::{ExecError, ExecOutcome};
 use crate::lang::{Language, OneRun, TestBinary};
-use crate::log::TestRuns;
 use crate::verdict::{TestOutcome, TestResults};
 
 /// Largest test binary copied out of the build.
@@ -376,7 +376,12 @@ impl Unit<'_> {
     ) -> Result<CheckCommand, CheckError> {
         let started = Instant::now();
         let ran = self.run_all(runner, names, parallel, cancel)?;
-        let mut summary = Summary::new(self, listing);
+        let mut summary = Summary::new(
+            &self.binary.target,
+            self.copied,
+            self.runner_argv().len() + 6,
+            listing,
+        );
         let mut garbled = Vec::new();
         let mut results = run.results.take().unwrap_or_default();
         for (name, ran) in names.iter().zip(ran) {
@@ -406,7 +411,8 @@ impl Unit<'_> {
                 results.tests.insert(inventory.clone(), result);
             }
             if !canaries.contains(&inventory) {
-                summary.add(&inventory, &ran);
+                let passed = ran.result == Some(TestOutcome::Passed);
+                summary.add(&inventory, passed, ran.timed_out, ran.outcome.as_ref());
             }
         }
         run.results = Some(results);
@@ -498,102 +504,6 @@ impl Unit<'_> {
                 .map_err(CheckError::from)
             })
             .collect()
-    }
-}
-
-/// A binary's runs summed up into one command.
-struct Summary {
-    outcome: ExecOutcome,
-    listed: bool,
-    tests: TestRuns,
-    first_failure: Option<(Option<i32>, Option<i32>)>,
-}
-
-impl Summary {
-    fn new(unit: &Unit<'_>, listing: Option<ExecOutcome>) -> Summary {
-        let listed = listing.is_some();
-        let outcome = listing.unwrap_or_else(|| ExecOutcome {
-            program: unit.binary.target.clone(),
-            resolved: unit.copied.to_path_buf(),
-            argc: unit.runner_argv().len() + 6,
-            exit_code: Some(0),
-            signal: None,
-            duration: Duration::ZERO,
-            stdout: Captured::default(),
-            stderr: Captured::default(),
-            timed_out: false,
-            cancelled: false,
-            leaked: false,
-            drain_timed_out: false,
-            oom: false,
-            sandbox_layers: Vec::new(),
-        });
-        Summary {
-            outcome,
-            listed,
-            tests: TestRuns {
-                runs: 0,
-                failed: 0,
-                timed_out: 0,
-                slowest: None,
-                slowest_ms: 0,
-            },
-            first_failure: None,
-        }
-    }
-
-    fn add(&mut self, name: &str, ran: &Ran) {
-        if ran.result != Some(TestOutcome::Passed) {
-            self.tests.failed += 1;
-        }
-        if ran.timed_out {
-            self.tests.timed_out += 1;
-        }
-        let Some(one) = &ran.outcome else {
-            return;
-        };
-        self.tests.runs += 1;
-        let ms = u64::try_from(one.duration.as_millis()).unwrap_or(u64::MAX);
-        if self.tests.slowest.is_none() || ms > self.tests.slowest_ms {
-            self.tests.slowest = Some(name.to_string());
-            self.tests.slowest_ms = ms;
-        }
-        let o = &mut self.outcome;
-        if !self.listed && self.tests.runs == 1 {
-            o.resolved.clone_from(&one.resolved);
-            o.argc = one.argc;
-            o.sandbox_layers.clone_from(&one.sandbox_layers);
-        }
-        if !one.success() && self.first_failure.is_none() {
-            self.first_failure = Some((one.exit_code, one.signal));
-        }
-        for (sum, part) in [(&mut o.stdout, &one.stdout), (&mut o.stderr, &one.stderr)] {
-            sum.total_bytes = sum.total_bytes.saturating_add(part.total_bytes);
-            sum.truncated |= part.truncated;
-        }
-        o.timed_out |= one.timed_out;
-        o.cancelled |= one.cancelled;
-        o.leaked |= one.leaked;
-        o.drain_timed_out |= one.drain_timed_out;
-        o.oom |= one.oom;
-    }
-
-    /// The one command: the listing's exit when there are no runs, else
-    /// the first failing run's; the time from the listing to the last run.
-    fn finish(mut self, started: Instant) -> CheckCommand {
-        if let Some((exit_code, signal)) = self.first_failure {
-            self.outcome.exit_code = exit_code;
-            self.outcome.signal = signal;
-        }
-        self.outcome.duration += started.elapsed();
-        self.outcome.stdout.head.clear();
-        self.outcome.stdout.tail.clear();
-        self.outcome.stderr.head.clear();
-        self.outcome.stderr.tail.clear();
-        CheckCommand {
-            outcome: self.outcome,
-            tests: Some(self.tests),
-        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::carried::{Carried, Carry};
 use super::fallback::{hidden_files, hidden_test_files};
 use super::patch::FILE_CAP;
 use crate::beneath::Dir;
-use crate::integrity::{PatchFile, patch_signals};
+use crate::integrity::{PatchFile, WorkspaceGuard, patch_signals};
 use crate::lang::Language;
 use crate::log::{CommandFor, FailureKind, Integrity, Outcome, Signal};
 use crate::manifest::{Acceptance, Manifest};
@@ -85,6 +85,41 @@ pub(super) fn canary_files(
             )
         }
     }
+}
+
+/// The guard of an attempt's workspace: non-editable files commands change
+/// are signals, and a verify-only job (verify is its only judge) gets them
+/// back before each verify.
+pub(super) fn workspace_guard(
+    manifest: &Manifest,
+    workspace: &Path,
+) -> Result<WorkspaceGuard, String> {
+    let editable = crate::agent::editable_set(&manifest.editable).map_err(|e| e.to_string())?;
+    Ok(WorkspaceGuard::new(
+        &manifest.source,
+        workspace,
+        editable,
+        manifest.acceptance.is_none(),
+    ))
+}
+
+/// The verdict of the attempt `job` is running, and its integrity record:
+/// what its phases recorded, settled by [`settle`] (strict when
+/// `--strict-integrity` or `[acceptance] strict_integrity` says so).
+pub(super) fn settle_attempt(
+    job: Option<&Job>,
+    manifest: &Manifest,
+    strict: bool,
+    verdict: (Outcome, Option<FailureKind>),
+) -> (Outcome, Option<FailureKind>, Integrity) {
+    let integrity = job.map(|j| j.integrity.clone()).unwrap_or_default();
+    let strict = strict
+        || manifest
+            .acceptance
+            .as_ref()
+            .is_some_and(|a| a.strict_integrity);
+    let (outcome, kind) = settle(verdict, &integrity, strict);
+    (outcome, kind, integrity)
 }
 
 /// The attempt's verdict with its integrity record: results a canary shows

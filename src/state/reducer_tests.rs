@@ -856,3 +856,69 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         Illegal::PhaseTwice { phase: "patch", .. }
     ));
 }
+
+#[test]
+fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_clean() {
+    use crate::log::{CanaryCheck, Integrity, Signal, SignalKind};
+    let signal = |subject: &str| Signal::new(SignalKind::WorkspaceChanged, subject, "changed");
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.ok(
+        "a",
+        Some(1),
+        Event::AgentFinished {
+            outcome: Outcome::Succeeded,
+            failure_kind: None,
+            steps: 2,
+            integrity: vec![signal("tests/visible.rs")],
+        },
+    );
+    log.ok(
+        "a",
+        Some(1),
+        Event::Patch {
+            bytes: 1,
+            files: 1,
+            hash: "h".into(),
+            files_hash: None,
+            partial: false,
+            integrity: vec![signal("conftest.py")],
+        },
+    );
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::Acceptance {
+            result: crate::log::CheckResult::Passed,
+            verdict: None,
+            canary: Some(CanaryCheck {
+                planted: vec!["t::canary".into()],
+                forged: vec!["the canary t::canary was reported passed".into()],
+            }),
+            integrity: Vec::new(),
+        },
+    );
+    assert_eq!(job.integrity.signal_count, 2);
+    assert_eq!(job.integrity.canaries, 1);
+    assert!(job.integrity.forged());
+    let record = job.integrity.clone();
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptFinished {
+            outcome: Outcome::Failed,
+            failure_kind: Some(FailureKind::Tampered),
+            integrity: Some(record.clone()),
+        },
+    );
+    assert_eq!(job.integrity, record);
+    assert!(
+        job.failure_cause()
+            .unwrap()
+            .starts_with("forged results: the canary t::canary")
+    );
+    log.ok("a", None, Event::Retried {});
+    let job = log.start("a", 2);
+    assert_eq!(job.integrity, Integrity::default());
+}
