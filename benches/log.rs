@@ -33,6 +33,7 @@ fn fill(writer: &mut LogWriter, events: u64) {
                     Event::AttemptFinished {
                         outcome: Outcome::Failed,
                         failure_kind: Some(FailureKind::VerifyFailed),
+                        integrity: None,
                     },
                 )?;
                 tx.append(id, None, Event::Retried {})?;

@@ -16,7 +16,8 @@ mod transcript;
 mod workspace;
 
 pub use agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, run_agent,
+    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder,
+    VerifyGuard, run_agent,
 };
 pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};

@@ -129,5 +129,16 @@ fn run_facts(job: &Job) -> RunFacts {
             .as_ref()
             .filter(|inventory| inventory.from.is_some())
             .and(job.baseline_reason.clone()),
+        canary_note: job
+            .canary
+            .as_ref()
+            .filter(|c| !c.on)
+            .and_then(|c| c.reason.clone()),
+        signals: job
+            .integrity
+            .signals
+            .iter()
+            .map(crate::log::Signal::line)
+            .collect(),
     }
 }

@@ -321,6 +321,11 @@ pub struct BatchArgs {
     /// a [price].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// Fail an attempt with any tamper signal (a non-editable file changed,
+    /// test infrastructure in the patch, harness internals named, results
+    /// that look made up) as tampered, not only one whose canary was forged.
+    #[arg(long)]
+    pub strict_integrity: bool,
     /// Whether the summary names the report (not when it is about to be
     /// removed, as `demo` does without `--keep`).
     #[arg(skip = true)]

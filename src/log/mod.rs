@@ -9,6 +9,7 @@ mod decode;
 mod error;
 mod event;
 mod follow;
+mod integrity;
 mod reader;
 mod record;
 mod scan;
@@ -19,6 +20,7 @@ pub use event::{
     CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
 };
 pub use follow::Follower;
+pub use integrity::{CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind};
 pub use reader::{Snapshot, read_records, read_snapshot};
 pub use record::{DecodeError, FORMAT_VERSION, Record};
 pub use scan::{CorruptReason, Corruption, Scan, TornTail, scan};

@@ -174,6 +174,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::VerifyFailed),
+                integrity: None,
             },
         }
     }
@@ -209,6 +210,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::PatchRejected),
+                integrity: None,
             },
             ..sample()
         };
@@ -228,6 +230,7 @@ mod tests {
                 hash: "0123456789abcdef".into(),
                 files_hash: files_hash.map(String::from),
                 partial,
+                integrity: Vec::new(),
             },
             ..sample()
         };

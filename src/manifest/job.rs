@@ -102,6 +102,24 @@ pub struct Acceptance {
         with = "crate::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
+    /// Plant a must-fail canary test in each hidden test file before the
+    /// baseline and every acceptance run (where the language table can).
+    /// Left out of the stored form at its default (`true`), so manifests
+    /// that do not set it keep their hash.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub canary: bool,
+    /// Any tamper signal fails the attempt as `tampered`. Left out of the
+    /// stored form at its default (`false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_integrity: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl Acceptance {

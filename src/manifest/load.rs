@@ -87,6 +87,8 @@ fn build(
         }
     }
     fields.remember("acceptance.test_timeout");
+    fields.remember("acceptance.canary");
+    fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
@@ -223,6 +225,8 @@ fn acceptance(
         baseline: raw.baseline.unwrap_or_default(),
         results,
         test_timeout,
+        canary: raw.canary.unwrap_or(true),
+        strict_integrity: raw.strict_integrity.unwrap_or(false),
     })
 }
 

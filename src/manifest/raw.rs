@@ -57,6 +57,8 @@ pub struct RawAcceptance {
     pub baseline: Option<Baseline>,
     pub results: Option<String>,
     pub test_timeout: Option<toml::Value>,
+    pub canary: Option<bool>,
+    pub strict_integrity: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -227,7 +227,17 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::AttemptFinished {
             outcome,
             failure_kind,
+            integrity,
         } => {
+            if let Some(record) = integrity {
+                acc.result.integrity = Some(record.clone());
+                for forged in &record.forged {
+                    entry(acc, 0, "integrity", forged.clone(), false);
+                }
+                for signal in &record.signals {
+                    entry(acc, 0, "integrity", signal.line(), false);
+                }
+            }
             let detail = match failure_kind {
                 Some(kind) => format!("attempt {attempt} failed: {kind}"),
                 None => format!("attempt {attempt} succeeded"),
@@ -422,6 +432,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             outcome,
             failure_kind,
             steps,
+            ..
         } => {
             acc.agent_done = Some(attempt);
             let detail = match failure_kind {
@@ -445,7 +456,9 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
         Event::PatchRejected { reason } => {
             entry(acc, 0, "patch", format!("patch rejected: {reason}"), false);
         }
-        Event::Acceptance { result, verdict } => {
+        Event::Acceptance {
+            result, verdict, ..
+        } => {
             acc.result.acceptance = match result {
                 log::CheckResult::Passed => CheckResult::Passed,
                 log::CheckResult::Failed => CheckResult::Failed,

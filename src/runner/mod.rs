@@ -7,6 +7,7 @@
 
 mod attempt;
 mod cache_use;
+mod canaries;
 mod carried;
 mod check_verdict;
 mod checks;
@@ -19,6 +20,8 @@ mod per_test;
 mod recorder;
 mod seed;
 mod setup;
+mod tamper;
+mod test_runs;
 
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;

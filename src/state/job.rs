@@ -123,6 +123,11 @@ pub struct Job {
     pub inventory: Option<Inventory>,
     /// Why the baseline is unusable, or a note about it, when it says.
     pub baseline_reason: Option<String>,
+    /// Whether canaries run for the job, as the baseline decided.
+    pub canary: Option<crate::log::CanaryBaseline>,
+    /// The integrity record of the current or last attempt: the signals
+    /// its phases recorded so far, then the record its end carries.
+    pub integrity: crate::log::Integrity,
     /// The agent phase of the current or last attempt, once finished.
     pub agent: Option<AgentPhase>,
     /// Whether the current or last attempt recorded its patch.
@@ -270,11 +275,38 @@ impl Job {
                 Some("the batch's cost cap (--max-cost) was reached".into())
             }
             Some(FailureKind::NoEdit) => Some("the model finished without changing a file".into()),
+            Some(FailureKind::Tampered) => self.tamper_cause(),
             _ => None,
         };
         reason
             .or_else(|| self.cause.clone())
             .or_else(|| self.acceptance_cause())
+    }
+
+    /// Why a `tampered` attempt is: the canary evidence, else (under
+    /// `--strict-integrity`) its signals.
+    fn tamper_cause(&self) -> Option<String> {
+        let more = |n: usize| match n {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let record = &self.integrity;
+        if let Some(first) = record.forged.first() {
+            return Some(format!(
+                "forged results: {first}{}",
+                more(record.forged.len() - 1)
+            ));
+        }
+        let first = record.signals.first()?;
+        Some(format!(
+            "tamper signal (strict integrity): {}{}",
+            first.line(),
+            more(
+                usize::try_from(record.signal_count)
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(1)
+            )
+        ))
     }
 
     /// The acceptance run's verdict in one line: which tests failed or were

@@ -167,6 +167,8 @@ impl State {
                     acceptance: None,
                     inventory: None,
                     baseline_reason: None,
+                    canary: None,
+                    integrity: crate::log::Integrity::default(),
                     verdict: None,
                     restarts: 0,
                     max_restarts: max_restarts_of(manifest.as_deref()),
@@ -336,8 +338,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             Event::AttemptFinished {
                 outcome,
                 failure_kind,
+                integrity,
             } => {
                 in_open_attempt(job)?;
+                if let Some(record) = integrity {
+                    job.integrity = record.clone();
+                }
                 job.open_attempt = None;
                 job.last_outcome = Some(*outcome);
                 job.ended_ms = Some(record.ts_ms);
@@ -426,9 +432,11 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 result,
                 inventory,
                 reason,
+                canary,
                 ..
             } => {
                 in_open_attempt(job)?;
+                job.canary = canary.clone();
                 job.baseline = Some(*result);
                 job.inventory = inventory.clone();
                 job.baseline_reason = reason.clone();
@@ -514,6 +522,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 outcome,
                 failure_kind,
                 steps,
+                integrity,
             } => {
                 let n = in_open_attempt(job)?;
                 if job.agent.is_some_and(|a| a.attempt == n) {
@@ -529,8 +538,13 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     failure_kind: *failure_kind,
                 });
                 job.steps = job.steps.max(*steps);
+                job.integrity.add(integrity.iter().cloned());
             }
-            Event::Patch { files_hash, .. } => {
+            Event::Patch {
+                files_hash,
+                integrity,
+                ..
+            } => {
                 let n = in_open_attempt(job)?;
                 if job.patch_rejected {
                     return Err(Illegal::PhaseTwice {
@@ -541,6 +555,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.patch_recorded = true;
                 job.patch_files_hash = files_hash.clone();
+                job.integrity.add(integrity.iter().cloned());
             }
             Event::PatchRejected { reason } => {
                 let n = in_open_attempt(job)?;
@@ -558,7 +573,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 job.cause = Some(reason.clone());
                 job.patch_cause = Some(reason.clone());
             }
-            Event::Acceptance { result, verdict } => {
+            Event::Acceptance {
+                result,
+                verdict,
+                canary,
+                integrity,
+            } => {
                 let n = in_open_attempt(job)?;
                 if job.acceptance.is_some() {
                     return Err(Illegal::PhaseTwice {
@@ -569,6 +589,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 }
                 job.acceptance = Some(*result);
                 job.verdict = verdict.clone();
+                job.integrity.add(integrity.iter().cloned());
+                if let Some(canary) = canary {
+                    job.integrity.canaries =
+                        u32::try_from(canary.planted.len()).unwrap_or(u32::MAX);
+                    job.integrity.forged.clone_from(&canary.forged);
+                }
             }
         }
         if !matches!(event, Event::ProviderRetry { .. }) {
@@ -603,6 +629,7 @@ fn reset_attempt_facts(job: &mut Job) {
     job.patch_rejected = false;
     job.acceptance = None;
     job.verdict = None;
+    job.integrity = crate::log::Integrity::default();
 }
 
 /// Replays records from the start.

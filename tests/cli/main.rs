@@ -17,6 +17,7 @@ mod harness;
 mod help;
 mod hostile;
 mod infra;
+mod integrity;
 mod interrupt;
 mod lifecycle;
 mod log_integrity;
