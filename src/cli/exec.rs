@@ -148,8 +148,6 @@ pub fn doctor() -> anyhow::Result<Completion> {
         };
         outln!("{}: {state} ({})", status.layer, status.detail);
     }
-    // Not a layer of this runtime: say so rather than leave it unexplained.
-    outln!("seccomp: not used (the mount namespace hides the host's unix sockets instead)");
     if nix::unistd::geteuid().is_root() {
         outln!("capabilities: dropped for every sandboxed command (running as root)");
     }

@@ -1,5 +1,7 @@
 //! The Linux sandbox around each command: Landlock (filesystem, TCP and
-//! signal scoping), a private network namespace, and resource limits.
+//! signal scoping), PID, mount and network namespaces, a cgroup, resource
+//! limits, dropped capabilities, a fresh session keyring and a seccomp
+//! deny list.
 //!
 //! It owns deciding which layers a policy gets on this machine (`off`,
 //! `auto` takes what is available, `required` fails closed with
@@ -13,6 +15,7 @@ mod caps;
 mod cgroup;
 mod error;
 mod exit_page;
+mod init_image;
 mod landlock;
 mod mounts;
 mod namespaces;
@@ -21,6 +24,7 @@ mod policy;
 mod prepare;
 mod probe;
 mod rlimits;
+mod seccomp;
 mod sys;
 
 pub use caps::protect_runner;
@@ -39,3 +43,4 @@ pub use prepare::{
     release_idle_cgroups,
 };
 pub use probe::{LayerStatus, Probe, probe};
+pub use seccomp::{DENIED, DeniedGroup, denied_count};

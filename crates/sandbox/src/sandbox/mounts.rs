@@ -7,7 +7,8 @@
 //! `/bin -> usr/bin` and `/dev/fd -> /proc/self/fd`. In a private mount
 //! namespace the child binds the skeleton onto itself read-only, binds
 //! every grant onto its own path (read-only unless writable), mounts a
-//! fresh `/proc` for the command's PID namespace and a fresh tmpfs at
+//! fresh `/proc` for the command's PID namespace (its `keys` and `key-users`
+//! hidden under `/dev/null`) and a fresh tmpfs at
 //! [`SCRATCH`] for its `HOME` and `TMPDIR`, and pivots into it. Everything
 //! else of the host — `/run`, `/tmp`, other workspaces, the data dir, the
 //! unix sockets of host daemons — does not exist for the command, so it
@@ -35,6 +36,11 @@ use super::sys;
 /// Where a command's private `HOME` and `TMPDIR` live inside its root.
 pub const SCRATCH: &str = "/tmp/scratch";
 
+/// Files of `/proc` a command reads as empty, as under Docker: the kernel
+/// keys every process of the user may view (their descriptions, such as
+/// keys a host shell added), and the key quotas per user.
+const MASKED_PROC: [&str; 2] = ["keys", "key-users"];
+
 /// One grant to show inside the command's root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct MountGrant {
@@ -56,6 +62,8 @@ pub(crate) struct MountPlan {
     skeleton: CString,
     binds: Vec<Bind>,
     proc_dir: CString,
+    /// Files of the fresh `/proc` hidden under `/dev/null`.
+    masked: Vec<CString>,
     /// The scratch tmpfs and its `home` and `tmp` directories.
     scratch: Option<(CString, CString, CString)>,
 }
@@ -264,6 +272,10 @@ impl MountPlan {
             skeleton: cstring(skeleton)?,
             binds,
             proc_dir: cstring(&skeleton.join("proc"))?,
+            masked: MASKED_PROC
+                .iter()
+                .map(|name| cstring(&skeleton.join("proc").join(name)))
+                .collect::<Result<_, _>>()?,
             scratch: if scratch {
                 Some((
                     cstring(&scratch_dir)?,
@@ -321,6 +333,13 @@ impl MountPlan {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             None,
         )?;
+        for file in &self.masked {
+            match sys::mount(Some(c"/dev/null"), file, None, libc::MS_BIND, None) {
+                // A kernel without keyrings has no such file to hide.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                other => other?,
+            }
+        }
         if let Some((dir, home, tmp)) = &self.scratch {
             sys::mount(
                 Some(c"tmpfs"),

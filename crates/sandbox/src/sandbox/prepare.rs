@@ -24,6 +24,7 @@ use super::network;
 use super::policy::{ResourceLimits, SandboxMode, SandboxPolicy};
 use super::probe::probe;
 use super::rlimits::RlimitPlan;
+use super::seccomp;
 use super::sys;
 
 /// Paths the executor grants for one command, beyond the system set.
@@ -69,6 +70,10 @@ pub struct ChildSetup {
     cgroup: Option<EnterFds>,
     drop_caps: bool,
     landlock: Option<RawFd>,
+    /// A fresh session keyring for the command.
+    keyring: bool,
+    /// The compiled deny list, installed last.
+    seccomp: Option<&'static [seccompiler::sock_filter]>,
 }
 
 impl ChildSetup {
@@ -101,9 +106,18 @@ impl ChildSetup {
         if self.drop_caps {
             super::caps::drop_all()?;
         }
-        // Last, so nothing above needs a right the ruleset withholds.
+        // After the namespaces, so nothing above needs a right the ruleset
+        // withholds.
         if let Some(fd) = self.landlock {
             landlock::restrict_self(fd)?;
+        }
+        // The filter denies keyctl: join the new keyring before it.
+        if self.keyring {
+            seccomp::join_fresh_session_keyring()?;
+        }
+        // Last: nothing above may be refused by the filter.
+        if let Some(program) = self.seccomp {
+            seccomp::install(program)?;
         }
         Ok(())
     }
@@ -124,6 +138,8 @@ pub fn prepare(
         cgroup: None,
         drop_caps: false,
         landlock: None,
+        keyring: false,
+        seccomp: None,
     };
     let mut layers = Vec::new();
     if policy.mode == SandboxMode::Off {
@@ -225,6 +241,14 @@ pub fn prepare(
         }
     }
 
+    // The system call filter, and a keyring of the command's own.
+    match &probe.seccomp {
+        Ok(_) => child.seccomp = seccomp::filter().ok(),
+        Err(reason) if required => return Err(unavailable("seccomp", reason.clone())),
+        Err(_) => {}
+    }
+    child.keyring = probe.keyrings;
+
     // PID and mount namespaces, and the network with them.
     let mut exit = None;
     let mut net_layer = None;
@@ -289,6 +313,7 @@ pub fn prepare(
                     reason: "the working directory holds a NUL byte".into(),
                 })?,
                 exit: page.writer(),
+                image: super::init_image::runner_image(),
             });
             exit = Some(page);
             layers.push("pidns".to_string());
@@ -329,6 +354,12 @@ pub fn prepare(
     }
     if child.drop_caps {
         layers.push("nocaps".to_string());
+    }
+    if child.keyring {
+        layers.push("keyring".to_string());
+    }
+    if child.seccomp.is_some() {
+        layers.push("seccomp".to_string());
     }
     Ok(Prepared {
         layers,
