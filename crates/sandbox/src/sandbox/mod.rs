@@ -25,6 +25,7 @@ mod prepare;
 mod probe;
 mod rlimits;
 mod seccomp;
+mod skeleton;
 mod sys;
 
 pub use caps::protect_runner;
@@ -35,7 +36,7 @@ pub use cgroup::{
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use landlock::NETWORK_READ;
-pub use mounts::{SCRATCH, set_skeleton_base};
+pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
 pub use prepare::{
@@ -44,3 +45,4 @@ pub use prepare::{
 };
 pub use probe::{LayerStatus, Probe, probe};
 pub use seccomp::{DENIED, DeniedGroup, denied_count};
+pub use skeleton::set_skeleton_base;

@@ -255,7 +255,7 @@ pub fn prepare(
     let namespaces_ok = probe
         .namespaces
         .clone()
-        .and_then(|()| super::mounts::skeleton().map(|_| ()));
+        .and_then(|()| super::skeleton::skeleton().map(|_| ()));
     match namespaces_ok {
         Ok(()) => {
             let mut flags = namespaces::base_flags();
@@ -280,23 +280,33 @@ pub fn prepare(
                     }
                 }
             }
-            let mut mount_grants: Vec<MountGrant> = read
-                .iter()
-                .map(|path| MountGrant {
-                    path: path.clone(),
-                    writable: false,
-                })
-                .collect();
-            mount_grants.extend(write.iter().map(|path| MountGrant {
-                path: path.clone(),
-                writable: true,
-            }));
-            // Unresolved system paths too, so links like /bin -> usr/bin are
-            // recreated.
-            mount_grants.extend(SYSTEM_READ.iter().map(|path| MountGrant {
-                path: PathBuf::from(path),
-                writable: false,
-            }));
+            // The grants as given, not resolved: the plan recreates the
+            // links on their way (`/bin -> usr/bin`, a toolchain directory
+            // that is a link) and binds their real paths.
+            let raw = |paths: &mut dyn Iterator<Item = &Path>, writable: bool| {
+                paths
+                    .map(|path| MountGrant {
+                        path: path.to_path_buf(),
+                        writable,
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let mut mount_grants = raw(
+                &mut SYSTEM_READ
+                    .iter()
+                    .map(Path::new)
+                    .chain(grants.read.iter().map(PathBuf::as_path))
+                    .chain(policy.readable.iter().map(PathBuf::as_path)),
+                false,
+            );
+            mount_grants.extend(raw(
+                &mut SYSTEM_WRITE
+                    .iter()
+                    .map(Path::new)
+                    .chain(grants.write.iter().map(PathBuf::as_path))
+                    .chain(policy.writable.iter().map(PathBuf::as_path)),
+                true,
+            ));
             let mounts = cached_plan(mount_grants, grants.scratch_in_root)?;
             let page = ExitPage::new().map_err(|e| SandboxError::Setup {
                 layer: "pidns",
@@ -376,7 +386,7 @@ pub fn prepare(
 pub fn private_root_available(policy: &SandboxPolicy) -> bool {
     policy.mode != SandboxMode::Off
         && probe().namespaces.is_ok()
-        && super::mounts::skeleton().is_ok()
+        && super::skeleton::skeleton().is_ok()
 }
 
 /// How many built rulesets and mount plans are kept for reuse: commands of
