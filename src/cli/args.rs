@@ -193,7 +193,8 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "ARGV")]
         argv: Vec<String>,
     },
-    /// Report which sandbox layers this machine supports and what `auto` uses.
+    /// Report which sandbox layers this machine supports, what `auto` uses,
+    /// and which `cargo`, `python3` and `node` commands would run.
     #[command(display_order = 13)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job
@@ -251,6 +252,10 @@ pub enum Command {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
         jobs: Vec<PathBuf>,
+        /// Also show each job's search path and which `cargo`, `python3`
+        /// and `node` its commands would run.
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Print a published JSON Schema.
     #[command(display_order = 15)]

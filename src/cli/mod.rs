@@ -133,7 +133,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             data,
             json,
         } => check::check(&jobs, runs, parallel, &data, json),
-        Command::Validate { jobs } => validate::validate(&jobs),
+        Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
     }
 }

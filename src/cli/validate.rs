@@ -12,7 +12,8 @@ use crate::provider::load_script;
 
 /// Prints `ok PATH (id=..., family=...)` per valid manifest on stdout and
 /// one error line per invalid one on stderr; fails if any was invalid.
-pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
+/// With `verbose`, each job's search path and programs follow its line.
+pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
     let mut files = Vec::new();
     let mut arg_errors = Vec::new();
     // Expand each argument alone so one bad argument does not hide the rest.
@@ -38,7 +39,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     };
     let mut bad_files = 0usize;
     for file in &files {
-        match check(file) {
+        match check(file, verbose) {
             Ok(line) => outln!("{line}"),
             Err(message) => {
                 eprintln!("{message}");
@@ -94,7 +95,7 @@ fn is_provider_file(text: &str) -> bool {
             .any(|k| value.contains_key(*k))
 }
 
-fn check(file: &std::path::Path) -> Result<String, String> {
+fn check(file: &std::path::Path, verbose: bool) -> Result<String, String> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     if is_provider_file(&text) {
         let provider = crate::manifest::load_provider_file(file).map_err(|e| e.to_string())?;
@@ -113,12 +114,19 @@ fn check(file: &std::path::Path) -> Result<String, String> {
             load_script(path).map_err(|e| format!("{}: provider.script: {e}", file.display()))?;
         }
     }
-    Ok(format!(
+    let mut text = format!(
         "ok {} (id={}, family={})",
         file.display(),
         manifest.id,
         manifest.family
-    ))
+    );
+    if verbose {
+        for line in super::exec::job_programs(&manifest) {
+            text.push_str("\n  ");
+            text.push_str(&line);
+        }
+    }
+    Ok(text)
 }
 
 /// Prints the requested schema as pretty JSON.

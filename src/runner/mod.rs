@@ -19,7 +19,7 @@ mod setup;
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;
 pub use checks::{CheckError, CheckRun, run_check};
-pub use commands::{AttemptCommands, policy_for};
+pub use commands::{AttemptCommands, job_search_path, policy_for};
 pub use error::RunError;
 pub use patch::{Patch, PatchError, apply_patch, diff_editable};
 pub use seed::{SeedEnv, SeedError};
