@@ -193,8 +193,10 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "ARGV")]
         argv: Vec<String>,
     },
-    /// Report which sandbox layers this machine supports, what `auto` uses,
-    /// and which `cargo`, `python3` and `node` commands would run.
+    /// Report which sandbox layers this machine supports and what `auto` uses.
+    ///
+    /// Also shows the fixed search path and which `cargo`, `python3` and
+    /// `node` commands would run (links followed).
     #[command(display_order = 13)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job

@@ -118,10 +118,10 @@ fn build(
         None => None,
     };
     let sandbox = raw.sandbox.unwrap_or_default();
-    let toolchains = toolchains(
+    let toolchains = super::toolchains::toolchains(
         fields,
         sandbox.toolchains.unwrap_or_default(),
-        &Confined {
+        &super::toolchains::Confined {
             source: &source,
             acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
             oracle: oracle.as_ref().map(Oracle::path),
@@ -251,107 +251,6 @@ fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, 
         ));
     }
     Ok(make(path))
-}
-
-/// What a job's toolchain directories must stay clear of.
-struct Confined<'a> {
-    source: &'a Path,
-    acceptance: Option<&'a Path>,
-    oracle: Option<&'a Path>,
-    has_setup: bool,
-}
-
-/// `[sandbox] toolchains`: directories relative to the manifest (or
-/// absolute), or `{cache}/...` in the job cache (jobs with `[setup]`).
-/// Each is granted read-only with its prefix (`DIR/..`), so neither may
-/// lie inside `source`, nor may the prefix hold the source, the hidden
-/// tests or the oracle.
-fn toolchains(
-    fields: &Fields<'_>,
-    entries: Vec<String>,
-    confined: &Confined<'_>,
-) -> Result<Vec<String>, ManifestError> {
-    let mut out = Vec::with_capacity(entries.len());
-    for (index, text) in entries.into_iter().enumerate() {
-        let field = format!("sandbox.toolchains[{index}]");
-        if let Some(rest) = text.strip_prefix(CACHE_PLACEHOLDER) {
-            let rest = Path::new(rest.strip_prefix('/').unwrap_or(rest));
-            if !confined.has_setup {
-                return Err(fields.err(
-                    &field,
-                    format!(
-                        "{CACHE_PLACEHOLDER} names the job cache, which only a job with [setup] has"
-                    ),
-                ));
-            }
-            if rest.as_os_str().is_empty()
-                || rest
-                    .components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                return Err(fields.err(
-                    &field,
-                    format!("{text:?} must name a directory inside {CACHE_PLACEHOLDER}/ (no `..`)"),
-                ));
-            }
-            out.push(format!("{CACHE_PLACEHOLDER}/{}", rest.display()));
-            continue;
-        }
-        if text.contains(CACHE_PLACEHOLDER) {
-            return Err(fields.err(
-                &field,
-                format!("{CACHE_PLACEHOLDER} may only start the path, as in \"{CACHE_PLACEHOLDER}/venv/bin\""),
-            ));
-        }
-        let dir = fields.existing_dir(&field, &text)?;
-        let prefix = dir.parent().unwrap_or(&dir);
-        let inside = |what: &str, path: &Path| {
-            fields.err(
-                &field,
-                format!("{} is inside {what} {}", dir.display(), path.display()),
-            )
-        };
-        let holds = |what: &str, path: &Path| {
-            fields.err(
-                &field,
-                format!(
-                    "its prefix {} (granted with it) holds {what} {}",
-                    prefix.display(),
-                    path.display()
-                ),
-            )
-        };
-        if dir.starts_with(confined.source) {
-            return Err(inside("source", confined.source));
-        }
-        if prefix == Path::new("/") {
-            return Err(fields.err(
-                &field,
-                format!("{} has no prefix to grant but `/`", dir.display()),
-            ));
-        }
-        if confined.source.starts_with(prefix) {
-            return Err(holds("source", confined.source));
-        }
-        if let Some(hidden) = confined.acceptance {
-            if dir.starts_with(hidden) {
-                return Err(inside("acceptance.dir", hidden));
-            }
-            if hidden.starts_with(prefix) {
-                return Err(holds("the hidden tests", hidden));
-            }
-        }
-        if let Some(oracle) = confined.oracle
-            && oracle.starts_with(prefix)
-        {
-            return Err(holds("the oracle", oracle));
-        }
-        let Some(text) = dir.to_str() else {
-            return Err(fields.err(&field, format!("{} is not a UTF-8 path", dir.display())));
-        };
-        out.push(text.to_string());
-    }
-    Ok(out)
 }
 
 /// `[setup]`: a non-empty list of commands, each a non-empty argv whose
