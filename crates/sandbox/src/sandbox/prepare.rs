@@ -283,30 +283,16 @@ pub fn prepare(
             // The grants as given, not resolved: the plan recreates the
             // links on their way (`/bin -> usr/bin`, a toolchain directory
             // that is a link) and binds their real paths.
-            let raw = |paths: &mut dyn Iterator<Item = &Path>, writable: bool| {
-                paths
-                    .map(|path| MountGrant {
-                        path: path.to_path_buf(),
-                        writable,
-                    })
-                    .collect::<Vec<_>>()
-            };
-            let mut mount_grants = raw(
-                &mut SYSTEM_READ
-                    .iter()
-                    .map(Path::new)
-                    .chain(grants.read.iter().map(PathBuf::as_path))
-                    .chain(policy.readable.iter().map(PathBuf::as_path)),
-                false,
-            );
-            mount_grants.extend(raw(
-                &mut SYSTEM_WRITE
-                    .iter()
-                    .map(Path::new)
-                    .chain(grants.write.iter().map(PathBuf::as_path))
-                    .chain(policy.writable.iter().map(PathBuf::as_path)),
-                true,
-            ));
+            let (given_read, given_write) = given(policy, grants);
+            let mount_grants: Vec<MountGrant> = given_read
+                .iter()
+                .map(|path| (path, false))
+                .chain(given_write.iter().map(|path| (path, true)))
+                .map(|(path, writable)| MountGrant {
+                    path: path.to_path_buf(),
+                    writable,
+                })
+                .collect();
             let mounts = cached_plan(mount_grants, grants.scratch_in_root)?;
             let page = ExitPage::new().map_err(|e| SandboxError::Setup {
                 layer: "pidns",
@@ -548,10 +534,28 @@ fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>,
         .unwrap_or_else(|never| match never {})
 }
 
+/// The read and write grants as given: the system paths, the executor's
+/// and the policy's.
+fn given<'a>(policy: &'a SandboxPolicy, grants: &'a Grants) -> (Vec<&'a Path>, Vec<&'a Path>) {
+    let read = SYSTEM_READ
+        .iter()
+        .map(Path::new)
+        .chain(grants.read.iter().map(PathBuf::as_path))
+        .chain(policy.readable.iter().map(PathBuf::as_path))
+        .collect();
+    let write = SYSTEM_WRITE
+        .iter()
+        .map(Path::new)
+        .chain(grants.write.iter().map(PathBuf::as_path))
+        .chain(policy.writable.iter().map(PathBuf::as_path))
+        .collect();
+    (read, write)
+}
+
 /// Canonical read and write grants, system paths included; paths that do
 /// not exist are dropped.
 fn grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let canon = |paths: &mut dyn Iterator<Item = &Path>| -> Vec<PathBuf> {
+    let canon = |paths: Vec<&Path>| -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = Vec::new();
         for path in paths {
             if let Ok(path) = path.canonicalize()
@@ -562,21 +566,8 @@ fn grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<Pa
         }
         out
     };
-    let read = canon(
-        &mut SYSTEM_READ
-            .iter()
-            .map(Path::new)
-            .chain(grants.read.iter().map(PathBuf::as_path))
-            .chain(policy.readable.iter().map(PathBuf::as_path)),
-    );
-    let write = canon(
-        &mut SYSTEM_WRITE
-            .iter()
-            .map(Path::new)
-            .chain(grants.write.iter().map(PathBuf::as_path))
-            .chain(policy.writable.iter().map(PathBuf::as_path)),
-    );
-    (read, write)
+    let (read, write) = given(policy, grants);
+    (canon(read), canon(write))
 }
 
 /// A denied path inside any grant would be exposed by it: refuse.
