@@ -84,6 +84,13 @@ fn scan(dir: &Path, toolchain: bool) -> Vec<PathBuf> {
         if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
+        // A link to a name in the same directory (`cargo -> rustup`) leads
+        // to an entry scanned on its own.
+        if std::fs::read_link(entry.path()).is_ok_and(|to| {
+            to.components().count() == 1 && to.is_relative() && to != Path::new("..")
+        }) {
+            continue;
+        }
         let Ok(target) = entry.path().canonicalize() else {
             continue; // a dangling link runs nowhere
         };
