@@ -7,8 +7,8 @@
 //! (`/bin -> usr/bin`, `$CARGO_HOME/bin -> elsewhere`). In a private mount
 //! namespace the child binds the skeleton onto itself read-only, binds
 //! every grant onto its own path (read-only unless writable), mounts a
-//! fresh `/proc` for the command's PID namespace (its `keys` and `key-users`
-//! hidden under `/dev/null`) and a fresh tmpfs at
+//! fresh `/proc` for the command's PID namespace (its `keys` hidden under
+//! `/dev/null`) and a fresh tmpfs at
 //! [`SCRATCH`] for its `HOME` and `TMPDIR`, and pivots into it. Everything
 //! else of the host — `/run`, `/tmp`, other workspaces, the data dir, the
 //! unix sockets of host daemons — does not exist for the command, so it
@@ -36,8 +36,9 @@ pub const SCRATCH: &str = "/tmp/scratch";
 
 /// Files of `/proc` a command reads as empty, as under Docker: the kernel
 /// keys every process of the user may view (their descriptions, such as
-/// keys a host shell added), and the key quotas per user.
-const MASKED_PROC: [&str; 2] = ["keys", "key-users"];
+/// keys a host shell added). One bind per command; `key-users` (counts
+/// and quotas only) is left.
+const MASKED_PROC: [&str; 1] = ["keys"];
 
 /// One grant to show inside the command's root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
