@@ -133,8 +133,8 @@ impl Probe {
                 layer: "seccomp",
                 available: self.seccomp.is_ok(),
                 detail: match &self.seccomp {
-                    Ok(_) => format!(
-                        "on: {} system calls (keyrings, bpf, perf, userfaultfd, io_uring, \
+                    Ok(instructions) => format!(
+                        "on ({instructions} BPF instructions): {} system calls (keyrings, bpf, perf, userfaultfd, io_uring, \
                          ptrace, mounts and namespaces, file handles, kexec, modules, \
                          reboot, swap, acct, clock setting) and namespace clone flags \
                          and non-default personalities get EPERM, clone3 ENOSYS, \

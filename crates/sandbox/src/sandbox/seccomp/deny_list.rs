@@ -132,5 +132,7 @@ mod tests {
         assert!(!numbers.contains(&libc::SYS_clone));
         assert!(!numbers.contains(&libc::SYS_clone3));
         assert!(!numbers.contains(&libc::SYS_personality));
+        let mask = NAMESPACE_FLAGS.iter().fold(0, |m, f| m | *f as u32);
+        assert_eq!(mask, 0x7E02_0000);
     }
 }

@@ -11,7 +11,8 @@
 //!    `ALLOW`, and `clone` and `personality`, which are judged by their
 //!    arguments, go on to part 3.
 //! 3. Their argument rules, compiled by `seccompiler` (which handles the
-//!    comparisons of argument words).
+//!    comparisons of argument words): allowed as Docker allows them,
+//!    `EPERM` otherwise.
 //!
 //! Parts 1 and 2 are a few hand-built classic BPF instructions because
 //! one seccompiler filter has a single match action (no `ENOSYS` beside
@@ -49,7 +50,6 @@ const X32_SYSCALL_BIT: Option<u32> = None;
 
 // Classic BPF opcodes (linux/bpf_common.h).
 const LD_W_ABS: u16 = 0x20;
-const JA: u16 = 0x05;
 const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const RET_K: u16 = 0x06;
@@ -100,27 +100,24 @@ fn abi_checks(audit_arch: u32) -> Vec<sock_filter> {
     program
 }
 
-/// One instruction of part 2 before the jumps to part 3 are resolved.
+/// One instruction of part 2 before its jumps are resolved.
 #[derive(Debug, Clone)]
 enum Step {
     Insn(sock_filter),
-    /// Jump to the start of part 3.
-    ToArguments,
+    /// `nr` goes to the shared end for `verdict`.
+    Match(u32, Verdict),
 }
 
-/// Part 2 for `numbers` (sorted): a search whose every path ends in a
-/// return or a jump to part 3, which follows it.
+/// Part 2 for `numbers` (sorted): a search whose every path ends in
+/// `ALLOW` or a jump to one of the shared ends that follow it.
 fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
     if numbers.len() <= LEAF {
-        for (nr, verdict) in numbers {
-            steps.push(Step::Insn(jump(JEQ_K, *nr, 0, 1)));
-            steps.push(match verdict {
-                Verdict::Deny => Step::Insn(stmt(RET_K, errno(libc::EPERM))),
-                Verdict::NoSys => Step::Insn(stmt(RET_K, errno(libc::ENOSYS))),
-                Verdict::Arguments => Step::ToArguments,
-            });
-        }
+        steps.extend(
+            numbers
+                .iter()
+                .map(|(nr, verdict)| Step::Match(*nr, *verdict)),
+        );
         steps.push(Step::Insn(stmt(RET_K, libc::SECCOMP_RET_ALLOW)));
         return Ok(steps);
     }
@@ -133,36 +130,61 @@ fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-/// Part 3: `clone` with a namespace flag and `personality` other than the
-/// default or the query get `EPERM`, the rest is allowed.
+/// Part 2 resolved: the search, then its shared ends (`EPERM`, `ENOSYS`);
+/// part 3 follows right after.
+fn resolve(steps: Vec<Step>) -> Result<Vec<sock_filter>, String> {
+    let count = steps.len();
+    let end = |verdict: Verdict| match verdict {
+        Verdict::Deny => count,
+        Verdict::NoSys => count + 1,
+        Verdict::Arguments => count + 2,
+    };
+    let mut program = Vec::with_capacity(count + 2);
+    for (at, step) in steps.into_iter().enumerate() {
+        program.push(match step {
+            Step::Insn(insn) => insn,
+            Step::Match(nr, verdict) => {
+                let offset = u8::try_from(end(verdict) - at - 1)
+                    .map_err(|_| "the search is too long for a jump")?;
+                jump(JEQ_K, nr, offset, 0)
+            }
+        });
+    }
+    program.push(stmt(RET_K, errno(libc::EPERM)));
+    program.push(stmt(RET_K, errno(libc::ENOSYS)));
+    Ok(program)
+}
+
+/// Part 3, which only `clone` and `personality` reach: allowed when no
+/// namespace flag is set (Docker's rule) and when the default or the
+/// query, `EPERM` otherwise (and for anything else, which cannot get
+/// here).
 fn argument_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendError> {
-    let mut rules = BTreeMap::new();
-    // Rules of one call are alternatives: any namespace flag denies.
-    let clone = NAMESPACE_FLAGS
+    let mask = NAMESPACE_FLAGS
         .iter()
-        .map(|flag| {
-            let flag = *flag as u32 as u64;
+        .fold(0u64, |mask, flag| mask | *flag as u32 as u64);
+    let clone = SeccompRule::new(vec![SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::MaskedEq(mask),
+        0,
+    )?])?;
+    // Rules of one call are alternatives.
+    let personality = [0, PERSONALITY_QUERY]
+        .into_iter()
+        .map(|value| {
             SeccompRule::new(vec![SeccompCondition::new(
                 0,
                 SeccompCmpArgLen::Dword,
-                SeccompCmpOp::MaskedEq(flag),
-                flag,
+                SeccompCmpOp::Eq,
+                value,
             )?])
         })
         .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(libc::SYS_clone, clone);
-    // Conditions of one rule all hold: neither the default nor the query.
-    let personality = SeccompRule::new(vec![
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)?,
-        SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            PERSONALITY_QUERY,
-        )?,
-    ])?;
-    rules.insert(libc::SYS_personality, vec![personality]);
-    Ok(rules)
+    Ok(BTreeMap::from([
+        (libc::SYS_clone, vec![clone]),
+        (libc::SYS_personality, personality),
+    ]))
 }
 
 /// Every number part 2 decides, sorted.
@@ -184,22 +206,14 @@ fn build() -> Result<BpfProgram, String> {
     let (arch, audit) = NATIVE.ok_or("no filter for this architecture")?;
     let arguments: BpfProgram = SeccompFilter::new(
         argument_rules().map_err(|e| format!("cannot build the filter: {e}"))?,
-        SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
         arch,
     )
     .and_then(BpfProgram::try_from)
     .map_err(|e| format!("cannot compile the filter: {e}"))?;
     let mut program = abi_checks(audit);
-    let steps = search(&numbers())?;
-    let count = steps.len();
-    for (at, step) in steps.into_iter().enumerate() {
-        program.push(match step {
-            Step::Insn(insn) => insn,
-            // Part 3 starts right after the last step.
-            Step::ToArguments => stmt(JA, (count - at - 1) as u32),
-        });
-    }
+    program.extend(resolve(search(&numbers())?)?);
     program.extend(arguments);
     if program.len() > usize::from(u16::MAX) {
         return Err(format!("the filter has {} instructions", program.len()));
@@ -271,7 +285,6 @@ mod tests {
             match insn.code {
                 LD_W_ABS if insn.k == DATA_ARCH => acc = arch,
                 LD_W_ABS if insn.k == DATA_NR => acc = nr,
-                JA => pc += insn.k as usize,
                 JEQ_K | JGE_K => {
                     let taken = if insn.code == JEQ_K {
                         acc == insn.k
@@ -292,7 +305,7 @@ mod tests {
             return; // an architecture without a filter
         };
         let (_, audit) = NATIVE.unwrap();
-        let arguments_at = abi_checks(audit).len() + search(&numbers()).unwrap().len();
+        let arguments_at = abi_checks(audit).len() + search(&numbers()).unwrap().len() + 2;
         let denied: Vec<u32> = DENIED
             .iter()
             .flat_map(|g| g.calls.iter().map(|(_, nr)| *nr as u32))
@@ -323,6 +336,6 @@ mod tests {
                 );
             }
         }
-        assert!(program.len() < 200, "{} instructions", program.len());
+        assert!(program.len() < 110, "{} instructions", program.len());
     }
 }
