@@ -7,8 +7,7 @@
 //! (`/bin -> usr/bin`, `$CARGO_HOME/bin -> elsewhere`). In a private mount
 //! namespace the child binds the skeleton onto itself read-only, binds
 //! every grant onto its own path (read-only unless writable), mounts a
-//! fresh `/proc` for the command's PID namespace (its `keys` hidden under
-//! `/dev/null`) and a fresh tmpfs at
+//! fresh `/proc` for the command's PID namespace and a fresh tmpfs at
 //! [`SCRATCH`] for its `HOME` and `TMPDIR`, and pivots into it. Everything
 //! else of the host — `/run`, `/tmp`, other workspaces, the data dir, the
 //! unix sockets of host daemons — does not exist for the command, so it
@@ -34,12 +33,6 @@ use super::sys;
 /// Where a command's private `HOME` and `TMPDIR` live inside its root.
 pub const SCRATCH: &str = "/tmp/scratch";
 
-/// Files of `/proc` a command reads as empty, as under Docker: the kernel
-/// keys every process of the user may view (their descriptions, such as
-/// keys a host shell added). One bind per command; `key-users` (counts
-/// and quotas only) is left.
-const MASKED_PROC: [&str; 1] = ["keys"];
-
 /// One grant to show inside the command's root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct MountGrant {
@@ -61,8 +54,6 @@ pub(crate) struct MountPlan {
     skeleton: CString,
     binds: Vec<Bind>,
     proc_dir: CString,
-    /// Files of the fresh `/proc` hidden under `/dev/null`.
-    masked: Vec<CString>,
     /// The scratch tmpfs and its `home` and `tmp` directories.
     scratch: Option<(CString, CString, CString)>,
 }
@@ -148,10 +139,6 @@ impl MountPlan {
             skeleton: cstring(skeleton)?,
             binds,
             proc_dir: cstring(&skeleton.join("proc"))?,
-            masked: MASKED_PROC
-                .iter()
-                .map(|name| cstring(&skeleton.join("proc").join(name)))
-                .collect::<Result<_, _>>()?,
             scratch: if scratch {
                 Some((
                     cstring(&scratch_dir)?,
@@ -209,13 +196,6 @@ impl MountPlan {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             None,
         )?;
-        for file in &self.masked {
-            match sys::mount(Some(c"/dev/null"), file, None, libc::MS_BIND, None) {
-                // A kernel without keyrings has no such file to hide.
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                other => other?,
-            }
-        }
         if let Some((dir, home, tmp)) = &self.scratch {
             sys::mount(
                 Some(c"tmpfs"),
