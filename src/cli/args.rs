@@ -194,6 +194,9 @@ pub enum Command {
         argv: Vec<String>,
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
+    ///
+    /// Also shows the fixed search path and which `cargo`, `python3` and
+    /// `node` commands would run (links followed).
     #[command(display_order = 13)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job
@@ -256,6 +259,10 @@ pub enum Command {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
         jobs: Vec<PathBuf>,
+        /// Also show each job's search path and which `cargo`, `python3`
+        /// and `node` its commands would run.
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Print a published JSON Schema.
     #[command(display_order = 15)]

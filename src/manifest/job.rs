@@ -79,6 +79,15 @@ pub enum Oracle {
     Patch(PathBuf),
 }
 
+impl Oracle {
+    /// The file holding the fix.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Oracle::Script(path) | Oracle::Patch(path) => path,
+        }
+    }
+}
+
 /// Hidden acceptance tests, applied to a clean copy of the source plus the
 /// agent's patch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -327,11 +336,17 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sandbox {
     pub mode: SandboxMode,
     pub network: bool,
+    /// The job's own toolchain directories, first on the search path:
+    /// absolute canonical paths, or `{cache}/...` inside the job cache.
+    /// Left out of the stored form when empty, so manifests without it
+    /// keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolchains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

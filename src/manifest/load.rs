@@ -122,9 +122,20 @@ fn build(
         None => None,
     };
     let sandbox = raw.sandbox.unwrap_or_default();
+    let toolchains = super::toolchains::toolchains(
+        fields,
+        sandbox.toolchains.unwrap_or_default(),
+        &super::toolchains::Confined {
+            source: &source,
+            acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
+            oracle: oracle.as_ref().map(Oracle::path),
+            has_setup: setup.is_some(),
+        },
+    )?;
     let sandbox = Sandbox {
         mode: sandbox.mode.unwrap_or_default(),
         network: sandbox.network.unwrap_or(false),
+        toolchains,
     };
     Ok(Manifest {
         id,

@@ -89,6 +89,7 @@ pub struct RawLimits {
 pub struct RawSandbox {
     pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
+    pub toolchains: Option<Vec<String>>,
 }
 
 /// Every key any provider kind takes; which ones a kind accepts is checked
