@@ -35,6 +35,7 @@ fn fill(writer: &mut LogWriter<State>, events: u64) {
                     Event::AttemptFinished {
                         outcome: Outcome::Failed,
                         failure_kind: Some(FailureKind::VerifyFailed),
+                        integrity: None,
                     },
                 )?;
                 tx.append(id, None, Event::Retried {})?;

@@ -76,6 +76,13 @@ pub trait CommandRunner {
     ) -> Result<ExecOutcome, ExecError>;
 }
 
+/// Looks at the workspace before each verify runs (the integrity
+/// checks: which non-editable files commands changed, and in a
+/// verify-only job putting them back), with the step of the verify.
+pub trait VerifyGuard {
+    fn before_verify(&mut self, step: u32);
+}
+
 /// Limits and facts the loop needs besides the prompt facts.
 #[derive(Debug, Clone)]
 pub struct LoopLimits {
@@ -121,6 +128,8 @@ pub struct AgentRun<'a> {
     pub attempt: u32,
     /// The batch's spending cap and this job's price, under `--max-cost`.
     pub budget: Option<(&'a Budget, Price)>,
+    /// Called before every verify the loop runs.
+    pub guard: Option<&'a mut dyn VerifyGuard>,
 }
 
 impl std::fmt::Debug for AgentRun<'_> {

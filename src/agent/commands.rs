@@ -88,6 +88,9 @@ pub(super) fn verify(
     trigger: VerifyTrigger,
 ) -> Result<Result<(bool, String), AgentResult>, AgentError> {
     let argv = run.facts.verify.clone();
+    if let Some(guard) = run.guard.as_deref_mut() {
+        guard.before_verify(step);
+    }
     let out = match run_command(run, step, &argv, CommandRole::Verify)? {
         Ok(out) => out,
         Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),

@@ -17,7 +17,7 @@ mod workspace;
 
 pub use agent_loop::{
     AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, Used,
-    run_agent,
+    VerifyGuard, run_agent,
 };
 pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};

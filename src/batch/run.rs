@@ -39,6 +39,9 @@ pub struct BatchOptions {
     /// `--max-cost`: USD the batch's jobs may spend in all, counting what
     /// earlier runs of them spent.
     pub max_cost_usd: Option<f64>,
+    /// `--strict-integrity`: any tamper signal fails an attempt as
+    /// `tampered`.
+    pub strict_integrity: bool,
 }
 
 /// What a batch did.
@@ -390,6 +393,7 @@ fn worker(
         keep: options.keep,
         budget: budget.clone(),
         workers: options.workers,
+        strict_integrity: options.strict_integrity,
     };
     // Claims refused because the lease is still held: a child that another
     // worker forked while this job's last attempt held the lease keeps the

@@ -28,7 +28,7 @@ struct KeyParts<'a> {
     acceptance_dir: Option<&'a Path>,
     acceptance_digest: Option<&'a str>,
     acceptance_command: Option<&'a [String]>,
-    sandbox: crate::manifest::Sandbox,
+    sandbox: &'a crate::manifest::Sandbox,
 }
 
 /// The cache key of `manifest`: its id, the source and acceptance trees
@@ -48,7 +48,7 @@ pub fn cache_key(manifest: &Manifest) -> String {
         acceptance_dir: manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
         acceptance_digest: acceptance_digest.as_deref(),
         acceptance_command: manifest.acceptance.as_ref().map(|a| a.command.as_slice()),
-        sandbox: manifest.sandbox,
+        sandbox: &manifest.sandbox,
     };
     let mut hasher = Sha256::new();
     hasher.update(KEY_DOMAIN);

@@ -132,5 +132,19 @@ fn run_facts(job: &Job) -> RunFacts {
         inventory_note: inventory
             .filter(|inventory| inventory.from.is_some())
             .and(reason),
+        canary_note: baseline
+            .and_then(|b| b.canary.as_ref())
+            .filter(|c| !c.on)
+            .and_then(|c| c.reason.clone()),
+        signals: job
+            .attempt()
+            .map(|a| {
+                a.integrity
+                    .signals
+                    .iter()
+                    .map(crate::protocol::Signal::line)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }

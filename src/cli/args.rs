@@ -194,6 +194,9 @@ pub enum Command {
         argv: Vec<String>,
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
+    ///
+    /// Also shows the fixed search path and which `cargo`, `python3` and
+    /// `node` commands would run (links followed).
     #[command(display_order = 13)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job
@@ -256,6 +259,10 @@ pub enum Command {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
         jobs: Vec<PathBuf>,
+        /// Also show each job's search path and which `cargo`, `python3`
+        /// and `node` its commands would run.
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Print a published JSON Schema.
     #[command(display_order = 15)]
@@ -321,6 +328,11 @@ pub struct BatchArgs {
     /// a [price].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// Fail an attempt with any tamper signal (a non-editable file changed,
+    /// test infrastructure in the patch, harness internals named, results
+    /// that look made up) as tampered, not only one whose canary was forged.
+    #[arg(long)]
+    pub strict_integrity: bool,
     /// Whether the summary names the report (not when it is about to be
     /// removed, as `demo` does without `--keep`).
     #[arg(skip = true)]

@@ -201,6 +201,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         interrupt: install_interrupt(&args.data),
         keep: args.keep,
         max_cost_usd: args.max_cost,
+        strict_integrity: args.strict_integrity,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary, args.show_report)?;

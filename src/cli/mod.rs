@@ -149,7 +149,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             json,
             replace,
         } => check::check(&jobs, runs, parallel, &data, json, replace),
-        Command::Validate { jobs } => validate::validate(&jobs),
+        Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
     }
 }

@@ -251,6 +251,17 @@ impl Store {
         outcome: Outcome,
         failure_kind: Option<FailureKind>,
     ) -> Result<(), StoreError> {
+        self.finish_with(claim, outcome, failure_kind, None)
+    }
+
+    /// [`Store::finish`], with the attempt's integrity record.
+    pub fn finish_with(
+        &mut self,
+        claim: Claim,
+        outcome: Outcome,
+        failure_kind: Option<FailureKind>,
+        integrity: Option<crate::protocol::Integrity>,
+    ) -> Result<(), StoreError> {
         self.transact(|tx| {
             tx.append(
                 Some(&claim.job),
@@ -258,6 +269,7 @@ impl Store {
                 Event::AttemptFinished {
                     outcome,
                     failure_kind,
+                    integrity,
                 },
             )?;
             Ok(())

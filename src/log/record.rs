@@ -160,6 +160,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::VerifyFailed),
+                integrity: None,
             },
         }
     }
@@ -195,6 +196,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::PatchRejected),
+                integrity: None,
             },
             ..sample()
         };
@@ -214,6 +216,7 @@ mod tests {
                 hash: "0123456789abcdef".into(),
                 files_hash: files_hash.map(String::from),
                 partial,
+                integrity: Vec::new(),
             },
             ..sample()
         };

@@ -86,6 +86,8 @@ fn build(
         }
     }
     fields.remember("acceptance.test_timeout");
+    fields.remember("acceptance.canary");
+    fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
@@ -119,9 +121,20 @@ fn build(
         None => None,
     };
     let sandbox = raw.sandbox.unwrap_or_default();
+    let toolchains = super::toolchains::toolchains(
+        fields,
+        sandbox.toolchains.unwrap_or_default(),
+        &super::toolchains::Confined {
+            source: &source,
+            acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
+            oracle: oracle.as_ref().map(Oracle::path),
+            has_setup: setup.is_some(),
+        },
+    )?;
     let sandbox = Sandbox {
         mode: sandbox.mode.unwrap_or_default(),
         network: sandbox.network.unwrap_or(false),
+        toolchains,
     };
     Ok(Manifest {
         id,
@@ -225,6 +238,8 @@ fn acceptance(
         baseline: raw.baseline.unwrap_or_default(),
         results,
         test_timeout,
+        canary: raw.canary.unwrap_or(true),
+        strict_integrity: raw.strict_integrity.unwrap_or(false),
     })
 }
 

@@ -332,6 +332,34 @@ fn test_timeout_is_a_duration_left_out_of_the_hash_when_unset_and_warned_about_o
 }
 
 #[test]
+fn canary_and_strict_integrity_leave_the_hash_alone_at_their_defaults() {
+    let fx = Fixture::new();
+    let acceptance = "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\n";
+    let plain = fx.load(&with(acceptance)).unwrap();
+    let stored = serde_json::to_string(&plain.acceptance).unwrap();
+    assert!(
+        !stored.contains("canary") && !stored.contains("strict"),
+        "{stored}"
+    );
+    let spelled = fx
+        .load(&with(&format!(
+            "{acceptance}canary = true\nstrict_integrity = false\n"
+        )))
+        .unwrap();
+    assert_eq!(spelled.hash(), plain.hash());
+    let off = fx
+        .load(&with(&format!(
+            "{acceptance}canary = false\nstrict_integrity = true\n"
+        )))
+        .unwrap();
+    assert_ne!(off.hash(), plain.hash());
+    let rebuilt = Manifest::from_snapshot(&off.to_snapshot()).unwrap();
+    let rebuilt = rebuilt.acceptance.unwrap();
+    assert!(!rebuilt.canary && rebuilt.strict_integrity);
+    assert!(plain.acceptance.unwrap().canary);
+}
+
+#[test]
 fn the_oracle_rides_in_the_snapshot_outside_the_hash() {
     let fx = Fixture::new();
     std::fs::write(fx.root().join("fix.diff"), "").unwrap();

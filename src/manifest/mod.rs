@@ -19,6 +19,9 @@ mod provider_file;
 mod raw;
 mod snapshot;
 mod source_map;
+mod toolchains;
+#[cfg(test)]
+mod toolchains_tests;
 
 #[cfg(test)]
 mod limits_tests;

@@ -57,6 +57,8 @@ pub struct RawAcceptance {
     pub baseline: Option<Baseline>,
     pub results: Option<String>,
     pub test_timeout: Option<toml::Value>,
+    pub canary: Option<bool>,
+    pub strict_integrity: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +89,7 @@ pub struct RawLimits {
 pub struct RawSandbox {
     pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
+    pub toolchains: Option<Vec<String>>,
 }
 
 /// Every key any provider kind takes; which ones a kind accepts is checked

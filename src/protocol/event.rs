@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal};
 use super::snapshot::ManifestSnapshot;
 use super::verdict::{Inventory, Verdict};
 
@@ -58,6 +59,11 @@ pub enum Event {
         outcome: Outcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failure_kind: Option<FailureKind>,
+        /// The attempt's integrity record: every tamper signal its phases
+        /// found and what its canaries showed. Absent for bare lifecycle
+        /// tasks and in logs written before the record existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        integrity: Option<Integrity>,
     },
     /// The attempt stopped before finishing: a later writer found it running
     /// without a live lease (a crash), or its own runner was interrupted
@@ -108,6 +114,12 @@ pub enum Event {
         /// pristine source (fail-to-pass).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         timed_out: Vec<String>,
+        /// Whether canaries run for the job: on when every canary planted
+        /// here was reported failed, off (with why) otherwise. Absent when
+        /// canaries do not apply (`canary = false`, a language without
+        /// them, `results = "exit"`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canary: Option<CanaryBaseline>,
     },
     /// One provider call and the decision it produced (or why it was refused).
     Decision {
@@ -198,6 +210,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failure_kind: Option<FailureKind>,
         steps: u32,
+        /// Non-editable files of the workspace that commands changed,
+        /// created or deleted, found before each verify and at the end of
+        /// the phase.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// The agent's patch (editable files against the pristine source): the
     /// runner's copy of the changed files (`files/`, `files.json`) and
@@ -219,6 +236,10 @@ pub enum Event {
         /// does. Present only when true.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         partial: bool,
+        /// What the patch touches or names that a fix has no business
+        /// with: test infrastructure, harness internals.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// The workspace held something a patch cannot carry faithfully (a
     /// FIFO, a new symlink, a file over the cap, a name that is not UTF-8,
@@ -236,6 +257,14 @@ pub enum Event {
         /// result is the exit status alone (not verified per test).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verdict: Option<Verdict>,
+        /// The canaries planted in this run and any evidence of forged
+        /// results; absent when none ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canary: Option<CanaryCheck>,
+        /// Anomalies of the run's results (a test reported twice, a summary
+        /// disagreeing with its lines, output after the harness's end).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// A writer cut a torn (unterminated) tail off the log before appending.
     LogRepaired {
@@ -392,6 +421,11 @@ pub enum FailureKind {
     /// its test runner, wrote no results file, or listed no test at all.
     /// Decided before any model call; not the model's doing.
     HarnessError,
+    /// The results were forged: a canary (a must-fail test the runner
+    /// planted) was reported passed, or went missing from a file whose
+    /// other tests were reported; or, under `--strict-integrity`, the
+    /// attempt has a tamper signal. The model's doing.
+    Tampered,
 }
 
 impl FailureKind {
@@ -416,6 +450,7 @@ impl FailureKind {
             FailureKind::BudgetExceeded => "budget_exceeded",
             FailureKind::SetupFailed => "setup_failed",
             FailureKind::HarnessError => "harness_error",
+            FailureKind::Tampered => "tampered",
         }
     }
 

@@ -83,6 +83,15 @@ pub enum Oracle {
     Patch(PathBuf),
 }
 
+impl Oracle {
+    /// The file holding the fix.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Oracle::Script(path) | Oracle::Patch(path) => path,
+        }
+    }
+}
+
 /// Hidden acceptance tests, applied to a clean copy of the source plus the
 /// agent's patch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +115,24 @@ pub struct Acceptance {
         with = "super::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
+    /// Plant a must-fail canary test in each hidden test file before the
+    /// baseline and every acceptance run (where the language table can).
+    /// Left out of the stored form at its default (`true`), so manifests
+    /// that do not set it keep their hash.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub canary: bool,
+    /// Any tamper signal fails the attempt as `tampered`. Left out of the
+    /// stored form at its default (`false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_integrity: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl Acceptance {
@@ -313,11 +340,17 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sandbox {
     pub mode: SandboxMode,
     pub network: bool,
+    /// The job's own toolchain directories, first on the search path:
+    /// absolute canonical paths, or `{cache}/...` inside the job cache.
+    /// Left out of the stored form when empty, so manifests without it
+    /// keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolchains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -11,6 +11,7 @@
 pub mod units;
 
 mod event;
+mod integrity;
 mod job_id;
 mod manifest;
 mod price;
@@ -22,6 +23,7 @@ mod verdict;
 pub use event::{
     CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
 };
+pub use integrity::{CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind};
 pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};
 pub(crate) use manifest::Origin;
 pub use manifest::{

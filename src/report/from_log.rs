@@ -125,6 +125,10 @@ fn job_result(
                 }
                 (Outcome::Failed, _) => Some(false),
             });
+    result.integrity = job
+        .attempt()
+        .and_then(state::Attempt::integrity_record)
+        .cloned();
     result.attempt_history = history(job);
     result.timeline = timeline.iter().map(entry).collect();
     for attempt in &job.attempts {

@@ -49,6 +49,7 @@ fn finished(kind: Option<FailureKind>) -> Event {
             Outcome::Succeeded
         },
         failure_kind: kind,
+        integrity: None,
     }
 }
 
@@ -62,6 +63,7 @@ fn baseline() -> Event {
         }),
         reason: None,
         timed_out: Vec::new(),
+        canary: None,
     }
 }
 
@@ -70,7 +72,12 @@ fn acceptance(verdict: Option<Verdict>) -> Event {
         Some(v) if v.passed() => Check::Passed,
         _ => Check::Failed,
     };
-    Event::Acceptance { result, verdict }
+    Event::Acceptance {
+        result,
+        verdict,
+        canary: None,
+        integrity: Vec::new(),
+    }
 }
 
 fn failing_verdict() -> Verdict {
@@ -149,6 +156,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 inventory: None,
                 reason: None,
                 timed_out: Vec::new(),
+                canary: None,
             },
         )
         .push("a", Some(1), acceptance(None))
@@ -176,6 +184,7 @@ fn the_baseline_reason_is_kept() {
                 inventory: None,
                 reason: Some(reason.into()),
                 timed_out: Vec::new(),
+                canary: None,
             },
         )
         .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));

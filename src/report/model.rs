@@ -13,7 +13,9 @@ use crate::protocol::FailureKind;
 /// 4: per job `setup_ms` (setup time, no longer counted as acceptance
 /// time), `manifest_hash`, `attempt_history` (every attempt with the
 /// manifest hash it ran) and `first_attempt_accepted` (pass@k's sample).
-pub const REPORT_SCHEMA_VERSION: u32 = 4;
+/// 5: per job `integrity` (the last attempt's tamper signals and canary
+/// evidence); per tally `tampered`, `signalled` and `signals`.
+pub const REPORT_SCHEMA_VERSION: u32 = 5;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -136,6 +138,11 @@ pub struct JobResult {
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
+    /// The last finished attempt's integrity record: its tamper signals
+    /// and what its canaries showed; `None` until an attempt finished with
+    /// one (and in logs written before the record existed).
+    #[serde(default)]
+    pub integrity: Option<crate::protocol::Integrity>,
     /// Every attempt in the log, in order, with the manifest hash it ran:
     /// attempts of an earlier manifest stay here as history.
     #[serde(default)]
@@ -178,6 +185,7 @@ impl JobResult {
             first_attempt_clean: false,
             first_attempt_accepted: None,
             tests: TestVerdict::default(),
+            integrity: None,
             attempt_history: Vec::new(),
             timeline: Vec::new(),
         }
@@ -186,6 +194,25 @@ impl JobResult {
     /// The failure kind as text, or `""` when there is none.
     pub fn failure_str(&self) -> &'static str {
         self.failure_kind.map_or("", FailureKind::as_str)
+    }
+
+    /// The integrity record in a few words: its signal count, and whether
+    /// a canary showed the results forged; `-` without a record.
+    pub fn integrity_summary(&self) -> String {
+        match &self.integrity {
+            None => "-".to_string(),
+            Some(record) => {
+                let signals = match record.signal_count {
+                    1 => "1 signal".to_string(),
+                    n => format!("{n} signals"),
+                };
+                if record.forged() {
+                    format!("canary forged, {signals}")
+                } else {
+                    signals
+                }
+            }
+        }
     }
 }
 

@@ -50,6 +50,16 @@ pub struct Tally {
     /// `provider_latency_ms`).
     #[serde(flatten)]
     pub time: super::model::TimeSpent,
+    /// Jobs that failed `tampered` (forged results), counted apart from
+    /// the other failures.
+    #[serde(default)]
+    pub tampered: u32,
+    /// Jobs whose last attempt has at least one tamper signal.
+    #[serde(default)]
+    pub signalled: u32,
+    /// Tamper signals of the jobs' last attempts, in all.
+    #[serde(default)]
+    pub signals: u64,
 }
 
 impl Tally {
@@ -79,6 +89,13 @@ impl Tally {
             t.time.add(&j.time);
             if let Some(cost) = j.cost_usd {
                 t.cost_usd = Some(crate::protocol::add_usd(t.cost_usd.unwrap_or(0.0), cost));
+            }
+            if j.outcome == JobOutcome::Failed && j.failure_kind == Some(FailureKind::Tampered) {
+                t.tampered += 1;
+            }
+            if let Some(record) = &j.integrity {
+                t.signals = t.signals.saturating_add(u64::from(record.signal_count));
+                t.signalled += u32::from(record.signal_count > 0);
             }
             if j.outcome.is_terminal() {
                 walls.push(j.wall_ms);

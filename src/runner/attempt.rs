@@ -17,6 +17,7 @@ use super::error::RunError;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
+use super::tamper::{canary_files, patch_integrity, settle_attempt, workspace_guard};
 use crate::agent::{
     AgentRun, LoopLimits, PromptFacts, Transcript, Workspace, WorkspaceError, command_event,
     run_agent, secret_values_from_env,
@@ -46,6 +47,9 @@ pub struct RunOptions {
     /// Workers of the batch this attempt runs in (0 or 1: alone): the
     /// tests of a check share the cores with them.
     pub workers: usize,
+    /// Any tamper signal fails the attempt as `tampered`
+    /// (`--strict-integrity`; `[acceptance] strict_integrity` too).
+    pub strict_integrity: bool,
 }
 
 /// How an attempt ended.
@@ -140,7 +144,15 @@ pub fn run_job(
         Err(e @ RunError::Setup { .. }) => return restart(store, claim, id, &e.to_string()),
         Err(e) => return Err(e),
     };
-    store.finish(claim, outcome, failure_kind)?;
+    // The attempt's integrity record (what its phases recorded), settled.
+    let strict = options.strict_integrity;
+    let (outcome, failure_kind, integrity) = settle_attempt(
+        store.state().job(id),
+        &manifest,
+        strict,
+        (outcome, failure_kind),
+    );
+    store.finish_with(claim, outcome, failure_kind, Some(integrity))?;
     // The attempt is over: its workspace and check copies go by policy
     // (artifacts under runs/ stay). Failing to remove them is not the
     // attempt's failure; the next `gc` tries again.
@@ -353,12 +365,14 @@ impl Phases<'_> {
             }
             Err(e) => return Err(self.setup_error(e)),
         };
+        let integrity = patch_integrity(self.manifest, runs, &saved.files_hash);
         self.record(Event::Patch {
             bytes: saved.diff_bytes,
             files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
             hash: saved.diff_hash,
             files_hash: Some(saved.files_hash),
             partial: saved.partial,
+            integrity,
         })?;
         Ok(Ok(()))
     }
@@ -390,8 +404,8 @@ impl Phases<'_> {
             Err(verdict) => return Ok(Err(verdict)),
         };
         let lang = crate::lang::for_acceptance(acceptance);
-        let (result, verdict) = acceptance_of(&run, self.inventory()?.as_ref(), lang);
-        self.record(Event::Acceptance { result, verdict })?;
+        let facts = acceptance_of(&run, self.inventory()?.as_ref(), lang);
+        self.record(facts.into_event())?;
         Ok(Ok(()))
     }
 
@@ -475,6 +489,13 @@ impl Phases<'_> {
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
+        let job = self.job()?;
+        let canaries = canary_files(
+            acceptance,
+            crate::lang::for_acceptance(acceptance),
+            check,
+            job,
+        );
         let inventory = self
             .inventory()?
             .filter(|_| check == CommandFor::Acceptance);
@@ -489,6 +510,7 @@ impl Phases<'_> {
             cache: &CacheUse::of(self.manifest, cache),
             inventory: inventory.as_ref(),
             parallel: super::per_test::test_parallelism(self.options.workers),
+            canaries: canaries.as_deref(),
         };
         match run_check(&spec, self.cancel) {
             Ok(run) => {
@@ -555,6 +577,8 @@ impl Phases<'_> {
             .seed(workspace_dir)
             .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
+        let mut guard =
+            workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
         let verdict = match self.build_provider() {
             Err(message) => {
                 self.record(Event::ProviderFailed {
@@ -628,6 +652,7 @@ impl Phases<'_> {
                     transcript: transcript.as_mut(),
                     attempt: n,
                     budget: self.options.budget.as_deref().zip(manifest.price),
+                    guard: Some(&mut guard),
                 });
                 // Also wakes the timer, which then ends.
                 agent_cancel.cancel();
@@ -652,10 +677,12 @@ impl Phases<'_> {
         if interrupted && failure_kind == Some(FailureKind::Cancelled) {
             return Ok((outcome, failure_kind));
         }
+        let integrity = guard.finish(steps);
         self.record(Event::AgentFinished {
             outcome,
             failure_kind,
             steps,
+            integrity,
         })?;
         Ok((outcome, failure_kind))
     }

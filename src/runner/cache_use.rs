@@ -60,6 +60,9 @@ impl CacheUse {
         if let Some(dir) = &self.setup_dir {
             commands.sandbox.readable.push(dir.clone());
         }
+        if !manifest.sandbox.toolchains.is_empty() {
+            commands.use_toolchains(manifest, |dir| self.expand(dir));
+        }
     }
 
     /// Copies the dependency layer into `dir/target` (a build's own).

@@ -2,8 +2,9 @@
 //! inventory, the acceptance's per-test verdict. Pure functions of the run.
 
 use super::checks::CheckRun;
+use crate::integrity::{acceptance_canaries, baseline_canaries};
 use crate::lang::Language;
-use crate::protocol::{CheckResult, Event};
+use crate::protocol::{CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind};
 use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
 
 /// What the `baseline` event records.
@@ -14,6 +15,8 @@ pub(super) struct BaselineFacts {
     pub(super) reason: Option<String>,
     /// Inventory tests killed at their timeout on the pristine source.
     pub(super) timed_out: Vec<String>,
+    /// Whether canaries run for the job.
+    pub(super) canary: Option<CanaryBaseline>,
 }
 
 impl BaselineFacts {
@@ -24,6 +27,7 @@ impl BaselineFacts {
             inventory: None,
             reason: None,
             timed_out: Vec::new(),
+            canary: None,
         }
     }
 
@@ -33,6 +37,28 @@ impl BaselineFacts {
             inventory: self.inventory,
             reason: self.reason,
             timed_out: self.timed_out,
+            canary: self.canary,
+        }
+    }
+}
+
+/// What the `acceptance` event records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct AcceptanceFacts {
+    pub(super) result: CheckResult,
+    pub(super) verdict: Option<TestVerdict>,
+    pub(super) canary: Option<CanaryCheck>,
+    /// The results' anomalies, as signals.
+    pub(super) integrity: Vec<Signal>,
+}
+
+impl AcceptanceFacts {
+    pub(super) fn into_event(self) -> Event {
+        Event::Acceptance {
+            result: self.result,
+            verdict: self.verdict,
+            canary: self.canary,
+            integrity: self.integrity,
         }
     }
 }
@@ -46,11 +72,20 @@ impl BaselineFacts {
 /// reason. Hidden tests that do not collect or build take their inventory
 /// from the oracle or the hidden files, with a note that says so.
 pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
+    let mut facts = baseline_facts(run);
+    if run.canaries_asked && facts.result != CheckResult::Error {
+        facts.canary = Some(baseline_canaries(&run.canaries, &run.unplanted));
+    }
+    facts
+}
+
+fn baseline_facts(run: &CheckRun) -> BaselineFacts {
     let facts = |result, inventory, reason| BaselineFacts {
         result,
         inventory,
         reason,
         timed_out: Vec::new(),
+        canary: None,
     };
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
@@ -111,6 +146,7 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
                 inventory: Some(inventory),
                 reason,
                 timed_out,
+                canary: None,
             }
         }
         Err(why @ (InventoryError::Empty | InventoryError::NoFailToPass)) => {
@@ -119,8 +155,33 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
     }
 }
 
-/// The acceptance result and its per-test verdict (none for `exit`).
+/// The acceptance result, its per-test verdict (none for `exit`), its
+/// canaries and the anomalies of its results.
 pub(super) fn acceptance_of(
+    run: &CheckRun,
+    inventory: Option<&Inventory>,
+    lang: Option<&dyn Language>,
+) -> AcceptanceFacts {
+    let (result, verdict) = verdict_of(run, inventory, lang);
+    let integrity = run
+        .anomalies
+        .iter()
+        .map(|line| {
+            let (subject, evidence) = line.split_once(": ").unwrap_or(("results", line));
+            Signal::new(SignalKind::ResultAnomaly, subject, evidence)
+        })
+        .collect();
+    AcceptanceFacts {
+        result,
+        verdict,
+        canary: run
+            .canaries_asked
+            .then(|| acceptance_canaries(&run.canaries)),
+        integrity,
+    }
+}
+
+fn verdict_of(
     run: &CheckRun,
     inventory: Option<&Inventory>,
     lang: Option<&dyn Language>,

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::protocol::{CheckResult, DecisionKind, FailureKind, Outcome, Verdict};
+use crate::protocol::{CheckResult, DecisionKind, FailureKind, Integrity, Outcome, Verdict};
 
 /// Where an attempt is: what it recorded last of its phases.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -135,6 +135,12 @@ pub struct Attempt {
     /// The kind of the last decision, if any.
     pub last_action: Option<DecisionKind>,
     pub causes: Causes,
+    /// Its integrity record: the signals its phases recorded so far, then
+    /// the record its end carries.
+    pub integrity: Integrity,
+    /// Whether `integrity` is the record the attempt's end carried (bare
+    /// lifecycle tasks and older logs carry none).
+    pub integrity_final: bool,
     /// How each run ended, in order; the last one may still be going.
     pub runs: Vec<RunEnd>,
 }
@@ -152,6 +158,8 @@ impl Attempt {
             invalid_decisions: 0,
             last_action: None,
             causes: Causes::default(),
+            integrity: Integrity::default(),
+            integrity_final: false,
             runs: Vec::new(),
         }
     }
@@ -166,6 +174,13 @@ impl Attempt {
         self.tokens = 0;
         self.invalid_decisions = 0;
         self.last_action = None;
+        self.integrity = Integrity::default();
+        self.integrity_final = false;
+    }
+
+    /// The integrity record its end carried, if it did.
+    pub fn integrity_record(&self) -> Option<&Integrity> {
+        self.integrity_final.then_some(&self.integrity)
     }
 
     /// How the agent phase ended, once recorded (and the attempt got no

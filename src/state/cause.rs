@@ -66,6 +66,7 @@ impl Job {
                 Some("the batch's cost cap (--max-cost) was reached".into())
             }
             Some(FailureKind::NoEdit) => Some("the model finished without changing a file".into()),
+            Some(FailureKind::Tampered) => attempt.and_then(tamper_cause),
             _ => None,
         };
         reason
@@ -97,4 +98,30 @@ impl Job {
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
+}
+
+/// Why a `tampered` attempt is: the canary evidence, else (under
+/// `--strict-integrity`) its signals.
+fn tamper_cause(attempt: &Attempt) -> Option<String> {
+    let more = |n: usize| match n {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let record = &attempt.integrity;
+    if let Some(first) = record.forged.first() {
+        return Some(format!(
+            "forged results: {first}{}",
+            more(record.forged.len().saturating_sub(1))
+        ));
+    }
+    let first = record.signals.first()?;
+    Some(format!(
+        "tamper signal (strict integrity): {}{}",
+        first.line(),
+        more(
+            usize::try_from(record.signal_count)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(1)
+        )
+    ))
 }

@@ -46,6 +46,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         Event::AttemptFinished {
             outcome,
             failure_kind,
+            ..
         } => {
             // Every attempt's, as `status` and the reports count steps.
             let steps = job.total_steps();
@@ -204,6 +205,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             outcome,
             failure_kind,
             steps,
+            ..
         } => {
             let text = match failure_kind {
                 Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
@@ -228,7 +230,9 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         Event::PatchRejected { reason } => {
             said("patch", 0, format!("patch rejected: {reason}"), false)
         }
-        Event::Acceptance { result, verdict } => {
+        Event::Acceptance {
+            result, verdict, ..
+        } => {
             let mut text = format!("acceptance {}", result.as_str());
             if let Some(summary) = verdict_summary(*result, verdict.as_ref()) {
                 text.push_str(&format!(": {summary}"));
@@ -249,4 +253,29 @@ pub fn verdict_summary(result: CheckResult, verdict: Option<&Verdict>) -> Option
         None => matches!(result, CheckResult::Passed | CheckResult::Failed)
             .then(|| NOT_VERIFIED.to_string()),
     }
+}
+
+/// The evidence of the integrity record an `attempt_finished` carries, one
+/// entry each (forged canaries, then the signals kept), placed before the
+/// attempt's end in the timeline.
+pub fn integrity_evidence(record: &Record) -> Vec<Said> {
+    let Event::AttemptFinished {
+        integrity: Some(integrity),
+        ..
+    } = &record.event
+    else {
+        return Vec::new();
+    };
+    integrity
+        .forged
+        .iter()
+        .cloned()
+        .chain(integrity.signals.iter().map(crate::protocol::Signal::line))
+        .map(|text| Said {
+            kind: "integrity",
+            step: 0,
+            text,
+            ok: false,
+        })
+        .collect()
 }

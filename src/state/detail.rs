@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::attempt::Phase;
-use super::describe::{Said, describe};
+use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
 use crate::protocol::{Event, Record};
 
@@ -69,6 +69,16 @@ impl Details {
                 }
             }
             _ => {}
+        }
+        let at_ms = job
+            .first_started_ms
+            .map_or(0, |start| record.ts_ms.saturating_sub(start));
+        for said in integrity_evidence(record) {
+            timeline.push(Entry {
+                attempt: n,
+                at_ms,
+                said,
+            });
         }
         if let Some(said) = describe(record, job) {
             timeline.push(Entry {

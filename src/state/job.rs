@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::attempt::{Attempt, Step};
 use crate::protocol::{
-    CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price, Record,
+    CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price, Record,
 };
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -204,6 +204,8 @@ pub struct Baseline {
     pub result: CheckResult,
     pub inventory: Option<Inventory>,
     pub reason: Option<String>,
+    /// Whether canaries run for the job, as the baseline decided.
+    pub canary: Option<CanaryBaseline>,
 }
 
 /// A provider call that is being retried: the job waits for its provider.

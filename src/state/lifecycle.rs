@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::attempt::{Attempt, RunEnd};
 use super::job::{Job, JobState, Lifecycle, OpenAttempt, Usage};
 use super::reducer::{At, Illegal};
-use crate::protocol::{FailureKind, ManifestSnapshot, Outcome, Record};
+use crate::protocol::{FailureKind, Integrity, ManifestSnapshot, Outcome, Record};
 
 /// What an `enqueued` event says about the new job.
 pub(super) struct Enqueued<'e> {
@@ -176,11 +176,17 @@ pub(super) fn finished(
     at: &At<'_>,
     outcome: Outcome,
     failure_kind: Option<FailureKind>,
+    integrity: Option<&Integrity>,
 ) -> Result<(), Illegal> {
-    at.open_attempt(job)?.runs.push(RunEnd::Finished {
+    let attempt = at.open_attempt(job)?;
+    attempt.runs.push(RunEnd::Finished {
         outcome,
         failure_kind,
     });
+    if let Some(record) = integrity {
+        attempt.integrity = record.clone();
+        attempt.integrity_final = true;
+    }
     let life = &mut job.lifecycle;
     life.open = None;
     life.last_outcome = Some(outcome);

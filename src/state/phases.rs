@@ -6,7 +6,9 @@
 use super::attempt::{AgentEnd, Patch, Phase};
 use super::job::{Baseline, Job};
 use super::reducer::{At, Illegal};
-use crate::protocol::{CheckResult, FailureKind, Inventory, Outcome, Verdict};
+use crate::protocol::{
+    CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome, Signal, Verdict,
+};
 
 /// `setup`: the job's trusted `[setup]` ran or was reused.
 pub(super) fn setup(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Result<(), Illegal> {
@@ -22,6 +24,7 @@ pub(super) fn baseline(
     result: CheckResult,
     inventory: Option<&Inventory>,
     reason: Option<&String>,
+    canary: Option<&CanaryBaseline>,
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if result == CheckResult::Error {
@@ -32,6 +35,7 @@ pub(super) fn baseline(
         result,
         inventory: inventory.cloned(),
         reason: reason.cloned(),
+        canary: canary.cloned(),
     });
     Ok(())
 }
@@ -43,6 +47,7 @@ pub(super) fn agent_finished(
     outcome: Outcome,
     failure_kind: Option<FailureKind>,
     steps: u32,
+    integrity: &[Signal],
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if attempt.phase.agent_done() {
@@ -55,17 +60,24 @@ pub(super) fn agent_finished(
         },
     };
     attempt.steps = attempt.steps.max(steps);
+    attempt.integrity.add(integrity.iter().cloned());
     Ok(())
 }
 
 /// `patch`: the agent's patch and the runner's copy of it were saved.
-pub(super) fn patch(job: &mut Job, at: &At<'_>, patch: Patch) -> Result<(), Illegal> {
+pub(super) fn patch(
+    job: &mut Job,
+    at: &At<'_>,
+    patch: Patch,
+    integrity: &[Signal],
+) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
         return Err(at.phase_twice(attempt.number, "patch"));
     }
     attempt.phase = Phase::Acceptance;
     attempt.patch = Some(patch);
+    attempt.integrity.add(integrity.iter().cloned());
     Ok(())
 }
 
@@ -89,6 +101,8 @@ pub(super) fn acceptance(
     at: &At<'_>,
     result: CheckResult,
     verdict: Option<&Verdict>,
+    canary: Option<&CanaryCheck>,
+    integrity: &[Signal],
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
@@ -98,5 +112,10 @@ pub(super) fn acceptance(
         result,
         verdict: verdict.cloned(),
     };
+    attempt.integrity.add(integrity.iter().cloned());
+    if let Some(canary) = canary {
+        attempt.integrity.canaries = u32::try_from(canary.planted.len()).unwrap_or(u32::MAX);
+        attempt.integrity.forged.clone_from(&canary.forged);
+    }
     Ok(())
 }

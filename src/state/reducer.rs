@@ -263,7 +263,8 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
         Event::AttemptFinished {
             outcome,
             failure_kind,
-        } => lifecycle::finished(job, &at, *outcome, *failure_kind)?,
+            integrity,
+        } => lifecycle::finished(job, &at, *outcome, *failure_kind, integrity.as_ref())?,
         Event::AttemptInterrupted {
             by_runner, cause, ..
         } => lifecycle::interrupted(job, &at, *by_runner, cause.as_ref())?,
@@ -274,17 +275,27 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             result,
             inventory,
             reason,
+            canary,
             ..
-        } => phases::baseline(job, &at, *result, inventory.as_ref(), reason.as_ref())?,
+        } => phases::baseline(
+            job,
+            &at,
+            *result,
+            inventory.as_ref(),
+            reason.as_ref(),
+            canary.as_ref(),
+        )?,
         Event::AgentFinished {
             outcome,
             failure_kind,
             steps,
-        } => phases::agent_finished(job, &at, *outcome, *failure_kind, *steps)?,
+            integrity,
+        } => phases::agent_finished(job, &at, *outcome, *failure_kind, *steps, integrity)?,
         Event::Patch {
             bytes,
             files,
             files_hash,
+            integrity,
             ..
         } => phases::patch(
             job,
@@ -294,11 +305,22 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 files: *files,
                 files_hash: files_hash.clone(),
             },
+            integrity,
         )?,
         Event::PatchRejected { reason } => phases::patch_rejected(job, &at, reason)?,
-        Event::Acceptance { result, verdict } => {
-            phases::acceptance(job, &at, *result, verdict.as_ref())?
-        }
+        Event::Acceptance {
+            result,
+            verdict,
+            canary,
+            integrity,
+        } => phases::acceptance(
+            job,
+            &at,
+            *result,
+            verdict.as_ref(),
+            canary.as_ref(),
+            integrity,
+        )?,
         Event::Decision {
             step,
             kind,

@@ -59,6 +59,7 @@ impl Log {
             Event::AttemptFinished {
                 outcome,
                 failure_kind: kind,
+                integrity: None,
             },
         )
     }
@@ -71,6 +72,7 @@ fn succeeded() -> Event {
     Event::AttemptFinished {
         outcome: Outcome::Succeeded,
         failure_kind: None,
+        integrity: None,
     }
 }
 
@@ -450,6 +452,7 @@ fn agent_done(outcome: Outcome) -> Event {
         outcome,
         failure_kind: None,
         steps: 3,
+        integrity: Vec::new(),
     }
 }
 
@@ -498,6 +501,8 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         Event::Acceptance {
             result: crate::protocol::CheckResult::Passed,
             verdict: None,
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     assert!(matches!(
@@ -507,6 +512,8 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             Event::Acceptance {
                 result: crate::protocol::CheckResult::Passed,
                 verdict: None,
+                canary: None,
+                integrity: Vec::new(),
             }
         ),
         Illegal::PhaseTwice {
@@ -588,6 +595,7 @@ fn attempt_events_need_the_open_attempt() {
             inventory: None,
             reason: None,
             timed_out: Vec::new(),
+            canary: None,
         },
     );
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
@@ -715,6 +723,7 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
             hash: "h".into(),
             files_hash: None,
             partial: false,
+            integrity: Vec::new(),
         },
     ] {
         assert!(matches!(
@@ -801,6 +810,8 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
                 failing: vec!["t::value_is_new".into()],
                 ..crate::protocol::Verdict::default()
             }),
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::TestsFailed));
@@ -839,6 +850,7 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         hash: "h".into(),
         files_hash: Some("c0ffee".into()),
         partial: false,
+        integrity: Vec::new(),
     };
     let job = log.ok("a", Some(1), patch);
     let patch = job.attempt().unwrap().patch.as_ref();
@@ -874,6 +886,7 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
             hash: "h".into(),
             files_hash: None,
             partial: false,
+            integrity: Vec::new(),
         },
     );
     log.ok(
@@ -882,10 +895,78 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         Event::Acceptance {
             result: crate::protocol::CheckResult::Failed,
             verdict: None,
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     assert!(matches!(
         log.err("a", Some(2), rejected()),
         Illegal::PhaseTwice { phase: "patch", .. }
     ));
+}
+
+#[test]
+fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_clean() {
+    use crate::protocol::{CanaryCheck, Integrity, Signal, SignalKind};
+    let signal = |subject: &str| Signal::new(SignalKind::WorkspaceChanged, subject, "changed");
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.ok(
+        "a",
+        Some(1),
+        Event::AgentFinished {
+            outcome: Outcome::Succeeded,
+            failure_kind: None,
+            steps: 2,
+            integrity: vec![signal("tests/visible.rs")],
+        },
+    );
+    log.ok(
+        "a",
+        Some(1),
+        Event::Patch {
+            bytes: 1,
+            files: 1,
+            hash: "h".into(),
+            files_hash: None,
+            partial: false,
+            integrity: vec![signal("conftest.py")],
+        },
+    );
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::Acceptance {
+            result: crate::protocol::CheckResult::Passed,
+            verdict: None,
+            canary: Some(CanaryCheck {
+                planted: vec!["t::canary".into()],
+                forged: vec!["the canary t::canary was reported passed".into()],
+            }),
+            integrity: Vec::new(),
+        },
+    );
+    assert_eq!(job.attempt().unwrap().integrity.signal_count, 2);
+    assert_eq!(job.attempt().unwrap().integrity.canaries, 1);
+    assert!(job.attempt().unwrap().integrity.forged());
+    let record = job.attempt().unwrap().integrity.clone();
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptFinished {
+            outcome: Outcome::Failed,
+            failure_kind: Some(FailureKind::Tampered),
+            integrity: Some(record.clone()),
+        },
+    );
+    assert_eq!(job.attempt().unwrap().integrity, record);
+    assert!(
+        job.failure_cause()
+            .unwrap()
+            .starts_with("forged results: the canary t::canary")
+    );
+    log.ok("a", None, Event::Retried {});
+    let job = log.start("a", 2);
+    assert_eq!(job.attempt().unwrap().integrity, Integrity::default());
 }

@@ -26,6 +26,10 @@ pub struct TestResults {
     /// Tests that did not finish before their timeout (their own, or the
     /// run's): each is in `tests` as failed.
     pub timed_out: BTreeSet<String>,
+    /// What an honest harness does not write, in one line each (a test
+    /// reported twice, output after the document's end): facts for the
+    /// integrity record, not results.
+    pub anomalies: Vec<String>,
 }
 
 impl TestResults {
