@@ -13,12 +13,15 @@ mod expand;
 mod fields;
 mod job;
 mod load;
+mod load_shape;
 mod price;
 mod provider_config;
 mod provider_file;
 mod raw;
+mod shape;
 mod snapshot;
 mod source_map;
+mod suggest;
 mod toolchains;
 #[cfg(test)]
 mod toolchains_tests;
@@ -26,9 +29,11 @@ mod toolchains_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod load_shape_tests;
+#[cfg(test)]
 mod load_tests;
 
-pub use checked::{check_commands, load_checked};
+pub use checked::{admitting_rule, check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 pub use job::{
@@ -45,3 +50,4 @@ pub use provider_config::{
 };
 pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
 pub use snapshot::SNAPSHOT_FORMAT;
+pub use suggest::did_you_mean;
