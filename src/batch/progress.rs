@@ -11,7 +11,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cancel::CancelToken;
-use crate::log::{Event, Follower, Record};
+use crate::log::{DecisionKind, Event, Follower, Record};
 use crate::state::{Job, State};
 
 /// How progress is shown.
@@ -284,6 +284,17 @@ impl Reporter {
     }
 }
 
+/// A reason cut to what one progress line holds.
+fn short(reason: &str) -> String {
+    const KEPT: usize = 160;
+    let line = reason.lines().next().unwrap_or_default();
+    let mut kept: String = line.chars().take(KEPT).collect();
+    if kept.len() < reason.len() {
+        kept.push('…');
+    }
+    kept
+}
+
 fn digits(n: usize) -> usize {
     n.to_string().len()
 }
@@ -320,6 +331,13 @@ fn describe(record: &Record, job: &Job) -> Option<String> {
             (_, true) => "setup reused".into(),
             (result, false) => format!("setup {}", result.as_str()),
         },
+        // A refusal says why, as the model was told.
+        Event::Decision {
+            step,
+            kind: DecisionKind::Invalid,
+            reason: Some(reason),
+            ..
+        } => format!("step {step}: invalid decision: {}", short(reason)),
         Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
         Event::ProviderRetry { wait_ms, .. } => {
             let provider = job.provider.as_deref().unwrap_or("the provider");

@@ -43,6 +43,7 @@ mod jobs;
 mod lifecycle;
 mod status;
 mod validate;
+mod words;
 
 use std::process::ExitCode;
 use std::time::Duration;

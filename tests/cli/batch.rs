@@ -752,7 +752,7 @@ fn rerunning_a_finished_batch_does_no_work() {
         "the rerun started attempts"
     );
     assert!(
-        second.stdout.contains("0 attempt(s) run now"),
+        second.stdout.contains("0 attempts run now"),
         "{second:#?}"
     );
     assert_eq!(states(sb.path(), &sb.data())["lazy"], "failed");

@@ -188,7 +188,7 @@ fn semantic_refusals_point_at_the_offending_line() {
         lines[3].ends_with("the model could read the hidden tests"),
         "{err}"
     );
-    assert_eq!(lines[4], "error: 4 of 4 manifest(s) invalid");
+    assert_eq!(lines[4], "error: 4 of 4 manifests invalid");
 }
 
 #[test]
