@@ -28,19 +28,23 @@ pub fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
     let mut store = open_existing(data)?;
     let attempt = match store.retry(id) {
         Ok(attempt) => attempt,
-        Err(
-            e @ StoreError::Log(LogError::Illegal(Illegal::NoAttemptsLeft { .. })),
-        ) => {
+        Err(StoreError::Log(LogError::Illegal(Illegal::NoAttemptsLeft { job, max }))) => {
             // `retry` only spends attempts that are left; starting over is
             // the batch's `--rerun failed`.
+            let used = match max {
+                1 => "its 1 attempt is used".to_string(),
+                n => format!("all {n} attempts are used"),
+            };
             let manifest_job = store.state().job(id).is_some_and(|j| j.manifest.is_some());
             if manifest_job {
                 anyhow::bail!(
-                    "{e}; to run it again from scratch with fresh attempts, rerun its batch: agent-runtime batch {} JOBS... --rerun failed (the earlier attempts stay in the log)",
+                    "cannot retry job {job:?}: {used}; to run it again from scratch with fresh attempts, rerun its batch: agent-runtime batch {} JOBS... --rerun failed (the earlier attempts stay in the log)",
                     data.display()
                 );
             }
-            anyhow::bail!("{e}; a bare task cannot start over: enqueue it again under a new id");
+            anyhow::bail!(
+                "cannot retry job {job:?}: {used}; a bare task cannot start over: enqueue it again under a new id"
+            );
         }
         Err(e) => return Err(e.into()),
     };

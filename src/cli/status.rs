@@ -111,7 +111,12 @@ fn unattended(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> Vec<String
 /// `nothing is running the 3 queued jobs (a, b, c): ...`
 fn idle_note(data: &Path, queued: &[String]) -> String {
     const SHOWN: usize = 3;
-    let mut names = queued.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut names = queued
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if queued.len() > SHOWN {
         names.push_str(&format!(" and {} more", queued.len() - SHOWN));
     }

@@ -66,10 +66,7 @@ pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
         );
     }
     if bad_files > 0 {
-        bail!(
-            "{bad_files} of {} invalid",
-            count(files.len(), "manifest")
-        );
+        bail!("{bad_files} of {} invalid", count(files.len(), "manifest"));
     }
     Ok(Completion::Success)
 }

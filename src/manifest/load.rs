@@ -62,6 +62,8 @@ pub(super) fn read_text(path: &Path) -> Result<String, ManifestError> {
 pub(super) struct Errors {
     list: Vec<ManifestError>,
     reported: Vec<String>,
+    /// Keys a misspelt one was taken for: "missing" is already said.
+    suggested: Vec<String>,
 }
 
 impl Errors {
@@ -74,6 +76,7 @@ impl Errors {
         Errors {
             list: shape.errors,
             reported,
+            suggested: shape.suggested,
         }
     }
 
@@ -86,7 +89,12 @@ impl Errors {
                         .is_some_and(|rest| rest.starts_with(['.', '[']))
             })
         });
-        if !covered {
+        let misspelt = matches!(
+            &error,
+            ManifestError::Field { field, message, .. }
+                if message.starts_with("required key is missing") && self.suggested.contains(field)
+        );
+        if !covered && !misspelt {
             self.list.push(error);
         }
     }

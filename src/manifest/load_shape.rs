@@ -13,12 +13,14 @@ use super::shape::{JOB_KEYS, Key, Kind, MANIFEST, PROVIDER, PROVIDER_FILE, Shape
 use super::source_map::SourceMap;
 use super::suggest::did_you_mean;
 
-/// What the walk found: the errors, and the dotted fields they are about
-/// (taken out of the document before it is read further).
+/// What the walk found: the errors, the dotted fields they are about
+/// (taken out of the document before it is read further), and the fields
+/// a misspelt key was taken for (their absence is the same mistake).
 #[derive(Debug, Default)]
 pub(super) struct ShapeErrors {
     pub errors: Vec<ManifestError>,
     pub fields: Vec<String>,
+    pub suggested: Vec<String>,
 }
 
 /// Every unknown key and wrongly typed value of `root` against `shape`.
@@ -220,10 +222,21 @@ impl Walk<'_> {
             "unknown key"
         };
         let at = self.map.locate_key(field);
+        let near = match kind {
+            Some(kind) => did_you_mean(name, kind.keys().iter().copied()),
+            None => did_you_mean(name, shape.names()),
+        };
+        if let Some(near) = near {
+            let parent = field.rsplit_once('.').map(|(parent, _)| parent);
+            self.found.suggested.push(match parent {
+                Some(parent) => format!("{parent}.{near}"),
+                None => near.to_string(),
+            });
+        }
         let message = match kind {
             Some(kind) => {
                 let keys = kind.keys();
-                match did_you_mean(name, keys.iter().copied()) {
+                match near {
                     Some(near) => format!(
                         "not a key for kind \"{}\", did you mean {near}? (its keys: {})",
                         kind.as_str(),
@@ -236,7 +249,7 @@ impl Walk<'_> {
                     ),
                 }
             }
-            None => match did_you_mean(name, shape.names()) {
+            None => match near {
                 Some(near) => format!("{what}, did you mean {}?", shown(shape, near)),
                 None => match self.home_of(name, shape) {
                     Some(home) => format!("{what} here: {name} is a key of {home}"),

@@ -38,8 +38,7 @@ fn a_provider_typo_is_checked_against_the_keys_of_its_kind() {
         fx.error(&with(
             "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodle = \"m\"\n"
         )),
-        "jobs/job.toml:6:1: provider.model: required key is missing\n\
-         jobs/job.toml:9:1: provider.modle: not a key for kind \"openai\", did you mean model? \
+        "jobs/job.toml:9:1: provider.modle: not a key for kind \"openai\", did you mean model? \
          (its keys: base_url, model, api_key_env, mode, temperature, max_tokens, timeout, max_retries, retry_for)"
     );
     assert_eq!(

@@ -129,7 +129,12 @@ fn description(j: &JobResult) -> String {
     }
     // The attempt's own end only repeats the failure kind: the step
     // before it says what went wrong.
-    if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok && t.kind != "attempt") {
+    if let Some(step) = j
+        .timeline
+        .iter()
+        .rev()
+        .find(|t| !t.ok && t.kind != "attempt")
+    {
         let place = match step.step {
             0 => format!("attempt {}", step.attempt),
             n => format!("attempt {}, step {n}", step.attempt),
