@@ -4,8 +4,9 @@
 
 /// The candidate closest to `word`, when it is close: at most one edit for
 /// short names, about one in three for longer ones (`max_step` →
-/// `max_steps`, `comand_timeout` → `command_timeout`), or the same name in
-/// another case or with `-` for `_`. Ties go to the first candidate.
+/// `max_steps`, `comand_timeout` → `command_timeout`), the same name in
+/// another case or with `-` for `_`, or a name it begins (`net` →
+/// `network`, three letters at least). Ties go to the first candidate.
 pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
@@ -17,10 +18,13 @@ where
         if candidate == word {
             continue;
         }
-        let distance = if fold(candidate) == folded {
+        let other = fold(candidate);
+        let distance = if other == folded {
             0
+        } else if folded.chars().count() >= 3 && other.starts_with(&folded) {
+            1
         } else {
-            strsim::damerau_levenshtein(&folded, &fold(candidate))
+            strsim::damerau_levenshtein(&folded, &other)
         };
         if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, candidate));
@@ -55,6 +59,10 @@ mod tests {
         );
         assert_eq!(did_you_mean("Wall-Time", LIMITS), Some("wall_time"));
         assert_eq!(did_you_mean("atempts", LIMITS), Some("attempts"));
+        assert_eq!(
+            did_you_mean("net", ["commands", "network"]),
+            Some("network")
+        );
     }
 
     #[test]

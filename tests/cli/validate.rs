@@ -114,12 +114,12 @@ fn each_class_of_bad_manifest_fails_with_its_place_and_field() {
         (
             "unknown_key",
             "colour = \"red\"\n",
-            "jobs/unknown_key.toml:14:1: provider.colour: unknown field `colour`",
+            "jobs/unknown_key.toml:14:1: provider.colour: not a key for kind \"script\" (its keys: script)",
         ),
         (
             "wrong_type",
             "[sandbox]\nnetwork = \"no\"\n",
-            "jobs/wrong_type.toml:15:11: sandbox.network: invalid type: string \"no\", expected a boolean",
+            "jobs/wrong_type.toml:15:11: sandbox.network: must be true or false (found the string \"no\")",
         ),
         (
             "reserved_env",
