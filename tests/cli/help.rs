@@ -120,6 +120,9 @@ fn placeholders_are_the_same_in_every_command() {
             assert!(!help.contains(odd), "{command}: {odd}:\n{help}");
         }
     }
+    // A flag that did nothing is gone.
+    let report = sb.run(&["report", "--help"]).ok().stdout;
+    assert!(!report.contains("--merge"), "{report}");
     let enqueue = sb.run(&["enqueue", "--help"]).ok().stdout;
     assert!(
         enqueue.contains("Usage: agent-runtime enqueue <DATA> <ID>"),

@@ -247,6 +247,35 @@ fn retry_with_no_attempts_left_points_to_a_rerun() {
     );
 }
 
+/// The progress line of a refused decision says why it was refused.
+#[test]
+fn an_invalid_step_says_why() {
+    let sb = Sandbox::new();
+    job(&sb, &[], "");
+    std::fs::write(
+        sb.path().join("s.jsonl"),
+        "\"this is not a decision\"\n{\"kind\":\"finish\",\"summary\":\"x\"}\n",
+    )
+    .unwrap();
+    let run = crate::harness::Run::from(
+        sb.command(&["batch", "DATA", "job.toml"])
+            .env("CI", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 1, "{run:#?}");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("step 1: invalid"))
+        .unwrap_or_else(|| panic!("no step line:\n{}", run.stderr));
+    assert!(line.contains("step 1: invalid decision: "), "{line}");
+    assert!(
+        line.len() > line.find("invalid decision: ").unwrap() + 20,
+        "{line}"
+    );
+}
+
 /// `watch` on a queued job that no runner holds says so, and how to start
 /// one, instead of waiting without a word.
 #[test]
