@@ -1,16 +1,18 @@
 //! Embeds the bundled jobs (`jobs/*.toml` and the fixtures, hidden tests and
-//! scripts under `evaluation/` they point to) in the binary, so `demo`
-//! works from an installed binary with no checkout beside it.
+//! scripts under `evaluation/` they point to, and the demo's own job that
+//! fails on purpose in `evaluation/demo/`) in the binary, so `demo` works
+//! from an installed binary with no checkout beside it.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The trees `demo` needs, relative to the crate root.
-const TREES: [&str; 4] = [
+const TREES: [&str; 5] = [
     "jobs",
     "evaluation/fixtures",
     "evaluation/acceptance",
     "evaluation/scripts",
+    "evaluation/demo",
 ];
 
 fn main() {

@@ -10,6 +10,8 @@ use crate::manifest::{DEFAULT_MEMORY, DEFAULT_PROCESSES, MAX_PROCESSES, MIN_MEMO
 use crate::protocol::units::{ByteSize, parse_duration, parse_size};
 use crate::sandbox::SandboxMode;
 
+use super::help_text;
+
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]
 #[command(
@@ -25,7 +27,10 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
-    #[command(display_order = 0)]
+    ///
+    /// One bundled job fails on purpose (a fix that special-cases the visible
+    /// test), so the results and the report show a failure and its analysis.
+    #[command(display_order = 0, after_long_help = help_text::DEMO)]
     Demo {
         /// Directory of job manifests [default: the bundled jobs, embedded
         /// in the binary].
@@ -46,13 +51,13 @@ pub enum Command {
     #[command(
         override_usage = "agent-runtime enqueue <DATA> <ID>\n       agent-runtime enqueue <DATA> --job <FILE>..."
     )]
-    #[command(display_order = 4)]
+    #[command(display_order = 4, after_long_help = help_text::ENQUEUE)]
     Enqueue {
         /// Data directory (holds events.log); created if missing.
         data: PathBuf,
         /// Job id of a bare task: letters, digits, '.', '_' and '-'. For a
         /// manifest job, give --job FILE instead.
-        #[arg(required_unless_present = "job", conflicts_with = "job")]
+        #[arg(required = true, conflicts_with = "job")]
         id: Option<String>,
         /// Manifest files (or directories, or globs) to enqueue.
         #[arg(long, num_args = 1.., value_name = "FILE")]
@@ -61,7 +66,7 @@ pub enum Command {
         #[arg(long, requires = "job")]
         replace: bool,
         /// Attempts of a bare task (manifests set [limits] attempts).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+        #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
         attempts: u32,
     },
     /// Run one queued job through the agent loop; exit 0 if it succeeded, 1 if not.
@@ -69,7 +74,7 @@ pub enum Command {
     /// With WORKSPACE (seed form), a bare task runs in a copy of WORKSPACE with
     /// AGENT_TASK, AGENT_ALLOWED, AGENT_VERIFY, AGENT_MAX_STEPS,
     /// AGENT_TIMEOUT_SECS and AGY_BIN from the environment.
-    #[command(after_long_help = RUN_EXAMPLES)]
+    #[command(after_long_help = help_text::RUN)]
     #[command(display_order = 3)]
     Run {
         /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
@@ -88,7 +93,7 @@ pub enum Command {
     },
     /// Remove the workspaces and build dirs of finished attempts by a keep
     /// policy (artifacts under DATA/runs stay); prints what it freed.
-    #[command(display_order = 11)]
+    #[command(display_order = 11, after_long_help = help_text::GC)]
     Gc {
         /// Data directory (holds events.log).
         data: PathBuf,
@@ -100,12 +105,11 @@ pub enum Command {
     /// Enqueue and run many manifests in parallel, then acceptance, then reports.
     ///
     /// Resumable: rerunning the same command skips finished jobs and recovers
-    /// interrupted ones. Exit 0 when every job was accepted, 1 otherwise, 130
-    /// on Ctrl-C (state is saved; rerun to finish).
-    #[command(after_long_help = BATCH_EXAMPLES, display_order = 1)]
+    /// interrupted ones (state is saved on Ctrl-C; rerun to finish).
+    #[command(after_long_help = help_text::BATCH, display_order = 1)]
     Batch(BatchArgs),
     /// Regenerate the reports from one or more logs (several DATA dirs merge, e.g. shards).
-    #[command(display_order = 7)]
+    #[command(display_order = 7, after_long_help = help_text::REPORT)]
     Report {
         /// Data directories whose logs to read (several merge, e.g. shards).
         #[arg(required = true)]
@@ -114,12 +118,9 @@ pub enum Command {
         /// report.html [default: DATA/report, with one DATA].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Accepted for clarity in CI scripts; several DATA dirs always merge.
-        #[arg(long)]
-        merge: bool,
     },
     /// Show one row per job, replayed from the log. Never writes.
-    #[command(display_order = 5)]
+    #[command(display_order = 5, after_long_help = help_text::STATUS)]
     Status {
         /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
@@ -128,7 +129,10 @@ pub enum Command {
         json: bool,
     },
     /// Live view of the log: re-renders on change, exits when every job is terminal.
-    #[command(display_order = 6)]
+    ///
+    /// When jobs are queued and no runner holds any attempt, it says so (and
+    /// how to start one) and goes on waiting.
+    #[command(display_order = 6, after_long_help = help_text::WATCH)]
     Watch {
         /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
@@ -137,7 +141,7 @@ pub enum Command {
         interval_ms: u64,
     },
     /// Durably cancel a queued or running job; its runner stops within a second.
-    #[command(display_order = 8)]
+    #[command(display_order = 8, after_long_help = help_text::CANCEL)]
     Cancel {
         /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
@@ -145,7 +149,10 @@ pub enum Command {
         id: String,
     },
     /// Requeue a failed job if attempts remain.
-    #[command(display_order = 9)]
+    ///
+    /// A job whose attempts are used up starts over with `batch DATA JOBS...
+    /// --rerun failed`.
+    #[command(display_order = 9, after_long_help = help_text::RETRY)]
     Retry {
         /// Data directory: holds events.log, and work/, runs/, report/ of the jobs.
         data: PathBuf,
@@ -156,9 +163,7 @@ pub enum Command {
     ///
     /// Prints key=value lines (exit, signal, duration_ms, bytes, truncated,
     /// timed_out, oom, cancelled, sandbox layers) and then the captured output.
-    /// Exit code: 0 if the command exited 0, 1 if it ran and failed, 2 if it
-    /// was refused or a required sandbox layer is missing.
-    #[command(after_long_help = EXEC_EXAMPLES)]
+    #[command(after_long_help = help_text::EXEC)]
     #[command(display_order = 12)]
     Exec {
         /// Allow rule (repeatable), e.g. 'cargo test **'. Without any, the
@@ -197,7 +202,7 @@ pub enum Command {
     ///
     /// Also shows the fixed search path and which `cargo`, `python3` and
     /// `node` commands would run (links followed).
-    #[command(display_order = 13)]
+    #[command(display_order = 13, after_long_help = help_text::DOCTOR)]
     Doctor,
     /// Turn a recorded attempt (trace = "full") into a self-contained job
     /// that reproduces it with no model.
@@ -205,14 +210,14 @@ pub enum Command {
     /// DIR gets job.toml (the original manifest's settings, one attempt, a
     /// scripted provider), replies.jsonl (the model's raw replies in order,
     /// invalid ones included, each sent verbatim) and copies of the source
-    /// and the acceptance tests. Run it with `batch`. Exit 2 if the attempt
-    /// has no full trace.
-    #[command(after_long_help = REPLAY_EXAMPLES)]
+    /// and the acceptance tests. Run it with `batch`.
+    #[command(after_long_help = help_text::REPLAY)]
     #[command(display_order = 10)]
     Replay {
         /// Data directory the attempt ran in (holds events.log and runs/).
         data: PathBuf,
-        /// The job instance, as `status` names it (e.g. off_by_one@local#2).
+        /// Job id (an instance id in a sweep, e.g. off_by_one@local#2), as `status` shows it.
+        #[arg(value_name = "ID")]
         instance: String,
         /// Which attempt [default: the last one started].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -227,9 +232,9 @@ pub enum Command {
     /// Verdict per job: valid, invalid_baseline (the pristine source already
     /// passes), unsolvable (the oracle is not accepted), flaky (identical
     /// runs disagree; the tests are named), no_oracle, incomplete (rerun to
-    /// continue). Exit 0 only when every job is valid. Resumable: the runs
-    /// are jobs in DIR's log, and a rerun skips the finished ones.
-    #[command(after_long_help = CHECK_EXAMPLES)]
+    /// continue). Resumable: the runs are jobs in DIR's log, and a rerun
+    /// skips the finished ones.
+    #[command(after_long_help = help_text::CHECK)]
     #[command(display_order = 2)]
     Check {
         /// Manifest files, directories (their *.toml) or globs.
@@ -254,7 +259,7 @@ pub enum Command {
         replace: bool,
     },
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
-    #[command(display_order = 14)]
+    #[command(display_order = 14, after_long_help = help_text::VALIDATE)]
     Validate {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
@@ -265,7 +270,7 @@ pub enum Command {
         verbose: bool,
     },
     /// Print a published JSON Schema.
-    #[command(display_order = 15)]
+    #[command(display_order = 15, after_long_help = help_text::SCHEMA)]
     Schema {
         #[arg(value_enum)]
         which: SchemaName,
@@ -291,7 +296,7 @@ pub struct BatchArgs {
     #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub parallel: Option<u32>,
     /// Attempts per job, replacing each manifest's [limits] attempts.
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: Option<u32>,
     /// Run finished jobs again from scratch: `failed` (and cancelled) or `all`.
     #[arg(long, value_name = "WHICH", value_parser = ["failed", "all"])]
@@ -302,8 +307,9 @@ pub struct BatchArgs {
     /// unchanged is left as it is.
     #[arg(long)]
     pub replace: bool,
-    /// Only jobs of this family.
-    #[arg(long, value_name = "F")]
+    /// Only jobs of this family (a family no manifest has is an error that
+    /// lists the families there are).
+    #[arg(long, value_name = "FAMILY")]
     pub family: Option<String>,
     /// Only the I-th of N stable parts of the jobs (by job id), e.g. 2/4.
     #[arg(long, value_name = "I/N")]
@@ -311,8 +317,8 @@ pub struct BatchArgs {
     /// Provider file; repeatable: a sweep runs every job under every provider.
     #[arg(long = "provider", value_name = "FILE")]
     pub providers: Vec<PathBuf>,
-    /// Run each job K times (pass@k).
-    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// Run each job N times (pass@k).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// Where the reports go [default: DATA/report].
     #[arg(long, value_name = "DIR")]
@@ -360,30 +366,3 @@ fn parse_usd(text: &str) -> Result<f64, String> {
     }
     Ok(value)
 }
-
-const BATCH_EXAMPLES: &str = "Examples:
-  agent-runtime batch ./data jobs/                         run every job in jobs/, reports in ./data/report
-  agent-runtime batch ./data jobs/                         again: nothing to do (finished jobs are skipped)
-  agent-runtime batch ./data jobs/ -j 4 --family off_by_one
-  agent-runtime batch ./sweep jobs/ --provider local.toml --provider claude.toml --repeat 5
-  agent-runtime batch ./shard-1 jobs/ --shard 1/2          one entry of a CI matrix
-  agent-runtime batch ./data jobs/ --provider claude.toml --max-cost 5";
-
-const RUN_EXAMPLES: &str = "Examples:
-  agent-runtime enqueue ./one --job jobs/off_by_one.toml
-  agent-runtime run ./one off_by_one                       outcome=succeeded, exit 0
-  agent-runtime run ./one off_by_one --provider local.toml";
-
-const EXEC_EXAMPLES: &str = "Examples:
-  agent-runtime exec -- cargo test --offline               allowed as `cargo **`
-  agent-runtime exec --allow 'cargo test **' --timeout 30s -- cargo test
-  agent-runtime exec --memory 256MiB --sandbox required -- python3 -c 'print(1)'";
-
-const CHECK_EXAMPLES: &str = "Examples:
-  agent-runtime check jobs/                                each job 3 times; exit 0 when all are valid
-  agent-runtime check jobs/off_by_one.toml --runs 10       look for flaky tests
-  agent-runtime check jobs/ --json > check.json";
-
-const REPLAY_EXAMPLES: &str = "Examples:
-  agent-runtime replay ./sweep off_by_one@local#2 --out replay-1
-  agent-runtime batch ./replayed replay-1/job.toml         the same decisions, no model";

@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use super::args::BatchArgs;
 use super::exit::Completion;
+use super::words::{count, plural};
 use crate::batch::{BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, plan, run_batch};
 use crate::cancel::CancelToken;
 use crate::lifecycle::DataDir;
@@ -52,7 +53,7 @@ pub(super) fn install_interrupt(data: &Path) -> CancelToken {
     token
 }
 
-/// What the log holds, for the hard exit: `events.log holds 4 job(s): 2
+/// What the log holds, for the hard exit: `events.log holds 4 jobs: 2
 /// succeeded, 1 queued, 1 running (recovered by the next run)`.
 fn saved_summary(log: &Path) -> String {
     let snapshot = match read_snapshot::<State>(log) {
@@ -75,9 +76,9 @@ fn saved_summary(log: &Path) -> String {
         })
         .collect();
     format!(
-        "{} holds {} job(s){}{}",
+        "{} holds {}{}{}",
         log.display(),
-        snapshot.state.jobs().len(),
+        count(snapshot.state.jobs().len(), "job"),
         if parts.is_empty() { "" } else { ": " },
         parts.join(", ")
     )
@@ -128,11 +129,16 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
                 outln!("report: {}", report_dir.join("report.html").display());
                 return Ok(Completion::Success);
             }
-            _ => anyhow::bail!(
-                "no jobs to run: {} manifest(s) matched, none left after --family{}",
-                manifests.len(),
-                if args.shard.is_some() { "/--shard" } else { "" }
-            ),
+            _ => match &args.family {
+                Some(family) if !manifests.iter().any(|m| &m.family == family) => {
+                    anyhow::bail!("{}", no_such_family(family, &manifests))
+                }
+                _ => anyhow::bail!(
+                    "no jobs to run: {} matched, none left after --family{}",
+                    count(manifests.len(), "manifest"),
+                    if args.shard.is_some() { "/--shard" } else { "" }
+                ),
+            },
         }
     }
     // A job with no provider to run it would burn every attempt as
@@ -153,7 +159,8 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             .collect();
         if !missing.is_empty() {
             anyhow::bail!(
-                "no provider for job(s) {}: the manifest has no [provider]; give one with --provider FILE",
+                "no provider for {} {}: the manifest has no [provider]; give one with --provider FILE",
+                plural(missing.len(), "job"),
                 missing.join(", ")
             );
         }
@@ -215,6 +222,20 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     Ok(completion(&summary))
 }
 
+/// `--family F` that no manifest has: the families there are, and the one
+/// `F` was probably meant to be.
+fn no_such_family(family: &str, manifests: &[crate::manifest::Manifest]) -> String {
+    let mut families: Vec<&str> = manifests.iter().map(|m| m.family.as_str()).collect();
+    families.sort_unstable();
+    families.dedup();
+    let near = crate::manifest::did_you_mean(family, families.iter().copied())
+        .map(|near| format!("did you mean {near}? "))
+        .unwrap_or_default();
+    let matched = count(manifests.len(), "manifest");
+    let list = families.join(", ");
+    format!("no jobs to run: none of the {matched} has family {family:?}; {near}families: {list}")
+}
+
 /// The configured providers a batch will use: the `--provider` files, or
 /// each manifest's own `[provider]` (named by its kind); a job without one
 /// was refused before.
@@ -255,13 +276,13 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     view.jobs.retain(|row| summary.planned.contains(&row.id));
     out!("{}", render_text(&view, super::status::table_width()));
     outln!(
-        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} attempt(s) run now",
+        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} run now",
         summary.accepted,
         summary.planned.len(),
         summary.failed,
         summary.cancelled,
         summary.pending,
-        summary.attempts_run
+        count(summary.attempts_run, "attempt")
     );
     for (job, error) in &summary.job_errors {
         errln!("error: job {job} could not run: {error}");
@@ -283,9 +304,9 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
             continue;
         }
         errln!(
-            "error: job {}: infra_error after {} restart(s): {}",
+            "error: job {}: infra_error after {}: {}",
             job.id,
-            job.lifecycle.restarts.saturating_sub(1),
+            count(job.lifecycle.restarts.saturating_sub(1) as usize, "restart"),
             job.lifecycle
                 .infra_cause
                 .as_deref()
@@ -337,6 +358,10 @@ pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
         .iter()
         .filter(|j| j.outcome == crate::report::JobOutcome::Accepted)
         .count();
-    outln!("{accepted}/{} jobs accepted", report.jobs.len());
+    outln!(
+        "{accepted}/{} {} accepted",
+        report.jobs.len(),
+        plural(report.jobs.len(), "job")
+    );
     Ok(Completion::Success)
 }

@@ -112,10 +112,15 @@ fn render_table(checks: &[TaskCheck]) -> String {
         .iter()
         .filter(|c| c.judgement.verdict == TaskVerdict::Valid)
         .count();
-    out.push_str(&format!("{valid}/{} job(s) valid\n", checks.len()));
+    out.push_str(&format!(
+        "{valid}/{} {} valid\n",
+        checks.len(),
+        super::words::plural(checks.len(), "job")
+    ));
     let signals: u64 = checks.iter().map(|c| u64::from(c.judgement.signals)).sum();
     out.push_str(&format!(
-        "integrity: {signals} tamper signal(s) on the oracle runs\n"
+        "integrity: {} on the oracle runs\n",
+        super::words::count(signals as usize, "tamper signal")
     ));
     for c in checks {
         for note in &c.judgement.notes {

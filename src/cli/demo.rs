@@ -1,8 +1,12 @@
 //! `demo`: the bundled jobs (embedded in the binary), with the scripted
-//! provider, in a scratch directory removed afterwards unless `--keep`. A job whose `[setup]` needs the network (to fetch
-//! crates from the registry) runs when the registry answers and is left
-//! out with the reason when it does not, so the demo passes on a machine
-//! without a network and shows the whole set on one with it.
+//! provider, in a scratch directory removed afterwards unless `--keep`. A
+//! job whose `[setup]` needs the network (to fetch crates from the
+//! registry) runs when the registry answers and is left out with the
+//! reason when it does not, so the demo passes on a machine without a
+//! network and shows the whole set on one with it. One more job, in
+//! `evaluation/demo/` and not in `jobs/`, fails on purpose (a fix that
+//! special-cases the visible test), so a newcomer sees a failure and its
+//! analysis; the demo says so and succeeds when exactly that job failed.
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -14,12 +18,21 @@ use anyhow::Context;
 use super::args::BatchArgs;
 use super::batch::batch;
 use super::exit::Completion;
+use crate::lifecycle::DataDir;
+use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_checked};
+use crate::protocol::FailureKind;
+use crate::state::JobState;
 
 /// Where the bundled jobs fetch their crates from.
 const REGISTRY: &str = "index.crates.io:443";
 /// How long the registry may take to answer the probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// Where the bundled jobs that fail on purpose are, in the unpacked tree.
+const ON_PURPOSE: &str = "evaluation/demo";
+/// How each of them fails.
+const ON_PURPOSE_KIND: FailureKind = FailureKind::TestsFailed;
 
 /// The bundled jobs and what they point to, embedded at build time.
 mod bundled {
@@ -53,15 +66,30 @@ pub fn demo(
         .tempdir()
         .context("failed to create a scratch directory")?;
     crate::sandbox::set_skeleton_base(scratch.path());
-    let jobs = match jobs {
-        Some(dir) => dir,
-        None => unpack_bundled(scratch.path())?,
+    let (jobs, on_purpose) = match jobs {
+        Some(dir) => (dir, Vec::new()),
+        None => {
+            let jobs = unpack_bundled(scratch.path())?;
+            let failing = expand_jobs(&[scratch.path().join(ON_PURPOSE)])?;
+            (jobs, failing)
+        }
     };
     if !jobs.is_dir() {
         anyhow::bail!("no jobs directory at {}; pass --jobs DIR", jobs.display());
     }
     let mut files = Vec::new();
     let mut offline: Option<Option<String>> = None;
+    let mut failing = Vec::new();
+    for file in &on_purpose {
+        let manifest = load_checked(file)?;
+        outln!(
+            "demo: {} fails on purpose: its scripted fix special-cases the visible test, and the hidden tests catch it ({} expected)",
+            manifest.id,
+            ON_PURPOSE_KIND
+        );
+        failing.push(manifest.id);
+        files.push(file.clone());
+    }
     for file in expand_jobs(std::slice::from_ref(&jobs))? {
         let manifest = load_checked(&file)?;
         if manifest.setup.as_ref().is_some_and(|s| s.network) {
@@ -78,8 +106,8 @@ pub fn demo(
     }
     let data = scratch.path().join("data");
     outln!(
-        "demo: running {} bundled job(s) with the scripted provider (no model)",
-        files.len()
+        "demo: running {} with the scripted provider (no model)",
+        super::words::count(files.len(), "bundled job")
     );
     let result = batch(BatchArgs {
         data: data.clone(),
@@ -98,6 +126,11 @@ pub fn demo(
         strict_integrity: false,
         show_report: keep,
     });
+    // The failures meant to happen are the demo working as it should.
+    let result = match result {
+        Ok(Completion::JobsFailed) if !failing.is_empty() => as_intended(&data, &failing),
+        other => other,
+    };
     if keep {
         let kept = scratch.keep();
         outln!(
@@ -115,6 +148,38 @@ pub fn demo(
         );
     }
     result
+}
+
+/// `Success` when the jobs of `failing` failed as intended and every other
+/// job was accepted; else `JobsFailed`, saying which job did not.
+fn as_intended(data: &Path, failing: &[String]) -> anyhow::Result<Completion> {
+    let snapshot = read_snapshot::<crate::state::State>(&DataDir::new(data).log())?;
+    let mut unexpected = Vec::new();
+    for job in snapshot.state.jobs() {
+        let meant = failing.contains(&job.id);
+        let as_meant = if meant {
+            job.lifecycle.state == JobState::Failed
+                && job.lifecycle.failure_kind == Some(ON_PURPOSE_KIND)
+        } else {
+            job.lifecycle.state == JobState::Succeeded
+        };
+        if !as_meant {
+            unexpected.push(job.id.as_str());
+        }
+    }
+    if !unexpected.is_empty() {
+        errln!(
+            "demo: not as expected: {} (only {} should fail)",
+            unexpected.join(", "),
+            failing.join(", ")
+        );
+        return Ok(Completion::JobsFailed);
+    }
+    outln!(
+        "demo: {} failed as intended ({ON_PURPOSE_KIND}); every other job was accepted",
+        failing.join(", ")
+    );
+    Ok(Completion::Success)
 }
 
 /// Why the registry cannot be reached, or `None` when it answers.

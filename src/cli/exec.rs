@@ -11,7 +11,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
 use super::exit::Completion;
 use crate::cancel::CancelToken;
-use crate::exec::{AllowList, ExecOutcome, ExecRequest, SearchPath, Toolchain, run};
+use crate::exec::{
+    AllowList, ExecError, ExecOutcome, ExecRequest, Refusal, SearchPath, Toolchain, run,
+};
 use crate::manifest::CACHE_PLACEHOLDER;
 use crate::runner::job_search_path;
 use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy, probe};
@@ -55,6 +57,8 @@ pub fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
             .with_context(|| format!("bad --env `{pair}`: expected KEY=VALUE"))?;
         extra_env.insert(key.to_string(), value.to_string());
     }
+    // Said with a refusal: the rule that would let the command run.
+    let admitting = crate::manifest::admitting_rule(&args.argv);
     let mut req = ExecRequest::new(args.argv, allow, workspace);
     req.timeout = args.timeout;
     req.output_cap =
@@ -73,7 +77,12 @@ pub fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
 
     let cancel = CancelToken::new();
     let interrupted = cancel_on_signals(&cancel);
-    let outcome = run(&req, &cancel)?;
+    let outcome = run(&req, &cancel).map_err(|e| match (&e, admitting) {
+        (ExecError::Refused(Refusal::NoMatch { .. } | Refusal::NoRules), Some(rule)) => {
+            anyhow::anyhow!("{e}; --allow '{rule}' would admit it")
+        }
+        _ => e.into(),
+    })?;
     print_outcome(&outcome).context("failed to write the result")?;
     Ok(if outcome.cancelled && interrupted {
         Completion::Interrupted

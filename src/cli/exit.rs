@@ -29,10 +29,25 @@ pub fn exit_code(result: anyhow::Result<Completion>) -> ExitCode {
         // The reader of our output went away (`status | head`): not an error.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            errln!("error: {}", crate::escape::line(&one_line(&err)));
+            // Every error of a manifest is a line of its own.
+            match several(&err) {
+                Some(errors) => {
+                    for error in errors.each() {
+                        errln!("error: {}", crate::escape::line(&error.to_string()));
+                    }
+                }
+                None => errln!("error: {}", crate::escape::line(&one_line(&err))),
+            }
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// The several errors of one file, when that is what `err` is.
+fn several(err: &anyhow::Error) -> Option<&crate::manifest::ManifestError> {
+    err.chain()
+        .find_map(|cause| cause.downcast_ref::<crate::manifest::ManifestError>())
+        .filter(|e| matches!(e, crate::manifest::ManifestError::Several(_)))
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -194,7 +194,8 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
     let (attempts, freed) = crate::lifecycle::collect_garbage(&dir, &snapshot.state, keep)
         .with_context(|| format!("failed to clean {}", data.display()))?;
     outln!(
-        "removed the directories of {attempts} attempt(s), {:.1} MiB freed",
+        "removed the directories of {}, {:.1} MiB freed",
+        super::words::count(attempts, "attempt"),
         freed as f64 / (1024.0 * 1024.0)
     );
     Ok(Completion::Success)

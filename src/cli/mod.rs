@@ -39,10 +39,12 @@ mod check;
 mod demo;
 mod exec;
 mod exit;
+mod help_text;
 mod jobs;
 mod lifecycle;
 mod status;
 mod validate;
+mod words;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -86,11 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         Command::Gc { data, keep } => jobs::gc(&data, keep),
         Command::Status { data, json } => status::status(&data, json),
         Command::Batch(args) => batch::batch(args),
-        Command::Report {
-            data,
-            out,
-            merge: _,
-        } => {
+        Command::Report { data, out } => {
             let out = match (out, data.as_slice()) {
                 (Some(out), _) => out,
                 (None, [one]) => one.join("report"),

@@ -3,19 +3,13 @@
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, stale_attempts};
 use crate::log::read_snapshot;
 use crate::state::{Snapshot, State};
 use crate::status::{StatusView, render_json, render_notes, render_text};
-
-/// Replays the log and asks the OS which open attempts still have a runner.
-fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
-    let snapshot: Snapshot = read_snapshot::<State>(&dir.log())?;
-    Ok(view_of(dir, &snapshot))
-}
 
 /// `(job, attempt)` of the open attempts whose runner is gone.
 pub(super) fn stale_set(dir: &DataDir, snapshot: &Snapshot) -> HashSet<(String, u32)> {
@@ -48,15 +42,33 @@ pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
     Ok(Completion::Success)
 }
 
+/// How long queued jobs may wait with no runner before `watch` says so:
+/// long enough that a batch between enqueueing and claiming is not taken
+/// for none.
+const IDLE_NOTE_AFTER: Duration = Duration::from_secs(2);
+
 pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
     let tty = std::io::stdout().is_terminal();
     let mut last = String::new();
+    let mut idle_since: Option<Instant> = None;
     loop {
-        let view = view(&dir)?;
+        let snapshot = read_snapshot(&dir.log())?;
+        let stale = stale_set(&dir, &snapshot);
+        let view = StatusView::new(&snapshot, &stale);
         let mut frame = render_text(&view, table_width());
         for note in render_notes(&view) {
             frame.push_str(&note);
+            frame.push('\n');
+        }
+        let waiting = unattended(&snapshot, &stale);
+        idle_since = match (waiting.is_empty(), idle_since) {
+            (true, _) => None,
+            (false, None) => Some(Instant::now()),
+            (false, since) => since,
+        };
+        if idle_since.is_some_and(|since| since.elapsed() >= IDLE_NOTE_AFTER) {
+            frame.push_str(&crate::escape::line(&idle_note(data, &waiting)));
             frame.push('\n');
         }
         if frame != last {
@@ -78,6 +90,46 @@ pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
         }
         std::thread::sleep(interval);
     }
+}
+
+/// The queued jobs when no runner holds any attempt of the log (no live
+/// lease): nothing will start them until someone runs a command.
+fn unattended(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> Vec<String> {
+    let jobs = snapshot.state.jobs();
+    let running = jobs.iter().any(|job| {
+        job.lifecycle
+            .open
+            .is_some_and(|open| !stale.contains(&(job.id.clone(), open.attempt)))
+    });
+    if running {
+        return Vec::new();
+    }
+    jobs.iter()
+        .filter(|job| job.lifecycle.state == crate::state::JobState::Queued)
+        .map(|job| job.id.clone())
+        .collect()
+}
+
+/// `nothing is running the 3 queued jobs (a, b, c): ...`
+fn idle_note(data: &Path, queued: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut names = queued
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if queued.len() > SHOWN {
+        names.push_str(&format!(" and {} more", queued.len() - SHOWN));
+    }
+    let (what, pronoun) = match queued.len() {
+        1 => ("the queued job".to_string(), "it"),
+        n => (format!("the {n} queued jobs"), "them"),
+    };
+    let data = data.display();
+    format!(
+        "nothing is running {what} ({names}): no runner holds {pronoun}. Start one with `agent-runtime batch {data} JOBS...` (or `agent-runtime run {data} ID` for one job); watch goes on waiting (Ctrl-C to stop)."
+    )
 }
 
 /// How wide tables may be: `COLUMNS` when set, else the width of the

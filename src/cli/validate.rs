@@ -7,6 +7,7 @@ use anyhow::bail;
 
 use super::args::SchemaName;
 use super::exit::Completion;
+use super::words::count;
 use crate::manifest::{ProviderConfig, expand_jobs, load_checked};
 use crate::provider::load_script;
 
@@ -59,18 +60,19 @@ pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
     }
     if bad_args > 0 {
         bail!(
-            "{bad_args} job argument(s) named no manifest; {bad_files} of {} manifest(s) invalid",
-            files.len()
+            "{} named no manifest; {bad_files} of {} invalid",
+            count(bad_args, "job argument"),
+            count(files.len(), "manifest")
         );
     }
     if bad_files > 0 {
-        bail!("{bad_files} of {} manifest(s) invalid", files.len());
+        bail!("{bad_files} of {} invalid", count(files.len(), "manifest"));
     }
     Ok(Completion::Success)
 }
 
-/// Loads every manifest of `files`, printing each one that is invalid (one
-/// line each); fails after all of them if any was.
+/// Loads every manifest of `files`, printing every error of each one that
+/// is invalid (one line each); fails after all of them if any was.
 pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manifest>> {
     let mut manifests = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
@@ -85,15 +87,20 @@ pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manife
     {
         bail!("{clash}; nothing was run");
     }
-    match errors.len() {
-        0 => Ok(manifests),
-        // One bad manifest: its error is the one line.
-        1 => Err(errors.remove(0).into()),
-        n => {
-            for e in &errors {
+    let lines: usize = errors.iter().map(|e| e.each().len()).sum();
+    match (errors.len(), lines) {
+        (0, _) => Ok(manifests),
+        // One error in all: it is the one line.
+        (1, 1) => Err(errors.remove(0).into()),
+        (n, lines) => {
+            for e in errors.iter().flat_map(|e| e.each()) {
                 errln!("error: {e}");
             }
-            bail!("{n} of {} manifests invalid; nothing was run", files.len())
+            bail!(
+                "{n} of {} invalid ({} in all); nothing was run",
+                count(files.len(), "manifest"),
+                count(lines, "error")
+            )
         }
     }
 }

@@ -57,14 +57,58 @@ pub enum ManifestError {
     /// A stored snapshot could not be turned back into a manifest.
     #[error("manifest snapshot: {0}")]
     Snapshot(String),
+    /// Every error of one file, in file order (at least two), one per line.
+    #[error("{}", lines(.0))]
+    Several(Vec<ManifestError>),
+}
+
+fn lines(errors: &[ManifestError]) -> String {
+    errors
+        .iter()
+        .map(ManifestError::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl ManifestError {
-    /// The dotted field the error is about, if any (`limits.wall_time`).
+    /// The dotted field the error is about, if any (`limits.wall_time`; the
+    /// first one's, for several).
     pub fn field(&self) -> Option<&str> {
         match self {
             ManifestError::Field { field, .. } => Some(field),
+            ManifestError::Several(errors) => errors.first().and_then(ManifestError::field),
             _ => None,
+        }
+    }
+
+    /// The errors of a file in file order (by line and column, the whole
+    /// file first), as one error: the only one, or [`ManifestError::Several`].
+    /// `None` when there are none.
+    pub fn all(mut errors: Vec<ManifestError>) -> Option<ManifestError> {
+        errors.sort_by_key(|e| e.place());
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            _ => Some(ManifestError::Several(errors)),
+        }
+    }
+
+    /// Each single error: this one, or each of several.
+    pub fn each(&self) -> Vec<&ManifestError> {
+        match self {
+            ManifestError::Several(errors) => errors.iter().flat_map(ManifestError::each).collect(),
+            other => vec![other],
+        }
+    }
+
+    /// `(line, column)` for sorting; 0 for the whole file.
+    fn place(&self) -> (usize, usize) {
+        match self {
+            ManifestError::Syntax { at, .. } | ManifestError::Field { at, .. } => {
+                (at.line, at.column)
+            }
+            ManifestError::Several(errors) => errors.first().map_or((0, 0), ManifestError::place),
+            ManifestError::Read { .. } | ManifestError::Snapshot(_) => (0, 0),
         }
     }
 }

@@ -55,7 +55,7 @@ fn refusals_name_file_line_column_and_field() {
         ),
         (
             "memory = true",
-            "jobs/job.toml:7:10: limits.memory: expected a size such as 512, \"16KiB\" or \"1MiB\", found boolean",
+            "jobs/job.toml:7:10: limits.memory: must be a size such as 512, \"16KiB\" or \"1MiB\" (found true)",
         ),
         (
             "memory = \"99999999999GiB\"",
@@ -75,11 +75,11 @@ fn refusals_name_file_line_column_and_field() {
         ),
         (
             "processes = -5",
-            "jobs/job.toml:7:13: limits.processes: invalid value: integer `-5`, expected u64",
+            "jobs/job.toml:7:13: limits.processes: must not be negative (found -5)",
         ),
         (
             "processes = \"512\"",
-            "jobs/job.toml:7:13: limits.processes: invalid type: string \"512\", expected u64",
+            "jobs/job.toml:7:13: limits.processes: must be a whole number (found the string \"512\")",
         ),
     ];
     for (limits, expected) in cases {

@@ -1,14 +1,18 @@
 //! Reading a job manifest: TOML text to a validated [`Manifest`], with every
-//! refusal placed at `file:line:column` and named by its field.
+//! refusal placed at `file:line:column` and named by its field, and every
+//! refusal of a file reported, not only the first.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::ManifestError;
 use super::fields::Fields;
+use super::load_shape::{ShapeErrors, check_shape, not_a_manifest, prune};
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
+use super::shape::MANIFEST;
 use super::source_map::SourceMap;
+use super::suggest::did_you_mean;
 use crate::protocol::{
     Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
     ResultsFormat, Sandbox, Setup, validate_id,
@@ -21,13 +25,27 @@ pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
 }
 
 /// Validates manifest `text` as if read from `path` (relative paths in it
-/// are resolved against `path`'s directory, which must exist).
+/// are resolved against `path`'s directory, which must exist). Every error
+/// of a file that parses as TOML is reported, in file order.
 pub fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
     let map = SourceMap::parse(path, text)?;
-    let raw: RawManifest = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
+    let mut root: toml::Table = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
+    if let Some(err) = not_a_manifest(path, &root) {
+        return Err(err);
+    }
+    let shape = check_shape(&map, &root, &MANIFEST);
+    prune(&mut root, &shape.fields);
+    let mut errors = Errors::new(shape);
+    let raw: RawManifest = match toml::Value::Table(root).try_into() {
+        Ok(raw) => raw,
+        Err(e) => {
+            errors.push(map.toml_error(&e));
+            return errors.finish(None);
+        }
+    };
     let mut fields = Fields::new(&map, path)?;
-    let manifest = build(&mut fields, path, raw)?;
-    Ok(manifest)
+    let manifest = build(&mut fields, &mut errors, path, raw);
+    errors.finish(manifest)
 }
 
 pub(super) fn read_text(path: &Path) -> Result<String, ManifestError> {
@@ -37,106 +55,192 @@ pub(super) fn read_text(path: &Path) -> Result<String, ManifestError> {
     })
 }
 
+/// The errors of one file so far. Checks go on past an error so that one
+/// run names them all; an error about a field the shape check already
+/// reported (and took out) is not said twice.
+pub(super) struct Errors {
+    list: Vec<ManifestError>,
+    reported: Vec<String>,
+    /// Keys a misspelt one was taken for: "missing" is already said.
+    suggested: Vec<String>,
+}
+
+impl Errors {
+    pub(super) fn new(shape: ShapeErrors) -> Errors {
+        let reported = shape
+            .fields
+            .iter()
+            .map(|f| f.split('[').next().unwrap_or(f).to_string())
+            .collect();
+        Errors {
+            list: shape.errors,
+            reported,
+            suggested: shape.suggested,
+        }
+    }
+
+    pub(super) fn push(&mut self, error: ManifestError) {
+        let covered = error.field().is_some_and(|field| {
+            self.reported.iter().any(|r| {
+                field == r
+                    || field
+                        .strip_prefix(r.as_str())
+                        .is_some_and(|rest| rest.starts_with(['.', '[']))
+            })
+        });
+        let misspelt = matches!(
+            &error,
+            ManifestError::Field { field, message, .. }
+                if message.starts_with("required key is missing") && self.suggested.contains(field)
+        );
+        if !covered && !misspelt {
+            self.list.push(error);
+        }
+    }
+
+    /// The value, or `None` with its error kept.
+    pub(super) fn keep<T>(&mut self, result: Result<T, ManifestError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.push(error);
+                None
+            }
+        }
+    }
+
+    /// The value when no error was found, else every error in file order.
+    pub(super) fn finish<T>(self, value: Option<T>) -> Result<T, ManifestError> {
+        match (ManifestError::all(self.list), value) {
+            (Some(error), _) => Err(error),
+            (None, Some(value)) => Ok(value),
+            // A check gave no value and no reason: never expected.
+            (None, None) => Err(ManifestError::Snapshot(
+                "the manifest could not be read (no error was recorded)".to_string(),
+            )),
+        }
+    }
+}
+
 fn build(
     fields: &mut Fields<'_>,
+    errors: &mut Errors,
     path: &Path,
     raw: RawManifest,
-) -> Result<Manifest, ManifestError> {
-    let id = match raw.id {
-        Some(id) => {
-            validate_id(&id).map_err(|e| fields.err("id", e.to_string()))?;
-            id
-        }
-        None => {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            validate_id(&stem).map_err(|e| {
-                fields.err(
-                    "id",
-                    format!("not set, and the file name cannot be used instead: {e}"),
-                )
-            })?;
-            stem
-        }
-    };
+) -> Option<Manifest> {
+    let id = errors.keep(job_id(fields, path, raw.id));
     let family = match raw.family {
-        Some(family) => {
+        Some(family) => errors.keep(
             validate_id(&family)
-                .map_err(|e| fields.err("family", e.to_string().replace("job id", "family")))?;
-            family
-        }
+                .map(|()| family)
+                .map_err(|e| fields.err("family", e.to_string().replace("job id", "family"))),
+        ),
         None => id.clone(),
     };
-    let (prompt, prompt_file) = prompt(fields, raw.prompt, raw.prompt_file)?;
-    let source_text = fields.required("source", raw.source)?;
-    let source = fields.existing_dir("source", &source_text)?;
-    let editable = fields.globs("editable", raw.editable)?;
-    let allow = fields.allow_rules(raw.allow)?;
-    let verify = fields.argv("verify", raw.verify)?;
+    let prompt = errors.keep(prompt(fields, raw.prompt, raw.prompt_file));
+    let source = errors
+        .keep(fields.required("source", raw.source))
+        .and_then(|text| errors.keep(fields.existing_dir("source", &text)));
+    let editable = errors.keep(fields.globs("editable", raw.editable));
+    let allow = errors.keep(fields.allow_rules(raw.allow));
+    let verify = errors.keep(fields.argv("verify", raw.verify));
     fields.remember("verify");
     fields.remember("allow");
     let env = raw.env.unwrap_or_default();
     for (name, value) in &env {
         let field = format!("env.{name}");
-        fields.env_name(&field, name)?;
+        errors.keep(fields.env_name(&field, name));
         if value.contains('\0') {
-            return Err(fields.err(&field, "value contains a NUL byte"));
+            errors.push(fields.err(&field, "value contains a NUL byte"));
         }
     }
     fields.remember("acceptance.test_timeout");
     fields.remember("acceptance.canary");
     fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
-        Some(raw) => Some(acceptance(fields, raw, &source)?),
-        None => None,
+        Some(raw) => acceptance(fields, errors, raw, source.as_deref()).map(Some),
+        None => Some(None),
     };
+    let has_setup = raw.setup.is_some();
     let setup = match raw.setup {
-        Some(raw) => Some(setup(fields, raw)?),
-        None => None,
+        Some(raw) => setup(fields, errors, raw).map(Some),
+        None => Some(None),
     };
-    if setup.is_none()
+    if !has_setup
         && let Some(name) = env
             .iter()
             .find(|(_, v)| v.contains(CACHE_PLACEHOLDER))
             .map(|(k, _)| k)
     {
-        return Err(fields.err(
+        errors.push(fields.err(
             &format!("env.{name}"),
             format!("{CACHE_PLACEHOLDER} names the job cache, which only a job with [setup] has"),
         ));
     }
-    let limits = limits(fields, raw.limits.unwrap_or_default())?;
+    let limits = limits(fields, errors, raw.limits.unwrap_or_default());
     let provider = match raw.provider {
-        Some(raw) => Some(build_provider(fields, "provider", raw)?),
-        None => None,
+        Some(raw) => errors
+            .keep(build_provider(fields, "provider", raw))
+            .map(Some),
+        None => Some(None),
     };
     let price = match raw.price {
-        Some(raw) => Some(super::price::price(fields, raw)?),
-        None => None,
+        Some(raw) => errors.keep(super::price::price(fields, raw)).map(Some),
+        None => Some(None),
     };
     let oracle = match raw.oracle {
-        Some(raw) => Some(oracle(fields, raw, &source)?),
-        None => None,
+        Some(raw) => errors
+            .keep(oracle(fields, raw, source.as_deref()))
+            .map(Some),
+        None => Some(None),
     };
     let sandbox = raw.sandbox.unwrap_or_default();
-    let toolchains = super::toolchains::toolchains(
-        fields,
-        sandbox.toolchains.unwrap_or_default(),
-        &super::toolchains::Confined {
-            source: &source,
-            acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
-            oracle: oracle.as_ref().map(Oracle::path),
-            has_setup: setup.is_some(),
-        },
-    )?;
+    // Where toolchains may not lie depends on the source, the hidden tests
+    // and the oracle; while one of those is refused (and reported), the
+    // toolchains wait for the next run.
+    let toolchains = match (&source, &acceptance, &oracle) {
+        (Some(source), Some(acceptance), Some(oracle)) => {
+            errors.keep(super::toolchains::toolchains(
+                fields,
+                sandbox.toolchains.unwrap_or_default(),
+                &super::toolchains::Confined {
+                    source,
+                    acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
+                    oracle: oracle.as_ref().map(Oracle::path),
+                    has_setup,
+                },
+            ))
+        }
+        _ => None,
+    };
+    let (
+        Some(id),
+        Some(family),
+        Some((prompt, prompt_file)),
+        Some(source),
+        Some(editable),
+        Some(allow),
+        Some(verify),
+        Some(acceptance),
+        Some(setup),
+        Some(limits),
+        Some(provider),
+        Some(price),
+        Some(oracle),
+        Some(toolchains),
+    ) = (
+        id, family, prompt, source, editable, allow, verify, acceptance, setup, limits, provider,
+        price, oracle, toolchains,
+    )
+    else {
+        return None;
+    };
     let sandbox = Sandbox {
         mode: sandbox.mode.unwrap_or_default(),
         network: sandbox.network.unwrap_or(false),
         toolchains,
     };
-    Ok(Manifest {
+    Some(Manifest {
         id,
         family,
         prompt,
@@ -162,6 +266,29 @@ fn build(
                 .collect(),
         },
     })
+}
+
+/// The id: the `id` key, or the file stem.
+fn job_id(fields: &Fields<'_>, path: &Path, id: Option<String>) -> Result<String, ManifestError> {
+    match id {
+        Some(id) => {
+            validate_id(&id).map_err(|e| fields.err("id", e.to_string()))?;
+            Ok(id)
+        }
+        None => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            validate_id(&stem).map_err(|e| {
+                fields.err(
+                    "id",
+                    format!("not set, and the file name cannot be used instead: {e}"),
+                )
+            })?;
+            Ok(stem)
+        }
+    }
 }
 
 fn prompt(
@@ -204,13 +331,17 @@ fn prompt(
 
 fn acceptance(
     fields: &Fields<'_>,
+    errors: &mut Errors,
     raw: RawAcceptance,
-    source: &Path,
-) -> Result<Acceptance, ManifestError> {
-    let dir_text = fields.required("acceptance.dir", raw.dir)?;
-    let dir = fields.existing_dir("acceptance.dir", &dir_text)?;
-    if dir.starts_with(source) {
-        return Err(fields.err(
+    source: Option<&Path>,
+) -> Option<Acceptance> {
+    let dir = errors
+        .keep(fields.required("acceptance.dir", raw.dir))
+        .and_then(|text| errors.keep(fields.existing_dir("acceptance.dir", &text)));
+    if let (Some(dir), Some(source)) = (&dir, source)
+        && dir.starts_with(source)
+    {
+        errors.push(fields.err(
             "acceptance.dir",
             format!(
                 "{} is inside source {}; the model could read the hidden tests",
@@ -220,30 +351,43 @@ fn acceptance(
         ));
     }
     let results = match raw.results {
-        Some(text) => Some(
-            text.parse::<ResultsFormat>()
-                .map_err(|message| fields.err("acceptance.results", message))?,
-        ),
-        None => None,
+        Some(text) => errors
+            .keep(text.parse::<ResultsFormat>().map_err(|message| {
+                let near = did_you_mean(&text, ["libtest", "exit", "junit:PATH"]);
+                let message = match near {
+                    Some(near) if !text.starts_with("junit:") => {
+                        format!("{message}; did you mean \"{near}\"?")
+                    }
+                    _ => message,
+                };
+                fields.err("acceptance.results", message)
+            }))
+            .map(Some),
+        None => Some(None),
     };
     let test_timeout = match &raw.test_timeout {
-        Some(value) => {
-            Some(fields.duration("acceptance.test_timeout", Some(value), Duration::ZERO)?)
-        }
-        None => None,
+        Some(value) => errors
+            .keep(fields.duration("acceptance.test_timeout", Some(value), Duration::ZERO))
+            .map(Some),
+        None => Some(None),
     };
-    Ok(Acceptance {
-        dir,
-        command: fields.argv("acceptance.command", raw.command)?,
+    let command = errors.keep(fields.argv("acceptance.command", raw.command));
+    Some(Acceptance {
+        dir: dir?,
+        command: command?,
         baseline: raw.baseline.unwrap_or_default(),
-        results,
-        test_timeout,
+        results: results?,
+        test_timeout: test_timeout?,
         canary: raw.canary.unwrap_or(true),
         strict_integrity: raw.strict_integrity.unwrap_or(false),
     })
 }
 
-fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, ManifestError> {
+fn oracle(
+    fields: &Fields<'_>,
+    raw: RawOracle,
+    source: Option<&Path>,
+) -> Result<Oracle, ManifestError> {
     let (field, text, make): (_, _, fn(PathBuf) -> Oracle) = match (raw.script, raw.patch) {
         (Some(_), Some(_)) => {
             return Err(fields.err("oracle.patch", "set either script or patch, not both"));
@@ -255,7 +399,9 @@ fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, 
         }
     };
     let path = fields.existing_file(field, &text)?;
-    if path.starts_with(source) {
+    if let Some(source) = source
+        && path.starts_with(source)
+    {
         return Err(fields.err(
             field,
             format!(
@@ -270,73 +416,110 @@ fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, 
 
 /// `[setup]`: a non-empty list of commands, each a non-empty argv whose
 /// program is a name (the executor resolves it on the fixed search path).
-fn setup(fields: &Fields<'_>, raw: RawSetup) -> Result<Setup, ManifestError> {
-    let commands = fields.required("setup.commands", raw.commands)?;
+fn setup(fields: &Fields<'_>, errors: &mut Errors, raw: RawSetup) -> Option<Setup> {
+    let commands = errors.keep(fields.required("setup.commands", raw.commands))?;
     if commands.is_empty() {
-        return Err(fields.err(
+        errors.push(fields.err(
             "setup.commands",
             "must list at least one command, e.g. [[\"cargo\", \"fetch\"]]",
         ));
+        return None;
     }
+    let mut ok = true;
     for (index, argv) in commands.iter().enumerate() {
         let field = format!("setup.commands[{index}]");
-        let argv = fields.argv(&field, Some(argv.clone()))?;
+        let Some(argv) = errors.keep(fields.argv(&field, Some(argv.clone()))) else {
+            ok = false;
+            continue;
+        };
         let program = argv.first().map(String::as_str).unwrap_or_default();
         if program.contains('/') || program.contains(CACHE_PLACEHOLDER) {
-            return Err(fields.err(
+            errors.push(fields.err(
                 &field,
                 format!("{program:?} must be a program name, not a path"),
             ));
+            ok = false;
         }
         if let Some(arg) = argv.iter().find(|a| a.contains('\0')) {
-            return Err(fields.err(&field, format!("{arg:?} contains a NUL byte")));
+            errors.push(fields.err(&field, format!("{arg:?} contains a NUL byte")));
+            ok = false;
         }
     }
-    Ok(Setup {
+    ok.then(|| Setup {
         commands,
         network: raw.network.unwrap_or(true),
     })
 }
 
-fn limits(fields: &Fields<'_>, raw: RawLimits) -> Result<Limits, ManifestError> {
+/// `[limits]`, every key checked.
+fn limits(fields: &Fields<'_>, errors: &mut Errors, raw: RawLimits) -> Option<Limits> {
     let d = Limits::default();
-    let attempts = fields.positive("limits.attempts", raw.attempts, d.attempts)?;
-    if attempts > 100 {
-        return Err(fields.err("limits.attempts", "must be at most 100"));
-    }
-    let memory = fields.size("limits.memory", raw.memory.as_ref(), d.memory)?;
-    if memory < MIN_MEMORY {
-        return Err(fields.err(
-            "limits.memory",
-            format!("must be at least {MIN_MEMORY} (no program runs in less)"),
-        ));
-    }
-    let processes = fields.positive("limits.processes", raw.processes, d.processes)?;
-    if processes > MAX_PROCESSES {
-        return Err(fields.err(
-            "limits.processes",
-            format!("must be at most {MAX_PROCESSES} (the kernel's largest process id)"),
-        ));
-    }
-    Ok(Limits {
-        attempts,
-        max_steps: fields.positive("limits.max_steps", raw.max_steps, d.max_steps)?,
-        max_invalid: fields.positive("limits.max_invalid", raw.max_invalid, d.max_invalid)?,
-        wall_time: fields.duration("limits.wall_time", raw.wall_time.as_ref(), d.wall_time)?,
-        command_timeout: fields.duration(
-            "limits.command_timeout",
-            raw.command_timeout.as_ref(),
-            d.command_timeout,
-        )?,
-        output_cap: fields.size("limits.output_cap", raw.output_cap.as_ref(), d.output_cap)?,
-        observation_cap: fields.size(
-            "limits.observation_cap",
-            raw.observation_cap.as_ref(),
-            d.observation_cap,
-        )?,
-        token_budget: fields.positive("limits.token_budget", raw.token_budget, d.token_budget)?,
-        memory,
-        processes,
+    let attempts = errors
+        .keep(fields.positive("limits.attempts", raw.attempts, d.attempts))
+        .and_then(|n| {
+            if n > 100 {
+                errors.push(fields.err("limits.attempts", "must be at most 100"));
+                None
+            } else {
+                Some(n)
+            }
+        });
+    let memory = errors
+        .keep(fields.size("limits.memory", raw.memory.as_ref(), d.memory))
+        .and_then(|memory| {
+            if memory < MIN_MEMORY {
+                errors.push(fields.err(
+                    "limits.memory",
+                    format!("must be at least {MIN_MEMORY} (no program runs in less)"),
+                ));
+                None
+            } else {
+                Some(memory)
+            }
+        });
+    let processes = errors
+        .keep(fields.positive("limits.processes", raw.processes, d.processes))
+        .and_then(|n| {
+            if n > MAX_PROCESSES {
+                errors.push(fields.err(
+                    "limits.processes",
+                    format!("must be at most {MAX_PROCESSES} (the kernel's largest process id)"),
+                ));
+                None
+            } else {
+                Some(n)
+            }
+        });
+    let max_steps = errors.keep(fields.positive("limits.max_steps", raw.max_steps, d.max_steps));
+    let max_invalid =
+        errors.keep(fields.positive("limits.max_invalid", raw.max_invalid, d.max_invalid));
+    let wall_time =
+        errors.keep(fields.duration("limits.wall_time", raw.wall_time.as_ref(), d.wall_time));
+    let command_timeout = errors.keep(fields.duration(
+        "limits.command_timeout",
+        raw.command_timeout.as_ref(),
+        d.command_timeout,
+    ));
+    let output_cap =
+        errors.keep(fields.size("limits.output_cap", raw.output_cap.as_ref(), d.output_cap));
+    let observation_cap = errors.keep(fields.size(
+        "limits.observation_cap",
+        raw.observation_cap.as_ref(),
+        d.observation_cap,
+    ));
+    let token_budget =
+        errors.keep(fields.positive("limits.token_budget", raw.token_budget, d.token_budget));
+    Some(Limits {
+        attempts: attempts?,
+        max_steps: max_steps?,
+        max_invalid: max_invalid?,
+        wall_time: wall_time?,
+        command_timeout: command_timeout?,
+        output_cap: output_cap?,
+        observation_cap: observation_cap?,
+        token_budget: token_budget?,
+        memory: memory?,
+        processes: processes?,
         // Zero is allowed: the first fault of the infrastructure ends the job.
         max_restarts: raw.max_restarts.unwrap_or(d.max_restarts),
     })

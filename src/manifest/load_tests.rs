@@ -169,7 +169,7 @@ fn errors_name_file_line_column_and_field() {
         ),
         (
             "[limits]\ncommand_timeout = 120\n",
-            "jobs/job.toml:7:19: limits.command_timeout: expected a duration string such as \"90s\", \"15m\" or \"1h\", found integer",
+            "jobs/job.toml:7:19: limits.command_timeout: must be a duration with its unit, e.g. \"120s\" or \"120ms\" (found the whole number 120)",
         ),
         (
             "[limits]\noutput_cap = \"64KB\"\n",
@@ -181,23 +181,23 @@ fn errors_name_file_line_column_and_field() {
         ),
         (
             "[limits]\nmax_steps = \"many\"\n",
-            "jobs/job.toml:7:13: limits.max_steps: invalid type: string \"many\", expected u32",
+            "jobs/job.toml:7:13: limits.max_steps: must be a whole number (found the string \"many\")",
         ),
         (
             "colour = \"blue\"\n",
-            "jobs/job.toml:6:1: colour: unknown field `colour`",
+            "jobs/job.toml:6:1: colour: unknown key; a job manifest takes id, family, prompt, prompt_file, source, editable, allow, verify, trace, [env], [acceptance]",
         ),
         (
             "[limits]\nbogus = 1\n",
-            "jobs/job.toml:7:1: limits.bogus: unknown field `bogus`",
+            "jobs/job.toml:7:1: limits.bogus: unknown key; [limits] takes attempts, max_steps, max_invalid, max_restarts, wall_time",
         ),
         (
             "trace = \"verbose\"\n",
-            "jobs/job.toml:6:9: trace: unknown variant `verbose`, expected `metadata` or `full`",
+            "jobs/job.toml:6:9: trace: unknown value \"verbose\" (one of \"metadata\", \"full\")",
         ),
         (
             "[sandbox]\nmode = \"maybe\"\n",
-            "jobs/job.toml:7:8: sandbox.mode: unknown variant `maybe`",
+            "jobs/job.toml:7:8: sandbox.mode: unknown value \"maybe\" (one of \"off\", \"auto\", \"required\")",
         ),
         (
             "[env]\nPATH = \"/evil\"\n",
@@ -213,7 +213,7 @@ fn errors_name_file_line_column_and_field() {
         ),
         (
             "[env]\nX = 1\n",
-            "jobs/job.toml:7:5: env.X: invalid type: integer `1`, expected a string",
+            "jobs/job.toml:7:5: env.X: must be a string (found the whole number 1)",
         ),
         (
             "[acceptance]\ncommand = [\"cargo\", \"test\"]\n",
@@ -221,7 +221,7 @@ fn errors_name_file_line_column_and_field() {
         ),
         (
             "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\"]\nbaseline = \"always\"\n",
-            "jobs/job.toml:9:12: acceptance.baseline: unknown variant `always`",
+            "jobs/job.toml:9:12: acceptance.baseline: unknown value \"always\" (one of \"must_fail\", \"skip\")",
         ),
         (
             "[acceptance]\ndir = \"../src/inner\"\ncommand = [\"cargo\", \"test\"]\n",
@@ -410,7 +410,7 @@ fn top_level_refusals_are_placed_at_their_key() {
     );
     assert_eq!(
         replace("verify = [\"cargo\", \"test\"]", "verify = \"cargo test\""),
-        "jobs/job.toml:5:10: verify: invalid type: string \"cargo test\", expected a sequence"
+        "jobs/job.toml:5:10: verify: must be a list: the program and its arguments, e.g. [\"cargo\", \"test\"] (found the string \"cargo test\")"
     );
     assert_eq!(
         replace("prompt = \"Fix it.\"\n", ""),
@@ -477,11 +477,11 @@ fn provider_keys_are_checked_per_kind() {
         ),
         (
             "[provider]\nkind = \"gemini\"\n",
-            "jobs/job.toml:7:8: provider.kind: unknown variant `gemini`, expected one of `script`, `openai`, `anthropic`, `command`",
+            "jobs/job.toml:7:8: provider.kind: unknown value \"gemini\" (one of \"script\", \"openai\", \"anthropic\", \"command\")",
         ),
         (
-            "[provider]\nkind = \"script\"\nkey = \"x\"\n",
-            "jobs/job.toml:8:1: provider.key: unknown field `key`, expected one of `kind`, `script`, `base_url`, `model`, `api_key_env`, `mode`,",
+            "[provider]\nkind = \"script\"\nkey = \"x\"\nscript = \"../replies.jsonl\"\n",
+            "jobs/job.toml:8:1: provider.key: not a key for kind \"script\" (its keys: script)",
         ),
         (
             "[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\ntemperature = 0.2\n",
@@ -513,7 +513,7 @@ fn provider_keys_are_checked_per_kind() {
         ),
         (
             "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\nmode = \"xml\"\n",
-            "jobs/job.toml:10:8: provider.mode: unknown variant `xml`",
+            "jobs/job.toml:10:8: provider.mode: unknown value \"xml\" (one of \"json_schema\", \"json_object\", \"tools\", \"text\")",
         ),
         (
             "[provider]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ntimeout = \"soon\"\n",
@@ -607,8 +607,19 @@ fn provider_files_share_the_provider_rules() {
         "jobs/p.toml:1:1: provider: required key is missing"
     );
     assert!(
-        bad("name = \"x\"\nprompt = \"hi\"\n")
-            .starts_with("jobs/p.toml:2:1: prompt: unknown field `prompt`"),
+        bad("name = \"x\"\nprompt = \"hi\"\n").starts_with(
+            "jobs/p.toml: not a provider file: it sets prompt, as a job manifest does"
+        ),
+    );
+    assert_eq!(
+        bad(
+            "name = \"x\"\nprompt = \"hi\"\n[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\n"
+        ),
+        "jobs/p.toml:2:1: prompt: unknown key; a provider file takes name, [provider], [price]"
+    );
+    assert!(
+        bad("[package]\nname = \"x\"\n")
+            .starts_with("jobs/p.toml: not a provider file (its keys are [package])"),
     );
     assert_eq!(
         bad("name = \"a b\"\n[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\n"),

@@ -12,13 +12,16 @@ mod error;
 mod expand;
 mod fields;
 mod load;
+mod load_shape;
 mod origin;
 mod price;
 mod provider_config;
 mod provider_file;
 mod raw;
+mod shape;
 mod snapshot;
 mod source_map;
+mod suggest;
 mod toolchains;
 #[cfg(test)]
 mod toolchains_tests;
@@ -26,9 +29,11 @@ mod toolchains_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod load_shape_tests;
+#[cfg(test)]
 mod load_tests;
 
-pub use checked::{check_commands, load_checked};
+pub use checked::{admitting_rule, check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
 // The validated types are the protocol's (the log keeps them in its
@@ -46,3 +51,4 @@ pub use crate::protocol::{
 };
 pub use load::{load_manifest, parse_manifest};
 pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
+pub use suggest::did_you_mean;

@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ManifestError;
 use super::fields::Fields;
-use super::load::read_text;
+use super::load::{Errors, read_text};
+use super::load_shape::{check_shape, not_a_provider_file, prune};
 use super::provider_config::build_provider;
 use super::raw::RawProviderFile;
+use super::shape::PROVIDER_FILE;
 use super::source_map::SourceMap;
 use crate::protocol::ProviderConfig;
 use crate::protocol::validate_id;
@@ -32,10 +34,24 @@ pub fn load_provider_file(path: &Path) -> Result<ProviderFile, ManifestError> {
     parse_provider_file(path, &text)
 }
 
-/// Validates provider-file `text` as if read from `path`.
+/// Validates provider-file `text` as if read from `path`; every error of a
+/// file that parses as TOML is reported, in file order.
 pub fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFile, ManifestError> {
     let map = SourceMap::parse(path, text)?;
-    let raw: RawProviderFile = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
+    let mut root: toml::Table = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
+    if let Some(err) = not_a_provider_file(path, &root) {
+        return Err(err);
+    }
+    let shape = check_shape(&map, &root, &PROVIDER_FILE);
+    prune(&mut root, &shape.fields);
+    let mut errors = Errors::new(shape);
+    let raw: RawProviderFile = match toml::Value::Table(root).try_into() {
+        Ok(raw) => raw,
+        Err(e) => {
+            errors.push(map.toml_error(&e));
+            return errors.finish(None);
+        }
+    };
     let fields = Fields::new(&map, path)?;
     let name = match raw.name {
         Some(name) => name,
@@ -44,16 +60,25 @@ pub fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFile, Mani
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    validate_id(&name).map_err(|e| fields.err("name", e.to_string().replace("job id", "name")))?;
-    let raw_provider = fields.required("provider", raw.provider)?;
-    let provider = build_provider(&fields, "provider", raw_provider)?;
+    let name = errors.keep(
+        validate_id(&name)
+            .map(|()| name)
+            .map_err(|e| fields.err("name", e.to_string().replace("job id", "name"))),
+    );
+    let provider = errors
+        .keep(fields.required("provider", raw.provider))
+        .and_then(|raw| errors.keep(build_provider(&fields, "provider", raw)));
     let price = match raw.price {
-        Some(raw) => Some(super::price::price(&fields, raw)?),
-        None => None,
+        Some(raw) => errors.keep(super::price::price(&fields, raw)).map(Some),
+        None => Some(None),
     };
-    Ok(ProviderFile {
-        name,
-        provider,
-        price,
-    })
+    let file = match (name, provider, price) {
+        (Some(name), Some(provider), Some(price)) => Some(ProviderFile {
+            name,
+            provider,
+            price,
+        }),
+        _ => None,
+    };
+    errors.finish(file)
 }

@@ -107,11 +107,12 @@ impl<'a> SourceMap<'a> {
         let offset = err.span().map_or(0, |s| s.start);
         let at = self.at_offset(offset);
         // `api_key` is read only to refuse it; never list it as accepted.
-        let message = err
-            .message()
-            .trim()
-            .replace('\n', " ")
-            .replace(" `api_key`,", "");
+        let message = in_words(
+            &err.message()
+                .trim()
+                .replace('\n', " ")
+                .replace(" `api_key`,", ""),
+        );
         let field = err.span().and_then(|s| self.field_at(s.start));
         // "missing field `x`" in table `t` is about `t.x`, reported where
         // the table starts.
@@ -138,6 +139,31 @@ impl<'a> SourceMap<'a> {
             None => ManifestError::Syntax { at, message },
         }
     }
+}
+
+/// A deserializer's message without the names of Rust types (`expected
+/// u32`, `a sequence`). The shape check words every error a file can have
+/// before the deserializer runs; this keeps any it did not foresee readable.
+fn in_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("invalid type: ", ""),
+        ("invalid value: ", ""),
+        ("unknown variant", "unknown value"),
+        ("unknown field", "unknown key"),
+        ("a sequence", "a list"),
+        ("a map", "a table"),
+        ("a boolean", "true or false"),
+        ("expected u32", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("integer `", "the whole number `"),
+    ];
+    let mut text = message.to_string();
+    for (from, to) in WORDS {
+        text = text.replace(from, to);
+    }
+    text
 }
 
 fn collect_table(table: &DeTable<'_>, prefix: &str, out: &mut Vec<Entry>) {
@@ -213,6 +239,18 @@ mod tests {
         let err = SourceMap::parse(Path::new("x.toml"), "id = \"x\"\nverify = [\n").unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("x.toml:"), "{text}");
+    }
+
+    #[test]
+    fn deserializer_messages_lose_their_type_names() {
+        assert_eq!(
+            in_words("invalid type: string \"many\", expected u32"),
+            "string \"many\", expected a whole number"
+        );
+        assert_eq!(
+            in_words("invalid type: string \"x\", expected a sequence"),
+            "string \"x\", expected a list"
+        );
     }
 
     #[test]

@@ -127,10 +127,21 @@ fn description(j: &JobResult) -> String {
         let evidence = super::integrity_text::evidence(record);
         lines.extend(evidence.iter().map(|line| format!("integrity: {line}")));
     }
-    if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok) {
+    // The attempt's own end only repeats the failure kind: the step
+    // before it says what went wrong.
+    if let Some(step) = j
+        .timeline
+        .iter()
+        .rev()
+        .find(|t| !t.ok && t.kind != "attempt")
+    {
+        let place = match step.step {
+            0 => format!("attempt {}", step.attempt),
+            n => format!("attempt {}, step {n}", step.attempt),
+        };
         lines.push(format!(
-            "last failed step: attempt {} step {} {}: {}",
-            step.attempt, step.step, step.kind, step.detail
+            "last failed step: {place} ({}): {}",
+            step.kind, step.detail
         ));
     }
     lines.join("\n")

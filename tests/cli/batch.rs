@@ -751,10 +751,7 @@ fn rerunning_a_finished_batch_does_no_work() {
         4,
         "the rerun started attempts"
     );
-    assert!(
-        second.stdout.contains("0 attempt(s) run now"),
-        "{second:#?}"
-    );
+    assert!(second.stdout.contains("0 attempts run now"), "{second:#?}");
     assert_eq!(states(sb.path(), &sb.data())["lazy"], "failed");
 }
 

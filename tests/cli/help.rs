@@ -49,15 +49,95 @@ fn every_argument_of_every_command_is_described() {
     }
 }
 
+/// The lines of a help section: from its title to the next blank line.
+fn section<'a>(help: &'a str, title: &str) -> Vec<&'a str> {
+    help.lines()
+        .skip_while(|l| *l != title)
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// Every command the top-level help lists ends its `--help` with examples
+/// of itself and the exit codes it can give, all of them the policy's.
 #[test]
-fn the_main_commands_show_examples() {
+fn every_command_shows_examples_and_its_exit_codes() {
     let sb = Sandbox::new();
-    for command in ["batch", "run", "exec", "check", "replay"] {
+    let top = sb.run(&["--help"]).ok().stdout;
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= COMMANDS.len(), "{commands:?}");
+    for command in commands {
         let help = sb.run(&[command, "--help"]).ok().stdout;
+        let examples = section(&help, "Examples:");
+        assert!(!examples.is_empty(), "{command} has no examples:\n{help}");
+        for line in &examples {
+            assert!(
+                line.starts_with("  agent-runtime ") || line.contains(" agent-runtime "),
+                "{command}: not an example: {line}"
+            );
+        }
         assert!(
-            help.contains("\nExamples:\n  agent-runtime "),
-            "{command}:\n{help}"
+            examples
+                .iter()
+                .any(|l| l.contains(&format!("agent-runtime {command}"))),
+            "{command}: no example of itself:\n{help}"
         );
+        let codes: Vec<u32> = section(&help, "Exit codes:")
+            .iter()
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        assert!(
+            codes.contains(&0) && codes.contains(&2),
+            "{command}: exit codes {codes:?}:\n{help}"
+        );
+        for code in &codes {
+            assert!(
+                [0, 1, 2, 130].contains(code),
+                "{command}: exit code {code} is not the policy's"
+            );
+        }
+        if command == "batch" {
+            assert_eq!(codes, [0, 1, 2, 130], "{help}");
+        }
+    }
+}
+
+/// One name per kind of value: a count is `<N>` and a job `<ID>`
+/// everywhere, in the usage line and in the list of arguments alike.
+#[test]
+fn placeholders_are_the_same_in_every_command() {
+    let sb = Sandbox::new();
+    for command in COMMANDS {
+        let help = sb.run(&[command, "--help"]).ok().stdout;
+        for odd in ["<K>", "<F>", "<ATTEMPTS>", "<INSTANCE>", "[ID]"] {
+            assert!(!help.contains(odd), "{command}: {odd}:\n{help}");
+        }
+    }
+    // A flag that did nothing is gone.
+    let report = sb.run(&["report", "--help"]).ok().stdout;
+    assert!(!report.contains("--merge"), "{report}");
+    let enqueue = sb.run(&["enqueue", "--help"]).ok().stdout;
+    assert!(
+        enqueue.contains("Usage: agent-runtime enqueue <DATA> <ID>"),
+        "{enqueue}"
+    );
+    assert!(enqueue.contains("\n  <ID>\n"), "{enqueue}");
+    let batch = sb.run(&["batch", "--help"]).ok().stdout;
+    for flag in [
+        "--attempts <N>",
+        "--repeat <N>",
+        "--family <FAMILY>",
+        "--report <DIR>",
+        "--provider <FILE>",
+    ] {
+        assert!(batch.contains(flag), "{flag}:\n{batch}");
     }
 }
 
@@ -203,7 +283,26 @@ fn demo_runs_from_an_empty_directory_and_leaves_nothing_behind() {
             .unwrap(),
     );
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stdout.contains("accepted 8/8"), "{}", run.stdout);
+    // One bundled job fails on purpose, and the demo still succeeds.
+    assert!(run.stdout.contains("accepted 8/9"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("demo: off_by_one_overfit fails on purpose: its scripted fix special-cases the visible test"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("demo: off_by_one_overfit failed as intended (tests_failed)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("off_by_one_overfit: tests_failed: failing: test/acceptance::"),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stdout.contains("removed its scratch directory"),
         "{}",

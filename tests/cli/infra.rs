@@ -280,14 +280,14 @@ fn gc_removes_what_keep_all_left_and_keeps_the_artifacts() {
     assert!(data.join("work/j0/1-acceptance").is_dir());
     sb.run(&["gc", "DATA"])
         .ok()
-        .stdout_has("removed the directories of 1 attempt(s)");
+        .stdout_has("removed the directories of 1 attempt,");
     assert!(!data.join("work/j0/1").exists());
     assert!(!data.join("work/j0/1-acceptance").exists());
     assert!(data.join("runs/j0/1/patch.diff").is_file());
     assert!(data.join("runs/j0/1/acceptance.log").is_file());
     sb.run(&["gc", "DATA"])
         .ok()
-        .stdout_has("removed the directories of 0 attempt(s)");
+        .stdout_has("removed the directories of 0 attempts,");
 }
 
 /// Unmounts the small file system below when the test ends.

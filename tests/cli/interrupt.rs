@@ -163,7 +163,7 @@ fn a_later_sigint_quits_at_once_and_still_says_what_is_saved() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("holds 2 job(s): 1 running (recovered by the next run), 1 queued"),
+        stdout.contains("holds 2 jobs: 1 running (recovered by the next run), 1 queued"),
         "{stdout}"
     );
     assert!(

@@ -131,7 +131,7 @@ fn an_edited_manifest_runs_again_under_its_new_hash_with_replace() {
     let again = sb
         .run(&["batch", "DATA", m, "--repeat", "2", "--replace"])
         .ok();
-    assert!(again.stdout.contains("0 attempt(s) run now"), "{again:#?}");
+    assert!(again.stdout.contains("0 attempts run now"), "{again:#?}");
     assert!(
         again
             .stderr

@@ -322,7 +322,7 @@ fn setup_keys_are_checked_with_file_line_and_field() {
         ),
         (
             "[setup]\ncommands = [[\"cargo\"]]\nnet = true",
-            "unknown field `net`",
+            "setup.net: unknown key, did you mean network?",
         ),
         (
             "[setup]\ncommands = [[\"cargo\"]]\nnetwork = \"yes\"",

@@ -114,12 +114,12 @@ fn each_class_of_bad_manifest_fails_with_its_place_and_field() {
         (
             "unknown_key",
             "colour = \"red\"\n",
-            "jobs/unknown_key.toml:14:1: provider.colour: unknown field `colour`",
+            "jobs/unknown_key.toml:14:1: provider.colour: not a key for kind \"script\" (its keys: script)",
         ),
         (
             "wrong_type",
             "[sandbox]\nnetwork = \"no\"\n",
-            "jobs/wrong_type.toml:15:11: sandbox.network: invalid type: string \"no\", expected a boolean",
+            "jobs/wrong_type.toml:15:11: sandbox.network: must be true or false (found the string \"no\")",
         ),
         (
             "reserved_env",
@@ -188,7 +188,7 @@ fn semantic_refusals_point_at_the_offending_line() {
         lines[3].ends_with("the model could read the hidden tests"),
         "{err}"
     );
-    assert_eq!(lines[4], "error: 4 of 4 manifest(s) invalid");
+    assert_eq!(lines[4], "error: 4 of 4 manifests invalid");
 }
 
 #[test]
