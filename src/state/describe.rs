@@ -128,12 +128,15 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             latency_ms,
             ..
         } => {
-            let mut text = format!(
-                "step {step}: {kind} ({input_tokens} in / {output_tokens} out, {latency_ms} ms)"
-            );
-            if let Some(reason) = reason {
-                text.push_str(&format!(": {reason}"));
-            }
+            let usage = format!("{input_tokens} in / {output_tokens} out, {latency_ms} ms");
+            let text = match (kind, reason) {
+                // A refusal says why first, as the model was told.
+                (DecisionKind::Invalid, Some(reason)) => {
+                    format!("step {step}: invalid decision: {reason} ({usage})")
+                }
+                (_, Some(reason)) => format!("step {step}: {kind} ({usage}): {reason}"),
+                (_, None) => format!("step {step}: {kind} ({usage})"),
+            };
             said(kind.as_str(), *step, text, *kind != DecisionKind::Invalid)
         }
         Event::ProviderRetry {
