@@ -264,6 +264,23 @@ pub enum Command {
         #[arg(long, short = 'v')]
         verbose: bool,
     },
+    /// Serve a live, read-only web viewer of data dirs on 127.0.0.1.
+    ///
+    /// Prints the URL to open (with its access token) and serves until
+    /// Ctrl-C: runs and jobs with filters, a page per job (prompt, cause,
+    /// failing tests, trajectory, patch, time, cost) and a comparison of
+    /// two providers or two data dirs. It follows the logs as they grow,
+    /// so it can watch a batch running in another process. Exit 2 if a
+    /// DATA is not a directory or the port cannot be bound.
+    #[command(after_help = VIEW_EXAMPLES, display_order = 16)]
+    View {
+        /// Data directories whose logs to show (several: e.g. two runs to compare).
+        #[arg(required = true, value_name = "DATA")]
+        data: Vec<PathBuf>,
+        /// Port on 127.0.0.1 [default: a free one].
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+    },
     /// Print a published JSON Schema.
     #[command(display_order = 15)]
     Schema {
@@ -383,6 +400,11 @@ const CHECK_EXAMPLES: &str = "Examples:
   agent-runtime check jobs/                                each job 3 times; exit 0 when all are valid
   agent-runtime check jobs/off_by_one.toml --runs 10       look for flaky tests
   agent-runtime check jobs/ --json > check.json";
+
+const VIEW_EXAMPLES: &str = "Examples:
+  agent-runtime view ./data                                open the printed URL in a browser
+  agent-runtime view ./sweep --port 8080                   while `batch ./sweep ...` runs
+  agent-runtime view ./run-1 ./run-2                       compare two runs of the same jobs";
 
 const REPLAY_EXAMPLES: &str = "Examples:
   agent-runtime replay ./sweep off_by_one@local#2 --out replay-1

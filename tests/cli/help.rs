@@ -3,9 +3,9 @@
 
 use crate::harness::Sandbox;
 
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 17] = [
     "demo", "batch", "check", "run", "enqueue", "status", "watch", "report", "cancel", "retry",
-    "replay", "gc", "exec", "doctor", "validate", "schema",
+    "replay", "gc", "exec", "doctor", "validate", "schema", "view",
 ];
 
 #[test]
@@ -52,7 +52,7 @@ fn every_argument_of_every_command_is_described() {
 #[test]
 fn the_main_commands_show_examples() {
     let sb = Sandbox::new();
-    for command in ["batch", "run", "exec", "check", "replay"] {
+    for command in ["batch", "run", "exec", "check", "replay", "view"] {
         let help = sb.run(&[command, "--help"]).ok().stdout;
         assert!(
             help.contains("\nExamples:\n  agent-runtime "),
