@@ -92,9 +92,14 @@ impl Reply {
     }
 }
 
-/// A rendered job page, kept until the log changes.
+/// How long a rendered job page is kept while the logs do not change: an
+/// attempt's files (per-test output) may appear without a log event.
+const PAGE_KEPT_MS: u64 = 2_000;
+
+/// A rendered job page, kept until the log changes or [`PAGE_KEPT_MS`] pass.
 #[derive(Debug)]
 struct CachedPage {
+    at_ms: u64,
     version: u64,
     run: usize,
     id: String,
@@ -206,6 +211,7 @@ impl App {
         let mut cache = self.page.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(page) = cache.as_ref()
             && page.version == model.version
+            && now_ms.saturating_sub(page.at_ms) < PAGE_KEPT_MS
             && page.run == index
             && page.id == id
         {
@@ -219,6 +225,7 @@ impl App {
         };
         let json = page_json(&job_page(model.version, index, run, &result, now_ms));
         *cache = Some(CachedPage {
+            at_ms: now_ms,
             version: model.version,
             run: index,
             id: id.to_string(),

@@ -43,3 +43,4 @@ mod tokens;
 mod toolchains;
 mod validate;
 mod verdicts;
+mod view;
