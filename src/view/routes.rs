@@ -92,27 +92,12 @@ impl Reply {
     }
 }
 
-/// How long a rendered job page is kept while the logs do not change: an
-/// attempt's files (per-test output) may appear without a log event.
-const PAGE_KEPT_MS: u64 = 2_000;
-
-/// A rendered job page, kept until the log changes or [`PAGE_KEPT_MS`] pass.
-#[derive(Debug)]
-struct CachedPage {
-    at_ms: u64,
-    version: u64,
-    run: usize,
-    id: String,
-    json: String,
-}
-
 /// The viewer's state: who may ask, and the data dirs followed.
 #[derive(Debug)]
 pub struct App {
     access: Access,
     model: RwLock<Model>,
     list: Mutex<Option<(u64, String)>>,
-    page: Mutex<Option<CachedPage>>,
 }
 
 impl App {
@@ -121,7 +106,6 @@ impl App {
             access,
             model: RwLock::new(Model::new(data_dirs)),
             list: Mutex::new(None),
-            page: Mutex::new(None),
         }
     }
 
@@ -208,30 +192,21 @@ impl App {
         let (Some(index), Some(id)) = (run, target.get("id")) else {
             return Reply::text(400, "a job page needs run=N and id=INSTANCE");
         };
-        let mut cache = self.page.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(page) = cache.as_ref()
-            && page.version == model.version
-            && now_ms.saturating_sub(page.at_ms) < PAGE_KEPT_MS
-            && page.run == index
-            && page.id == id
-        {
-            return Reply::json(page.json.clone());
-        }
         let Some(run) = model.runs.get(index) else {
             return Reply::text(404, "no such data dir");
         };
         let Some(result) = run.job_with_artifacts(id, now_ms) else {
             return Reply::text(404, "no such job in this data dir");
         };
-        let json = page_json(&job_page(model.version, index, run, &result, now_ms));
-        *cache = Some(CachedPage {
-            at_ms: now_ms,
-            version: model.version,
-            run: index,
-            id: id.to_string(),
-            json: json.clone(),
-        });
-        Reply::json(json)
+        // Built afresh: the files of an attempt (per-test output) may
+        // appear without an event.
+        Reply::json(page_json(&job_page(
+            model.version,
+            index,
+            run,
+            &result,
+            now_ms,
+        )))
     }
 }
 

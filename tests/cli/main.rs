@@ -44,3 +44,4 @@ mod toolchains;
 mod validate;
 mod verdicts;
 mod view;
+mod view_browser;

@@ -212,6 +212,23 @@ fn hostile_batch(sb: &Sandbox) -> PathBuf {
     sb.data()
 }
 
+/// Where an attempt keeps the output of test `name` under `tests/`, as
+/// the viewer looks for it: every character but letters, digits, `-`, `_`
+/// and `.` as `_`, then `.txt`.
+pub fn excerpt_file(name: &str) -> String {
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}.txt")
+}
+
 /// Sends `request` as it is and returns the status line.
 fn raw(port: u16, request: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -5,12 +5,16 @@
 
 (function () {
   const POLL_MS = 1000;
+  // Rows drawn at first; the rest on request (a table of thousands of
+  // rows takes seconds to lay out and paint).
+  const ROWS_SHOWN = 300;
   const ui = {
     route: null, // {page, ...}
     version: 0, // of what is shown
     list: null,
     filters: { run: '', state: '', kind: '', family: '', provider: '', integrity: '', text: '' },
     sort: { key: 'index', dir: 1 },
+    limit: ROWS_SHOWN,
     timer: null,
     failures: 0,
   };
@@ -244,6 +248,7 @@
   }
 
   function showJobs(data) {
+    performance.mark('jobs-data');
     data.jobs.forEach((j, i) => { j.index = i; });
     ui.list = data;
     const main = document.getElementById('main');
@@ -255,11 +260,18 @@
         el('div', { id: 'filters', class: 'filters' }),
         el('p', { id: 'shown', class: 'muted' }),
         el('table', { id: 'jobs' }, el('thead'), el('tbody')),
+        el('p', null, el('button', {
+          id: 'more', type: 'button', hidden: true,
+          onclick: () => { ui.limit += 1000; renderJobRows(); },
+        }, 'show more')),
       );
     }
     renderRuns(data);
     renderFilters(data);
     renderJobRows();
+    performance.mark('jobs-rendered');
+    // The frame after next: the rows have been painted.
+    requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('jobs-painted')));
   }
 
   function renderRuns(data) {
@@ -322,7 +334,7 @@
     const head = el('tr', null, columns.map((c) => {
       const sorted = ui.sort.key === c.key ? (ui.sort.dir > 0 ? ' sorted-asc' : ' sorted-desc') : '';
       return el('th', {
-        class: 'sortable' + (c.cls === 'num' ? ' num' : '') + sorted,
+        class: 'sortable c-' + c.key + (c.cls === 'num' ? ' num' : '') + sorted,
         data: { key: c.key },
         onclick: () => {
           ui.sort = { key: c.key, dir: ui.sort.key === c.key ? -ui.sort.dir : 1 };
@@ -341,10 +353,17 @@
       return a.index - b.index;
     });
     const body = document.createElement('tbody');
-    for (const j of rows) body.append(jobRow(j, columns, data));
+    for (const j of rows.slice(0, ui.limit)) body.append(jobRow(j, columns, data));
     table.tBodies[0].replaceWith(body);
+    const matching = rows.length === data.jobs.length
+      ? data.jobs.length + ' jobs'
+      : rows.length + ' of ' + data.jobs.length + ' jobs';
+    const hidden = rows.length - Math.min(rows.length, ui.limit);
     document.getElementById('shown').textContent =
-      rows.length === data.jobs.length ? data.jobs.length + ' jobs' : rows.length + ' of ' + data.jobs.length + ' jobs';
+      matching + (hidden > 0 ? ', the first ' + ui.limit + ' shown' : '');
+    const more = document.getElementById('more');
+    more.hidden = hidden === 0;
+    more.textContent = 'show ' + Math.min(hidden, 1000) + ' more';
   }
 
   function jobRow(j, columns, data) {
