@@ -176,7 +176,7 @@ pub fn test_file_for<'f>(name: &str, files: &'f [std::ffi::OsString]) -> Option<
     files.iter().map(|f| f.as_os_str()).find(|file| {
         let text = String::from_utf8_lossy(file.as_bytes());
         let stem = match text.rsplit_once('.') {
-            Some((stem, ext)) if matches!(ext, "txt" | "log" | "out") => stem,
+            Some((stem, "txt" | "log" | "out")) => stem,
             _ => &text,
         };
         normalize(stem) == wanted

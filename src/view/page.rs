@@ -11,6 +11,7 @@ use super::artifacts::{EXCERPT_CAP, Excerpt, Listed, attempt_dir, href, test_fil
 use super::model::Run;
 use super::rows::{JobRow, job_row};
 use crate::report::JobResult;
+use crate::state;
 
 /// One job's page.
 #[derive(Debug, Serialize)]
@@ -23,6 +24,8 @@ pub struct JobPage<'a> {
     /// (`None` for a bare lifecycle task).
     pub prompt: Option<&'a str>,
     pub prompt_file: Option<String>,
+    /// The baseline in the words every view uses.
+    pub baseline: Option<&'static str>,
     /// The report model's row, with its artifacts.
     pub result: &'a JobResult,
     /// The attempt whose tests are shown.
@@ -90,6 +93,9 @@ pub fn job_page<'a>(
         prompt_file: manifest
             .and_then(|m| m.prompt_file.as_ref())
             .map(|p| p.display().to_string()),
+        baseline: job
+            .and_then(|j| j.baseline.as_ref())
+            .map(|b| state::baseline_wording(b.result)),
         result,
         tests_attempt,
         failing,

@@ -9,9 +9,8 @@ fn token() -> String {
     "5a".repeat(32)
 }
 
-/// An app over one data dir holding two bare jobs (one with a `<script>`
-/// in its family-free id is impossible: ids are checked; the test text
-/// rides in an artifact instead) and an attempt's artifacts.
+/// An app over one data dir: a bare job with an open attempt, an
+/// artifact holding markup, and a symlink from `runs/` to a file outside.
 fn app() -> (tempfile::TempDir, App) {
     let tmp = tempfile::tempdir().unwrap();
     let records = [
@@ -52,7 +51,7 @@ fn get<'a>(url: &'a str, host: Option<&'a str>, cookie: Option<&'a str>) -> Inco
     }
 }
 
-fn header<'r>(reply: &'r Reply, name: &str) -> Option<String> {
+fn header(reply: &Reply, name: &str) -> Option<String> {
     reply
         .headers()
         .into_iter()

@@ -353,6 +353,23 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
     );
     browser.screenshot(&sb.path().join("view-failed-job.png"));
     drop(viewer);
+
+    // Two data dirs side by side (here the same one twice): a matrix of
+    // the nine jobs, every one a tie.
+    let two = Viewer::start(&sb, &["DATA", "DATA"]);
+    browser.navigate(&format!("{}#/compare?kind=run&a=0&b=1", two.url));
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the comparison",
+        "document.querySelectorAll('#matrix tbody tr').length === 9",
+    );
+    let verdict = browser.eval("document.querySelector('#verdict').textContent");
+    assert_eq!(verdict, "no significant difference");
+    let winners = browser.eval(
+        "[...document.querySelectorAll('#matrix tbody tr')].every(r => r.dataset.winner === 'tie')",
+    );
+    assert_eq!(winners, Value::Bool(true));
+    browser.screenshot(&sb.path().join("view-compare.png"));
 }
 
 /// A data dir of `n` jobs: the records of `template`'s log repeated under

@@ -334,7 +334,7 @@
     const head = el('tr', null, columns.map((c) => {
       const sorted = ui.sort.key === c.key ? (ui.sort.dir > 0 ? ' sorted-asc' : ' sorted-desc') : '';
       return el('th', {
-        class: 'sortable c-' + c.key + (c.cls === 'num' ? ' num' : '') + sorted,
+        class: 'sortable' + (c.cls === 'num' ? ' num' : '') + sorted,
         data: { key: c.key },
         onclick: () => {
           ui.sort = { key: c.key, dir: ui.sort.key === c.key ? -ui.sort.dir : 1 };
@@ -380,7 +380,7 @@
       tokens: () => count(j.input_tokens) + ' / ' + count(j.output_tokens),
       cost_usd: () => usd(j.cost_usd),
       wall_ms: () => ms(j.wall_ms),
-      tests: () => j.tests || '',
+      tests: () => (j.tests || '').replace(/ (\d)/g, '\u00a0$1'),
       signals: () => j.forged ? badge('forged', 'failed') : (j.signals ? badge(j.signals + ' signals', 'signal') : ''),
     };
     return el('tr', { class: j.state, data: { instance: j.instance, state: j.state, run: j.run } },
@@ -426,7 +426,7 @@
       ['setup time', ms(r.setup_ms)],
       ['baseline + acceptance time', ms(r.acceptance_ms)],
       ['waiting for provider', ms(r.wait_ms)],
-      ['baseline', r.baseline],
+      ['baseline', page.baseline || r.baseline],
       ['acceptance', r.acceptance],
       ['tests', row.tests || '-'],
       ['patch', r.patch_files + ' files, ' + bytes(r.patch_bytes)],
