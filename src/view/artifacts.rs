@@ -87,12 +87,13 @@ impl Artifacts {
         })
     }
 
-    /// The text of `<job>/<n>/<file>`, whole, for the report model; `None`
-    /// when it is missing, refused or over `cap`.
-    pub fn text(&self, job: &str, attempt: u32, file: &str, cap: u64) -> Option<String> {
+    /// The first `cap` bytes of `<job>/<n>/<file>` as text, for the report
+    /// model, and whether the file holds more; `None` when it is missing
+    /// or refused.
+    pub fn head(&self, job: &str, attempt: u32, file: &str, cap: u64) -> Option<(String, bool)> {
         let rel = attempt_dir(job, attempt).join(file);
-        let (bytes, _) = self.root().ok()?.read_capped(&rel, cap).ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        let e = self.excerpt(&rel, cap).ok()?;
+        Some((e.text, e.cut))
     }
 
     /// The files of attempt `n` of `job` and of its `tests/`, in name
@@ -225,11 +226,11 @@ mod tests {
         assert_eq!(listing[0].bytes, Some(19));
         let e = a.excerpt(Path::new("job/1/tests/t__adds.txt"), 4).unwrap();
         assert_eq!((e.text.as_str(), e.bytes, e.cut), ("left", 17, true));
-        assert_eq!(
-            a.text("job", 1, "patch.diff", 100).as_deref(),
-            Some("diff --git a/x b/x\n")
-        );
-        assert_eq!(a.text("job", 1, "patch.diff", 5), None, "over the cap");
+        let whole = a.head("job", 1, "patch.diff", 100).unwrap();
+        assert_eq!(whole, ("diff --git a/x b/x\n".to_string(), false));
+        let cut = a.head("job", 1, "patch.diff", 4).unwrap();
+        assert_eq!(cut, ("diff".to_string(), true));
+        assert_eq!(a.head("job", 1, "none", 4), None);
     }
 
     #[test]

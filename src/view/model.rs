@@ -16,6 +16,8 @@ use super::artifacts::{Artifacts, PATCH_CAP};
 
 /// Bytes of a `transcript.jsonl` the job page reads at most.
 const TRANSCRIPT_CAP: u64 = 64 << 20;
+/// The line after the part of a patch shown.
+const PATCH_CUT: &str = "\n… (the rest is in patch.diff)\n";
 
 /// One data dir and what its log said so far.
 #[derive(Debug)]
@@ -111,12 +113,18 @@ impl Run {
             if job != instance {
                 return None;
             }
-            let cap = if file == "patch.diff" {
-                PATCH_CAP
-            } else {
-                TRANSCRIPT_CAP
-            };
-            self.artifacts.text(job, attempt, file, cap)
+            if file == "patch.diff" {
+                // A huge patch is shown in part; its link serves it whole.
+                let (mut text, cut) = self.artifacts.head(job, attempt, file, PATCH_CAP)?;
+                if cut {
+                    text.push_str(PATCH_CUT);
+                }
+                return Some(text);
+            }
+            // A transcript cut mid-line loses that line only.
+            self.artifacts
+                .head(job, attempt, file, TRANSCRIPT_CAP)
+                .map(|(text, _)| text)
         };
         report_from_logs(&[self.source()], now_ms, &artifact)
             .jobs

@@ -352,6 +352,13 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         Value::Bool(true)
     );
     browser.screenshot(&sb.path().join("view-failed-job.png"));
+    // Its patch, served as text (the cookie carries the token).
+    browser.eval("document.querySelector('a.artifact[href$=\"patch.diff\"]').click(); true");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "patch.diff",
+        "document.contentType === 'text/plain' && document.body.innerText.includes('out.txt')",
+    );
     drop(viewer);
 
     // Two data dirs side by side (here the same one twice): a matrix of

@@ -61,7 +61,7 @@
   // A link to an artifact the server named: only ever one of its own paths.
   function artifactLink(href, text) {
     if (typeof href !== 'string' || !href.startsWith('/runs/')) return text;
-    return el('a', { href: href, target: '_blank', rel: 'noopener noreferrer' }, text);
+    return el('a', { href: href, class: 'artifact' }, text);
   }
 
   function jobHref(run, instance) {
