@@ -269,6 +269,23 @@ pub enum Command {
         #[arg(long, short = 'v')]
         verbose: bool,
     },
+    /// Serve a live, read-only web viewer of data dirs on 127.0.0.1.
+    ///
+    /// Prints the URL to open (with its access token) and serves until
+    /// Ctrl-C: runs and jobs with filters, a page per job (prompt, cause,
+    /// failing tests, trajectory, patch, time, cost) and a comparison of
+    /// two providers or two data dirs. It follows the logs as they grow,
+    /// so it can watch a batch running in another process. Exit 2 if a
+    /// DATA is not a directory or the port cannot be bound.
+    #[command(after_long_help = help_text::VIEW, display_order = 16)]
+    View {
+        /// Data directories whose logs to show (several: e.g. two runs to compare).
+        #[arg(required = true, value_name = "DATA")]
+        data: Vec<PathBuf>,
+        /// Port on 127.0.0.1 [default: a free one].
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+    },
     /// Print a published JSON Schema.
     #[command(display_order = 15, after_long_help = help_text::SCHEMA)]
     Schema {

@@ -161,3 +161,12 @@ pub const SCHEMA: &str = "Examples:
 Exit codes:
   0    the schema was printed
   2    usage error";
+
+pub const VIEW: &str = "Examples:
+  agent-runtime view ./data                                open the printed URL in a browser
+  agent-runtime view ./sweep --port 8080                   while `batch ./sweep ...` runs
+  agent-runtime view ./run-1 ./run-2                       compare two runs of the same jobs
+
+Exit codes:
+  0    stopped by Ctrl-C after serving
+  2    usage error, a DATA that is not a directory, or a port that cannot be bound";

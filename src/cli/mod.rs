@@ -44,6 +44,7 @@ mod jobs;
 mod lifecycle;
 mod status;
 mod validate;
+mod view;
 mod words;
 
 use std::process::ExitCode;
@@ -149,5 +150,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         } => check::check(&jobs, runs, parallel, &data, json, replace),
         Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
+        Command::View { data, port } => view::view(&data, port),
     }
 }

@@ -45,3 +45,5 @@ mod tokens;
 mod toolchains;
 mod validate;
 mod verdicts;
+mod view;
+mod view_browser;

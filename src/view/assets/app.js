@@ -1,0 +1,607 @@
+// The viewer's page. Every value comes from the viewer's JSON and reaches
+// the document as text (text nodes, attribute values set one by one):
+// nothing from a log, a model or a workspace is ever parsed as markup.
+'use strict';
+
+(function () {
+  const POLL_MS = 1000;
+  // Rows drawn at first; the rest on request (a table of thousands of
+  // rows takes seconds to lay out and paint).
+  const ROWS_SHOWN = 300;
+  const ui = {
+    route: null, // {page, ...}
+    version: 0, // of what is shown
+    list: null,
+    filters: { run: '', state: '', kind: '', family: '', provider: '', integrity: '', text: '' },
+    sort: { key: 'index', dir: 1 },
+    limit: ROWS_SHOWN,
+    timer: null,
+    failures: 0,
+  };
+
+  // Keep the token out of the address bar and history: the cookie the
+  // first load set carries it from now on.
+  if (location.search.includes('token=')) {
+    history.replaceState(null, '', '/' + location.hash);
+  }
+
+  // ---- building the DOM from data, as text ----
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else if (key === 'data') {
+        for (const [k, v] of Object.entries(value)) node.dataset[k] = String(v);
+      } else node.setAttribute(key, String(value));
+    }
+    append(node, children);
+    return node;
+  }
+
+  function append(node, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+    return node;
+  }
+
+  function badge(text, cls) {
+    return el('span', { class: 'badge ' + (cls || text) }, text);
+  }
+
+  // A link to an artifact the server named: only ever one of its own paths.
+  function artifactLink(href, text) {
+    if (typeof href !== 'string' || !href.startsWith('/runs/')) return text;
+    return el('a', { href: href, class: 'artifact' }, text);
+  }
+
+  function jobHref(run, instance) {
+    return '#/job/' + run + '/' + encodeURIComponent(instance);
+  }
+
+  // ---- formatting ----
+
+  function ms(value) {
+    if (value === null || value === undefined) return '-';
+    if (value < 1000) return value + ' ms';
+    const s = value / 1000;
+    if (s < 60) return s.toFixed(1) + ' s';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + ' m ' + Math.round(s - 60 * m) + ' s';
+    return Math.floor(m / 60) + ' h ' + (m % 60) + ' m';
+  }
+
+  function count(n) {
+    if (n === null || n === undefined) return '-';
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + 'M';
+    if (n >= 1e4) return (n / 1e3).toFixed(1) + 'k';
+    return String(n);
+  }
+
+  function usd(c) {
+    if (c === null || c === undefined) return '-';
+    return '$' + (c >= 100 ? c.toFixed(2) : c.toFixed(4));
+  }
+
+  function pct(p) {
+    return p === null || p === undefined ? '-' : (100 * p).toFixed(1) + '%';
+  }
+
+  function bytes(n) {
+    if (n === null || n === undefined) return '';
+    if (n < 1024) return n + ' B';
+    if (n < 1 << 20) return (n / 1024).toFixed(1) + ' KiB';
+    return (n / (1 << 20)).toFixed(1) + ' MiB';
+  }
+
+  // ---- fetching, live ----
+
+  async function getJson(path) {
+    const response = await fetch(path, { credentials: 'same-origin', cache: 'no-store' });
+    if (!response.ok) throw new Error(response.status + ' ' + (await response.text()).trim());
+    return response.json();
+  }
+
+  function live(text, bad) {
+    const node = document.getElementById('live');
+    node.textContent = text;
+    node.className = bad ? 'error' : 'muted';
+  }
+
+  function schedule() {
+    clearTimeout(ui.timer);
+    ui.timer = setTimeout(poll, POLL_MS);
+  }
+
+  async function poll() {
+    const route = ui.route;
+    try {
+      const url = endpoint(route) + (endpoint(route).includes('?') ? '&' : '?') + 'since=' + ui.version;
+      const data = await getJson(url);
+      if (route !== ui.route) return; // the page changed meanwhile
+      ui.failures = 0;
+      live('live · updated ' + new Date().toLocaleTimeString());
+      if (!data.unchanged) {
+        ui.version = data.version;
+        show(route, data);
+      }
+    } catch (e) {
+      ui.failures += 1;
+      live('cannot reach the viewer: ' + e.message, true);
+    }
+    if (route === ui.route) schedule();
+  }
+
+  function endpoint(route) {
+    if (route.page === 'job') {
+      return '/api/job?run=' + route.run + '&id=' + encodeURIComponent(route.id);
+    }
+    if (route.page === 'compare') {
+      const q = new URLSearchParams();
+      for (const k of ['kind', 'a', 'b']) if (route.params.get(k)) q.set(k, route.params.get(k));
+      return '/api/compare?' + q.toString();
+    }
+    return '/api/jobs';
+  }
+
+  function parseRoute() {
+    const hash = location.hash.replace(/^#/, '') || '/';
+    const [path, query] = hash.split('?');
+    const parts = path.split('/').filter(Boolean);
+    if (parts[0] === 'job' && parts.length >= 3) {
+      return { page: 'job', run: Number(parts[1]), id: decodeURIComponent(parts.slice(2).join('/')) };
+    }
+    if (parts[0] === 'compare') return { page: 'compare', params: new URLSearchParams(query || '') };
+    return { page: 'jobs' };
+  }
+
+  function navigate() {
+    ui.route = parseRoute();
+    ui.version = 0;
+    const main = clear(document.getElementById('main'));
+    main.append(el('p', { class: 'muted' }, 'loading…'));
+    document.body.dataset.page = ui.route.page;
+    poll();
+  }
+
+  function show(route, data) {
+    if (route.page === 'job') showJob(data);
+    else if (route.page === 'compare') showCompare(data);
+    else showJobs(data);
+    document.body.dataset.version = String(data.version);
+  }
+
+  // ---- the jobs page ----
+
+  const COLUMNS = [
+    { key: 'instance', label: 'instance', cls: 'id' },
+    { key: 'run', label: 'data dir', many: true },
+    { key: 'family', label: 'family' },
+    { key: 'provider', label: 'provider' },
+    { key: 'state', label: 'state', cls: 'state' },
+    { key: 'failure_kind', label: 'failure kind' },
+    { key: 'cause', label: 'cause / now', cls: 'cause' },
+    { key: 'attempts', label: 'attempts', cls: 'num' },
+    { key: 'steps', label: 'steps', cls: 'num' },
+    { key: 'tokens', label: 'tokens', cls: 'num' },
+    { key: 'cost_usd', label: 'cost', cls: 'num' },
+    { key: 'wall_ms', label: 'wall', cls: 'num' },
+    { key: 'tests', label: 'tests' },
+    { key: 'signals', label: 'integrity', cls: 'num' },
+  ];
+
+  function sortValue(job, key) {
+    if (key === 'tokens') return job.input_tokens + job.output_tokens;
+    if (key === 'index') return job.index;
+    const v = job[key];
+    return v === null || v === undefined ? '' : v;
+  }
+
+  function matches(job, f) {
+    if (f.run !== '' && String(job.run) !== f.run) return false;
+    if (f.state === 'finished' && !['succeeded', 'failed', 'cancelled'].includes(job.state)) return false;
+    if (f.state && f.state !== 'finished' && job.state !== f.state) return false;
+    if (f.kind === 'model' && (!job.failure_kind || job.infrastructure)) return false;
+    if (f.kind === 'infrastructure' && !job.infrastructure) return false;
+    if (f.kind && !['model', 'infrastructure'].includes(f.kind) && job.failure_kind !== f.kind) return false;
+    if (f.family && job.family !== f.family) return false;
+    if (f.provider && (job.provider || '') !== f.provider) return false;
+    if (f.integrity === 'clean' && (job.signals > 0 || job.forged)) return false;
+    if (f.integrity === 'signals' && job.signals === 0) return false;
+    if (f.integrity === 'forged' && !job.forged) return false;
+    if (f.text) {
+      const hay = [job.instance, job.family, job.provider, job.cause, job.failure_kind].join(' ').toLowerCase();
+      if (!hay.includes(f.text.toLowerCase())) return false;
+    }
+    return true;
+  }
+
+  function selectFilter(name, label, values, labels) {
+    const select = el('select', {
+      name: name,
+      onchange: (e) => { ui.filters[name] = e.target.value; renderJobRows(); },
+    });
+    fillSelect(select, values, labels, ui.filters[name]);
+    return el('label', null, label, select);
+  }
+
+  function fillSelect(select, values, labels, chosen) {
+    clear(select);
+    select.append(el('option', { value: '' }, 'any'));
+    values.forEach((v, i) => {
+      select.append(el('option', { value: v, selected: v === chosen }, labels ? labels[i] : v));
+    });
+    select.value = values.includes(chosen) ? chosen : '';
+  }
+
+  function distinct(jobs, key) {
+    return [...new Set(jobs.map((j) => j[key]).filter((v) => v !== null && v !== undefined))].sort();
+  }
+
+  function showJobs(data) {
+    performance.mark('jobs-data');
+    data.jobs.forEach((j, i) => { j.index = i; });
+    ui.list = data;
+    const main = document.getElementById('main');
+    if (!main.querySelector('#jobs')) {
+      clear(main);
+      main.append(
+        el('h1', null, 'Runs and jobs'),
+        el('div', { id: 'runs' }),
+        el('div', { id: 'filters', class: 'filters' }),
+        el('p', { id: 'shown', class: 'muted' }),
+        el('table', { id: 'jobs' }, el('thead'), el('tbody')),
+        el('p', null, el('button', {
+          id: 'more', type: 'button', hidden: true,
+          onclick: () => { ui.limit += 1000; renderJobRows(); },
+        }, 'show more')),
+      );
+    }
+    renderRuns(data);
+    renderFilters(data);
+    renderJobRows();
+    performance.mark('jobs-rendered');
+    // The frame after next: the rows have been painted.
+    requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('jobs-painted')));
+  }
+
+  function renderRuns(data) {
+    const table = el('table', { class: 'runs' },
+      el('thead', null, el('tr', null,
+        ['data dir', 'events', 'jobs', 'accepted', 'failed', 'cancelled', 'running', 'queued', 'pass rate', 'cost', 'elapsed']
+          .map((h, i) => el('th', { class: i ? 'num' : null }, h)))),
+      el('tbody', null, data.runs.map((r) => el('tr', { data: { run: r.index } },
+        el('td', { class: 'id' }, r.label, r.error ? el('div', { class: 'error' }, r.error) : null),
+        el('td', { class: 'num' }, r.events),
+        el('td', { class: 'num' }, r.tally.jobs),
+        el('td', { class: 'num' }, r.tally.accepted),
+        el('td', { class: 'num' }, r.tally.failed),
+        el('td', { class: 'num' }, r.tally.cancelled),
+        el('td', { class: 'num' }, r.running),
+        el('td', { class: 'num' }, r.queued),
+        el('td', { class: 'num' }, pct(r.tally.pass_rate)),
+        el('td', { class: 'num' }, usd(r.tally.cost_usd)),
+        el('td', { class: 'num' }, ms(r.tally.elapsed_ms)),
+      ))));
+    document.getElementById('runs').replaceChildren(table);
+  }
+
+  function renderFilters(data) {
+    const box = document.getElementById('filters');
+    const kinds = distinct(data.jobs, 'failure_kind');
+    const runs = data.runs.map((r) => String(r.index));
+    const controls = [
+      data.runs.length > 1 ? selectFilter('run', 'data dir', runs, data.runs.map((r) => r.label)) : null,
+      selectFilter('state', 'state', ['queued', 'running', 'finished', 'succeeded', 'failed', 'cancelled']),
+      selectFilter('kind', 'failure kind', ['model', 'infrastructure', ...kinds],
+        ['any model failure', 'any infrastructure failure', ...kinds]),
+      selectFilter('family', 'family', distinct(data.jobs, 'family')),
+      selectFilter('provider', 'provider', distinct(data.jobs, 'provider')),
+      selectFilter('integrity', 'integrity', ['clean', 'signals', 'forged'],
+        ['no signal', 'any tamper signal', 'canary forged']),
+    ];
+    const focused = document.activeElement && document.activeElement.name;
+    if (!box.querySelector('input')) {
+      box.append(el('label', null, 'search', el('input', {
+        type: 'search', name: 'text', placeholder: 'id, family, cause…', value: ui.filters.text,
+        oninput: (e) => { ui.filters.text = e.target.value; renderJobRows(); },
+      })));
+    }
+    for (const old of [...box.querySelectorAll('label')].filter((l) => !l.querySelector('input'))) old.remove();
+    const search = box.querySelector('label');
+    for (const control of controls) if (control) box.insertBefore(control, search);
+    if (focused) {
+      const again = box.querySelector('[name="' + focused + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function renderJobRows() {
+    const data = ui.list;
+    if (!data) return;
+    const many = data.runs.length > 1;
+    const columns = COLUMNS.filter((c) => !c.many || many);
+    const table = document.getElementById('jobs');
+    const head = el('tr', null, columns.map((c) => {
+      const sorted = ui.sort.key === c.key ? (ui.sort.dir > 0 ? ' sorted-asc' : ' sorted-desc') : '';
+      return el('th', {
+        class: 'sortable' + (c.cls === 'num' ? ' num' : '') + sorted,
+        data: { key: c.key },
+        onclick: () => {
+          ui.sort = { key: c.key, dir: ui.sort.key === c.key ? -ui.sort.dir : 1 };
+          renderJobRows();
+        },
+      }, c.label);
+    }));
+    table.tHead.replaceChildren(head);
+    const rows = data.jobs.filter((j) => matches(j, ui.filters));
+    const { key, dir } = ui.sort;
+    rows.sort((a, b) => {
+      const x = sortValue(a, key);
+      const y = sortValue(b, key);
+      if (x < y) return -dir;
+      if (x > y) return dir;
+      return a.index - b.index;
+    });
+    const body = document.createElement('tbody');
+    for (const j of rows.slice(0, ui.limit)) body.append(jobRow(j, columns, data));
+    table.tBodies[0].replaceWith(body);
+    const matching = rows.length === data.jobs.length
+      ? data.jobs.length + ' jobs'
+      : rows.length + ' of ' + data.jobs.length + ' jobs';
+    const hidden = rows.length - Math.min(rows.length, ui.limit);
+    document.getElementById('shown').textContent =
+      matching + (hidden > 0 ? ', the first ' + ui.limit + ' shown' : '');
+    const more = document.getElementById('more');
+    more.hidden = hidden === 0;
+    more.textContent = 'show ' + Math.min(hidden, 1000) + ' more';
+  }
+
+  function jobRow(j, columns, data) {
+    const cells = {
+      instance: () => el('a', { href: jobHref(j.run, j.instance) }, j.instance),
+      run: () => data.runs[j.run] ? data.runs[j.run].label : j.run,
+      family: () => j.family,
+      provider: () => j.provider || '-',
+      state: () => [j.state, j.waiting ? el('div', { class: 'muted' }, 'waiting for provider: ' + j.waiting) : null],
+      failure_kind: () => j.failure_kind ? badge(j.failure_kind, 'failed') : '',
+      cause: () => j.state === 'running' ? el('span', { class: 'muted' }, j.last || '') : (j.cause || ''),
+      attempts: () => j.attempts + '/' + j.max_attempts,
+      steps: () => j.steps,
+      tokens: () => count(j.input_tokens) + ' / ' + count(j.output_tokens),
+      cost_usd: () => usd(j.cost_usd),
+      wall_ms: () => ms(j.wall_ms),
+      tests: () => (j.tests || '').replace(/ (\d)/g, '\u00a0$1'),
+      signals: () => j.forged ? badge('forged', 'failed') : (j.signals ? badge(j.signals + ' signals', 'signal') : ''),
+    };
+    return el('tr', { class: j.state, data: { instance: j.instance, state: j.state, run: j.run } },
+      columns.map((c) => el('td', { class: c.cls || null }, cells[c.key]())));
+  }
+
+  // ---- one job's page ----
+
+  function facts(pairs) {
+    return el('div', { class: 'facts' }, pairs.map(([k, v]) => el('div', null, el('span', null, k), el('span', null, v))));
+  }
+
+  function showJob(page) {
+    const r = page.result;
+    const row = page.row;
+    const main = clear(document.getElementById('main'));
+    main.append(
+      el('p', null, el('a', { href: '#/' }, '← all jobs')),
+      el('h1', { id: 'job-title' }, r.instance, ' ', badge(row.state), ' ',
+        r.failure_kind ? badge(r.failure_kind, 'failed') : null),
+    );
+    if (r.cause && r.outcome !== 'accepted') {
+      main.append(el('h2', null, 'Cause'), el('div', { class: 'cause-box', id: 'cause' }, r.cause));
+    } else if (row.state === 'running' && row.last) {
+      main.append(el('p', { class: 'muted' }, 'now: ' + row.last));
+    }
+    main.append(el('h2', null, 'Figures'), facts([
+      ['data dir', page.run_label],
+      ['family', r.family],
+      ['provider', r.provider || '-'],
+      ['repeat', r.repeat === null ? '-' : r.repeat],
+      ['outcome', r.outcome],
+      ['attempts', r.attempts + ' of ' + r.max_attempts],
+      ['steps', r.steps],
+      ['invalid decisions', r.invalid_decisions],
+      ['provider calls', r.provider_calls],
+      ['tokens in / out', count(r.input_tokens) + ' / ' + count(r.output_tokens)],
+      ['cost', usd(r.cost_usd)],
+      ['wall time', ms(row.wall_ms)],
+      ['model time', ms(r.provider_latency_ms)],
+      ['tool time', ms(r.tool_ms)],
+      ['verify time', ms(r.verify_ms)],
+      ['setup time', ms(r.setup_ms)],
+      ['baseline + acceptance time', ms(r.acceptance_ms)],
+      ['waiting for provider', ms(r.wait_ms)],
+      ['baseline', page.baseline || r.baseline],
+      ['acceptance', r.acceptance],
+      ['tests', row.tests || '-'],
+      ['patch', r.patch_files + ' files, ' + bytes(r.patch_bytes)],
+      ['integrity', r.integrity ? (row.forged ? 'canary forged, ' : '') + (r.integrity.signal_count || 0) + ' signals' : '-'],
+    ]));
+    if (r.baseline_reason) main.append(el('p', { class: 'muted' }, 'baseline: ' + r.baseline_reason));
+
+    main.append(el('h2', null, 'Prompt'));
+    if (page.prompt !== null && page.prompt !== undefined) {
+      if (page.prompt_file) main.append(el('p', { class: 'muted' }, 'from ' + page.prompt_file));
+      main.append(el('pre', { id: 'prompt' }, page.prompt));
+    } else {
+      main.append(el('p', { class: 'muted' }, 'none recorded (a bare task)'));
+    }
+
+    main.append(el('h2', null, 'Failing tests'));
+    const t = r;
+    if (page.failing.length === 0) {
+      main.append(el('p', { class: 'muted' }, r.verified_per_test ? 'none' : 'no per-test verdict (acceptance not reached, or judged by its exit status)'));
+    } else {
+      const more = (t.failing_count + t.missing_count) - page.failing.length;
+      const box = el('div', { id: 'failing' });
+      for (const f of page.failing) {
+        box.append(el('div', { class: 'test', data: { test: f.name } },
+          el('div', null, badge(f.status, 'failed'), ' ', el('span', { class: 'name' }, f.name),
+            f.href ? [' ', artifactLink(f.href, 'output')] : null),
+          f.excerpt
+            ? el('pre', { class: 'excerpt' }, f.excerpt.text + (f.excerpt.cut ? '\n… (' + bytes(f.excerpt.bytes) + ' in all)' : ''))
+            : el('p', { class: 'muted' }, 'output: not available (attempt ' + page.tests_attempt + ' kept no excerpt of this test)')));
+      }
+      if (more > 0) box.append(el('p', { class: 'muted' }, 'and ' + more + ' more'));
+      main.append(box);
+    }
+
+    if (r.integrity && ((r.integrity.signals || []).length || (r.integrity.forged || []).length)) {
+      main.append(el('h2', null, 'Integrity'));
+      const list = el('ul', { id: 'integrity' });
+      for (const f of r.integrity.forged || []) list.append(el('li', { class: 'error' }, f));
+      for (const s of r.integrity.signals || []) {
+        list.append(el('li', null, badge(s.kind, 'signal'), ' ', s.subject, ': ', s.evidence,
+          s.steps ? ' (steps ' + s.steps[0] + '–' + s.steps[1] + ')' : ''));
+      }
+      main.append(list);
+    }
+
+    main.append(el('h2', null, 'Trajectory'));
+    if (r.timeline.length === 0) {
+      main.append(el('p', { class: 'muted' }, 'nothing yet'));
+    } else {
+      main.append(el('table', { class: 'timeline', id: 'timeline' },
+        el('thead', null, el('tr', null, ['attempt', 'step', 'at', 'kind', 'what happened'].map((h) => el('th', null, h)))),
+        el('tbody', null, r.timeline.map((e) => el('tr', { class: e.ok ? 'ok' : 'notok' },
+          el('td', { class: 'num' }, e.attempt || ''),
+          el('td', { class: 'num' }, e.step || ''),
+          el('td', { class: 'num' }, ms(e.at_ms)),
+          el('td', { class: 'kind' }, e.kind),
+          el('td', { class: 'detail' }, e.detail,
+            e.fields || e.observation || e.diff
+              ? el('details', null, el('summary', null, 'decision and observation'),
+                e.fields ? el('pre', null, e.fields) : null,
+                e.observation ? el('pre', null, e.observation) : null,
+                e.diff ? patchBlock(e.diff) : null)
+              : null))))));
+    }
+
+    main.append(el('h2', null, 'Patch'));
+    if (r.patch) {
+      if (page.patch_href) main.append(el('p', null, artifactLink(page.patch_href, 'patch.diff'), el('span', { class: 'muted' }, ' · ' + bytes(r.patch_bytes))));
+      main.append(patchBlock(r.patch));
+    } else {
+      main.append(el('p', { class: 'muted' }, r.patch_bytes ? 'patch.diff is not available here' : 'no patch'));
+    }
+
+    main.append(el('h2', null, 'Attempts and files'));
+    const history = el('ul', null, r.attempt_history.map((a) =>
+      el('li', null, 'attempt ' + a.attempt + ': ' + a.status + (a.failure_kind ? ' (' + a.failure_kind + ')' : ''))));
+    main.append(history);
+    for (const a of page.attempts) {
+      main.append(el('div', null, el('strong', null, 'runs/' + r.instance + '/' + a.attempt + '/'),
+        a.files.length === 0 ? el('span', { class: 'muted' }, ' nothing kept') :
+          el('ul', null, a.files.map((f) => el('li', null, artifactLink(f.href, f.name),
+            f.bytes !== null ? el('span', { class: 'muted' }, ' ' + bytes(f.bytes)) : null)))));
+    }
+  }
+
+  function patchBlock(text) {
+    const pre = el('pre', { class: 'patch' });
+    for (const line of text.split('\n')) {
+      let cls = null;
+      if (line.startsWith('+++') || line.startsWith('---')) cls = null;
+      else if (line.startsWith('+')) cls = 'add';
+      else if (line.startsWith('-')) cls = 'del';
+      else if (line.startsWith('@@')) cls = 'hunk';
+      pre.append(cls ? el('span', { class: cls }, line) : line, '\n');
+    }
+    return pre;
+  }
+
+  // ---- comparison ----
+
+  function showCompare(view) {
+    const main = clear(document.getElementById('main'));
+    const params = new URLSearchParams();
+    const go = (kind, a, b) => {
+      params.set('kind', kind);
+      if (a) params.set('a', a); else params.delete('a');
+      if (b) params.set('b', b); else params.delete('b');
+      location.hash = '#/compare?' + params.toString();
+    };
+    const choices = view.kind === 'run' ? view.runs.map((_, i) => String(i)) : view.providers;
+    const label = (c) => view.kind === 'run' ? view.runs[Number(c)] : c;
+    const side = (name, chosen) => {
+      const select = el('select', {
+        name: name,
+        onchange: (e) => name === 'a' ? go(view.kind, e.target.value, view.b) : go(view.kind, view.a, e.target.value),
+      }, choices.map((c) => el('option', { value: c, selected: c === chosen }, label(c))));
+      return el('label', null, name.toUpperCase(), select);
+    };
+    main.append(
+      el('h1', null, 'Comparison'),
+      el('div', { class: 'filters' },
+        el('label', null, 'compare', el('select', { name: 'kind', onchange: (e) => go(e.target.value) },
+          el('option', { value: 'provider', selected: view.kind === 'provider' }, 'two providers'),
+          el('option', { value: 'run', selected: view.kind === 'run' }, 'two data dirs'))),
+        side('a', view.a), side('b', view.b)),
+    );
+    if (!view.comparison) {
+      main.append(el('p', { class: 'muted' }, view.kind === 'run'
+        ? 'Give `view` two data dirs to compare runs.'
+        : 'No two providers to compare: a sweep (`batch --provider A --provider B`) has them.'));
+      return;
+    }
+    const c = view.comparison;
+    const a = label(view.a);
+    const b = label(view.b);
+    main.append(
+      el('p', { class: 'summary-line', id: 'verdict' }, el('span', { class: 'count' }, verdictText(view.verdict, view, a, b))),
+      facts([
+        ['jobs both finished', c.jobs],
+        [a + ' wins', c.a_wins],
+        [b + ' wins', c.b_wins],
+        ['ties', c.ties],
+        [a + ' pass@1', pct(c.a_pass_at_1)],
+        [b + ' pass@1', pct(c.b_pass_at_1)],
+        ['difference', pct(c.difference) + (c.difference_ci ? ' [' + pct(c.difference_ci.low) + ', ' + pct(c.difference_ci.high) + ']' : '')],
+        ['p (exact sign test)', c.p_value.toFixed(4)],
+      ]),
+      el('h2', null, 'Outcomes per job'),
+      el('table', { id: 'matrix' },
+        el('thead', null, el('tr', null, el('th', null, 'job'), el('th', null, a), el('th', null, b), el('th', null, 'won by'))),
+        el('tbody', null, view.rows.map((row) => el('tr', { data: { key: row.key, winner: row.winner || '' } },
+          el('td', { class: 'id' }, row.key),
+          el('td', null, cell(row.a)),
+          el('td', null, cell(row.b)),
+          el('td', null, row.winner === 'a' ? badge(a, 'a-win') : row.winner === 'b' ? badge(b, 'a-win') : row.winner === 'tie' ? badge('tie') : '-'))))),
+    );
+  }
+
+  // The server's verdict names data dirs by index: say their labels.
+  function verdictText(text, view, a, b) {
+    if (!text || view.kind !== 'run') return text || '';
+    if (text === view.a + ' better') return a + ' better';
+    if (text === view.b + ' better') return b + ' better';
+    return text;
+  }
+
+  function cell(c) {
+    if (c.finished + c.pending === 0) return el('span', { class: 'muted' }, 'not run');
+    const parts = [c.accepted + '/' + c.finished + ' accepted'];
+    if (c.pending) parts.push(c.pending + ' pending');
+    return [parts.join(', '),
+      c.failure_kinds.length ? el('div', { class: 'muted' }, c.failure_kinds.join(', ')) : null,
+      el('div', null, c.instances.map(([run, instance], i) => [i ? ' ' : '', el('a', { href: jobHref(run, instance) }, '#' + (i + 1))]))];
+  }
+
+  window.addEventListener('hashchange', navigate);
+  navigate();
+})();

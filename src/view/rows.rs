@@ -1,0 +1,216 @@
+//! The jobs page's JSON: one row per job instance of every data dir, and a
+//! summary per data dir. Pure: from the state module's summary (where a
+//! job is, what it did last, in `describe`'s words) and the report model
+//! (outcome, cause, figures). The page filters and sorts the rows itself.
+
+use serde::Serialize;
+
+use super::model::{Model, Run};
+use crate::report::{JobResult, Tally};
+use crate::state::{self, Job, JobState};
+
+/// The jobs page.
+#[derive(Debug, Serialize)]
+pub struct ListView<'a> {
+    pub version: u64,
+    pub runs: Vec<RunRow<'a>>,
+    pub jobs: Vec<JobRow<'a>>,
+}
+
+/// One data dir.
+#[derive(Debug, Serialize)]
+pub struct RunRow<'a> {
+    pub index: usize,
+    pub label: &'a str,
+    pub events: usize,
+    /// Why its log cannot be read (yet).
+    pub error: Option<&'a str>,
+    pub tally: Tally,
+    pub running: u32,
+    pub queued: u32,
+}
+
+/// One job instance.
+#[derive(Debug, Serialize)]
+pub struct JobRow<'a> {
+    /// Index of its data dir.
+    pub run: usize,
+    pub instance: &'a str,
+    pub job: &'a str,
+    pub family: &'a str,
+    pub provider: Option<&'a str>,
+    pub repeat: Option<u32>,
+    /// `queued`, `running`, `succeeded`, `failed`, `cancelled`.
+    pub state: &'static str,
+    /// `accepted`, `failed`, `cancelled`, `pending`.
+    pub outcome: &'static str,
+    pub failure_kind: Option<&'static str>,
+    /// Infrastructure failures are counted apart from the model's.
+    pub infrastructure: bool,
+    pub cause: Option<&'a str>,
+    /// What a running job did last, in the words every view uses.
+    pub last: Option<String>,
+    /// Why its provider is being retried, while it is.
+    pub waiting: Option<&'a str>,
+    pub attempts: u32,
+    pub max_attempts: u32,
+    pub steps: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
+    /// Wall time so far (a running job's until the view was built).
+    pub wall_ms: u64,
+    /// `F2P 1/2, P2P 3/3` once acceptance judged per test.
+    pub tests: Option<String>,
+    pub acceptance: &'static str,
+    /// Tamper signals of the last attempt, and whether a canary showed
+    /// the results forged.
+    pub signals: u32,
+    pub forged: bool,
+    pub integrity: String,
+}
+
+/// The jobs page of `model` at `now_ms`.
+pub fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
+    let mut runs = Vec::new();
+    let mut jobs = Vec::new();
+    for (index, run) in model.runs.iter().enumerate() {
+        let (mut running, mut queued) = (0, 0);
+        for result in &run.report.jobs {
+            let row = job_row(index, run, result, now_ms);
+            match row.state {
+                "running" => running += 1,
+                "queued" => queued += 1,
+                _ => {}
+            }
+            jobs.push(row);
+        }
+        runs.push(RunRow {
+            index,
+            label: &run.label,
+            events: run.events(),
+            error: run.error.as_deref(),
+            tally: Tally::of(&run.report.jobs),
+            running,
+            queued,
+        });
+    }
+    ListView {
+        version: model.version,
+        runs,
+        jobs,
+    }
+}
+
+/// The row of `result`, a job of data dir `index`.
+pub fn job_row<'a>(index: usize, run: &'a Run, result: &'a JobResult, now_ms: u64) -> JobRow<'a> {
+    let job = run.state.job(&result.instance);
+    let state = job.map_or(JobState::Queued, |j| j.lifecycle.state);
+    let wall_ms = match (result.started_ms, result.ended_ms) {
+        (Some(start), None) if state == JobState::Running => now_ms.saturating_sub(start),
+        _ => result.wall_ms,
+    };
+    let integrity = result.integrity.as_ref();
+    JobRow {
+        run: index,
+        instance: &result.instance,
+        job: &result.job,
+        family: &result.family,
+        provider: result.provider.as_deref(),
+        repeat: result.repeat,
+        state: state.as_str(),
+        outcome: result.outcome.as_str(),
+        failure_kind: result.failure_kind.map(|k| k.as_str()),
+        infrastructure: result.failure_kind.is_some_and(|k| k.is_infrastructure()),
+        cause: result.cause.as_deref(),
+        last: job
+            .filter(|_| state == JobState::Running)
+            .and_then(last_said),
+        waiting: job
+            .and_then(|j| j.waiting.as_ref())
+            .map(|w| w.reason.as_str()),
+        attempts: result.attempts,
+        max_attempts: result.max_attempts,
+        steps: result.steps,
+        input_tokens: result.input_tokens,
+        output_tokens: result.output_tokens,
+        cost_usd: result.cost_usd,
+        wall_ms,
+        tests: tests_summary(result),
+        acceptance: result.acceptance.as_str(),
+        signals: integrity.map_or(0, |i| i.signal_count),
+        forged: integrity.is_some_and(|i| i.forged()),
+        integrity: result.integrity_summary(),
+    }
+}
+
+/// What the job's last event says.
+fn last_said(job: &Job) -> Option<String> {
+    let record = job.last.as_deref()?;
+    state::describe(record, job).map(|said| said.text)
+}
+
+fn tests_summary(result: &JobResult) -> Option<String> {
+    let t = &result.tests;
+    match (t.f2p_passed, t.f2p_total, t.p2p_passed, t.p2p_total) {
+        (Some(f), Some(ft), Some(p), Some(pt)) => Some(format!("F2P {f}/{ft}, P2P {p}/{pt}")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Event, Record};
+
+    fn log(dir: &std::path::Path, records: &[Record]) {
+        let bytes: Vec<u8> = records.iter().flat_map(Record::encode).collect();
+        std::fs::write(dir.join("events.log"), bytes).unwrap();
+    }
+
+    fn record(seq: u64, id: &str, attempt: Option<u32>, event: Event) -> Record {
+        Record {
+            seq,
+            ts_ms: 1000 * seq,
+            job: Some(id.to_string()),
+            attempt,
+            event,
+        }
+    }
+
+    #[test]
+    fn rows_say_where_each_job_is_and_runs_count_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        log(
+            tmp.path(),
+            &[
+                record(1, "a", None, Event::bare_enqueued(2)),
+                record(2, "b<script>", None, Event::bare_enqueued(2)),
+                record(3, "a", Some(1), Event::AttemptStarted { pid: 7 }),
+            ],
+        );
+        let mut model = Model::new(&[tmp.path().to_path_buf()]);
+        model.refresh(10_000);
+        let view = list_view(&model, 10_000);
+        assert_eq!(view.version, 1);
+        assert_eq!(view.jobs.len(), 2);
+        let a = &view.jobs[0];
+        assert_eq!(
+            (a.instance, a.state, a.outcome),
+            ("a", "running", "pending")
+        );
+        assert_eq!(a.wall_ms, 7_000, "a running job's time so far");
+        assert!(
+            a.last.as_deref().unwrap().contains("attempt 1"),
+            "{:?}",
+            a.last
+        );
+        assert_eq!(view.jobs[1].state, "queued");
+        let run = &view.runs[0];
+        assert_eq!(
+            (run.events, run.running, run.queued, run.tally.jobs),
+            (3, 1, 1, 2)
+        );
+        assert_eq!(run.error, None);
+    }
+}
