@@ -102,6 +102,11 @@ struct Reporter {
     state: State,
     planned: HashSet<String>,
     total: usize,
+    /// Planned jobs done, kept as each record applies (never a scan of
+    /// every job per record: a sweep's lines cost the same at any size).
+    done: usize,
+    /// Planned jobs some provider wait holds, by job.
+    waiting: HashMap<String, (String, String)>,
     mode: ProgressMode,
     multi: Option<MultiProgress>,
     overall: Option<ProgressBar>,
@@ -112,10 +117,17 @@ impl Reporter {
     fn new(state: State, planned: Vec<String>, mode: ProgressMode) -> Reporter {
         let total = planned.len();
         let planned: HashSet<String> = planned.into_iter().collect();
+        let done = state
+            .jobs()
+            .iter()
+            .filter(|j| planned.contains(&j.id) && is_done(j))
+            .count();
         let mut reporter = Reporter {
             state,
             planned,
             total,
+            done,
+            waiting: HashMap::new(),
             mode,
             multi: None,
             overall: None,
@@ -154,17 +166,7 @@ impl Reporter {
     }
 
     fn done(&self) -> usize {
-        self.state
-            .jobs()
-            .iter()
-            // A failed job the batch will try again is not done yet, so the
-            // count never goes back on a retry.
-            .filter(|j| {
-                self.planned.contains(&j.id)
-                    && j.lifecycle.state.is_terminal()
-                    && !super::run::retryable(j)
-            })
-            .count()
+        self.done
     }
 
     fn follow(mut self, mut follower: Follower, stop: &CancelToken) {
@@ -198,12 +200,33 @@ impl Reporter {
                 .map(|open| open.attempt)
         };
         let was_open = open_attempt(&self.state);
+        let planned = record
+            .job
+            .as_deref()
+            .filter(|id| self.planned.contains(*id));
+        let was_done = planned
+            .and_then(|id| self.state.job(id))
+            .is_some_and(is_done);
         let _ = self.state.apply(record);
-        let Some(job) = record.job.as_deref() else {
+        let Some(job) = planned else {
             return;
         };
-        if !self.planned.contains(job) {
-            return;
+        if let Some(j) = self.state.job(job) {
+            match (was_done, is_done(j)) {
+                (false, true) => self.done += 1,
+                (true, false) => self.done = self.done.saturating_sub(1),
+                _ => {}
+            }
+            match &j.waiting {
+                Some(w) => {
+                    let provider = j.provider.clone().unwrap_or_else(|| "the provider".into());
+                    self.waiting
+                        .insert(job.to_string(), (provider, w.reason.clone()));
+                }
+                None => {
+                    self.waiting.remove(job);
+                }
+            }
         }
         let open = open_attempt(&self.state);
         // What the line quotes (paths, causes, provider messages) came from
@@ -284,15 +307,12 @@ impl Reporter {
     /// waits for, or nothing.
     fn waiting_note(&self) -> String {
         let mut waits: Vec<(&str, &str, usize)> = Vec::new();
-        for job in self.state.jobs() {
-            let Some(w) = &job.waiting else { continue };
-            if !self.planned.contains(&job.id) {
-                continue;
-            }
-            let provider = job.provider.as_deref().unwrap_or("the provider");
+        let mut waiting: Vec<_> = self.waiting.iter().collect();
+        waiting.sort();
+        for (_, (provider, reason)) in waiting {
             match waits.iter_mut().find(|(p, _, _)| *p == provider) {
                 Some((_, _, n)) => *n += 1,
-                None => waits.push((provider, &w.reason, 1)),
+                None => waits.push((provider, reason, 1)),
             }
         }
         let note = waits
@@ -305,6 +325,12 @@ impl Reporter {
             .join(" ");
         crate::escape::line(&note).into_owned()
     }
+}
+
+/// Whether a job counts as done: a failed job the batch will try again is
+/// not done yet, so the count never goes back on a retry.
+fn is_done(job: &crate::state::Job) -> bool {
+    job.lifecycle.state.is_terminal() && !super::run::retryable(job)
 }
 
 fn digits(n: usize) -> usize {

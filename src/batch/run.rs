@@ -187,6 +187,9 @@ pub fn run_batch(
         options.progress,
         notice.known.then(|| notice.line()),
     );
+    // The workers open their own; this one's copy of the state is not
+    // needed while they run.
+    drop(store);
     let outcome = run_workers(&dir, queue, options, budget.clone());
     // Jobs of this batch that another runner holds (a second batch on the
     // same data dir): wait for them, so the summary and the report say how
@@ -203,9 +206,9 @@ pub fn run_batch(
     let store = Store::open(dir.clone())?;
     // An attempt finished by a run killed before its clean-up: clean it
     // now, so reruns converge on disk too. Best effort, like the clean-up.
-    let _ = crate::lifecycle::collect_some(&dir, store.state(), options.keep, |id| {
-        planned.iter().any(|p| p == id)
-    });
+    let wanted: std::collections::HashSet<&str> = planned.iter().map(String::as_str).collect();
+    let _ =
+        crate::lifecycle::collect_some(&dir, store.state(), options.keep, |id| wanted.contains(id));
     let mut summary = BatchSummary {
         planned: planned.clone(),
         accepted: 0,

@@ -80,8 +80,7 @@ pub fn stale_attempts(
     state: &crate::state::State,
 ) -> Vec<(String, u32, u32)> {
     state
-        .jobs()
-        .iter()
+        .open_jobs()
         .filter_map(|job| {
             job.lifecycle
                 .open

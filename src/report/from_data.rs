@@ -62,7 +62,8 @@ pub fn write_report_of_jobs(
     out: &Path,
 ) -> Result<(Report, Vec<PathBuf>), ReportBuildError> {
     let mut report = report_for(data_dirs)?;
-    report.jobs.retain(|j| jobs.contains(&j.instance));
+    let jobs: std::collections::HashSet<&str> = jobs.iter().map(String::as_str).collect();
+    report.jobs.retain(|j| jobs.contains(j.instance.as_str()));
     let files = write_reports(&report, out)?;
     Ok((report, files))
 }

@@ -31,15 +31,21 @@ pub fn report_from_logs(
         generated_at_ms,
         sources.iter().map(|s| s.path.clone()).collect(),
     );
+    // Where each instance is in the report, so a sweep's report costs the
+    // same per job at any size.
+    let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for source in sources {
         let details = Details::of(source.records);
         for job in details.state.jobs() {
             let result = job_result(job, details.timeline(&job.id), &|n, file| {
                 artifact(&source.path, &job.id, n, file)
             });
-            match report.jobs.iter_mut().find(|j| j.instance == job.id) {
-                Some(earlier) => *earlier = result,
-                None => report.jobs.push(result),
+            match placed.get(&job.id) {
+                Some(&i) => report.jobs[i] = result,
+                None => {
+                    placed.insert(job.id.clone(), report.jobs.len());
+                    report.jobs.push(result);
+                }
             }
         }
     }

@@ -4,7 +4,7 @@
 //! each group of events are beside it: `lifecycle.rs`, `phases.rs`,
 //! `steps.rs`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -20,6 +20,11 @@ pub struct State {
     jobs: Vec<Job>,
     #[serde(skip)]
     index: HashMap<String, usize>,
+    /// The jobs with an open attempt, by position: what a writer checks
+    /// for a gone runner before each transaction, without a scan of every
+    /// job.
+    #[serde(skip)]
+    open: BTreeSet<usize>,
     /// `seq` of the last record applied.
     pub last_seq: u64,
     /// Torn tails that writers cut off, as `(line, dropped_bytes)`.
@@ -80,6 +85,12 @@ impl State {
         self.index.get(id).map(|&i| &self.jobs[i])
     }
 
+    /// The jobs with an open attempt (running, or supposed to be), in the
+    /// order they were enqueued.
+    pub fn open_jobs(&self) -> impl Iterator<Item = &Job> {
+        self.open.iter().filter_map(|&i| self.jobs.get(i))
+    }
+
     /// True when there is at least one job and every job is terminal.
     pub fn all_terminal(&self) -> bool {
         !self.jobs.is_empty() && self.jobs.iter().all(|j| j.lifecycle.state.is_terminal())
@@ -104,7 +115,14 @@ impl State {
                 self.index.insert(job.id.clone(), self.jobs.len());
                 self.jobs.push(*job);
             }
-            Target::Existing(i) => transition(&mut self.jobs[i], record)?,
+            Target::Existing(i) => {
+                transition(&mut self.jobs[i], record)?;
+                if self.jobs[i].lifecycle.open.is_some() {
+                    self.open.insert(i);
+                } else {
+                    self.open.remove(&i);
+                }
+            }
         }
         self.last_seq = record.seq;
         Ok(())
