@@ -1,6 +1,9 @@
 //! The language table: what differs per language when the runner judges
 //! tests, behind one trait, one file per language (`rust.rs` for cargo and
-//! libtest, `python.rs` for pytest). How a test runner lists its tests,
+//! libtest, `python.rs` for pytest, `javascript.rs` for Jest), and what a
+//! language needs around its tests (setup inputs, build checks, importer
+//! layouts: the [`Tooling`] trait in `tooling.rs`, implemented beside each
+//! language in `rust_tooling.rs`, `python_tooling.rs` and `javascript.rs`). How a test runner lists its tests,
 //! runs one, reports results, what its names look like in the inventory,
 //! and which test functions a hidden test file defines.
 //!
@@ -8,16 +11,23 @@
 //! reads a file itself (the runner does, and hands it the output). Nothing
 //! outside this folder matches on a language: the runner asks the table.
 
+mod javascript;
 mod python;
+mod python_tooling;
 mod rust;
+mod rust_tooling;
+mod tooling;
 
 use std::path::Path;
 
 use crate::manifest::Acceptance;
 use crate::verdict::TestOutcome;
 
+pub use javascript::{JEST_JUNIT_FILE, JavaScript};
 pub use python::Python;
+pub use python_tooling::{PYTEST_JUNIT_FILE, PYTEST_PIN};
 pub use rust::Rust;
+pub use tooling::{CacheLink, Exercise, Tooling, TrackJob, names_match, split_command};
 
 /// How a language's tests are run for a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +83,13 @@ pub trait Language: Sync {
     fn runs(&self, acceptance: &Acceptance) -> bool;
 
     fn model(&self) -> RunModel;
+
+    /// [`RunModel::OneRun`]: whether the runner can list its tests without
+    /// running them (pytest can; Jest cannot, and its run's results are
+    /// the inventory).
+    fn lists(&self) -> bool {
+        true
+    }
 
     /// [`RunModel::PerTest`]: the build command for `command` and the
     /// arguments every test binary gets (what followed `--`).
@@ -131,7 +148,21 @@ pub trait Language: Sync {
 }
 
 /// Every language the runner knows.
-const LANGUAGES: &[&dyn Language] = &[&Rust, &Python];
+const LANGUAGES: &[&dyn Language] = &[&Rust, &Python, &JavaScript];
+
+/// Every language's tooling, by the same names.
+const TOOLING: &[&dyn Tooling] = &[&Rust, &Python, &JavaScript];
+
+/// The tooling of the language named `name` (`rust`, `python`,
+/// `javascript`).
+pub fn tooling(name: &str) -> Option<&'static dyn Tooling> {
+    TOOLING.iter().copied().find(|t| t.tooling_name() == name)
+}
+
+/// The tooling of the language whose test runner `acceptance` runs.
+pub fn tooling_for(acceptance: &Acceptance) -> Option<&'static dyn Tooling> {
+    for_acceptance(acceptance).and_then(|lang| tooling(lang.name()))
+}
 
 /// The language whose test runner `acceptance` runs, if the table knows it
 /// (a JUnit file written by anything else, or `results = "exit"`, has none).
@@ -151,6 +182,8 @@ mod tests {
             baseline: Baseline::MustFail,
             results,
             test_timeout: None,
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
         }
     }
 
@@ -166,5 +199,11 @@ mod tests {
         assert!(for_acceptance(&acceptance(&["sh", "judge.sh"], junit)).is_none());
         let exit = acceptance(&["python3", "-m", "pytest"], Some(ResultsFormat::Exit));
         assert!(for_acceptance(&exit).is_none());
+        let jest = acceptance(
+            &["node", "node_modules/jest/bin/jest.js", "--ci"],
+            Some(ResultsFormat::Junit("j.xml".into())),
+        );
+        assert_eq!(for_acceptance(&jest).map(|l| l.name()), Some("javascript"));
+        assert_eq!(tooling_for(&jest).map(|t| t.tooling_name()), Some("javascript"));
     }
 }

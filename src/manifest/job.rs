@@ -42,6 +42,12 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<super::Price>,
     pub sandbox: Sandbox,
+    /// Facts about where the job came from (`[metadata]`: an imported
+    /// instance's `version`, say), shown in reports; nothing reads them to
+    /// run the job. Left out of the stored form when empty, so manifests
+    /// without it keep their hash.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
     /// A known-good fix, read only by `check`: not part of the stored job
     /// (changing it does not change what a run does).
     #[serde(skip)]
@@ -102,9 +108,24 @@ pub struct Acceptance {
         with = "crate::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
+    /// An explicit inventory (SWE-bench's `FAIL_TO_PASS`): tests that must
+    /// fail on the pristine source and pass after the fix, as the test
+    /// runner names them (pytest node ids). Left out of the stored form
+    /// when empty, so older manifests keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_to_pass: Vec<String>,
+    /// With `fail_to_pass`: tests that must pass before and after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_to_pass: Vec<String>,
 }
 
 impl Acceptance {
+    /// Whether the inventory is given (`fail_to_pass`) rather than taken
+    /// from the baseline.
+    pub fn has_explicit_inventory(&self) -> bool {
+        !self.fail_to_pass.is_empty()
+    }
+
     /// The timeout of each test's own run: `test_timeout`, else the
     /// command timeout.
     pub fn test_timeout_or(&self, command_timeout: Duration) -> Duration {

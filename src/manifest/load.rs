@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::job::{
-    Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
+    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
     ResultsFormat, Sandbox, Setup,
 };
 use super::provider_config::build_provider;
@@ -87,6 +87,7 @@ fn build(
         }
     }
     fields.remember("acceptance.test_timeout");
+    fields.remember("acceptance.fail_to_pass");
     let acceptance = match raw.acceptance {
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
@@ -141,6 +142,7 @@ fn build(
         provider,
         price,
         sandbox,
+        metadata: raw.metadata.unwrap_or_default(),
         oracle,
         origin: Origin {
             file: path.to_path_buf(),
@@ -217,13 +219,52 @@ fn acceptance(
         }
         None => None,
     };
-    Ok(Acceptance {
+    let fail_to_pass = raw.fail_to_pass.unwrap_or_default();
+    let pass_to_pass = raw.pass_to_pass.unwrap_or_default();
+    if !pass_to_pass.is_empty() && fail_to_pass.is_empty() {
+        return Err(fields.err(
+            "acceptance.pass_to_pass",
+            "needs fail_to_pass: an explicit inventory names the tests a fix must make pass",
+        ));
+    }
+    let acceptance = Acceptance {
         dir,
         command: fields.argv("acceptance.command", raw.command)?,
         baseline: raw.baseline.unwrap_or_default(),
         results,
         test_timeout,
-    })
+        fail_to_pass,
+        pass_to_pass,
+    };
+    if acceptance.has_explicit_inventory() {
+        if acceptance.results_format() == ResultsFormat::Exit {
+            return Err(fields.err(
+                "acceptance.fail_to_pass",
+                "needs per-test results (results = \"libtest\" or \"junit:PATH\"), not the exit status",
+            ));
+        }
+        if acceptance.baseline == Baseline::Skip {
+            return Err(fields.err(
+                "acceptance.fail_to_pass",
+                "the baseline must run (baseline = \"must_fail\") to agree with an explicit inventory",
+            ));
+        }
+        let names = acceptance.fail_to_pass.iter().chain(&acceptance.pass_to_pass);
+        if let Some(bad) = names.clone().find(|n| n.trim().is_empty() || n.contains('\n')) {
+            return Err(fields.err(
+                "acceptance.fail_to_pass",
+                format!("{bad:?} is not a test name"),
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(twice) = names.into_iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(fields.err(
+                "acceptance.fail_to_pass",
+                format!("{twice:?} is named twice in fail_to_pass and pass_to_pass"),
+            ));
+        }
+    }
+    Ok(acceptance)
 }
 
 fn oracle(fields: &Fields<'_>, raw: RawOracle, source: &Path) -> Result<Oracle, ManifestError> {

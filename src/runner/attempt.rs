@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
 use super::carried::Carried;
-use super::check_verdict::{BaselineFacts, acceptance_of, baseline_of};
+use super::check_verdict::{BaselineFacts, acceptance_of, baseline_declared, baseline_of};
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
@@ -242,6 +242,11 @@ impl Phases<'_> {
                     Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
                         match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
+                            Ok(run) if acceptance.has_explicit_inventory() => baseline_declared(
+                                &run,
+                                &acceptance,
+                                crate::lang::tooling_for(&acceptance),
+                            ),
                             Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
