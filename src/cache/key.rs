@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::inputs::SetupInputs;
 use crate::manifest::Manifest;
 
 /// Prefix of the hashed bytes, so a key never means two layouts.
@@ -31,12 +32,56 @@ struct KeyParts<'a> {
     sandbox: crate::manifest::Sandbox,
 }
 
-/// The cache key of `manifest`: its id, the source and acceptance trees
-/// (names, sizes and modification times, see [`tree_digest`]), `[setup]`,
-/// `[env]`, the acceptance command and the sandbox settings. Not the
-/// provider, the prompt or the limits: those do not change what is fetched
-/// or built. 32 hex digits.
+/// Prefix of the hashed bytes of a shared cache's key.
+const SHARED_DOMAIN: &[u8] = b"agent-runtime shared cache v2\n";
+
+#[derive(Serialize)]
+struct SharedParts<'a> {
+    language: &'a str,
+    inputs: &'a [(String, String)],
+    setup: Option<&'a crate::manifest::Setup>,
+    env: &'a std::collections::BTreeMap<String, String>,
+    sandbox: crate::manifest::Sandbox,
+}
+
+/// The inputs of `manifest`'s setup when its cache is shared: a job with
+/// `[setup]` whose acceptance runs a language of the table (which names
+/// the inputs). `None` for a job-scoped cache.
+pub fn shared_inputs(manifest: &Manifest) -> Option<SetupInputs> {
+    let setup = manifest.setup.as_ref()?;
+    let tooling = crate::lang::tooling_for(manifest.acceptance.as_ref()?)?;
+    Some(SetupInputs::find(&manifest.source, tooling, &setup.inputs))
+}
+
+/// The cache key of `manifest`. A job with `[setup]` whose language the
+/// table knows gets a shared key: the language, its setup inputs (as the
+/// language reads them, see [`SetupInputs`]), `[setup]`, `[env]` and the
+/// sandbox settings — not the job id or the rest of the source, so jobs
+/// with the same dependencies share one cache. Any other job's key is
+/// job-scoped: its id, the source and acceptance trees (names, sizes and
+/// modification times, see [`tree_digest`]), `[setup]`, `[env]`, the
+/// acceptance command and the sandbox settings. Never the provider, the
+/// prompt or the limits: those do not change what is fetched or built.
+/// 32 hex digits.
 pub fn cache_key(manifest: &Manifest) -> String {
+    if let Some(inputs) = shared_inputs(manifest) {
+        let material = inputs.key_material(&manifest.source);
+        let parts = SharedParts {
+            language: inputs.tooling.tooling_name(),
+            inputs: &material,
+            setup: manifest.setup.as_ref(),
+            env: &manifest.env,
+            sandbox: manifest.sandbox,
+        };
+        let mut hasher = Sha256::new();
+        hasher.update(SHARED_DOMAIN);
+        hasher.update(serde_json::to_vec(&parts).unwrap_or_default());
+        return hex(&hasher.finalize()[..16]);
+    }
+    job_key(manifest)
+}
+
+fn job_key(manifest: &Manifest) -> String {
     let source_digest = tree_digest(&manifest.source);
     let acceptance_digest = manifest.acceptance.as_ref().map(|a| tree_digest(&a.dir));
     let parts = KeyParts {

@@ -106,6 +106,12 @@ pub trait Tooling: Sync {
     }
 }
 
+impl std::fmt::Debug for dyn Tooling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.tooling_name())
+    }
+}
+
 /// Whether `name` resolves to `candidate`: equal, or `candidate` ends with
 /// it after a `.` or `/` (a declared `mod.Class::t` names the reported
 /// `tests.mod.Class::t`).

@@ -224,6 +224,12 @@ pub struct Setup {
     /// Network access for the setup commands (default `true`); commands of
     /// the later phases follow `[sandbox] network`.
     pub network: bool,
+    /// Globs of source files the setup reads beyond the ones the language
+    /// table names (lock and manifest files); part of the cache key. Left
+    /// out of the stored form when empty, so manifests without it keep
+    /// their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
 }
 
 /// The placeholder for the job cache directory in `[setup]` arguments and

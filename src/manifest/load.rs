@@ -316,9 +316,23 @@ fn setup(fields: &Fields<'_>, raw: RawSetup) -> Result<Setup, ManifestError> {
             return Err(fields.err(&field, format!("{arg:?} contains a NUL byte")));
         }
     }
+    let inputs = raw.inputs.unwrap_or_default();
+    for (index, glob) in inputs.iter().enumerate() {
+        let field = format!("setup.inputs[{index}]");
+        if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
+            return Err(fields.err(
+                &field,
+                format!("{glob:?} must be relative to the source, without '..'"),
+            ));
+        }
+        if let Err(e) = globset::Glob::new(glob) {
+            return Err(fields.err(&field, format!("invalid glob {glob:?}: {e}")));
+        }
+    }
     Ok(Setup {
         commands,
         network: raw.network.unwrap_or(true),
+        inputs,
     })
 }
 

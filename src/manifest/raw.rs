@@ -67,6 +67,7 @@ pub struct RawAcceptance {
 pub struct RawSetup {
     pub commands: Option<Vec<Vec<String>>>,
     pub network: Option<bool>,
+    pub inputs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -276,6 +276,7 @@ fn apply(acc: &mut Acc, record: &Record, job: &Job) {
             duration_ms,
             reused,
             cause,
+            ..
         } => {
             if let Some(cause) = cause {
                 acc.result.cause = Some(cause.clone());

@@ -357,6 +357,7 @@ impl Phases<'_> {
                 duration_ms: 0,
                 reused: true,
                 cause: None,
+                cache: Some(cache.key().to_string()),
             })?;
             return Ok(Ok(()));
         }
@@ -388,6 +389,7 @@ impl Phases<'_> {
                 duration_ms,
                 reused: false,
                 cause: Some(cause),
+                cache: Some(cache.key().to_string()),
             })?;
             return Ok(Err(fail(FailureKind::SetupFailed)));
         }
@@ -399,6 +401,7 @@ impl Phases<'_> {
             duration_ms,
             reused: false,
             cause: None,
+            cache: Some(cache.key().to_string()),
         })?;
         Ok(Ok(()))
     }
@@ -497,8 +500,18 @@ impl Phases<'_> {
         // The workspace's build starts from its own copy of the dependency
         // layer: whatever the agent's commands do to it stays here.
         let cache_use = CacheUse::of(manifest, cache);
+        // Only a workspace whose commands build gets the layer: the
+        // verify command, or a command an allow rule names.
+        let rules: Vec<Vec<String>> = manifest
+            .allow
+            .iter()
+            .map(|rule| rule.split_whitespace().map(String::from).collect())
+            .collect();
+        let builds = cache_use.builds(
+            std::iter::once(manifest.verify.as_slice()).chain(rules.iter().map(Vec::as_slice)),
+        );
         cache_use
-            .seed(workspace_dir)
+            .seed(workspace_dir, builds)
             .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
         let verdict = match self.build_provider() {

@@ -248,7 +248,10 @@ pub(super) fn prepare_tree(
     copy_tree(&spec.manifest.source, dir).map_err(copy(&spec.manifest.source))?;
     change(dir)?;
     overlay(&spec.acceptance.dir, dir).map_err(copy(&spec.acceptance.dir))?;
-    spec.cache.seed(dir)?;
+    let builds = spec
+        .cache
+        .builds(std::iter::once(spec.acceptance.command.as_slice()));
+    spec.cache.seed(dir, builds)?;
     Ok(())
 }
 

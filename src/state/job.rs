@@ -156,6 +156,8 @@ pub struct Job {
     pub patch_cause: Option<String>,
     /// Why the job's `[setup]` failed, when it did.
     pub setup_cause: Option<String>,
+    /// The job caches its setup events named (`DATA/cache/<key>/`).
+    pub caches: std::collections::BTreeSet<String>,
     /// Tokens of the current or last run of the agent phase (saturating).
     pub attempt_tokens: u64,
     /// The provider the job was enqueued for, if it names one.

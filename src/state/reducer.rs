@@ -179,6 +179,7 @@ impl State {
                     provider_cause: None,
                     patch_cause: None,
                     setup_cause: None,
+                    caches: Default::default(),
                     attempt_tokens: 0,
                     provider: provider.clone(),
                     waiting: None,
@@ -503,9 +504,12 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                     job.verify_cause = Some(cause.clone());
                 }
             }
-            Event::Setup { cause, .. } => {
+            Event::Setup { cause, cache, .. } => {
                 in_open_attempt(job)?;
                 job.setup_cause = cause.clone();
+                if let Some(key) = cache {
+                    job.caches.insert(key.clone());
+                }
             }
             Event::Command { .. } | Event::Edit { .. } => {
                 in_open_attempt(job)?;
