@@ -11,7 +11,14 @@ use globset::{GlobBuilder, GlobSetBuilder};
 use crate::lang::Tooling;
 
 /// Directories never searched for inputs: build outputs and tool caches.
-const SKIP_DIRS: &[&str] = &[".git", "target", "node_modules", "__pycache__", ".venv", ".tox"];
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    "target",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    ".tox",
+];
 /// How deep and how many entries the search goes.
 const MAX_DEPTH: usize = 16;
 const MAX_ENTRIES: usize = 100_000;
@@ -131,7 +138,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src");
         for (rel, text) in [
-            ("Cargo.toml", "[package]\nname = \"a\"\n[dependencies]\nrand = \"0.8\"\n"),
+            (
+                "Cargo.toml",
+                "[package]\nname = \"a\"\n[dependencies]\nrand = \"0.8\"\n",
+            ),
             ("src/lib.rs", "pub fn secret() {}"),
             ("member/Cargo.toml", "[package]\nname = \"m\"\n"),
             ("target/x/Cargo.toml", "ignored"),
@@ -145,7 +155,10 @@ mod tests {
         assert_eq!(inputs.files, ["Cargo.toml", "member/Cargo.toml"]);
         let copy = dir.path().join("copy");
         inputs.copy_to(&src, &copy).unwrap();
-        assert_eq!(std::fs::read_to_string(copy.join("src/lib.rs")).unwrap(), "");
+        assert_eq!(
+            std::fs::read_to_string(copy.join("src/lib.rs")).unwrap(),
+            ""
+        );
         assert!(copy.join("member/src/lib.rs").is_file());
         assert!(!copy.join("target").exists());
     }

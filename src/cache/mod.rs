@@ -23,8 +23,8 @@ mod key;
 mod layer;
 mod unused;
 
-pub use job_cache::{CacheError, JobCache, SetupMarker};
 pub use inputs::SetupInputs;
+pub use job_cache::{CacheError, JobCache, SetupMarker};
 pub use key::{cache_key, shared_inputs, tree_digest};
-pub use unused::{Removed, remove_unused};
 pub use layer::{LayerError, dependency_hashes, harvest_layer, is_layer_entry, seed_layer};
+pub use unused::{Removed, remove_unused};

@@ -82,7 +82,13 @@ mod tests {
         fs::create_dir_all(dir.path().join("not-a-key")).unwrap();
         let keep: BTreeSet<String> = [used.clone()].into();
         let removed = remove_unused(dir.path(), &keep).unwrap();
-        assert_eq!(removed, Removed { caches: 1, bytes: 5 });
+        assert_eq!(
+            removed,
+            Removed {
+                caches: 1,
+                bytes: 5
+            }
+        );
         assert!(dir.path().join(&used).is_dir());
         assert!(!dir.path().join(&unused).exists());
         assert!(dir.path().join("not-a-key").is_dir());

@@ -9,5 +9,5 @@ mod oracle;
 mod run;
 
 pub use judge::{RunFacts, Tally, TaskJudgement, TaskVerdict, judge_task};
-pub use oracle::{OracleError, oracle_script};
+pub use oracle::{OracleError, oracle_applies_first, oracle_script};
 pub use run::{CheckError, ORACLE_PROVIDER, TaskCheck, check_tasks};

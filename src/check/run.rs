@@ -58,6 +58,7 @@ pub fn check_tasks(
                 name: ORACLE_PROVIDER.into(),
                 provider: ProviderConfig::Script(ScriptConfig {
                     script: vec![script],
+                    apply_first: super::oracle::oracle_applies_first(manifest),
                 }),
                 price: None,
             }],

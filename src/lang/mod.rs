@@ -204,6 +204,9 @@ mod tests {
             Some(ResultsFormat::Junit("j.xml".into())),
         );
         assert_eq!(for_acceptance(&jest).map(|l| l.name()), Some("javascript"));
-        assert_eq!(tooling_for(&jest).map(|t| t.tooling_name()), Some("javascript"));
+        assert_eq!(
+            tooling_for(&jest).map(|t| t.tooling_name()),
+            Some("javascript")
+        );
     }
 }

@@ -9,7 +9,9 @@ use super::tooling::{Exercise, Tooling, TrackJob};
 
 /// Tables of a `Cargo.toml` that do not change what is fetched or how the
 /// dependencies build.
-const LOCAL_TABLES: &[&str] = &["package", "lib", "bin", "test", "bench", "example", "badges"];
+const LOCAL_TABLES: &[&str] = &[
+    "package", "lib", "bin", "test", "bench", "example", "badges",
+];
 
 impl Tooling for Rust {
     fn tooling_name(&self) -> &'static str {
@@ -118,7 +120,11 @@ mod tests {
         let text = Rust.setup_key_text("Cargo.lock", lock);
         assert!(text.contains("rand") && !text.contains("two-fer"), "{text}");
         assert_eq!(
-            Rust.setup_scaffold(&["Cargo.toml".into(), "m/Cargo.toml".into(), "Cargo.lock".into()]),
+            Rust.setup_scaffold(&[
+                "Cargo.toml".into(),
+                "m/Cargo.toml".into(),
+                "Cargo.lock".into()
+            ]),
             ["src/lib.rs", "m/src/lib.rs"]
         );
         assert!(Rust.builds(&["cargo".into(), "test".into()]));

@@ -528,4 +528,3 @@ impl std::fmt::Display for DecisionKind {
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
-

@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::job::{
-    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
-    ResultsFormat, Sandbox, Setup,
+    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
+    Origin, ResultsFormat, Sandbox, Setup,
 };
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
@@ -249,8 +249,14 @@ fn acceptance(
                 "the baseline must run (baseline = \"must_fail\") to agree with an explicit inventory",
             ));
         }
-        let names = acceptance.fail_to_pass.iter().chain(&acceptance.pass_to_pass);
-        if let Some(bad) = names.clone().find(|n| n.trim().is_empty() || n.contains('\n')) {
+        let names = acceptance
+            .fail_to_pass
+            .iter()
+            .chain(&acceptance.pass_to_pass);
+        if let Some(bad) = names
+            .clone()
+            .find(|n| n.trim().is_empty() || n.contains('\n'))
+        {
             return Err(fields.err(
                 "acceptance.fail_to_pass",
                 format!("{bad:?} is not a test name"),

@@ -497,6 +497,16 @@ impl Phases<'_> {
         }
         let workspace = Workspace::create(&manifest.source, workspace_dir, &manifest.editable)
             .map_err(|e: WorkspaceError| self.setup_error(e))?;
+        // A trusted patch the provider wants applied first (`check`'s
+        // patch oracle, whose deletions decisions cannot make).
+        if let Some(patch) = self.apply_first() {
+            let text = fs::read_to_string(&patch)
+                .map_err(|e| self.setup_error(format!("cannot read {}: {e}", patch.display())))?;
+            let editable =
+                crate::agent::editable_set(&manifest.editable).map_err(|e| self.setup_error(e))?;
+            super::carried::apply_patch(workspace.root(), &text, &editable)
+                .map_err(|e| self.setup_error(format!("{}: {e}", patch.display())))?;
+        }
         // The workspace's build starts from its own copy of the dependency
         // layer: whatever the agent's commands do to it stays here.
         let cache_use = CacheUse::of(manifest, cache);
@@ -617,6 +627,18 @@ impl Phases<'_> {
             steps,
         })?;
         Ok((outcome, failure_kind))
+    }
+
+    /// The patch a scripted provider asks the runner to apply first.
+    fn apply_first(&self) -> Option<std::path::PathBuf> {
+        let config = match &self.options.provider {
+            Some((_, config)) => Some(config),
+            None => self.manifest.provider.as_ref(),
+        };
+        match config {
+            Some(ProviderConfig::Script(script)) => script.apply_first.clone(),
+            _ => None,
+        }
     }
 
     fn build_provider(&self) -> Result<Box<dyn Provider>, String> {

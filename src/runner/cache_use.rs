@@ -28,7 +28,6 @@ pub struct CacheUse {
     pub tooling: Option<&'static dyn crate::lang::Tooling>,
 }
 
-
 impl CacheUse {
     /// What `manifest`'s commands get from `cache` as it is now.
     pub fn of(manifest: &Manifest, cache: &JobCache) -> CacheUse {

@@ -307,7 +307,11 @@ mod tests {
             ..CheckRun::default()
         };
         let ok = declared(
-            &["tests/test_a.py::test_fix", "test_dj (tests.T)", "tests/test_new.py::test_n"],
+            &[
+                "tests/test_a.py::test_fix",
+                "test_dj (tests.T)",
+                "tests/test_new.py::test_n",
+            ],
             &["tests/test_a.py::test_old"],
         );
         let facts = baseline_declared(&run, &ok, python);
@@ -315,14 +319,26 @@ mod tests {
         let inventory = facts.inventory.unwrap();
         assert_eq!(
             inventory.fail_to_pass,
-            ["pkg.tests.T::test_dj", "tests.test_a::test_fix", "tests.test_new::test_n"]
+            [
+                "pkg.tests.T::test_dj",
+                "tests.test_a::test_fix",
+                "tests.test_new::test_n"
+            ]
         );
         assert_eq!(inventory.pass_to_pass, ["tests.test_a::test_old"]);
         let passes = declared(&["tests/test_a.py::test_old"], &[]);
         let facts = baseline_declared(&run, &passes, python);
         assert_eq!(facts.result, CheckResult::Passed);
-        assert!(facts.reason.unwrap().contains("tests/test_a.py::test_old already passes"));
-        let broken = declared(&["tests/test_a.py::test_fix"], &["tests/test_a.py::test_gone"]);
+        assert!(
+            facts
+                .reason
+                .unwrap()
+                .contains("tests/test_a.py::test_old already passes")
+        );
+        let broken = declared(
+            &["tests/test_a.py::test_fix"],
+            &["tests/test_a.py::test_gone"],
+        );
         let reason = baseline_declared(&run, &broken, python).reason.unwrap();
         assert!(reason.contains("pass_to_pass test tests/test_a.py::test_gone is not reported"));
     }

@@ -9,11 +9,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::carried::apply_patch;
 use super::checks::{
     CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, check_commands,
     prepare_tree,
 };
-use super::carried::apply_patch;
 use crate::agent::Workspace;
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, parse_decision};
