@@ -11,6 +11,7 @@ pub mod decision;
 pub mod escape;
 pub mod gitdiff;
 pub mod hash;
+pub mod import;
 pub mod lang;
 pub mod lifecycle;
 pub mod log;

@@ -39,6 +39,7 @@ mod check;
 mod demo;
 mod exec;
 mod exit;
+mod import;
 mod jobs;
 mod lifecycle;
 mod status;
@@ -49,7 +50,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, SchemaName};
+pub use args::{Cli, Command, ImportCommand, SchemaName};
 pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
 
 /// Entry point used by `main`.
@@ -149,6 +150,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             json,
             replace,
         } => check::check(&jobs, runs, parallel, &data, json, replace),
+        Command::Import(which) => import::import(which),
         Command::Validate { jobs } => validate::validate(&jobs),
         Command::Schema { which } => validate::schema(which),
     }

@@ -176,18 +176,21 @@ impl Tooling for JavaScript {
     }
 
     fn track_job(&self, exercise: &Exercise) -> Option<TrackJob> {
-        let command = [
-            "node",
-            "node_modules/jest/bin/jest.js",
-            "--ci",
-            "--watchman=false",
-            "--reporters=default",
-            "--reporters=jest-junit",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(exercise.test.iter().cloned())
-        .collect();
+        // The test files first: `--reporters` takes every value after it.
+        let command = ["node", "node_modules/jest/bin/jest.js"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(exercise.test.iter().cloned())
+            .chain(
+                [
+                    "--ci",
+                    "--watchman=false",
+                    "--reporters=default",
+                    "--reporters=jest-junit",
+                ]
+                .map(String::from),
+            )
+            .collect();
         let env = [
             ("JEST_JUNIT_OUTPUT_DIR", "."),
             ("JEST_JUNIT_OUTPUT_NAME", JEST_JUNIT_FILE),
@@ -200,20 +203,23 @@ impl Tooling for JavaScript {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+        // npm installs into the setup's copy (its `--prefix` would also
+        // move where npm reads the machine's configuration from: a
+        // registry's certificate authority, say), then the modules move
+        // into the cache.
         let setup = vec![
-            argv(&["mkdir", "-p", "{cache}/js"]),
-            argv(&["cp", "package.json", "{cache}/js/package.json"]),
             argv(&[
                 "npm",
                 "install",
-                "--prefix",
-                "{cache}/js",
                 "--no-audit",
                 "--no-fund",
+                "--no-save",
                 "--loglevel=error",
                 JEST,
                 JEST_JUNIT,
             ]),
+            argv(&["mkdir", "-p", "{cache}/js"]),
+            argv(&["mv", "node_modules", "{cache}/js/node_modules"]),
         ];
         Some(TrackJob {
             command,

@@ -25,7 +25,7 @@ use crate::verdict::TestOutcome;
 
 pub use javascript::{JEST_JUNIT_FILE, JavaScript};
 pub use python::Python;
-pub use python_tooling::{PYTEST_JUNIT_FILE, PYTEST_PIN};
+pub use python_tooling::{PYTEST_JUNIT_FILE, PYTEST_PIN, declared_requirements};
 pub use rust::Rust;
 pub use tooling::{CacheLink, Exercise, Tooling, TrackJob, names_match, split_command};
 
