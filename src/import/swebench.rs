@@ -18,7 +18,7 @@ use super::job_dir::{
     AcceptanceDraft, JobFiles, ManifestDraft, OracleDraft, SandboxDraft, SetupDraft, exact_rule,
 };
 use super::{ImportError, ImportReport, git, input};
-use crate::lang::{PYTEST_JUNIT_FILE, Tooling};
+use crate::lang::PYTEST_JUNIT_FILE;
 
 /// What the setup of an imported instance does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -144,7 +144,6 @@ fn import_one(
     instance: &Instance,
     options: &SwebenchOptions,
 ) -> Result<Result<Imported, String>, ImportError> {
-    let python: &dyn Tooling = &crate::lang::Python;
     let (f2p, p2p) = match (names(&instance.fail_to_pass), names(&instance.pass_to_pass)) {
         (Ok(f), Ok(p)) => (f, p),
         (Err(e), _) => return Ok(Err(format!("FAIL_TO_PASS: {e}"))),
@@ -324,8 +323,10 @@ fn import_one(
             dir: "tests".into(),
             command,
             results: Some(format!("junit:{PYTEST_JUNIT_FILE}")),
-            fail_to_pass: f2p.iter().map(|n| python.declared_name(n)).collect(),
-            pass_to_pass: p2p.iter().map(|n| python.declared_name(n)).collect(),
+            // As the instance names them: the runner maps them through
+            // the language table.
+            fail_to_pass: f2p,
+            pass_to_pass: p2p,
         },
         setup,
         sandbox: toolchains.map(|toolchains| SandboxDraft { toolchains }),
