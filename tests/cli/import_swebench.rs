@@ -181,7 +181,7 @@ fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
     assert!(hidden.contains("def test_mul"));
     let manifest = std::fs::read_to_string(job.join("job.toml")).unwrap();
     assert!(
-        manifest.contains("fail_to_pass = [\"tests.test_calc::test_mul\"]"),
+        manifest.contains("fail_to_pass = [\"tests/test_calc.py::test_mul\"]"),
         "{manifest}"
     );
     assert!(manifest.contains("environment_setup_commit"), "{manifest}");
