@@ -364,10 +364,10 @@ fn requirements(source: &Path) -> (Vec<String>, Vec<String>) {
         if is_requirements {
             files.push(name.clone());
         }
-        if name == "pyproject.toml" || name == "setup.cfg" {
-            if let Ok(text) = fs::read_to_string(source.join(&name)) {
-                project.push((name, text));
-            }
+        if (name == "pyproject.toml" || name == "setup.cfg")
+            && let Ok(text) = fs::read_to_string(source.join(&name))
+        {
+            project.push((name, text));
         }
     }
     (files, crate::lang::declared_requirements(&project))
