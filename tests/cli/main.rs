@@ -17,6 +17,7 @@ mod harness;
 mod help;
 mod hostile;
 mod import_exercism;
+mod import_scale;
 mod import_swebench;
 mod infra;
 mod interrupt;
