@@ -3,9 +3,9 @@
 
 use crate::harness::Sandbox;
 
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 17] = [
     "demo", "batch", "check", "run", "enqueue", "status", "watch", "report", "cancel", "retry",
-    "replay", "gc", "exec", "doctor", "validate", "schema",
+    "replay", "gc", "exec", "doctor", "import", "validate", "schema",
 ];
 
 #[test]
