@@ -175,6 +175,39 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    fn job(dir: &Path, id: &str, deps: &str) -> Manifest {
+        let root = dir.join(id);
+        std::fs::create_dir_all(root.join("src/src")).unwrap();
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        let cargo =
+            format!("[package]\nname = \"{id}\"\nversion = \"0.1.0\"\n[dependencies]\n{deps}");
+        std::fs::write(root.join("src/Cargo.toml"), cargo).unwrap();
+        std::fs::write(root.join("src/src/lib.rs"), id).unwrap();
+        let toml = format!(
+            "id = \"{id}\"\nprompt = \"p\"\nsource = \"src\"\neditable = [\"src/*.rs\"]\nallow = [\"cargo test **\"]\nverify = [\"cargo\", \"test\"]\n[setup]\ncommands = [[\"cargo\", \"fetch\"]]\n[acceptance]\ndir = \"tests\"\ncommand = [\"cargo\", \"test\", \"--offline\"]\n"
+        );
+        std::fs::write(root.join("job.toml"), toml).unwrap();
+        crate::manifest::load_manifest(&root.join("job.toml")).unwrap()
+    }
+
+    #[test]
+    fn jobs_with_the_same_dependencies_share_a_key_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = job(dir.path(), "alpha", "rand = \"0.8\"\n");
+        let b = job(dir.path(), "beta", "rand = \"0.8\"\n");
+        let c = job(dir.path(), "gamma", "rand = \"0.7\"\n");
+        assert_eq!(
+            cache_key(&a),
+            cache_key(&b),
+            "same dependencies, other crates"
+        );
+        assert_ne!(cache_key(&a), cache_key(&c));
+        // An edit outside the inputs keeps the key.
+        let before = cache_key(&a);
+        std::fs::write(a.source.join("src/lib.rs"), "changed").unwrap();
+        assert_eq!(cache_key(&a), before);
+    }
+
     #[test]
     fn the_digest_follows_names_and_content_changes_but_skips_target() {
         let dir = tempfile::tempdir().unwrap();
