@@ -69,10 +69,8 @@ fn three_hundred_eighty_five_exercises_finish_with_j2_and_resume_after_kill_9() 
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    let pid = child.id() as i32;
-    let _ = std::process::Command::new("kill")
-        .args(["-9", &format!("-{pid}")])
-        .status();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
     let _ = child.wait();
     let resumed = Instant::now();
     let run = sb.run(&args);
