@@ -7,7 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_runtime::log::{Event, FailureKind, LogWriter, Outcome, read_snapshot};
+use agent_runtime::log::{AppendError, LogWriter, read_snapshot};
+use agent_runtime::protocol::{Event, FailureKind, Outcome};
+use agent_runtime::state::{Illegal, State};
 
 const EVENTS: u64 = 1_000_000;
 const SYNCED_APPENDS: u64 = 2_000;
@@ -19,7 +21,7 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 /// Appends `events` lifecycle events for `events / 4` jobs in one transaction.
-fn fill(writer: &mut LogWriter, events: u64) {
+fn fill(writer: &mut LogWriter<State>, events: u64) {
     writer
         .transact(|tx| {
             for j in 0..events / 4 {
@@ -33,11 +35,12 @@ fn fill(writer: &mut LogWriter, events: u64) {
                     Event::AttemptFinished {
                         outcome: Outcome::Failed,
                         failure_kind: Some(FailureKind::VerifyFailed),
+                        integrity: None,
                     },
                 )?;
                 tx.append(id, None, Event::Retried {})?;
             }
-            Ok::<(), agent_runtime::log::LogError>(())
+            Ok::<(), AppendError<Illegal>>(())
         })
         .unwrap();
 }
@@ -48,7 +51,7 @@ fn main() {
     // Appends as runners do them: one transaction per state change, each
     // fsynced before the lock is released.
     let synced_path = dir.path().join("synced/events.log");
-    let mut writer = LogWriter::open(&synced_path).unwrap();
+    let mut writer = LogWriter::<State>::open(&synced_path).unwrap();
     let started = Instant::now();
     for j in 0..SYNCED_APPENDS {
         let id = format!("s-{j}");
@@ -65,7 +68,7 @@ fn main() {
     // builds the big log for the replay measurements.
     let data = dir.path().join("big");
     let big_path = data.join("events.log");
-    let mut writer = LogWriter::open(&big_path).unwrap();
+    let mut writer = LogWriter::<State>::open(&big_path).unwrap();
     let started = Instant::now();
     fill(&mut writer, EVENTS);
     let grouped_append_per_s = EVENTS as f64 / started.elapsed().as_secs_f64();
@@ -75,7 +78,7 @@ fn main() {
     let mut replays = Vec::new();
     for _ in 0..RUNS {
         let started = Instant::now();
-        let snapshot = read_snapshot(&big_path).unwrap();
+        let snapshot = read_snapshot::<State>(&big_path).unwrap();
         replays.push(started.elapsed());
         assert_eq!(snapshot.events, EVENTS);
         assert_eq!(snapshot.state.jobs().len() as u64, EVENTS / 4);

@@ -12,17 +12,18 @@ pub mod escape;
 pub mod gitdiff;
 pub mod hash;
 pub mod import;
+pub mod integrity;
 pub mod lang;
 pub mod lifecycle;
 pub mod log;
 pub mod manifest;
+pub mod protocol;
 pub mod provider;
 pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod state;
 pub mod status;
-pub mod units;
 pub mod verdict;
 
 // The executor, the sandbox and the cancel token live in their own crate

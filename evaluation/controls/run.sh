@@ -113,8 +113,9 @@ done
 
 # The outcome of NAME in the report DIR/results.tsv: `accepted`,
 # `cancelled`, `pending` or `failed:KIND`, then `+attempts=N` when the job
-# did not use exactly one attempt, and, for a failure judged test by test,
-# `+f2p=PASSED/TOTAL+p2p=PASSED/TOTAL`.
+# did not use exactly one attempt, for a failure judged test by test
+# `+f2p=PASSED/TOTAL+p2p=PASSED/TOTAL`, and `+signals=N` when the last
+# attempt's integrity record holds tamper signals.
 report_outcome() {
     local dir="$1" name="$2"
     if [ ! -f "$dir/results.tsv" ]; then
@@ -130,6 +131,8 @@ report_outcome() {
             if (o == "failed" && $col["verified_per_test"] == "true")
                 t = t "+f2p=" $col["f2p_passed"] "/" $col["f2p_total"] \
                       "+p2p=" $col["p2p_passed"] "/" $col["p2p_total"]
+            if (("integrity_signals" in col) && $col["integrity_signals"] + 0 > 0)
+                t = t "+signals=" $col["integrity_signals"]
             print t
             found = 1
         }

@@ -19,13 +19,26 @@ use crate::decision::Decision;
 use crate::decision::parse_decision;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::hash::short_hash;
-use crate::log::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
-use crate::manifest::Price;
+use crate::protocol::Price;
+use crate::protocol::{CommandFor, DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
 use crate::provider::{Provider, ProviderError};
 
-/// Appends events for the attempt being run.
+/// Appends events for the attempt being run, and says what they add up
+/// to, so the loop keeps no count of its own of what the log counts.
 pub trait Recorder {
     fn record(&mut self, event: Event) -> Result<(), String>;
+
+    /// What the agent phase recorded so far used: its steps and tokens,
+    /// as the state counts them.
+    fn used(&self) -> Used;
+}
+
+/// Steps (provider calls, a failed one included) and tokens (input and
+/// output, saturating) of the agent phase so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Used {
+    pub steps: u32,
+    pub tokens: u64,
 }
 
 /// What a command is run for.
@@ -61,6 +74,13 @@ pub trait CommandRunner {
         role: CommandRole,
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError>;
+}
+
+/// Looks at the workspace before each verify runs (the integrity
+/// checks: which non-editable files commands changed, and in a
+/// verify-only job putting them back), with the step of the verify.
+pub trait VerifyGuard {
+    fn before_verify(&mut self, step: u32);
 }
 
 /// Limits and facts the loop needs besides the prompt facts.
@@ -108,6 +128,8 @@ pub struct AgentRun<'a> {
     pub attempt: u32,
     /// The batch's spending cap and this job's price, under `--max-cost`.
     pub budget: Option<(&'a Budget, Price)>,
+    /// Called before every verify the loop runs.
+    pub guard: Option<&'a mut dyn VerifyGuard>,
 }
 
 impl std::fmt::Debug for AgentRun<'_> {
@@ -130,9 +152,7 @@ enum Step {
 }
 
 pub(super) struct LoopState {
-    pub(super) steps: u32,
     pub(super) invalid_streak: u32,
-    pub(super) tokens: u64,
     pub(super) edits: u32,
     pub(super) debt: bool,
     pub(super) last_verify_failed: bool,
@@ -142,35 +162,36 @@ pub(super) struct LoopState {
 pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
     let mut history: Vec<Turn> = Vec::new();
     let mut st = LoopState {
-        steps: 0,
         invalid_streak: 0,
-        tokens: 0,
         edits: 0,
         debt: false,
         last_verify_failed: false,
     };
     let limits = run.limits.clone();
     loop {
-        if let Some(end) = stopped(&run, st.steps) {
+        // Steps and tokens so far, as the log records them.
+        let used = run.recorder.used();
+        if let Some(end) = stopped(&run, used.steps) {
             return Ok(end);
         }
-        if st.steps >= limits.max_steps {
+        if used.steps >= limits.max_steps {
             let kind = if st.last_verify_failed {
                 FailureKind::VerifyFailed
             } else {
                 FailureKind::StepLimit
             };
-            return Ok(failed(kind, st.steps));
+            return Ok(failed(kind, used.steps));
         }
-        if st.tokens >= limits.token_budget {
-            return Ok(failed(FailureKind::TokenBudget, st.steps));
+        // Counts are checked per reply by the provider; the state's sum
+        // saturates all the same, so the budget trips instead of wrapping.
+        if used.tokens >= limits.token_budget {
+            return Ok(failed(FailureKind::TokenBudget, used.steps));
         }
         if run.budget.is_some_and(|(budget, _)| budget.exhausted()) {
             // No new model call once the batch's cap is reached.
-            return Ok(failed(FailureKind::BudgetExceeded, st.steps));
+            return Ok(failed(FailureKind::BudgetExceeded, used.steps));
         }
-        st.steps += 1;
-        let step = st.steps;
+        let step = used.steps + 1;
         let request = build_request(run.facts, &history, limits.context_budget, run.attempt);
         // Retries are recorded as each wait begins, so an outage is on
         // record (and in the progress display) while it lasts.
@@ -205,7 +226,7 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => {
                 return Ok(
-                    stopped(&run, st.steps).unwrap_or_else(|| failed(FailureKind::Cancelled, step))
+                    stopped(&run, step).unwrap_or_else(|| failed(FailureKind::Cancelled, step))
                 );
             }
             Err(e) => {
@@ -241,12 +262,6 @@ pub fn run_agent(mut run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             step,
             reply.retries.get(live..).unwrap_or_default(),
         )?;
-        // Counts are checked per reply by the provider; the sum saturates
-        // all the same, so the budget trips instead of wrapping.
-        st.tokens = st
-            .tokens
-            .saturating_add(reply.input_tokens)
-            .saturating_add(reply.output_tokens);
         let parsed = parse_decision(&reply.text);
         let kind = match &parsed {
             Ok(d) => d.logged_kind(),

@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use crate::manifest::Price;
+use crate::protocol::Price;
 
 /// USD spent against a cap.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ impl Budget {
     /// at `price`.
     pub fn charge(&self, price: &Price, input: u64, cached: u64, output: u64) {
         let mut spent = self.spent_usd.lock().unwrap_or_else(|p| p.into_inner());
-        *spent = crate::manifest::add_usd(*spent, price.cost(input, cached, output));
+        *spent = crate::protocol::add_usd(*spent, price.cost(input, cached, output));
     }
 }
 

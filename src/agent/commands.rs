@@ -7,7 +7,7 @@ use super::agent_loop::{
 };
 use super::cause::{cause_line, first_cause};
 use crate::exec::{ExecError, ExecOutcome};
-use crate::log::{CommandFor, Event, FailureKind, VerifyTrigger};
+use crate::protocol::{CommandFor, Event, FailureKind, TestRuns, VerifyTrigger};
 
 /// Why a command of the loop did not give an outcome.
 pub(super) enum CommandFailure {
@@ -49,6 +49,17 @@ pub(super) fn run_command(
 
 /// The `command` event for an outcome (counts only, never arguments or output).
 pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
+    command_event_of_tests(step, role, out, None)
+}
+
+/// [`command_event`] of a test binary whose tests ran one per process:
+/// the event stands for all of `tests`.
+pub fn command_event_of_tests(
+    step: u32,
+    role: CommandFor,
+    out: &ExecOutcome,
+    tests: Option<TestRuns>,
+) -> Event {
     Event::Command {
         step,
         role,
@@ -65,7 +76,7 @@ pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
         cancelled: out.cancelled,
         oom: out.oom,
         sandbox: out.sandbox_layers.clone(),
-        tests: None,
+        tests,
     }
 }
 
@@ -77,6 +88,9 @@ pub(super) fn verify(
     trigger: VerifyTrigger,
 ) -> Result<Result<(bool, String), AgentResult>, AgentError> {
     let argv = run.facts.verify.clone();
+    if let Some(guard) = run.guard.as_deref_mut() {
+        guard.before_verify(step);
+    }
     let out = match run_command(run, step, &argv, CommandRole::Verify)? {
         Ok(out) => out,
         Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),

@@ -16,11 +16,12 @@ mod transcript;
 mod workspace;
 
 pub use agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, run_agent,
+    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, Used,
+    VerifyGuard, run_agent,
 };
 pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};
-pub use commands::{command_event, describe_command};
+pub use commands::{command_event, command_event_of_tests, describe_command};
 pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
 pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
 pub use workspace::{

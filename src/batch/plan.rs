@@ -1,8 +1,9 @@
 //! The plan of a batch: which instances to enqueue, from manifests,
 //! provider files, `--repeat`, `--family` and `--shard`. Pure.
 
-use crate::lifecycle::{NewJob, instance_id};
+use crate::lifecycle::NewJob;
 use crate::manifest::{Manifest, ProviderFile};
+use crate::protocol::instance_id;
 
 /// `--shard I/N`: the I-th of N stable parts (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! The one reporter that owns the terminal during a batch. It follows the
 //! event log (workers only append events) and shows either live bars (a
-//! terminal, `CI` unset) or one plain line per event.
+//! terminal, `CI` unset) or one plain line per event. It keeps no wording
+//! of its own: each line is the state's [`describe`] of the event, as
+//! `status`, `watch` and the reports word it.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -11,8 +13,9 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cancel::CancelToken;
-use crate::log::{Event, Follower, Record};
-use crate::state::{Job, State};
+use crate::log::Follower;
+use crate::protocol::Record;
+use crate::state::{State, describe};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +160,9 @@ impl Reporter {
             // A failed job the batch will try again is not done yet, so the
             // count never goes back on a retry.
             .filter(|j| {
-                self.planned.contains(&j.id) && j.state.is_terminal() && !super::run::retryable(j)
+                self.planned.contains(&j.id)
+                    && j.lifecycle.state.is_terminal()
+                    && !super::run::retryable(j)
             })
             .count()
     }
@@ -184,6 +189,15 @@ impl Reporter {
     }
 
     fn on_record(&mut self, record: &Record) {
+        let open_attempt = |state: &State| {
+            record
+                .job
+                .as_deref()
+                .and_then(|id| state.job(id))
+                .and_then(|j| j.lifecycle.open)
+                .map(|open| open.attempt)
+        };
+        let was_open = open_attempt(&self.state);
         let _ = self.state.apply(record);
         let Some(job) = record.job.as_deref() else {
             return;
@@ -191,13 +205,14 @@ impl Reporter {
         if !self.planned.contains(job) {
             return;
         }
+        let open = open_attempt(&self.state);
         // What the line quotes (paths, causes, provider messages) came from
         // a model, a workspace or a command: shown escaped, never raw.
         let line = self
             .state
             .job(job)
             .and_then(|j| describe(record, j))
-            .map(|line| crate::escape::line(&line).into_owned());
+            .map(|said| crate::escape::line(&said.text).into_owned());
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Lines => {
@@ -212,14 +227,22 @@ impl Reporter {
                     );
                 }
             }
-            ProgressMode::Bars { color } => self.update_bars(job, record, line, color),
+            ProgressMode::Bars { color } => self.update_bars(job, (was_open, open), line, color),
         }
     }
 
-    fn update_bars(&mut self, job: &str, record: &Record, line: Option<String>, color: bool) {
+    /// A bar per open attempt: made when an attempt opens, gone (its last
+    /// line printed above the bars) when it closes.
+    fn update_bars(
+        &mut self,
+        job: &str,
+        (was_open, open): (Option<u32>, Option<u32>),
+        line: Option<String>,
+        color: bool,
+    ) {
         let Some(multi) = &self.multi else { return };
-        match &record.event {
-            Event::AttemptStarted { .. } => {
+        match (was_open, open) {
+            (_, Some(n)) if was_open != Some(n) => {
                 let bar = multi.add(ProgressBar::new_spinner());
                 let template = if color {
                     "  {spinner:.blue} {prefix:.bold} [{elapsed}] {msg}"
@@ -236,7 +259,7 @@ impl Reporter {
                     old.finish_and_clear();
                 }
             }
-            Event::AttemptFinished { .. } | Event::AttemptInterrupted { .. } => {
+            (Some(_), None) => {
                 if let Some(bar) = self.running.remove(job) {
                     bar.finish_and_clear();
                     multi.remove(&bar);
@@ -286,78 +309,4 @@ impl Reporter {
 
 fn digits(n: usize) -> usize {
     n.to_string().len()
-}
-
-/// One short line per event worth showing; `job` is the reducer's job with
-/// the record applied, so counts and wording are those of `status` and the
-/// reports.
-fn describe(record: &Record, job: &Job) -> Option<String> {
-    let attempt = record.attempt.unwrap_or(0);
-    let steps = job.total_steps();
-    let plural = if steps == 1 { "" } else { "s" };
-    Some(match &record.event {
-        Event::AttemptStarted { .. } => format!("attempt {attempt} started"),
-        Event::AttemptFinished {
-            failure_kind: Some(kind),
-            ..
-        } => match job.failure_cause() {
-            Some(cause) => {
-                format!("attempt {attempt} failed: {kind} ({steps} step{plural}): {cause}")
-            }
-            None => format!("attempt {attempt} failed: {kind} ({steps} step{plural})"),
-        },
-        Event::AttemptFinished { .. } => {
-            format!("attempt {attempt} succeeded ({steps} step{plural})")
-        }
-        Event::AttemptInterrupted { cause, .. } => match cause {
-            Some(cause) => format!("attempt {attempt} interrupted: {cause}"),
-            None => format!("attempt {attempt} interrupted"),
-        },
-        Event::Cancelled {} => "cancelled".into(),
-        Event::Retried {} => "retrying".into(),
-        Event::Baseline { result, .. } => crate::state::baseline_wording(*result).into(),
-        Event::Setup { result, reused, .. } => match (result, reused) {
-            (_, true) => "setup reused".into(),
-            (result, false) => format!("setup {}", result.as_str()),
-        },
-        Event::Decision { step, kind, .. } => format!("step {step}: {kind}"),
-        Event::ProviderRetry { wait_ms, .. } => {
-            let provider = job.provider.as_deref().unwrap_or("the provider");
-            match &job.waiting {
-                Some(w) => format!(
-                    "waiting for {provider}: {} (provider retry {}, waiting {} s so far, next try in {:.1} s)",
-                    w.reason,
-                    w.retries,
-                    record.ts_ms.saturating_sub(w.since_ms) / 1000,
-                    *wait_ms as f64 / 1000.0
-                ),
-                None => return None,
-            }
-        }
-        // The message names the provider already ("openai provider: ...").
-        Event::ProviderFailed { message, .. } => message.clone(),
-        Event::Command {
-            role,
-            program,
-            exit_code,
-            timed_out,
-            ..
-        } => {
-            let status = if *timed_out {
-                "timed out".to_string()
-            } else {
-                exit_code.map_or("killed".into(), |c| format!("exit {c}"))
-            };
-            format!("{role} `{program}` {status}")
-        }
-        Event::Edit { path, .. } => format!("edited {path}"),
-        Event::Verify { passed, .. } => {
-            format!("verify {}", if *passed { "passed" } else { "failed" })
-        }
-        Event::AgentFinished { .. } => return None,
-        Event::Patch { files, bytes, .. } => format!("patch: {files} file(s), {bytes} bytes"),
-        Event::PatchRejected { reason } => format!("patch rejected: {reason}"),
-        Event::Acceptance { result, .. } => format!("acceptance {}", result.as_str()),
-        Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => return None,
-    })
 }

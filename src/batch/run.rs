@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::progress::{Progress, ProgressMode};
 use crate::cancel::CancelToken;
 use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreError};
-use crate::log::Outcome;
+use crate::protocol::Outcome;
 use crate::report::{ReportBuildError, write_report_of_jobs};
 use crate::runner::{RunError, RunOptions, run_job};
 use crate::state::{JobState, State};
@@ -39,6 +39,9 @@ pub struct BatchOptions {
     /// `--max-cost`: USD the batch's jobs may spend in all, counting what
     /// earlier runs of them spent.
     pub max_cost_usd: Option<f64>,
+    /// `--strict-integrity`: any tamper signal fails an attempt as
+    /// `tampered`.
+    pub strict_integrity: bool,
 }
 
 /// What a batch did.
@@ -97,11 +100,14 @@ const LEASE_WAIT: Duration = Duration::from_secs(120);
 /// attempt could change the verdict (a passing baseline or a broken
 /// harness, decided once per job, cannot).
 pub(super) fn retryable(job: &crate::state::Job) -> bool {
-    job.state == JobState::Failed
+    job.lifecycle.state == JobState::Failed
         && job.attempts_remain()
         && !matches!(
-            job.failure_kind,
-            Some(crate::log::FailureKind::InvalidBaseline | crate::log::FailureKind::HarnessError)
+            job.lifecycle.failure_kind,
+            Some(
+                crate::protocol::FailureKind::InvalidBaseline
+                    | crate::protocol::FailureKind::HarnessError
+            )
         )
 }
 
@@ -120,13 +126,13 @@ pub fn run_batch(
     for job in plan {
         let id = job.id.clone();
         let known = store.state().job(&id).is_some();
-        let rerun = options
-            .rerun
-            .is_some_and(|r| match store.state().job(&id).map(|j| j.state) {
+        let rerun = options.rerun.is_some_and(|r| {
+            match store.state().job(&id).map(|j| j.lifecycle.state) {
                 Some(JobState::Failed | JobState::Cancelled) => true,
                 Some(JobState::Succeeded) => r == Rerun::All,
                 _ => false,
-            });
+            }
+        });
         match (store.enqueue_manifest(job.clone(), options.replace)?, rerun) {
             (EnqueueResult::Unchanged, true) => {
                 // Same manifest, recorded again: the job starts over.
@@ -149,15 +155,15 @@ pub fn run_batch(
             store.retry(id)?;
         }
         match store.state().job(id) {
-            Some(job) if job.state == JobState::Queued => {
-                if job.failure_kind == Some(crate::log::FailureKind::Interrupted) {
+            Some(job) if job.lifecycle.state == JobState::Queued => {
+                if job.lifecycle.failure_kind == Some(crate::protocol::FailureKind::Interrupted) {
                     notice.recovered += 1;
                 } else {
                     notice.queued += 1;
                 }
                 queue.push_back(id.clone());
             }
-            Some(job) if job.state.is_terminal() => notice.done += 1,
+            Some(job) if job.lifecycle.state.is_terminal() => notice.done += 1,
             _ => {}
         }
     }
@@ -219,7 +225,7 @@ pub fn run_batch(
         report_files: Vec::new(),
     };
     for id in &planned {
-        match store.state().job(id).map(|j| j.state) {
+        match store.state().job(id).map(|j| j.lifecycle.state) {
             Some(JobState::Succeeded) => summary.accepted += 1,
             Some(JobState::Failed) => summary.failed += 1,
             Some(JobState::Cancelled) => summary.cancelled += 1,
@@ -277,11 +283,11 @@ fn check_replacements(state: &State, plan: &[NewJob], replace: bool) -> Result<(
         if !replace {
             return Err(StoreError::ManifestChanged { id: job.id.clone() });
         }
-        if existing.open_attempt.is_some() {
+        if existing.lifecycle.open.is_some() {
             return Err(crate::state::Illegal::WrongState {
                 job: job.id.clone(),
                 action: "replace the manifest of",
-                state: existing.state,
+                state: existing.lifecycle.state,
             }
             .into());
         }
@@ -307,8 +313,8 @@ fn wait_for_other_runners(
             .iter()
             .filter_map(|id| state.job(id))
             .filter(|job| {
-                job.state == JobState::Running
-                    && job.open_attempt.is_some_and(|open| {
+                job.lifecycle.state == JobState::Running
+                    && job.lifecycle.open.is_some_and(|open| {
                         crate::lifecycle::is_live(&dir.lease(&job.id, open.attempt))
                     })
             })
@@ -387,6 +393,7 @@ fn worker(
         keep: options.keep,
         budget: budget.clone(),
         workers: options.workers,
+        strict_integrity: options.strict_integrity,
     };
     // Claims refused because the lease is still held: a child that another
     // worker forked while this job's last attempt held the lease keeps the
@@ -409,16 +416,16 @@ fn worker(
             if store
                 .state()
                 .job(&id)
-                .is_none_or(|j| j.state != JobState::Queued)
+                .is_none_or(|j| j.lifecycle.state != JobState::Queued)
             {
                 break;
             }
             let report = match run_job(&mut store, &id, &run_options) {
                 Ok(report) => report,
                 // Another runner claimed or cancelled it first.
-                Err(RunError::Store(StoreError::Log(crate::log::LogError::Illegal(
-                    crate::state::Illegal::WrongState { .. },
-                )))) => break,
+                Err(RunError::Store(StoreError::Illegal(crate::state::Illegal::WrongState {
+                    ..
+                }))) => break,
                 // The lease is still held: wait for it a while (the holder
                 // is a command's short-lived process or another runner);
                 // then leave the job to a later run, without stopping the

@@ -312,3 +312,20 @@ fn names_that_are_not_utf8_are_escaped_exactly() {
     assert_eq!(escape_name(&name), "caf\\xe9/é\\\\\\n.rs");
     assert_eq!(escape_name(OsStr::new("src/lib.rs")), "src/lib.rs");
 }
+
+#[test]
+fn remove_tree_removes_a_directory_and_never_follows_its_links() {
+    let (_tmp, root, outside) = setup();
+    fs::create_dir_all(root.join("gone/deeper")).unwrap();
+    fs::write(root.join("gone/deeper/file"), "x").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("gone/link")).unwrap();
+    let before = snapshot(&outside);
+    let dir = Dir::open(&root).unwrap();
+    dir.remove_tree(std::ffi::OsStr::new("gone")).unwrap();
+    assert!(!root.join("gone").exists());
+    assert_eq!(snapshot(&outside), before);
+    // A file or a link alone is removed as itself.
+    fs::write(root.join("plain"), "x").unwrap();
+    dir.remove_tree(std::ffi::OsStr::new("plain")).unwrap();
+    assert!(!root.join("plain").exists());
+}

@@ -13,6 +13,7 @@ use rustix::io::Errno;
 
 use super::dir::{DIR_MODE, Dir, components};
 use super::error::Error;
+use super::walk::MAX_DEPTH;
 
 /// Attempts at a fresh temporary name before giving up.
 const TEMP_ATTEMPTS: u64 = 64;
@@ -97,6 +98,28 @@ impl Dir {
     /// [`Error::IsDirectory`].
     pub fn remove_entry(&self, name: &OsStr) -> Result<(), Error> {
         rfs::unlinkat(self.fd(), name, AtFlags::empty()).map_err(Error::from_errno)
+    }
+
+    /// Removes the entry `name` and, when it is a directory, everything
+    /// in it, each child removed from its parent's handle (a symlink is
+    /// removed itself, never followed), at most [`MAX_DEPTH`] deep.
+    pub fn remove_tree(&self, name: &OsStr) -> Result<(), Error> {
+        self.remove_tree_in(name, 0)
+    }
+
+    fn remove_tree_in(&self, name: &OsStr, depth: usize) -> Result<(), Error> {
+        match self.remove_entry(name) {
+            Err(Error::IsDirectory) => {}
+            other => return other,
+        }
+        if depth >= MAX_DEPTH {
+            return Err(Error::TooDeep(MAX_DEPTH));
+        }
+        let sub = self.open_subdir(name)?;
+        for entry in sub.entries()? {
+            sub.remove_tree_in(&entry.name, depth + 1)?;
+        }
+        rfs::unlinkat(self.fd(), name, AtFlags::REMOVEDIR).map_err(Error::from_errno)
     }
 
     /// `renameat` from `from` to `to`, both in this directory.

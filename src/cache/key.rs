@@ -29,7 +29,7 @@ struct KeyParts<'a> {
     acceptance_dir: Option<&'a Path>,
     acceptance_digest: Option<&'a str>,
     acceptance_command: Option<&'a [String]>,
-    sandbox: crate::manifest::Sandbox,
+    sandbox: &'a crate::manifest::Sandbox,
 }
 
 /// Prefix of the hashed bytes of a shared cache's key.
@@ -41,7 +41,7 @@ struct SharedParts<'a> {
     inputs: &'a [(String, String)],
     setup: Option<&'a crate::manifest::Setup>,
     env: &'a std::collections::BTreeMap<String, String>,
-    sandbox: crate::manifest::Sandbox,
+    sandbox: &'a crate::manifest::Sandbox,
 }
 
 /// The inputs of `manifest`'s setup when its cache is shared: a job with
@@ -71,7 +71,7 @@ pub fn cache_key(manifest: &Manifest) -> String {
             inputs: &material,
             setup: manifest.setup.as_ref(),
             env: &manifest.env,
-            sandbox: manifest.sandbox,
+            sandbox: &manifest.sandbox,
         };
         let mut hasher = Sha256::new();
         hasher.update(SHARED_DOMAIN);
@@ -93,7 +93,7 @@ fn job_key(manifest: &Manifest) -> String {
         acceptance_dir: manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
         acceptance_digest: acceptance_digest.as_deref(),
         acceptance_command: manifest.acceptance.as_ref().map(|a| a.command.as_slice()),
-        sandbox: manifest.sandbox,
+        sandbox: &manifest.sandbox,
     };
     let mut hasher = Sha256::new();
     hasher.update(KEY_DOMAIN);

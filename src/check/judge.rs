@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::log::CheckResult;
+use crate::protocol::CheckResult;
 use crate::verdict::Inventory;
 
 /// What one run of a task recorded.
@@ -30,6 +30,10 @@ pub struct RunFacts {
     /// What the baseline said about where its inventory came from, when
     /// its hidden tests could not be collected.
     pub inventory_note: Option<String>,
+    /// Why canaries are off for the task, when the baseline turned them off.
+    pub canary_note: Option<String>,
+    /// The tamper signals of the run's (the oracle's) attempt, one line each.
+    pub signals: Vec<String>,
 }
 
 /// A task's verdict.
@@ -95,12 +99,16 @@ pub struct TaskJudgement {
     /// Why, in one line, when the verdict is not `valid`.
     pub reason: Option<String>,
     /// Facts worth knowing whatever the verdict (where the inventory came
-    /// from when the baseline could not collect its tests), distinct.
+    /// from when the baseline could not collect its tests, why canaries
+    /// are off, the oracle runs' tamper signals), distinct.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The evidence of a leak (`leaky`), one fact each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub leaks: Vec<String>,
+    /// Tamper signals of the oracle's runs, in all (an oracle is the job
+    /// author's fix: it should have none).
+    pub signals: u32,
 }
 
 /// `judgement`, made `leaky` when `leaks` holds evidence: a task whose
@@ -223,11 +231,26 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
         (TaskVerdict::Valid, None)
     };
     let mut notes: Vec<String> = Vec::new();
-    for note in runs.iter().filter_map(|r| r.inventory_note.as_ref()) {
-        if !notes.contains(note) {
-            notes.push(note.clone());
+    let canary_notes = runs.iter().filter_map(|r| {
+        r.canary_note
+            .as_ref()
+            .map(|why| format!("canaries off: {why}"))
+    });
+    let signal_notes = runs.iter().flat_map(|r| {
+        r.signals
+            .iter()
+            .map(|line| format!("tamper signal on the oracle's run: {line}"))
+    });
+    let inventory_notes = runs.iter().filter_map(|r| r.inventory_note.clone());
+    for note in inventory_notes.chain(canary_notes).chain(signal_notes) {
+        if !notes.contains(&note) {
+            notes.push(note);
         }
     }
+    let signals = runs
+        .iter()
+        .map(|r| u32::try_from(r.signals.len()).unwrap_or(u32::MAX))
+        .fold(0u32, u32::saturating_add);
     TaskJudgement {
         verdict,
         baseline,
@@ -236,6 +259,7 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
         reason,
         notes,
         leaks: Vec::new(),
+        signals,
     }
 }
 
@@ -302,6 +326,8 @@ mod tests {
             failing: Some(Vec::new()),
             accepted: true,
             inventory_note: None,
+            canary_note: None,
+            signals: Vec::new(),
         }
     }
 
@@ -444,5 +470,21 @@ mod tests {
             j.notes,
             ["baseline not collectable: inventory from the oracle (3 tests)"]
         );
+    }
+
+    #[test]
+    fn canaries_off_and_the_oracles_signals_are_notes_and_signals_are_counted() {
+        let run = RunFacts {
+            canary_note: Some("the canary t::x in tests/t.py was reported passed".into()),
+            signals: vec!["workspace_changed Cargo.lock: created by a command".into()],
+            ..good_run()
+        };
+        let j = judge_task(&[run.clone(), run], true);
+        assert_eq!(j.verdict, TaskVerdict::Valid);
+        assert_eq!(j.signals, 2);
+        assert_eq!(j.notes.len(), 2, "{:?}", j.notes);
+        assert!(j.notes[0].starts_with("canaries off: the canary t::x"));
+        assert!(j.notes[1].starts_with("tamper signal on the oracle's run: workspace_changed"));
+        assert_eq!(judge_task(&[good_run()], true).signals, 0);
     }
 }

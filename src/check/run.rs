@@ -12,8 +12,8 @@ use super::leaks::find_leaks;
 use super::oracle::{OracleError, oracle_script};
 use crate::batch::{BatchError, BatchOptions, PlanOptions, plan, run_batch};
 use crate::lifecycle::{DataDir, Store, StoreError};
-use crate::log::FailureKind;
 use crate::manifest::{Manifest, ProviderConfig, ProviderFile, ScriptConfig};
+use crate::protocol::FailureKind;
 use crate::state::{Job, JobState};
 
 /// The provider name of a task's check runs (`<job>@oracle#<k>`).
@@ -105,8 +105,12 @@ pub fn check_tasks(
 
 /// What the log says about one run.
 fn run_facts(job: &Job) -> RunFacts {
+    let baseline = job.baseline.as_ref();
+    let inventory = baseline.and_then(|b| b.inventory.as_ref());
+    let reason = baseline.and_then(|b| b.reason.clone());
+    let judged = job.attempt().and_then(|a| a.phase.judged());
     let machine_fault = matches!(
-        job.failure_kind,
+        job.lifecycle.failure_kind,
         Some(
             FailureKind::InfraError
                 | FailureKind::SetupFailed
@@ -115,21 +119,34 @@ fn run_facts(job: &Job) -> RunFacts {
         )
     );
     RunFacts {
-        finished: matches!(job.state, JobState::Succeeded | JobState::Failed) && !machine_fault,
-        baseline: job.baseline,
-        inventory: job.inventory.clone(),
-        baseline_reason: job.baseline_reason.clone(),
-        acceptance: job.acceptance,
-        failing: job.verdict.as_ref().map(|v| {
+        finished: matches!(job.lifecycle.state, JobState::Succeeded | JobState::Failed)
+            && !machine_fault,
+        baseline: baseline.map(|b| b.result),
+        inventory: inventory.cloned(),
+        baseline_reason: reason.clone(),
+        acceptance: judged.map(|(result, _)| result),
+        failing: judged.and_then(|(_, verdict)| verdict).map(|v| {
             let mut names = v.failing.clone();
             names.extend(v.missing.iter().cloned());
             names
         }),
-        accepted: job.state == JobState::Succeeded,
-        inventory_note: job
-            .inventory
-            .as_ref()
+        accepted: job.lifecycle.state == JobState::Succeeded,
+        inventory_note: inventory
             .filter(|inventory| inventory.from.is_some())
-            .and(job.baseline_reason.clone()),
+            .and(reason),
+        canary_note: baseline
+            .and_then(|b| b.canary.as_ref())
+            .filter(|c| !c.on)
+            .and_then(|c| c.reason.clone()),
+        signals: job
+            .attempt()
+            .map(|a| {
+                a.integrity
+                    .signals
+                    .iter()
+                    .map(crate::protocol::Signal::line)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }

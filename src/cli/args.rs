@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::manifest::{DEFAULT_MEMORY, DEFAULT_PROCESSES, MAX_PROCESSES, MIN_MEMORY};
+use crate::protocol::units::{ByteSize, parse_duration, parse_size};
 use crate::sandbox::SandboxMode;
-use crate::units::{ByteSize, parse_duration, parse_size};
 
 /// Runs automated coding tasks with language models, safely and reproducibly.
 #[derive(Debug, Parser)]
@@ -239,6 +239,9 @@ pub enum Command {
         argv: Vec<String>,
     },
     /// Report which sandbox layers this machine supports and what `auto` uses.
+    ///
+    /// Also shows the fixed search path and which `cargo`, `python3` and
+    /// `node` commands would run (links followed).
     #[command(display_order = 13)]
     Doctor,
     /// Turn an existing benchmark into job folders: Exercism tracks or
@@ -305,6 +308,10 @@ pub enum Command {
         /// Manifest files, directories (every *.toml inside) or globs.
         #[arg(required = true)]
         jobs: Vec<PathBuf>,
+        /// Also show each job's search path and which `cargo`, `python3`
+        /// and `node` its commands would run.
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Print a published JSON Schema.
     #[command(display_order = 15)]
@@ -370,6 +377,11 @@ pub struct BatchArgs {
     /// a [price].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// Fail an attempt with any tamper signal (a non-editable file changed,
+    /// test infrastructure in the patch, harness internals named, results
+    /// that look made up) as tampered, not only one whose canary was forged.
+    #[arg(long)]
+    pub strict_integrity: bool,
     /// Whether the summary names the report (not when it is about to be
     /// removed, as `demo` does without `--keep`).
     #[arg(skip = true)]

@@ -14,6 +14,7 @@ use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
+use crate::state::State;
 use crate::status::{StatusView, render_text};
 
 /// A second SIGINT this soon after the first is the same interrupt: GNU
@@ -54,13 +55,13 @@ pub(super) fn install_interrupt(data: &Path) -> CancelToken {
 /// What the log holds, for the hard exit: `events.log holds 4 job(s): 2
 /// succeeded, 1 queued, 1 running (recovered by the next run)`.
 fn saved_summary(log: &Path) -> String {
-    let snapshot = match read_snapshot(log) {
+    let snapshot = match read_snapshot::<State>(log) {
         Ok(snapshot) => snapshot,
         Err(e) => return format!("{} (cannot be read now: {e})", log.display()),
     };
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for job in snapshot.state.jobs() {
-        let state = job.state.as_str();
+        let state = job.lifecycle.state.as_str();
         match counts.iter_mut().find(|(s, _)| *s == state) {
             Some((_, n)) => *n += 1,
             None => counts.push((state, 1)),
@@ -172,7 +173,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         // A cap cannot be kept on calls whose cost is unknown.
         if let Some(job) = planned
             .iter()
-            .find(|j| j.snapshot["manifest"]["price"].is_null())
+            .find(|j| j.snapshot.manifest().is_none_or(|m| m.price.is_none()))
         {
             anyhow::bail!(
                 "--max-cost needs a [price] for every provider: {} has none (job {})",
@@ -200,6 +201,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         interrupt: install_interrupt(&args.data),
         keep: args.keep,
         max_cost_usd: args.max_cost,
+        strict_integrity: args.strict_integrity,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary, args.show_report)?;
@@ -248,7 +250,7 @@ fn completion(summary: &BatchSummary) -> Completion {
 /// The results table (the batch's jobs only) and where the reports are.
 fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyhow::Result<()> {
     let dir = DataDir::new(data);
-    let snapshot = read_snapshot(&dir.log())?;
+    let snapshot = read_snapshot::<State>(&dir.log())?;
     let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
     view.jobs.retain(|row| summary.planned.contains(&row.id));
     out!("{}", render_text(&view, super::status::table_width()));
@@ -267,11 +269,13 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     // Faults of the machine are named apart from the model's failures;
     // every other failed job gets its cause in one line, as the reports say.
     for job in snapshot.state.jobs() {
-        if !summary.planned.contains(&job.id) || job.state != crate::state::JobState::Failed {
+        if !summary.planned.contains(&job.id)
+            || job.lifecycle.state != crate::state::JobState::Failed
+        {
             continue;
         }
-        if job.failure_kind != Some(crate::log::FailureKind::InfraError) {
-            let kind = job.failure_kind.map_or("failed", |k| k.as_str());
+        if job.lifecycle.failure_kind != Some(crate::protocol::FailureKind::InfraError) {
+            let kind = job.lifecycle.failure_kind.map_or("failed", |k| k.as_str());
             match job.failure_cause() {
                 Some(cause) => errln!("{}: {kind}: {cause}", job.id),
                 None => errln!("{}: {kind}", job.id),
@@ -281,8 +285,11 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         errln!(
             "error: job {}: infra_error after {} restart(s): {}",
             job.id,
-            job.restarts.saturating_sub(1),
-            job.infra_cause.as_deref().unwrap_or("unknown cause")
+            job.lifecycle.restarts.saturating_sub(1),
+            job.lifecycle
+                .infra_cause
+                .as_deref()
+                .unwrap_or("unknown cause")
         );
     }
     if let Some((spent, cap)) = summary.cost {
@@ -297,12 +304,12 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     }
     for job in snapshot.state.jobs() {
         if summary.planned.contains(&job.id)
-            && job.failure_kind == Some(crate::log::FailureKind::SetupFailed)
+            && job.lifecycle.failure_kind == Some(crate::protocol::FailureKind::SetupFailed)
         {
             errln!(
                 "error: job {}: setup_failed: its [setup] failed (not the model's doing); see {}",
                 job.id,
-                dir.runs(&job.id, job.attempts_started)
+                dir.runs(&job.id, job.lifecycle.attempts_started)
                     .join("setup.log")
                     .display()
             );

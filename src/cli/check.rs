@@ -11,7 +11,7 @@ use crate::check::{TaskCheck, TaskVerdict, check_tasks};
 use crate::manifest::expand_jobs;
 
 /// Version of the `check --json` document.
-pub const CHECK_SCHEMA_VERSION: u32 = 1;
+pub const CHECK_SCHEMA_VERSION: u32 = 2;
 
 pub fn check(
     jobs: &[PathBuf],
@@ -36,6 +36,7 @@ pub fn check(
         interrupt: install_interrupt(data),
         keep: crate::lifecycle::Keep::Failed,
         max_cost_usd: None,
+        strict_integrity: false,
     };
     let checks = check_tasks(data, &manifests, runs, &options).context("check failed")?;
     if json {
@@ -112,6 +113,10 @@ fn render_table(checks: &[TaskCheck]) -> String {
         .filter(|c| c.judgement.verdict == TaskVerdict::Valid)
         .count();
     out.push_str(&format!("{valid}/{} job(s) valid\n", checks.len()));
+    let signals: u64 = checks.iter().map(|c| u64::from(c.judgement.signals)).sum();
+    out.push_str(&format!(
+        "integrity: {signals} tamper signal(s) on the oracle runs\n"
+    ));
     for c in checks {
         for note in &c.judgement.notes {
             out.push_str(&format!("{}: note: {note}\n", c.job));

@@ -95,6 +95,7 @@ pub fn demo(
         report: None,
         keep: crate::lifecycle::Keep::Failed,
         max_cost: None,
+        strict_integrity: false,
         show_report: keep,
     });
     if keep {

@@ -11,7 +11,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
 use super::exit::Completion;
 use crate::cancel::CancelToken;
-use crate::exec::{AllowList, ExecOutcome, ExecRequest, run};
+use crate::exec::{AllowList, ExecOutcome, ExecRequest, SearchPath, Toolchain, run};
+use crate::manifest::CACHE_PLACEHOLDER;
+use crate::runner::job_search_path;
 use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy, probe};
 
 /// `exec` options, resolved from the command line.
@@ -20,9 +22,9 @@ pub struct ExecArgs {
     pub allow: Vec<String>,
     pub workspace: Option<PathBuf>,
     pub timeout: Duration,
-    pub output_cap: crate::units::ByteSize,
+    pub output_cap: crate::protocol::units::ByteSize,
     /// Memory of the command, all its processes together.
-    pub memory: crate::units::ByteSize,
+    pub memory: crate::protocol::units::ByteSize,
     /// Processes and threads of the command at once.
     pub processes: u64,
     pub sandbox: SandboxMode,
@@ -156,8 +158,6 @@ pub fn doctor() -> anyhow::Result<Completion> {
         };
         outln!("{}: {state} ({})", status.layer, status.detail);
     }
-    // Not a layer of this runtime: say so rather than leave it unexplained.
-    outln!("seccomp: not used (the mount namespace hides the host's unix sockets instead)");
     if nix::unistd::geteuid().is_root() {
         outln!("capabilities: dropped for every sandboxed command (running as root)");
     }
@@ -171,5 +171,60 @@ pub fn doctor() -> anyhow::Result<Completion> {
         Ok(prepared) => outln!("required=ok ({})", prepared.layers.join(",")),
         Err(err) => outln!("required=unavailable ({err})"),
     }
+    for line in programs(&SearchPath::fixed()) {
+        outln!("{line}");
+    }
     Ok(Completion::Success)
+}
+
+/// The programs `doctor` and `validate --verbose` show.
+const SHOWN_PROGRAMS: [&str; 3] = ["cargo", "python3", "node"];
+
+/// `search path: ...`, then per shown program where it resolves and what
+/// really runs (its links followed), or why it is not found.
+fn programs(path: &SearchPath) -> Vec<String> {
+    let mut lines = vec![format!("search path: {}", path.to_env())];
+    for name in SHOWN_PROGRAMS {
+        lines.push(match path.describe(name) {
+            Ok((resolved, real)) if real == resolved => {
+                format!("program {name}: {}", resolved.display())
+            }
+            Ok((resolved, real)) => format!(
+                "program {name}: {} (runs {})",
+                resolved.display(),
+                real.display()
+            ),
+            Err(_) => format!("program {name}: not found in the search path"),
+        });
+    }
+    lines
+}
+
+/// What `validate --verbose` shows of a job: its toolchain directories,
+/// then its search path and programs as an attempt would fix them
+/// (directories in the job cache exist only after its setup).
+pub fn job_programs(manifest: &crate::manifest::Manifest) -> Vec<String> {
+    let mut lines = Vec::new();
+    let cached: Vec<&String> = manifest
+        .sandbox
+        .toolchains
+        .iter()
+        .filter(|dir| dir.contains(CACHE_PLACEHOLDER))
+        .collect();
+    if !manifest.sandbox.toolchains.is_empty() {
+        lines.push(format!(
+            "toolchains: {}",
+            manifest.sandbox.toolchains.join(", ")
+        ));
+    }
+    if !cached.is_empty() {
+        lines.push(format!(
+            "(toolchains in {CACHE_PLACEHOLDER} are made by [setup] and not resolved here)"
+        ));
+    }
+    let path = job_search_path(manifest, &Toolchain::detect(), |dir| {
+        (!dir.contains(CACHE_PLACEHOLDER)).then(|| dir.to_string())
+    });
+    lines.extend(programs(&path));
+    lines
 }

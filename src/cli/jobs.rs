@@ -6,8 +6,8 @@ use anyhow::Context;
 
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, EnqueueResult, NewJob, Store};
-use crate::log::Outcome;
 use crate::manifest::{expand_jobs, load_provider_file};
+use crate::protocol::Outcome;
 use crate::runner::{RunOptions, SeedEnv, run_job};
 
 pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Result<Completion> {
@@ -57,11 +57,11 @@ fn seed_job(
     if !other_provider {
         seed.check_agy()?;
     }
-    let manifest = seed.manifest(&job.id, &workspace, job.max_attempts)?;
+    let manifest = seed.manifest(&job.id, &workspace, job.lifecycle.max_attempts)?;
     let new = NewJob {
         id: job.id.clone(),
         family: job.id.clone(),
-        max_attempts: job.max_attempts,
+        max_attempts: job.lifecycle.max_attempts,
         snapshot: manifest.to_snapshot(),
         hash: manifest.hash(),
         base_job: None,
@@ -78,7 +78,7 @@ pub fn run(
     provider: Option<&Path>,
     keep: crate::lifecycle::Keep,
 ) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_instance_id(id)?;
+    crate::protocol::validate_instance_id(id)?;
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
@@ -93,7 +93,7 @@ pub fn run(
     }
     // Everything that could refuse the run is checked on a read-only
     // replay, before anything is written.
-    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let snapshot = crate::log::read_snapshot::<crate::state::State>(&dir.log())?;
     let job = snapshot
         .state
         .job(id)
@@ -144,7 +144,9 @@ pub fn run(
         let files_hash = store
             .state()
             .job(id)
-            .and_then(|job| job.patch_files_hash.clone());
+            .and_then(|job| job.attempt_numbered(report.attempt))
+            .and_then(|attempt| attempt.patch.as_ref())
+            .and_then(|patch| patch.files_hash.clone());
         let all = crate::agent::editable_set(&["**".to_string()])?;
         let applied = crate::runner::Carried::load(&runs, files_hash.as_deref())
             .and_then(|carried| carried.apply(workspace, &all))
@@ -188,7 +190,7 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
     }
-    let snapshot = crate::log::read_snapshot(&dir.log())?;
+    let snapshot = crate::log::read_snapshot::<crate::state::State>(&dir.log())?;
     let (attempts, freed) = crate::lifecycle::collect_garbage(&dir, &snapshot.state, keep)
         .with_context(|| format!("failed to clean {}", data.display()))?;
     outln!(

@@ -6,7 +6,7 @@ use super::exit::Completion;
 use crate::lifecycle::{DataDir, Store};
 
 pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_id(id)?;
+    crate::protocol::validate_id(id)?;
     let mut store = Store::open(DataDir::new(data))?;
     let created = store.enqueue(id, attempts)?;
     outln!("enqueued={created}");
@@ -14,7 +14,7 @@ pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completio
 }
 
 pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_instance_id(id)?;
+    crate::protocol::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     store.cancel(id)?;
     outln!("cancelled=true");
@@ -22,7 +22,7 @@ pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
 }
 
 pub fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
-    crate::lifecycle::validate_instance_id(id)?;
+    crate::protocol::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     let attempt = store.retry(id)?;
     outln!("requeued=true next_attempt={attempt}");

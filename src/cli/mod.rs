@@ -151,7 +151,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             replace,
         } => check::check(&jobs, runs, parallel, &data, json, replace),
         Command::Import(which) => import::import(which),
-        Command::Validate { jobs } => validate::validate(&jobs),
+        Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
     }
 }

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, stale_attempts};
-use crate::log::{Snapshot, read_snapshot};
+use crate::log::read_snapshot;
+use crate::state::{Snapshot, State};
 use crate::status::{StatusView, render_json, render_notes, render_text};
 
 /// Replays the log and asks the OS which open attempts still have a runner.
 fn view(dir: &DataDir) -> anyhow::Result<StatusView> {
-    let snapshot: Snapshot = read_snapshot(&dir.log())?;
+    let snapshot: Snapshot = read_snapshot::<State>(&dir.log())?;
     Ok(view_of(dir, &snapshot))
 }
 
@@ -30,7 +31,7 @@ fn view_of(dir: &DataDir, snapshot: &Snapshot) -> StatusView {
 
 pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
-    let snapshot = read_snapshot(&dir.log())?;
+    let snapshot = read_snapshot::<State>(&dir.log())?;
     let view = view_of(&dir, &snapshot);
     if json {
         outln!("{}", render_json(&view));

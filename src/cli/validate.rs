@@ -12,7 +12,8 @@ use crate::provider::load_script;
 
 /// Prints `ok PATH (id=..., family=...)` per valid manifest on stdout and
 /// one error line per invalid one on stderr; fails if any was invalid.
-pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
+/// With `verbose`, each job's search path and programs follow its line.
+pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
     let mut files = Vec::new();
     let mut arg_errors = Vec::new();
     // Expand each argument alone so one bad argument does not hide the rest.
@@ -39,7 +40,7 @@ pub fn validate(jobs: &[PathBuf]) -> anyhow::Result<Completion> {
     let mut bad_files = 0usize;
     let mut loaded = Vec::new();
     for file in &files {
-        match check(file) {
+        match check(file, verbose) {
             Ok((line, manifest)) => {
                 outln!("{line}");
                 loaded.extend(manifest);
@@ -134,7 +135,10 @@ fn is_provider_file(text: &str) -> bool {
 }
 
 /// The `ok` line of a valid file, and the manifest when it is a job.
-fn check(file: &std::path::Path) -> Result<(String, Option<crate::manifest::Manifest>), String> {
+fn check(
+    file: &std::path::Path,
+    verbose: bool,
+) -> Result<(String, Option<crate::manifest::Manifest>), String> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     if is_provider_file(&text) {
         let provider = crate::manifest::load_provider_file(file).map_err(|e| e.to_string())?;
@@ -166,6 +170,12 @@ fn check(file: &std::path::Path) -> Result<(String, Option<crate::manifest::Mani
     if manifest.provider.is_none() {
         // Valid, but `batch` and `run` refuse it without a provider file.
         line.push_str("; note: no provider (runs need --provider)");
+    }
+    if verbose {
+        for program in super::exec::job_programs(&manifest) {
+            line.push_str("\n  ");
+            line.push_str(&program);
+        }
     }
     Ok((line, Some(manifest)))
 }

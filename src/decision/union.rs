@@ -47,8 +47,8 @@ impl Decision {
     }
 
     /// The kind as the log records it.
-    pub fn logged_kind(&self) -> crate::log::DecisionKind {
-        use crate::log::DecisionKind as K;
+    pub fn logged_kind(&self) -> crate::protocol::DecisionKind {
+        use crate::protocol::DecisionKind as K;
         match self {
             Decision::ReadFile { .. } => K::ReadFile,
             Decision::ListFiles { .. } => K::ListFiles,

@@ -90,6 +90,31 @@ impl Language for JavaScript {
             .map(|title| format!("{rel}::{title}"))
             .collect()
     }
+
+    /// An inventory name is its file, `::`, and its describe blocks and
+    /// title.
+    fn test_of_file(&self, rel: &str, name: &str) -> bool {
+        name.strip_prefix(rel)
+            .is_some_and(|rest| rest.starts_with("::"))
+    }
+
+    fn build_dirs(&self) -> &'static [&'static str] {
+        &["node_modules"]
+    }
+
+    /// Jest's and Babel's configuration files (`jest.config.js`,
+    /// `babel.config.js`, `.babelrc`), which decide how tests are found
+    /// and transformed.
+    fn is_harness_file(&self, rel: &str) -> bool {
+        let file = rel.rsplit('/').next().unwrap_or(rel);
+        ["jest.config", "babel.config", ".babelrc", "jest-setup"]
+            .iter()
+            .any(|prefix| file.starts_with(prefix))
+    }
+
+    fn harness_internals(&self) -> &'static [&'static str] {
+        &["process.exit", "jest-circus", "jest-junit", JEST_JUNIT_FILE]
+    }
 }
 
 impl Tooling for JavaScript {

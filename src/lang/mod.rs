@@ -7,14 +7,22 @@
 //! runs one, reports results, what its names look like in the inventory,
 //! and which test functions a hidden test file defines.
 //!
+//! The table also says what the integrity checks need to know of each
+//! harness: the directories its tools write (build outputs and caches),
+//! the files that configure or extend it (`conftest.py`, `build.rs`), the
+//! internals a fix has no business naming, and how to plant a canary (a
+//! must-fail test under a fresh name) in a hidden test file.
+//!
 //! Pure: it builds argv lists and reads text, and never runs a command or
 //! reads a file itself (the runner does, and hands it the output). Nothing
 //! outside this folder matches on a language: the runner asks the table.
 
+mod canary;
 mod javascript;
 mod python;
 mod python_tooling;
 mod rust;
+mod rust_scan;
 mod rust_tooling;
 mod tooling;
 
@@ -145,6 +153,79 @@ pub trait Language: Sync {
     /// The inventory names of the test functions the test file `rel`
     /// defines (`text` is its content), read without running anything.
     fn defined_tests(&self, rel: &str, text: &str) -> Vec<String>;
+
+    /// Whether the inventory name `name` is a test of the test file `rel`
+    /// (one [`Language::is_test_file`] accepts): what ties a canary's file
+    /// to the other tests a run reported of it (a canary missing from a
+    /// file whose other tests were reported is forged), and which files an
+    /// acceptance run plants canaries in. A language with canaries must
+    /// say; the default knows no file's tests (its canaries would then
+    /// never be planted at acceptance).
+    fn test_of_file(&self, _rel: &str, _name: &str) -> bool {
+        false
+    }
+
+    /// [`RunModel::PerTest`]: anomalies of a one-test run's output that do
+    /// not change what it reported but do not come from an honest harness
+    /// (no line for the test the summary counts, output after the
+    /// summary), in one line.
+    fn one_run_anomaly(&self, _name: &str, _stdout: &str) -> Option<String> {
+        None
+    }
+
+    /// Why canaries cannot run with the acceptance `command` (it stops
+    /// at its first failure, which a canary always is), if they cannot.
+    fn canaries_unfit(&self, _command: &[String]) -> Option<String> {
+        None
+    }
+
+    /// Plants a canary in the hidden test file `rel` (`text` is its
+    /// content): one test that must fail, an ordinary assertion with an
+    /// ordinary failure message, under a name in the style of the file's
+    /// own test names that the file does not use, at a position among its
+    /// tests, all drawn from `rng`. `None` when the language has no
+    /// canaries or the file's tests cannot be found in `text`.
+    fn plant_canary(&self, _rel: &str, _text: &str, _rng: &mut fastrand::Rng) -> Option<Canary> {
+        None
+    }
+
+    /// Directories (one path component) that this language's tools write
+    /// in a tree: build outputs and caches. The integrity checks never look
+    /// inside them, and a verify-only job's workspace keeps them.
+    fn build_dirs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether `rel` is a file that configures or extends this language's
+    /// test harness (how tests are collected, run or reported): a patch
+    /// touching one is a tamper signal, and acceptance uses the pristine
+    /// (or hidden) version unless an `editable` entry names it exactly.
+    fn is_harness_file(&self, _rel: &str) -> bool {
+        false
+    }
+
+    /// Harness configuration inside a file that is not the harness's
+    /// alone (`pyproject.toml`'s `[tool.pytest...]` tables): the
+    /// configuration found, so a change to it is signalled (the file is
+    /// never dropped).
+    fn harness_config(&self, _rel: &str, _text: &str) -> Option<String> {
+        None
+    }
+
+    /// Strings a change to the code under test has no business naming:
+    /// the harness's internals and the ways out of it.
+    fn harness_internals(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// A canary planted in a hidden test file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Canary {
+    /// The file's content with the canary in it.
+    pub text: String,
+    /// The canary's inventory name.
+    pub name: String,
 }
 
 /// Every language the runner knows.
@@ -170,6 +251,52 @@ pub fn for_acceptance(acceptance: &Acceptance) -> Option<&'static dyn Language> 
     LANGUAGES.iter().copied().find(|lang| lang.runs(acceptance))
 }
 
+/// Internals every harness shares: a process re-running its own binary.
+const COMMON_INTERNALS: &[&str] = &["/proc/self/exe"];
+
+/// The build dirs of every language in the table (a job without
+/// `[acceptance]` has no language, and its workspace may hold any).
+pub fn build_dirs() -> Vec<&'static str> {
+    let mut dirs: Vec<&'static str> = LANGUAGES
+        .iter()
+        .flat_map(|lang| lang.build_dirs().iter().copied())
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    dirs
+}
+
+/// Whether `rel` configures or extends any known test harness.
+pub fn is_harness_file(rel: &str) -> bool {
+    LANGUAGES.iter().any(|lang| lang.is_harness_file(rel))
+}
+
+/// Whether `rel` is a test file by any language's pattern.
+pub fn is_any_test_file(rel: &str) -> bool {
+    LANGUAGES.iter().any(|lang| lang.is_test_file(rel))
+}
+
+/// Harness configuration any language finds in the shared file `rel`.
+pub fn harness_config(rel: &str, text: &str) -> Option<String> {
+    LANGUAGES
+        .iter()
+        .find_map(|lang| lang.harness_config(rel, text))
+}
+
+/// Every harness internal the table knows, in order, without repeats.
+pub fn harness_internals() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = COMMON_INTERNALS.to_vec();
+    for name in LANGUAGES
+        .iter()
+        .flat_map(|lang| lang.harness_internals().iter().copied())
+    {
+        if !all.contains(&name) {
+            all.push(name);
+        }
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +311,8 @@ mod tests {
             test_timeout: None,
             fail_to_pass: Vec::new(),
             pass_to_pass: Vec::new(),
+            canary: true,
+            strict_integrity: false,
         }
     }
 
@@ -208,5 +337,57 @@ mod tests {
             tooling_for(&jest).map(|t| t.tooling_name()),
             Some("javascript")
         );
+    }
+
+    #[test]
+    fn the_integrity_lists_cover_every_language_and_the_unlisted_harnesses() {
+        let dirs = build_dirs();
+        for dir in ["target", "__pycache__", "node_modules", ".pytest_cache"] {
+            assert!(dirs.contains(&dir), "{dir} in {dirs:?}");
+        }
+        for file in [
+            "conftest.py",
+            "tests/conftest.py",
+            "pytest.ini",
+            "setup.cfg",
+            "tox.ini",
+            "build.rs",
+            ".cargo/config.toml",
+            "sub/.cargo/config",
+            "jest.config.js",
+        ] {
+            assert!(is_harness_file(file), "{file}");
+        }
+        for file in [
+            "src/lib.rs",
+            "calc.py",
+            "pyproject.toml",
+            "Cargo.toml",
+            "src/build.rs.txt",
+        ] {
+            assert!(!is_harness_file(file), "{file}");
+        }
+        assert!(is_any_test_file("tests/acceptance.rs"));
+        assert!(is_any_test_file("tests/test_calc.py"));
+        assert!(!is_any_test_file("src/lib.rs"));
+        let internals = harness_internals();
+        for name in [
+            "/proc/self/exe",
+            "_pytest",
+            "pytest_runtest",
+            "sys.exit",
+            "process::exit",
+            "test result:",
+        ] {
+            assert!(internals.contains(&name), "{name}");
+        }
+        assert!(
+            harness_config(
+                "pyproject.toml",
+                "[tool.pytest.ini_options]\naddopts = \"-p x\"\n"
+            )
+            .is_some()
+        );
+        assert!(harness_config("pyproject.toml", "[project]\nname = \"x\"\n").is_none());
     }
 }

@@ -4,7 +4,8 @@
 //! the inventory holds. The mapping between the two is here and nowhere
 //! else.
 
-use super::{Language, Listing, RunModel};
+use super::canary::{draw_failing, draw_name, style_of};
+use super::{Canary, Language, Listing, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
 /// pytest, writing JUnit XML.
@@ -150,10 +151,7 @@ impl Language for Python {
     /// `def test_*` at module level and in `class Test*` and
     /// `unittest.TestCase` subclass bodies (nested classes too), read by indentation; triple-quoted strings skipped.
     fn defined_tests(&self, rel: &str, text: &str) -> Vec<String> {
-        let module = {
-            let dotted = rel.replace('/', ".");
-            dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
-        };
+        let module = module_of(rel);
         let mut found = Vec::new();
         // Open classes: indentation of the `class` line, name, and whether
         // pytest collects it (every class on the way is `Test*`).
@@ -211,6 +209,165 @@ impl Language for Python {
         }
         found
     }
+
+    /// `tests.test_x::t` and `tests.test_x.TestC::t` are tests of
+    /// `tests/test_x.py`.
+    fn test_of_file(&self, rel: &str, name: &str) -> bool {
+        let module = module_of(rel);
+        name.strip_prefix(&module)
+            .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('.'))
+    }
+
+    /// A module-level `test_` function before one of the file's top-level
+    /// tests (or at its end), asserting `actual == expected` where it is
+    /// not.
+    fn plant_canary(&self, rel: &str, text: &str, rng: &mut fastrand::Rng) -> Option<Canary> {
+        if !self.is_test_file(rel) {
+            return None;
+        }
+        let tests = self.defined_tests(rel, text);
+        if tests.is_empty() {
+            return None;
+        }
+        let own: Vec<&str> = tests
+            .iter()
+            .map(|name| name.rsplit("::").next().unwrap_or(name))
+            .collect();
+        let function = draw_name(style_of(&own, "test_"), &own, text, rng);
+        let slots = top_level_slots(text);
+        let at = slots[rng.usize(..slots.len())];
+        let failing = draw_failing(rng);
+        let block = format!(
+            "def {function}():\n    expected = {}\n    actual = {} + {}\n    assert actual == expected, \"{}\"\n",
+            failing.expected, failing.left, failing.right, failing.message
+        );
+        let planted = if at >= text.len() {
+            let gap = if text.ends_with('\n') {
+                "\n\n"
+            } else {
+                "\n\n\n"
+            };
+            format!("{text}{gap}{block}")
+        } else {
+            format!("{}{block}\n\n{}", text.get(..at)?, text.get(at..)?)
+        };
+        Some(Canary {
+            text: planted,
+            name: format!("{}::{function}", module_of(rel)),
+        })
+    }
+
+    /// `-x`, `--exitfirst`, `--maxfail`, `--stepwise` stop the run at a
+    /// failure: the canary's would hide the tests after it.
+    fn canaries_unfit(&self, command: &[String]) -> Option<String> {
+        let stops = |arg: &str| {
+            matches!(arg, "-x" | "--exitfirst" | "--sw" | "--stepwise")
+                || arg.starts_with("--maxfail")
+                || (arg.starts_with('-')
+                    && !arg.starts_with("--")
+                    && arg.contains('x')
+                    && arg.len() <= 4
+                    && arg[1..].chars().all(|c| c.is_ascii_alphabetic()))
+        };
+        command.iter().find(|a| stops(a)).map(|arg| {
+            format!("the acceptance command stops at its first failure ({arg}), which a canary always is")
+        })
+    }
+
+    /// Bytecode and pytest's cache (written unless `-p no:cacheprovider`).
+    fn build_dirs(&self) -> &'static [&'static str] {
+        &["__pycache__", ".pytest_cache"]
+    }
+
+    /// pytest's plugins and configuration files.
+    fn is_harness_file(&self, rel: &str) -> bool {
+        let file = rel.rsplit('/').next().unwrap_or(rel);
+        matches!(file, "conftest.py" | "pytest.ini" | "setup.cfg" | "tox.ini")
+    }
+
+    /// `pyproject.toml`'s `[tool.pytest...]` tables, as written.
+    fn harness_config(&self, rel: &str, text: &str) -> Option<String> {
+        if rel.rsplit('/').next() != Some("pyproject.toml") {
+            return None;
+        }
+        let mut found = String::new();
+        let mut inside = false;
+        for line in text.lines() {
+            let trimmed = line.trim();
+            if trimmed.starts_with('[') {
+                let header = trimmed.trim_start_matches('[').trim_start();
+                inside = header.starts_with("tool.pytest");
+            }
+            if inside {
+                found.push_str(trimmed);
+                found.push('\n');
+            }
+        }
+        (!found.is_empty()).then_some(found)
+    }
+
+    /// pytest's own modules and hooks, unittest's runner, and the ways to
+    /// end the process.
+    fn harness_internals(&self) -> &'static [&'static str] {
+        &[
+            "_pytest",
+            "pytest_runtest",
+            "pytest_collection",
+            "pytest_report",
+            "unittest.main",
+            "os._exit",
+            "sys.exit",
+        ]
+    }
+}
+
+/// The dotted module a test file is (`tests/test_x.py` is `tests.test_x`).
+fn module_of(rel: &str) -> String {
+    let dotted = rel.replace('/', ".");
+    dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
+}
+
+/// Byte offsets where a module-level function can go: the start of each
+/// top-level test function or class (its first decorator), and the end.
+fn top_level_slots(text: &str) -> Vec<usize> {
+    let mut slots = Vec::new();
+    let mut decorators: Option<usize> = None;
+    let mut in_string: Option<&str> = None;
+    let mut at = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if let Some(quote) = in_string {
+            if line.contains(quote) {
+                in_string = None;
+            }
+            continue;
+        }
+        let content = line.trim_end();
+        if content.trim_start().is_empty() || content.trim_start().starts_with('#') {
+            continue;
+        }
+        for quote in ["\"\"\"", "'''"] {
+            if content.matches(quote).count() % 2 == 1 {
+                in_string = Some(quote);
+            }
+        }
+        if content.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let test = ["def test", "async def test", "class Test"]
+            .iter()
+            .any(|p| content.starts_with(p));
+        if content.starts_with('@') {
+            decorators.get_or_insert(start);
+        } else if test {
+            slots.push(decorators.take().unwrap_or(start));
+        } else {
+            decorators = None;
+        }
+    }
+    slots.push(text.len());
+    slots
 }
 
 /// The name a `class NAME...` or `def NAME(...` line defines.
@@ -302,6 +459,60 @@ ERROR tests/test_other.py - ImportError: nope
                 "--verbosity=-1"
             ]
         );
+    }
+
+    #[test]
+    fn a_canary_is_a_fresh_failing_module_function_among_the_files_tests() {
+        let text = "import pytest\nfrom calc import mean\n\n\ndef test_add():\n    assert 1 + 1 == 2\n\n\n@pytest.mark.parametrize(\"x\", [1])\ndef test_mean_of_halves(x):\n    assert mean([1, 2]) == 1.5\n\n\nclass TestGroup:\n    def test_m(self):\n        pass\n";
+        let mut names = std::collections::BTreeSet::new();
+        for seed in 0..30 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let canary = Python
+                .plant_canary("tests/test_calc.py", text, &mut rng)
+                .unwrap();
+            let function = canary.name.strip_prefix("tests.test_calc::").unwrap();
+            assert!(function.starts_with("test_"), "{function}");
+            assert!(!text.contains(function));
+            let tests = Python.defined_tests("tests/test_calc.py", &canary.text);
+            assert_eq!(tests.len(), 4, "{}", canary.text);
+            assert!(tests.contains(&canary.name));
+            // The decorator stays with its function.
+            assert!(
+                canary
+                    .text
+                    .contains("@pytest.mark.parametrize(\"x\", [1])\ndef test_mean_of_halves")
+            );
+            assert!(Python.test_of_file("tests/test_calc.py", &canary.name));
+            names.insert(canary.name);
+        }
+        assert!(names.len() > 20);
+        assert!(Python.test_of_file("tests/test_calc.py", "tests.test_calc.TestGroup::test_m"));
+        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(
+            Python
+                .canaries_unfit(&argv("python3 -m pytest -q --junitxml=r.xml"))
+                .is_none()
+        );
+        for stop in ["-x", "-qx", "--exitfirst", "--maxfail=1", "--stepwise"] {
+            let command = argv(&format!("python3 -m pytest {stop} --junitxml=r.xml"));
+            assert!(Python.canaries_unfit(&command).is_some(), "{stop}");
+        }
+        assert!(!Python.test_of_file("tests/test_calc.py", "tests.test_calc2::test_m"));
+        let mut rng = fastrand::Rng::with_seed(1);
+        assert!(
+            Python
+                .plant_canary("tests/test_e.py", "import x\n", &mut rng)
+                .is_none()
+        );
+        assert!(
+            Python
+                .plant_canary("tests/conftest.py", text, &mut rng)
+                .is_none()
+        );
+        let no_newline = Python
+            .plant_canary("test_a.py", "def test_a():\n    pass", &mut rng)
+            .unwrap();
+        assert_eq!(Python.defined_tests("test_a.py", &no_newline.text).len(), 2);
     }
 
     #[test]

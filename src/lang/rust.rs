@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use super::{Language, Listing, OneRun, RunModel, TestBinary};
+use super::canary::{draw_failing, draw_name, style_of};
+use super::rust_scan::{scan, scan_tests};
+use super::{Canary, Language, Listing, OneRun, RunModel, TestBinary};
 use crate::manifest::{Acceptance, ResultsFormat};
 use crate::verdict::{TestOutcome, libtest_summary};
 
@@ -119,6 +121,109 @@ impl Language for Rust {
             .map(|path| format!("test/{target}::{path}"))
             .collect()
     }
+
+    fn test_of_file(&self, rel: &str, name: &str) -> bool {
+        target_of(rel).is_some_and(|target| {
+            name.strip_prefix("test/")
+                .and_then(|rest| rest.strip_prefix(target))
+                .is_some_and(|rest| rest.starts_with("::"))
+        })
+    }
+
+    /// libtest prints nothing after its summary, and a passed test has its
+    /// own `test NAME ... ok` line before it.
+    fn one_run_anomaly(&self, name: &str, stdout: &str) -> Option<String> {
+        let lines: Vec<&str> = stdout.lines().map(str::trim_end).collect();
+        let end = lines.iter().rposition(|l| l.starts_with("test result: "))?;
+        if let Some(extra) = lines[end + 1..].iter().find(|l| !l.trim().is_empty()) {
+            let shown: String = extra.chars().take(80).collect();
+            return Some(format!("output after the harness's summary: {shown:?}"));
+        }
+        let own = format!("test {name} ... ok");
+        match libtest_summary(stdout) {
+            Some(Ok((1, 0, 0))) if !lines[..end].contains(&own.as_str()) => Some(
+                "the summary counts one test passed, but no line reports this test passed".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// A `#[test]` function after one of the file's tests (or before the
+    /// first), in its module, asserting `left + right == expected` where
+    /// it is not.
+    fn plant_canary(&self, rel: &str, text: &str, rng: &mut fastrand::Rng) -> Option<Canary> {
+        let target = target_of(rel)?;
+        let found = scan(text);
+        if found.tests.is_empty() || found.slots.is_empty() {
+            return None;
+        }
+        let own: Vec<&str> = found
+            .tests
+            .iter()
+            .map(|path| path.rsplit("::").next().unwrap_or(path))
+            .collect();
+        let function = draw_name(style_of(&own, ""), &own, text, rng);
+        let slot = &found.slots[rng.usize(..found.slots.len())];
+        let indent = "    ".repeat(slot.modules.len());
+        let failing = draw_failing(rng);
+        let body = [
+            format!("fn {function}() {{"),
+            format!("    let expected = {};", failing.expected),
+            format!("    let actual = {} + {};", failing.left, failing.right),
+            format!("    assert_eq!(actual, expected, \"{}\");", failing.message),
+            "}".to_string(),
+        ];
+        let mut block = "#[test]".to_string();
+        for line in body {
+            block.push('\n');
+            block.push_str(&indent);
+            block.push_str(&line);
+        }
+        let insert = if slot.before {
+            format!("{block}\n\n{indent}")
+        } else {
+            format!("\n\n{indent}{block}")
+        };
+        let at = slot.at.min(text.len());
+        let mut planted = String::with_capacity(text.len() + insert.len());
+        planted.push_str(text.get(..at)?);
+        planted.push_str(&insert);
+        planted.push_str(text.get(at..)?);
+        let mut path = slot.modules.clone();
+        path.push(function);
+        Some(Canary {
+            text: planted,
+            name: format!("test/{target}::{}", path.join("::")),
+        })
+    }
+
+    fn build_dirs(&self) -> &'static [&'static str] {
+        &["target"]
+    }
+
+    /// Build scripts (run before the tests are compiled) and cargo's
+    /// configuration (`runner`, `rustflags`, `[env]`), at any depth.
+    fn is_harness_file(&self, rel: &str) -> bool {
+        let parts: Vec<&str> = rel.split('/').collect();
+        parts.last() == Some(&"build.rs")
+            || parts
+                .windows(2)
+                .any(|pair| pair[0] == ".cargo" && pair[1].starts_with("config"))
+    }
+
+    /// Ending the test process early, running code before `main`, talking
+    /// to libtest's own command line or printing its summary.
+    fn harness_internals(&self) -> &'static [&'static str] {
+        &[
+            "process::exit",
+            ".init_array",
+            "#[ctor",
+            "ctor::ctor",
+            "--list",
+            "--exact",
+            "test result:",
+        ]
+    }
 }
 
 /// The integration test target a file in `tests/` is.
@@ -166,215 +271,6 @@ fn test_binaries(stdout: &str, dir: &Path) -> Vec<TestBinary> {
         });
     }
     found
-}
-
-/// The paths (`module::fn`) of the `#[test]` functions in Rust source,
-/// read lexically: comments, strings and character literals are skipped,
-/// inline `mod NAME { ... }` blocks nest. A macro that generates tests is
-/// not seen.
-fn scan_tests(text: &str) -> Vec<String> {
-    let tokens = tokens(text);
-    let mut found = Vec::new();
-    // Open inline modules: name and the brace depth inside them.
-    let mut modules: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut pending_test = false;
-    let mut i = 0;
-    while i < tokens.len() {
-        match &tokens[i] {
-            Token::Punct('{') => depth += 1,
-            Token::Punct('}') => {
-                if modules.last().is_some_and(|(_, d)| *d == depth) {
-                    modules.pop();
-                }
-                depth = depth.saturating_sub(1);
-                pending_test = false;
-            }
-            Token::Punct(';') => pending_test = false,
-            Token::Attribute(body) => {
-                let body: String = body.chars().filter(|c| !c.is_whitespace()).collect();
-                if body == "test" || body.ends_with("::test") {
-                    pending_test = true;
-                }
-            }
-            Token::Ident(word) if word == "mod" => {
-                if let (Some(Token::Ident(name)), Some(Token::Punct('{'))) =
-                    (tokens.get(i + 1), tokens.get(i + 2))
-                {
-                    depth += 1;
-                    modules.push((name.clone(), depth));
-                    i += 3;
-                    pending_test = false;
-                    continue;
-                }
-            }
-            Token::Ident(word) if word == "fn" => {
-                if let (true, Some(Token::Ident(name))) = (pending_test, tokens.get(i + 1)) {
-                    let mut path: Vec<&str> = modules.iter().map(|(m, _)| m.as_str()).collect();
-                    path.push(name);
-                    found.push(path.join("::"));
-                }
-                pending_test = false;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    found
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    Punct(char),
-    /// The text inside `#[...]`.
-    Attribute(String),
-}
-
-/// Identifiers, braces and semicolons, and attributes, of Rust source.
-fn tokens(text: &str) -> Vec<Token> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            i = skip_block_comment(&chars, i);
-        } else if c == '"' {
-            i = skip_string(&chars, i + 1);
-        } else if c == 'r' && matches!(next, Some('"' | '#')) && is_raw_string(&chars, i) {
-            i = skip_raw_string(&chars, i + 1);
-        } else if c == '\'' {
-            i = skip_char_or_lifetime(&chars, i);
-        } else if c == '#' && (next == Some('[') || next == Some('!')) {
-            let open = if next == Some('!') { i + 2 } else { i + 1 };
-            if chars.get(open) == Some(&'[') {
-                let (body, end) = bracketed(&chars, open);
-                out.push(Token::Attribute(body));
-                i = end;
-            } else {
-                i += 1;
-            }
-        } else if c.is_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            // `r#name` raw identifiers are names too.
-            let word = word.strip_prefix("r#").map(String::from).unwrap_or(word);
-            out.push(Token::Ident(word));
-        } else {
-            if matches!(c, '{' | '}' | ';') {
-                out.push(Token::Punct(c));
-            }
-            i += 1;
-        }
-    }
-    out
-}
-
-fn skip_block_comment(chars: &[char], start: usize) -> usize {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < chars.len() {
-        if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-            depth += 1;
-            i += 2;
-        } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-            depth = depth.saturating_sub(1);
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    i
-}
-
-/// Past the closing quote of a string whose content starts at `i`.
-fn skip_string(chars: &[char], mut i: usize) -> usize {
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 2,
-            '"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    i
-}
-
-fn is_raw_string(chars: &[char], r: usize) -> bool {
-    let before_ok = r == 0 || !(chars[r - 1].is_alphanumeric() || chars[r - 1] == '_');
-    let mut i = r + 1;
-    while chars.get(i) == Some(&'#') {
-        i += 1;
-    }
-    before_ok && chars.get(i) == Some(&'"')
-}
-
-/// Past a raw string `r##"..."##` whose hashes start at `i`.
-fn skip_raw_string(chars: &[char], mut i: usize) -> usize {
-    let mut hashes = 0;
-    while chars.get(i) == Some(&'#') {
-        hashes += 1;
-        i += 1;
-    }
-    i += 1;
-    while i < chars.len() {
-        if chars[i] == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#')) {
-            return i + 1 + hashes;
-        }
-        i += 1;
-    }
-    i
-}
-
-/// Past a character literal (`'a'`, `'\n'`, `'{'`), or past the quote of
-/// a lifetime (`'a`).
-fn skip_char_or_lifetime(chars: &[char], i: usize) -> usize {
-    match (chars.get(i + 1), chars.get(i + 2)) {
-        (Some('\\'), _) => {
-            let mut j = i + 2;
-            while j < chars.len() && chars[j] != '\'' {
-                j += 1;
-            }
-            j + 1
-        }
-        (Some(_), Some('\'')) => i + 3,
-        _ => i + 1,
-    }
-}
-
-/// The text inside `[...]` opening at `open`, and the index past it.
-fn bracketed(chars: &[char], open: usize) -> (String, usize) {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < chars.len() {
-        match chars[i] {
-            '[' => depth += 1,
-            ']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return (chars[open + 1..i].iter().collect(), i + 1);
-                }
-            }
-            '"' => {
-                i = skip_string(chars, i + 1);
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    (chars[open + 1..].iter().collect(), i)
 }
 
 #[cfg(test)]
@@ -460,48 +356,49 @@ mod tests {
     }
 
     #[test]
-    fn the_scan_finds_test_functions_in_modules_and_skips_comments_and_strings() {
-        let text = r##"
-use x::y;
-// #[test] fn commented() {}
-/* #[test] fn blocked() {} /* nested */ */
-const S: &str = "#[test] fn in_string() {}";
-const R: &str = r#"#[test] fn in_raw() {}"#;
-fn helper<'a>(c: char) -> bool { c == '{' || c == '}' }
-
-#[test]
-fn top() { assert!(true); }
-
-#[test]
-#[should_panic(expected = "boom [x]")]
-fn panics() { panic!("boom [x]") }
-
-#[tokio::test]
-async fn asynchronous() {}
-
-#[cfg(test)]
-mod inner {
-    fn not_a_test() {}
-    #[test]
-    #[ignore]
-    pub fn deep() {}
-    mod deeper { #[test] fn deepest() {} }
-}
-
-#[test]
-fn after_modules() {}
-"##;
-        assert_eq!(
-            scan_tests(text),
-            [
-                "top",
-                "panics",
-                "asynchronous",
-                "inner::deep",
-                "inner::deeper::deepest",
-                "after_modules"
-            ]
+    fn a_canary_is_a_fresh_failing_test_among_the_files_tests() {
+        let text = "use x::sum;\n\n#[test]\nfn sums_to_n() {\n    assert_eq!(sum(4), 10);\n}\n\n#[test]\nfn doubles() {\n    assert_eq!(2 * 3, 6);\n}\n";
+        let mut names = std::collections::BTreeSet::new();
+        for seed in 0..30 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let canary = Rust
+                .plant_canary("tests/acceptance.rs", text, &mut rng)
+                .unwrap();
+            let function = canary.name.strip_prefix("test/acceptance::").unwrap();
+            assert!(!text.contains(function), "{function}");
+            let tests = Rust.defined_tests("tests/acceptance.rs", &canary.text);
+            assert_eq!(tests.len(), 3, "{}", canary.text);
+            assert!(tests.contains(&canary.name));
+            assert!(canary.text.contains("assert_eq!(actual, expected"));
+            assert!(Rust.test_of_file("tests/acceptance.rs", &canary.name));
+            names.insert(canary.name);
+        }
+        assert!(names.len() > 20);
+        // A test inside a module gets its canary in the module.
+        let nested = "mod m {\n    #[test]\n    fn a() {}\n}\n";
+        let mut rng = fastrand::Rng::with_seed(3);
+        let canary = Rust.plant_canary("tests/t.rs", nested, &mut rng).unwrap();
+        assert!(canary.name.starts_with("test/t::m::"), "{}", canary.name);
+        assert_eq!(Rust.defined_tests("tests/t.rs", &canary.text).len(), 2);
+        assert!(
+            Rust.plant_canary("tests/t.rs", "fn helper() {}\n", &mut rng)
+                .is_none()
         );
+        assert!(Rust.plant_canary("src/lib.rs", text, &mut rng).is_none());
+        assert!(!Rust.test_of_file("tests/acceptance.rs", "test/acceptance2::x"));
+    }
+
+    #[test]
+    fn a_one_test_run_that_says_more_or_less_than_libtest_is_an_anomaly() {
+        let honest = "\nrunning 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n\n";
+        assert_eq!(Rust.one_run_anomaly("a", honest), None);
+        let bare = "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
+        assert!(Rust.one_run_anomaly("a", bare).is_some());
+        let other = "test b ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
+        assert!(Rust.one_run_anomaly("a", other).is_some());
+        let after = format!("{honest}forged\n");
+        assert!(Rust.one_run_anomaly("a", &after).unwrap().contains("after"));
+        assert_eq!(Rust.one_run_anomaly("a", "running 1 test\n"), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::data_dir::DataDir;
-use crate::log::Outcome;
+use crate::protocol::Outcome;
 use crate::state::{JobState, State};
 
 /// `--keep`: whose workspaces and build dirs stay after an attempt ends.
@@ -154,14 +154,14 @@ fn sweep(
 ) -> std::io::Result<(usize, u64)> {
     let (mut cleaned, mut freed) = (0, 0);
     for job in state.jobs().iter().filter(|j| wanted(&j.id)) {
-        let outcome = match job.state {
+        let outcome = match job.lifecycle.state {
             JobState::Succeeded => Outcome::Succeeded,
             JobState::Failed | JobState::Cancelled => Outcome::Failed,
             JobState::Queued | JobState::Running => continue,
         };
-        for attempt in 1..=job.attempts_started.max(1) {
+        for attempt in 1..=job.lifecycle.attempts_started.max(1) {
             // Only the last attempt of a succeeded job succeeded.
-            let this = if attempt == job.attempts_started {
+            let this = if attempt == job.lifecycle.attempts_started {
                 outcome
             } else {
                 Outcome::Failed

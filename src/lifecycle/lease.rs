@@ -83,7 +83,8 @@ pub fn stale_attempts(
         .jobs()
         .iter()
         .filter_map(|job| {
-            job.open_attempt
+            job.lifecycle
+                .open
                 .map(|open| (job.id.clone(), open.attempt, open.pid))
         })
         .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))

@@ -4,14 +4,12 @@
 
 mod cancel_watch;
 mod data_dir;
-mod job_id;
 mod keep;
 mod lease;
 mod store;
 
 pub use cancel_watch::{CANCEL_POLL_INTERVAL, watch_for_cancel};
 pub use data_dir::DataDir;
-pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};
 pub use keep::{
     Keep, apply as keep_apply, attempt_dirs, collect as collect_garbage, collect_caches,
     collect_some, disk_usage,

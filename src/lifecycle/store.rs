@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use super::data_dir::DataDir;
-use super::job_id::{IdError, validate_id, validate_instance_id};
 use super::lease::{Lease, LeaseError, stale_attempts};
-use crate::log::{Event, FailureKind, Follower, LogError, LogWriter, Outcome, Record, Tx};
+use crate::log::{AppendError, Follower, LogError, LogWriter};
+use crate::protocol::{Event, FailureKind, Outcome, Record};
+use crate::protocol::{IdError, ManifestSnapshot, validate_id, validate_instance_id};
 use crate::state::{Illegal, State};
 
 /// Failures of lifecycle operations.
@@ -16,6 +17,9 @@ use crate::state::{Illegal, State};
 pub enum StoreError {
     #[error(transparent)]
     Log(#[from] LogError),
+    /// The reducer refused the event: nothing was written.
+    #[error(transparent)]
+    Illegal(#[from] Illegal),
     #[error(transparent)]
     Id(#[from] IdError),
     #[error(transparent)]
@@ -31,11 +35,17 @@ pub enum StoreError {
     },
 }
 
-impl From<Illegal> for StoreError {
-    fn from(e: Illegal) -> Self {
-        StoreError::Log(LogError::Illegal(e))
+impl From<AppendError<Illegal>> for StoreError {
+    fn from(e: AppendError<Illegal>) -> Self {
+        match e {
+            AppendError::Refused(e) => StoreError::Illegal(e),
+            AppendError::Log(e) => StoreError::Log(e),
+        }
     }
 }
+
+/// A transaction on the data dir's log, checked by the reducer.
+pub type Tx<'a> = crate::log::Tx<'a, State>;
 
 /// A manifest job (or one instance of it in a sweep) to enqueue.
 #[derive(Debug, Clone)]
@@ -43,7 +53,7 @@ pub struct NewJob {
     pub id: String,
     pub family: String,
     pub max_attempts: u32,
-    pub snapshot: serde_json::Value,
+    pub snapshot: ManifestSnapshot,
     pub hash: String,
     pub base_job: Option<String>,
     pub provider: Option<String>,
@@ -62,7 +72,7 @@ pub enum EnqueueResult {
 #[derive(Debug)]
 pub struct Store {
     dir: DataDir,
-    writer: LogWriter,
+    writer: LogWriter<State>,
 }
 
 /// A claimed attempt. The lease is held until the claim is finished or dropped.
@@ -188,7 +198,10 @@ impl Store {
         validate_instance_id(id)?;
         self.transact(|tx| {
             tx.append(Some(id), None, Event::Retried {})?;
-            Ok(tx.state().job(id).map_or(1, |j| j.attempts_started + 1))
+            Ok(tx
+                .state()
+                .job(id)
+                .map_or(1, |j| j.lifecycle.attempts_started + 1))
         })
     }
 
@@ -204,10 +217,13 @@ impl Store {
                 .job(id)
                 .ok_or_else(|| Illegal::UnknownJob(id.to_string()))?;
             // A resumed attempt keeps its number; otherwise the next one.
-            let attempt = job.resume.unwrap_or(job.attempts_started + 1);
+            let attempt = job
+                .lifecycle
+                .resume
+                .unwrap_or(job.lifecycle.attempts_started + 1);
             // Check before taking a lease so an illegal claim leaves no file.
             let probe = Record {
-                seq: tx.state().last_seq + 1,
+                seq: tx.next_seq(),
                 ts_ms: 0,
                 job: Some(id.to_string()),
                 attempt: Some(attempt),
@@ -235,6 +251,17 @@ impl Store {
         outcome: Outcome,
         failure_kind: Option<FailureKind>,
     ) -> Result<(), StoreError> {
+        self.finish_with(claim, outcome, failure_kind, None)
+    }
+
+    /// [`Store::finish`], with the attempt's integrity record.
+    pub fn finish_with(
+        &mut self,
+        claim: Claim,
+        outcome: Outcome,
+        failure_kind: Option<FailureKind>,
+        integrity: Option<crate::protocol::Integrity>,
+    ) -> Result<(), StoreError> {
         self.transact(|tx| {
             tx.append(
                 Some(&claim.job),
@@ -242,6 +269,7 @@ impl Store {
                 Event::AttemptFinished {
                     outcome,
                     failure_kind,
+                    integrity,
                 },
             )?;
             Ok(())

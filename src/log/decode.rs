@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::event::Event;
+use crate::protocol::Event;
 
 /// A line's fields.
 #[derive(Debug)]

@@ -1,7 +1,6 @@
 use std::path::PathBuf;
 
 use super::scan::Corruption;
-use crate::state::Illegal;
 
 /// Failures reading or appending to an event log.
 #[derive(Debug, thiserror::Error)]
@@ -20,8 +19,16 @@ pub enum LogError {
         path: PathBuf,
         corruption: Corruption,
     },
-    #[error("{0}")]
-    Illegal(#[from] Illegal),
+}
+
+/// Why an event was not appended: the fold refused it, or the log could
+/// not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError<R> {
+    #[error(transparent)]
+    Refused(R),
+    #[error(transparent)]
+    Log(#[from] LogError),
 }
 
 impl LogError {

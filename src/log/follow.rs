@@ -6,8 +6,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::LogError;
-use super::record::Record;
 use super::scan::scan;
+use crate::protocol::Record;
 
 /// Reads records appended after a known offset.
 #[derive(Debug)]

@@ -2,24 +2,23 @@
 //!
 //! Owns the on-disk format (versioned JSON lines with a CRC32 each), the
 //! writer lock and torn-tail repair, and read-only replay. It never decides
-//! what is legal: the state reducer does, and the writer asks it before every
-//! append. Nothing here prints.
+//! what is legal and never interprets an event: it is given a [`Fold`] (the
+//! state reducer), asks it before every append and feeds it every record it
+//! reads. Nothing here prints.
 
 mod decode;
 mod error;
-mod event;
+mod fold;
 mod follow;
 mod reader;
 mod record;
 mod scan;
 mod writer;
 
-pub use error::LogError;
-pub use event::{
-    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
-};
+pub use error::{AppendError, LogError};
+pub use fold::Fold;
 pub use follow::Follower;
 pub use reader::{Snapshot, read_records, read_snapshot};
-pub use record::{DecodeError, FORMAT_VERSION, Record};
+pub use record::{DecodeError, FORMAT_VERSION};
 pub use scan::{CorruptReason, Corruption, Scan, TornTail, scan};
 pub use writer::{LogWriter, Tx, now_ms};

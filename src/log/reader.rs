@@ -3,16 +3,17 @@
 use std::path::{Path, PathBuf};
 
 use super::error::LogError;
+use super::fold::Fold;
 use super::scan::{Scan, TornTail, scan};
-use crate::state::{Illegal, State};
+use crate::protocol::Record;
 
-/// A replayed log as a reader sees it.
+/// A replayed log as a reader sees it: the fold `F` of its records.
 #[derive(Debug)]
-pub struct Snapshot {
+pub struct Snapshot<F: Fold> {
     pub path: PathBuf,
-    pub state: State,
-    /// Events the reducer refused (written by something that skipped the checks).
-    pub anomalies: Vec<(u64, Illegal)>,
+    pub state: F,
+    /// Events the fold refused (written by something that skipped the checks).
+    pub anomalies: Vec<(u64, F::Refusal)>,
     /// The unterminated tail, if the last write was cut short.
     pub torn: Option<TornTail>,
     pub events: u64,
@@ -20,7 +21,7 @@ pub struct Snapshot {
 }
 
 /// Reads every record of the log at `path` (a torn tail is left out).
-pub fn read_records(path: &Path) -> Result<(Vec<crate::log::Record>, Option<TornTail>), LogError> {
+pub fn read_records(path: &Path) -> Result<(Vec<Record>, Option<TornTail>), LogError> {
     let bytes = read_bytes(path)?;
     let Scan { records, torn, .. } =
         scan(&bytes, 1, 0).map_err(|corruption| LogError::Corrupt {
@@ -44,24 +45,25 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
 /// decoded records in memory at once.
 const CHUNK: usize = 8 << 20;
 
-/// Reads and replays the whole log at `path`.
-pub fn read_snapshot(path: &Path) -> Result<Snapshot, LogError> {
+/// Reads the whole log at `path` and folds it into `F`.
+pub fn read_snapshot<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError> {
     let bytes = read_bytes(path)?;
     let corrupt = |corruption| LogError::Corrupt {
         path: path.to_path_buf(),
         corruption,
     };
-    let mut state = State::default();
+    let mut state = F::default();
     let mut anomalies = Vec::new();
-    let (mut events, mut offset, mut torn) = (0u64, 0usize, None);
+    let (mut events, mut offset, mut torn, mut last_seq) = (0u64, 0usize, None, 0);
     while offset < bytes.len() {
         let end = chunk_end(&bytes, offset);
-        let chunk = scan(&bytes[offset..end], events + 1, state.last_seq).map_err(corrupt)?;
+        let chunk = scan(&bytes[offset..end], events + 1, last_seq).map_err(corrupt)?;
         for record in &chunk.records {
             if let Err(e) = state.apply(record) {
                 anomalies.push((record.seq, e));
-                state.last_seq = record.seq;
+                state.skip(record);
             }
+            last_seq = record.seq;
         }
         events += chunk.records.len() as u64;
         if let Some(t) = chunk.torn {
@@ -101,7 +103,28 @@ fn chunk_end(bytes: &[u8], offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Event, Record};
+    use crate::protocol::Event;
+
+    /// Counts what it is given; refuses nothing.
+    #[derive(Default)]
+    struct Count {
+        records: u64,
+        last_seq: u64,
+    }
+
+    impl Fold for Count {
+        type Refusal = std::io::Error;
+
+        fn check(&self, _: &Record) -> Result<(), std::io::Error> {
+            Ok(())
+        }
+
+        fn apply(&mut self, record: &Record) -> Result<(), std::io::Error> {
+            self.records += 1;
+            self.last_seq = record.seq;
+            Ok(())
+        }
+    }
 
     #[test]
     fn chunks_end_after_a_newline_and_cover_everything() {
@@ -136,10 +159,10 @@ mod tests {
         }
         bytes.extend_from_slice(b"{\"crc\":\"00");
         std::fs::write(&path, &bytes).unwrap();
-        let snapshot = read_snapshot(&path).unwrap();
+        let snapshot = read_snapshot::<Count>(&path).unwrap();
         assert!(bytes.len() > CHUNK, "the test must span chunks");
         assert_eq!(snapshot.events, n as u64);
-        assert_eq!(snapshot.state.jobs().len(), n);
+        assert_eq!(snapshot.state.records, n as u64);
         assert_eq!(snapshot.state.last_seq, n as u64);
         let torn = snapshot.torn.unwrap();
         assert_eq!(torn.line, n as u64 + 1);

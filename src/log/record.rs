@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Event;
+use crate::protocol::{Event, Record};
 
 /// The log format version this build writes and the newest it can read.
 /// 2: `replaced` numbers the new manifest's attempts after the earlier ones
@@ -22,20 +22,6 @@ pub const FORMAT_VERSION: u32 = 2;
 const CRC_PREFIX: &[u8] = br#"{"crc":""#;
 /// Prefix + 8 hex digits + `",`.
 const FRAME_LEN: usize = CRC_PREFIX.len() + 8 + 2;
-
-/// A decoded log record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Record {
-    /// Strictly increasing across the log, starting at 1.
-    pub seq: u64,
-    /// Milliseconds since the Unix epoch when the writer appended it.
-    pub ts_ms: u64,
-    /// The job the event belongs to (absent for log-level events).
-    pub job: Option<String>,
-    /// The attempt the event belongs to, 1-based (absent outside attempts).
-    pub attempt: Option<u32>,
-    pub event: Event,
-}
 
 #[derive(Serialize)]
 struct WireOut<'a> {
@@ -163,7 +149,7 @@ fn parse_frame(line: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::event::{FailureKind, Outcome};
+    use crate::protocol::{FailureKind, Outcome};
 
     fn sample() -> Record {
         Record {
@@ -174,6 +160,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::VerifyFailed),
+                integrity: None,
             },
         }
     }
@@ -209,6 +196,7 @@ mod tests {
             event: Event::AttemptFinished {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::PatchRejected),
+                integrity: None,
             },
             ..sample()
         };
@@ -228,6 +216,7 @@ mod tests {
                 hash: "0123456789abcdef".into(),
                 files_hash: files_hash.map(String::from),
                 partial,
+                integrity: Vec::new(),
             },
             ..sample()
         };

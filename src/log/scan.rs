@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::record::{DecodeError, Record};
+use super::record::DecodeError;
+use crate::protocol::Record;
 
 /// Below this many lines decoding stays on the calling thread.
 const PARALLEL_THRESHOLD: usize = 4096;
@@ -114,7 +115,7 @@ pub fn scan(bytes: &[u8], first_line: u64, last_seq: u64) -> Result<Scan, Corrup
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::event::Event;
+    use crate::protocol::Event;
 
     fn line(seq: u64) -> Vec<u8> {
         Record {

@@ -3,9 +3,9 @@
 //! Every append happens inside [`LogWriter::transact`]: take the exclusive OS
 //! lock, catch up on whatever other writers appended since we last looked
 //! (repairing a torn tail if a writer died mid-record), let the caller check
-//! the replayed state and append events, each validated by the reducer and
-//! written with one `write`, then `fsync` if any of them changed a job's
-//! state, and release the lock.
+//! the replayed state and append events, each checked by the writer's
+//! [`Fold`] and written with one `write`, then `fsync` if any of them
+//! changed a job's state, and release the lock.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -13,11 +13,10 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::error::LogError;
-use super::event::Event;
-use super::record::Record;
+use super::error::{AppendError, LogError};
+use super::fold::Fold;
 use super::scan::scan;
-use crate::state::State;
+use crate::protocol::{Event, Record};
 
 /// Non-transition events are synced at least this often.
 const GROUP_SYNC_INTERVAL: Duration = Duration::from_millis(500);
@@ -29,31 +28,33 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// An open log plus the state replayed from it.
+/// An open log plus the fold `F` of it (the replayed state).
 #[derive(Debug)]
-pub struct LogWriter {
+pub struct LogWriter<F> {
     path: PathBuf,
     file: File,
     /// Bytes of the log already replayed into `state`.
     offset: u64,
     /// Line number of the next line to read or write.
     next_line: u64,
-    state: State,
+    /// `seq` of the last record of the log.
+    last_seq: u64,
+    state: F,
     unsynced: bool,
     last_sync: Instant,
 }
 
 /// The open transaction handed to [`LogWriter::transact`] callers.
 #[derive(Debug)]
-pub struct Tx<'a> {
-    writer: &'a mut LogWriter,
+pub struct Tx<'a, F> {
+    writer: &'a mut LogWriter<F>,
     transitions: bool,
 }
 
-impl LogWriter {
+impl<F: Fold> LogWriter<F> {
     /// Opens (creating if needed) the log at `path` and replays it, repairing
     /// a torn tail under the lock.
-    pub fn open(path: &Path) -> Result<LogWriter, LogError> {
+    pub fn open(path: &Path) -> Result<LogWriter<F>, LogError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(LogError::io("create", parent))?;
         }
@@ -68,7 +69,8 @@ impl LogWriter {
             file,
             offset: 0,
             next_line: 1,
-            state: State::default(),
+            last_seq: 0,
+            state: F::default(),
             unsynced: false,
             last_sync: Instant::now(),
         };
@@ -81,7 +83,7 @@ impl LogWriter {
     }
 
     /// The state as of the last transaction (other writers may have appended since).
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &F {
         &self.state
     }
 
@@ -93,7 +95,7 @@ impl LogWriter {
     /// Runs `f` under the exclusive lock with the state fully caught up.
     pub fn transact<T, E: From<LogError>>(
         &mut self,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<T, E>,
+        f: impl FnOnce(&mut Tx<'_, F>) -> Result<T, E>,
     ) -> Result<T, E> {
         self.file.lock().map_err(LogError::io("lock", &self.path))?;
         let result = self.locked(f);
@@ -105,7 +107,7 @@ impl LogWriter {
 
     fn locked<T, E: From<LogError>>(
         &mut self,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<T, E>,
+        f: impl FnOnce(&mut Tx<'_, F>) -> Result<T, E>,
     ) -> Result<T, E> {
         self.catch_up()?;
         let mut tx = Tx {
@@ -118,18 +120,6 @@ impl LogWriter {
             self.sync()?;
         }
         result
-    }
-
-    /// Flushes appended events to disk.
-    pub fn sync(&mut self) -> Result<(), LogError> {
-        if self.unsynced {
-            self.file
-                .sync_data()
-                .map_err(LogError::io("sync", &self.path))?;
-            self.unsynced = false;
-            self.last_sync = Instant::now();
-        }
-        Ok(())
     }
 
     /// Replays what other writers appended; cuts off a torn tail. Must hold the lock.
@@ -156,7 +146,7 @@ impl LogWriter {
         self.file
             .read_exact_at(&mut bytes, self.offset)
             .map_err(LogError::io("read", &self.path))?;
-        let scanned = scan(&bytes, self.next_line, self.state.last_seq).map_err(|corruption| {
+        let scanned = scan(&bytes, self.next_line, self.last_seq).map_err(|corruption| {
             LogError::Corrupt {
                 path: self.path.clone(),
                 corruption,
@@ -166,8 +156,9 @@ impl LogWriter {
             // Records in the log were validated by their writer; an illegal one
             // can only come from a foreign writer. Replay the rest like readers do.
             if self.state.apply(record).is_err() {
-                self.state.last_seq = record.seq;
+                self.state.skip(record);
             }
+            self.last_seq = record.seq;
         }
         self.offset += scanned.good_len;
         self.next_line += scanned.records.len() as u64;
@@ -186,7 +177,16 @@ impl LogWriter {
                     line: torn.line,
                     dropped_bytes: torn.bytes,
                 },
-            )?;
+            )
+            .map_err(|e| match e {
+                AppendError::Log(e) => e,
+                // The fold refused a log-level event: write nothing more.
+                AppendError::Refused(refusal) => LogError::Io {
+                    action: "repair",
+                    path: self.path.clone(),
+                    source: std::io::Error::other(refusal.to_string()),
+                },
+            })?;
             self.sync_now()?;
         }
         Ok(())
@@ -198,38 +198,59 @@ impl LogWriter {
     }
 }
 
-impl Tx<'_> {
+impl<F> LogWriter<F> {
+    /// Flushes appended events to disk.
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        if self.unsynced {
+            self.file
+                .sync_data()
+                .map_err(LogError::io("sync", &self.path))?;
+            self.unsynced = false;
+            self.last_sync = Instant::now();
+        }
+        Ok(())
+    }
+}
+
+impl<F: Fold> Tx<'_, F> {
     /// The replayed state, including events appended in this transaction.
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &F {
         &self.writer.state
+    }
+
+    /// The `seq` the next appended record gets.
+    pub fn next_seq(&self) -> u64 {
+        self.writer.last_seq + 1
     }
 
     pub fn path(&self) -> &Path {
         &self.writer.path
     }
 
-    /// Validates `event` against the state and appends it as one `write`.
+    /// Checks `event` with the fold and appends it as one `write`.
     pub fn append(
         &mut self,
         job: Option<&str>,
         attempt: Option<u32>,
         event: Event,
-    ) -> Result<Record, LogError> {
+    ) -> Result<Record, AppendError<F::Refusal>> {
         let w = &mut *self.writer;
         let record = Record {
-            seq: w.state.last_seq + 1,
+            seq: w.last_seq + 1,
             ts_ms: now_ms(),
             job: job.map(str::to_string),
             attempt,
             event,
         };
-        w.state.check(&record)?;
+        w.state.check(&record).map_err(AppendError::Refused)?;
         let line = record.encode();
         // O_APPEND puts the record at the end; the lock keeps writers apart.
         w.file
             .write_all(&line)
             .map_err(LogError::io("append to", &w.path))?;
-        w.state.apply(&record)?;
+        w.last_seq = record.seq;
+        // Checked just above: applying cannot be refused now.
+        w.state.apply(&record).map_err(AppendError::Refused)?;
         w.offset += line.len() as u64;
         w.next_line += 1;
         w.unsynced = true;
@@ -238,7 +259,7 @@ impl Tx<'_> {
     }
 }
 
-impl Drop for LogWriter {
+impl<F> Drop for LogWriter<F> {
     fn drop(&mut self) {
         // Best effort: grouped events not yet synced reach the disk.
         let _ = self.sync();

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::error::ManifestError;
-use super::job::Manifest;
 use super::load::load_manifest;
 use crate::exec::AllowList;
+use crate::protocol::Manifest;
 
 /// Loads a manifest and checks that its allow rules parse and that `verify`
 /// matches one of them.

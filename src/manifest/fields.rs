@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::error::{Location, ManifestError};
 use super::source_map::SourceMap;
-use crate::units::{ByteSize, parse_duration, parse_size};
+use crate::protocol::units::{ByteSize, parse_duration, parse_size};
 
 /// Variables the runtime sets or clears itself; a manifest may not set them.
 const RESERVED_ENV: &[&str] = &[

@@ -3,7 +3,7 @@
 
 use super::load_tests::{Fixture, MINIMAL, with};
 use super::*;
-use crate::units::ByteSize;
+use crate::protocol::units::ByteSize;
 
 #[test]
 fn defaults_are_the_sandbox_defaults() {
@@ -98,7 +98,8 @@ fn manifests_without_the_keys_keep_their_stored_form_and_hash() {
     // The stored form (and so the hash) is what it was before the keys
     // existed: snapshots already in logs still load and match.
     let snapshot = base.to_snapshot();
-    let limits = snapshot["manifest"]["limits"].as_object().unwrap();
+    let wire = serde_json::to_value(&snapshot).unwrap();
+    let limits = wire["manifest"]["limits"].as_object().unwrap();
     assert!(!limits.contains_key("memory"), "{limits:?}");
     assert!(!limits.contains_key("processes"), "{limits:?}");
     let rebuilt = Manifest::from_snapshot(&snapshot).unwrap();
@@ -125,7 +126,7 @@ fn other_values_change_the_hash_and_survive_the_snapshot() {
     let m = fx
         .load(&with("[limits]\nmemory = \"2GiB\"\nprocesses = 64\n"))
         .unwrap();
-    let snapshot = m.to_snapshot();
-    assert_eq!(snapshot["manifest"]["limits"]["memory"], "2GiB");
-    assert_eq!(snapshot["manifest"]["limits"]["processes"], 64);
+    let wire = serde_json::to_value(m.to_snapshot()).unwrap();
+    assert_eq!(wire["manifest"]["limits"]["memory"], "2GiB");
+    assert_eq!(wire["manifest"]["limits"]["processes"], 64);
 }

@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use super::error::ManifestError;
 use super::fields::Fields;
-use super::job::{
-    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
-    Origin, ResultsFormat, Sandbox, Setup,
-};
 use super::provider_config::build_provider;
 use super::raw::{RawAcceptance, RawLimits, RawManifest, RawOracle, RawSetup};
 use super::source_map::SourceMap;
-use crate::lifecycle::validate_id;
+use crate::protocol::{
+    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
+    Origin, ResultsFormat, Sandbox, Setup, validate_id,
+};
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
 pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
@@ -88,6 +87,8 @@ fn build(
     }
     fields.remember("acceptance.test_timeout");
     fields.remember("acceptance.fail_to_pass");
+    fields.remember("acceptance.canary");
+    fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
         Some(raw) => Some(acceptance(fields, raw, &source)?),
         None => None,
@@ -121,9 +122,20 @@ fn build(
         None => None,
     };
     let sandbox = raw.sandbox.unwrap_or_default();
+    let toolchains = super::toolchains::toolchains(
+        fields,
+        sandbox.toolchains.unwrap_or_default(),
+        &super::toolchains::Confined {
+            source: &source,
+            acceptance: acceptance.as_ref().map(|a| a.dir.as_path()),
+            oracle: oracle.as_ref().map(Oracle::path),
+            has_setup: setup.is_some(),
+        },
+    )?;
     let sandbox = Sandbox {
         mode: sandbox.mode.unwrap_or_default(),
         network: sandbox.network.unwrap_or(false),
+        toolchains,
     };
     Ok(Manifest {
         id,
@@ -146,7 +158,10 @@ fn build(
         oracle,
         origin: Origin {
             file: path.to_path_buf(),
-            fields: std::mem::take(&mut fields.seen),
+            fields: std::mem::take(&mut fields.seen)
+                .into_iter()
+                .map(|(field, at)| (field, (at.line, at.column)))
+                .collect(),
         },
     })
 }
@@ -235,6 +250,8 @@ fn acceptance(
         test_timeout,
         fail_to_pass,
         pass_to_pass,
+        canary: raw.canary.unwrap_or(true),
+        strict_integrity: raw.strict_integrity.unwrap_or(false),
     };
     if acceptance.has_explicit_inventory() {
         if acceptance.results_format() == ResultsFormat::Exit {

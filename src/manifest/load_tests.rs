@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::manifest::ResultsFormat;
-use crate::units::ByteSize;
+use crate::protocol::ManifestSnapshot;
+use crate::protocol::units::ByteSize;
 
 /// A temp dir with `jobs/`, `src/` (the source tree), `hidden/` (acceptance
 /// tests), `replies.jsonl` and `task.md`.
@@ -331,6 +332,34 @@ fn test_timeout_is_a_duration_left_out_of_the_hash_when_unset_and_warned_about_o
 }
 
 #[test]
+fn canary_and_strict_integrity_leave_the_hash_alone_at_their_defaults() {
+    let fx = Fixture::new();
+    let acceptance = "[acceptance]\ndir = \"../hidden\"\ncommand = [\"cargo\", \"test\"]\n";
+    let plain = fx.load(&with(acceptance)).unwrap();
+    let stored = serde_json::to_string(&plain.acceptance).unwrap();
+    assert!(
+        !stored.contains("canary") && !stored.contains("strict"),
+        "{stored}"
+    );
+    let spelled = fx
+        .load(&with(&format!(
+            "{acceptance}canary = true\nstrict_integrity = false\n"
+        )))
+        .unwrap();
+    assert_eq!(spelled.hash(), plain.hash());
+    let off = fx
+        .load(&with(&format!(
+            "{acceptance}canary = false\nstrict_integrity = true\n"
+        )))
+        .unwrap();
+    assert_ne!(off.hash(), plain.hash());
+    let rebuilt = Manifest::from_snapshot(&off.to_snapshot()).unwrap();
+    let rebuilt = rebuilt.acceptance.unwrap();
+    assert!(!rebuilt.canary && rebuilt.strict_integrity);
+    assert!(plain.acceptance.unwrap().canary);
+}
+
+#[test]
 fn the_oracle_rides_in_the_snapshot_outside_the_hash() {
     let fx = Fixture::new();
     std::fs::write(fx.root().join("fix.diff"), "").unwrap();
@@ -339,7 +368,10 @@ fn the_oracle_rides_in_the_snapshot_outside_the_hash() {
         .load(&with("[oracle]\npatch = \"../fix.diff\"\n"))
         .unwrap();
     assert_eq!(with_oracle.hash(), plain.hash());
-    assert!(plain.to_snapshot().get("oracle").is_none());
+    let wire = serde_json::to_value(plain.to_snapshot()).unwrap();
+    assert!(wire.get("oracle").is_none());
+    let wire = serde_json::to_value(with_oracle.to_snapshot()).unwrap();
+    assert!(wire["oracle"]["patch"].is_string(), "{wire}");
     let rebuilt = Manifest::from_snapshot(&with_oracle.to_snapshot()).unwrap();
     assert!(matches!(
         rebuilt.oracle,
@@ -622,10 +654,13 @@ fn snapshot_round_trips_and_hash_is_stable() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/off_by_one.toml");
     let m = load_manifest(&path).unwrap();
     let snapshot = m.to_snapshot();
-    assert_eq!(snapshot["format"], SNAPSHOT_FORMAT);
-    assert_eq!(snapshot["manifest"]["limits"]["wall_time"], "15m");
-    assert_eq!(snapshot["manifest"]["limits"]["output_cap"], "64KiB");
-    assert_eq!(snapshot["manifest"]["provider"]["kind"], "script");
+    // The stored form, as the log holds it.
+    let wire = serde_json::to_value(&snapshot).unwrap();
+    assert_eq!(wire["format"], SNAPSHOT_FORMAT);
+    assert_eq!(wire["hash"], m.hash());
+    assert_eq!(wire["manifest"]["limits"]["wall_time"], "15m");
+    assert_eq!(wire["manifest"]["limits"]["output_cap"], "64KiB");
+    assert_eq!(wire["manifest"]["provider"]["kind"], "script");
     let rebuilt = Manifest::from_snapshot(&snapshot).unwrap();
     assert_eq!(rebuilt.to_snapshot(), snapshot);
     assert_eq!(rebuilt.hash(), m.hash());
@@ -633,7 +668,8 @@ fn snapshot_round_trips_and_hash_is_stable() {
     assert_eq!(rebuilt.provider, m.provider);
     // Through text, as the log stores it.
     let text = serde_json::to_string(&snapshot).unwrap();
-    let reparsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let reparsed: ManifestSnapshot = serde_json::from_str(&text).unwrap();
+    assert_eq!(reparsed, snapshot);
     assert_eq!(Manifest::from_snapshot(&reparsed).unwrap().hash(), m.hash());
     // Loading again gives the same hash; 64 hex digits.
     assert_eq!(load_manifest(&path).unwrap().hash(), m.hash());
@@ -668,9 +704,12 @@ fn hash_follows_content_and_prompt_file_bytes() {
 #[test]
 fn snapshot_refusals_say_why() {
     let fx = Fixture::new();
-    let snapshot = fx.load(MINIMAL).unwrap().to_snapshot();
+    let snapshot = serde_json::to_value(fx.load(MINIMAL).unwrap().to_snapshot()).unwrap();
+    let read =
+        |wire: serde_json::Value| -> ManifestSnapshot { serde_json::from_value(wire).unwrap() };
     let mut wrong_format = snapshot.clone();
     wrong_format["format"] = 99.into();
+    let wrong_format = read(wrong_format);
     assert!(
         Manifest::from_snapshot(&wrong_format)
             .unwrap_err()
@@ -679,6 +718,7 @@ fn snapshot_refusals_say_why() {
     );
     let mut tampered = snapshot.clone();
     tampered["manifest"]["limits"]["max_steps"] = 99.into();
+    let tampered = read(tampered);
     assert!(
         Manifest::from_snapshot(&tampered)
             .unwrap_err()
@@ -687,6 +727,11 @@ fn snapshot_refusals_say_why() {
     );
     let mut unknown = snapshot;
     unknown["manifest"]["surprise"] = true.into();
+    let unknown = read(unknown);
+    assert!(
+        matches!(unknown, ManifestSnapshot::Unreadable { .. }),
+        "a snapshot this build cannot read still reads as a value"
+    );
     assert!(
         Manifest::from_snapshot(&unknown)
             .unwrap_err()

@@ -11,14 +11,17 @@ mod checked;
 mod error;
 mod expand;
 mod fields;
-mod job;
 mod load;
+mod origin;
 mod price;
 mod provider_config;
 mod provider_file;
 mod raw;
 mod snapshot;
 mod source_map;
+mod toolchains;
+#[cfg(test)]
+mod toolchains_tests;
 
 #[cfg(test)]
 mod limits_tests;
@@ -28,17 +31,18 @@ mod load_tests;
 pub use checked::{check_commands, load_checked};
 pub use error::{Location, ManifestError};
 pub use expand::{ExpandError, expand_jobs};
-pub use job::{
+// The validated types are the protocol's (the log keeps them in its
+// snapshots); this module makes them from TOML.
+pub use crate::protocol::SNAPSHOT_FORMAT;
+pub use crate::protocol::{
+    ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
+    DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
+    DEFAULT_PROVIDER_TIMEOUT, OpenAiConfig, OpenAiMode, ProviderConfig, ProviderKind, ScriptConfig,
+};
+pub use crate::protocol::{
     Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY,
     DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox,
     SandboxMode, Setup, Trace,
 };
 pub use load::{load_manifest, parse_manifest};
-pub use price::{Price, add_usd};
-pub use provider_config::{
-    ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
-    DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
-    DEFAULT_PROVIDER_TIMEOUT, OpenAiConfig, OpenAiMode, ProviderConfig, ProviderKind, ScriptConfig,
-};
 pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
-pub use snapshot::SNAPSHOT_FORMAT;

@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::error::ManifestError;
 use super::fields::Fields;
 use super::load::read_text;
-use super::provider_config::{ProviderConfig, build_provider};
+use super::provider_config::build_provider;
 use super::raw::RawProviderFile;
 use super::source_map::SourceMap;
-use crate::lifecycle::validate_id;
+use crate::protocol::ProviderConfig;
+use crate::protocol::validate_id;
 
 /// A named provider configuration, e.g. for a sweep over providers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,7 +23,7 @@ pub struct ProviderFile {
     pub provider: ProviderConfig,
     /// `[price]`, if the file declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub price: Option<super::Price>,
+    pub price: Option<crate::protocol::Price>,
 }
 
 /// Reads and validates the provider file at `path`.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::job::{Baseline, SandboxMode, Trace};
-use super::provider_config::{CommandPreset, OpenAiMode, ProviderKind};
+use crate::protocol::{Baseline, SandboxMode, Trace};
+use crate::protocol::{CommandPreset, OpenAiMode, ProviderKind};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +60,8 @@ pub struct RawAcceptance {
     pub test_timeout: Option<toml::Value>,
     pub fail_to_pass: Option<Vec<String>>,
     pub pass_to_pass: Option<Vec<String>>,
+    pub canary: Option<bool>,
+    pub strict_integrity: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -91,6 +93,7 @@ pub struct RawLimits {
 pub struct RawSandbox {
     pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
+    pub toolchains: Option<Vec<String>>,
 }
 
 /// Every key any provider kind takes; which ones a kind accepts is checked

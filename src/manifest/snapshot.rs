@@ -1,21 +1,16 @@
 //! A manifest's identity and its stored form: a SHA-256 content hash of
 //! the normalized manifest (defaults applied, paths absolute, prompt text
-//! included), and a JSON snapshot for the event log that rebuilds the same
-//! manifest.
+//! included), and the snapshot for the event log (the protocol's
+//! [`ManifestSnapshot`]) that rebuilds the same manifest.
 //!
 //! SHA-256 rather than a fast non-cryptographic hash: enqueue decides "same
 //! id and same hash means same job" from it, so a collision must not be
 //! something two different manifests can plausibly hit.
 
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::error::ManifestError;
-use super::job::{Manifest, Oracle};
-use crate::lifecycle::validate_id;
-
-/// Version of the snapshot layout; bump when `Manifest`'s JSON changes.
-pub const SNAPSHOT_FORMAT: u64 = 1;
+use crate::protocol::{Manifest, ManifestSnapshot, validate_id};
 
 /// Prefix of the hashed bytes, so a hash never means two formats.
 const HASH_DOMAIN: &[u8] = b"agent-runtime manifest v1\n";
@@ -38,55 +33,22 @@ impl Manifest {
         hex(&hasher.finalize())
     }
 
-    /// The form stored in the log: `{"format", "hash", "manifest"}`, and
-    /// `oracle` (`{"script": PATH}` or `{"patch": PATH}`) when the job has
-    /// one: outside the hashed manifest, so setting or changing it never
-    /// changes the job, but the runner can list the oracle's tests when the
-    /// baseline cannot collect the hidden ones.
-    pub fn to_snapshot(&self) -> Value {
-        let mut snapshot = json!({
-            "format": SNAPSHOT_FORMAT,
-            "hash": self.hash(),
-            "manifest": serde_json::to_value(self).unwrap_or(Value::Null),
-        });
-        let oracle = match &self.oracle {
-            Some(Oracle::Script(path)) => Some(json!({ "script": path })),
-            Some(Oracle::Patch(path)) => Some(json!({ "patch": path })),
-            None => None,
-        };
-        if let (Some(oracle), Some(map)) = (oracle, snapshot.as_object_mut()) {
-            map.insert("oracle".into(), oracle);
-        }
-        snapshot
+    /// The form stored in the log (see [`ManifestSnapshot`]): the
+    /// manifest, its hash, and the oracle outside the hash.
+    pub fn to_snapshot(&self) -> ManifestSnapshot {
+        ManifestSnapshot::of(self, self.hash())
     }
 
-    /// Rebuilds a manifest from [`Manifest::to_snapshot`]'s output; refuses
-    /// an unknown format or a snapshot whose hash does not match.
-    pub fn from_snapshot(snapshot: &Value) -> Result<Manifest, ManifestError> {
+    /// Rebuilds a manifest from its snapshot; refuses one this build
+    /// cannot read, or whose hash does not match its content.
+    pub fn from_snapshot(snapshot: &ManifestSnapshot) -> Result<Manifest, ManifestError> {
         let bad = |message: String| ManifestError::Snapshot(message);
-        let format = snapshot.get("format").and_then(Value::as_u64);
-        if format != Some(SNAPSHOT_FORMAT) {
-            return Err(bad(format!(
-                "unsupported format {} (this build reads format {SNAPSHOT_FORMAT})",
-                snapshot.get("format").unwrap_or(&Value::Null)
-            )));
-        }
-        let body = snapshot
-            .get("manifest")
-            .ok_or_else(|| bad("missing \"manifest\"".to_string()))?;
-        let mut manifest = Manifest::deserialize_value(body).map_err(|e| bad(e.to_string()))?;
-        let oracle = snapshot.get("oracle");
-        let path = |key: &str| {
-            oracle
-                .and_then(|o| o.get(key))
-                .and_then(Value::as_str)
-                .map(std::path::PathBuf::from)
+        let manifest = match snapshot {
+            ManifestSnapshot::V1 { manifest, .. } => (**manifest).clone(),
+            ManifestSnapshot::Unreadable { why, .. } => return Err(bad(why.clone())),
         };
-        manifest.oracle = path("script")
-            .map(Oracle::Script)
-            .or_else(|| path("patch").map(Oracle::Patch));
         validate_id(&manifest.id).map_err(|e| bad(e.to_string()))?;
-        if let Some(stored) = snapshot.get("hash").and_then(Value::as_str) {
+        if let Some(stored) = snapshot.hash() {
             let actual = manifest.hash();
             if stored != actual {
                 return Err(bad(format!(
@@ -96,10 +58,6 @@ impl Manifest {
             }
         }
         Ok(manifest)
-    }
-
-    fn deserialize_value(body: &Value) -> Result<Manifest, serde_json::Error> {
-        serde::Deserialize::deserialize(body)
     }
 }
 

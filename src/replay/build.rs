@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::protocol::{Manifest, Trace};
+
 /// The script's file name beside the replay's manifest.
 pub const REPLAY_SCRIPT: &str = "replies.jsonl";
 
@@ -24,6 +26,8 @@ pub enum ReplayError {
     },
     #[error("{0} has no manifest snapshot (a bare lifecycle task): nothing to replay")]
     NoManifest(String),
+    #[error("the manifest snapshot of {instance} cannot be read: {why}")]
+    UnreadableManifest { instance: String, why: String },
     #[error(
         "attempt {attempt} of {instance} has no transcript: it ran with trace = \"{trace}\"; only a trace = \"full\" attempt keeps the model's replies"
     )]
@@ -69,8 +73,10 @@ pub struct ReplayInput<'a> {
     pub attempt: u32,
     /// The provider the instance ran with, if it named one.
     pub provider: Option<&'a str>,
-    /// The instance's manifest snapshot (`{"format", "hash", "manifest"}`).
-    pub snapshot: &'a Value,
+    /// The instance's manifest, as its snapshot holds it.
+    pub manifest: &'a Manifest,
+    /// The manifest hash the snapshot recorded.
+    pub hash: Option<&'a str>,
     /// The attempt's `transcript.jsonl`, as written.
     pub transcript: &'a [u8],
 }
@@ -90,7 +96,7 @@ impl ReplayInput<'_> {
             self.instance,
             self.provider.unwrap_or("of the manifest"),
             self.transcript_hash(),
-            self.snapshot["hash"].as_str().unwrap_or("unknown"),
+            self.hash.unwrap_or("unknown"),
         )
     }
 }
@@ -144,27 +150,24 @@ pub fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, ReplayErro
 /// trace, the scripted provider, and the copies of the source and the
 /// acceptance tests beside it.
 pub fn replay_manifest(input: &ReplayInput<'_>) -> Result<String, ReplayError> {
-    let mut manifest = input.snapshot["manifest"].clone();
-    let Some(map) = manifest.as_object_mut() else {
-        return Err(ReplayError::Toml("the snapshot holds no manifest".into()));
-    };
+    let mut manifest = input.manifest.clone();
     // The prompt text is in the snapshot; the file it came from is not
     // part of the replay.
-    map.remove("prompt_file");
-    map.retain(|_, v| !v.is_null());
-    map.insert("source".into(), Value::from("source"));
-    if let Some(acceptance) = map.get_mut("acceptance").and_then(Value::as_object_mut) {
-        acceptance.insert("dir".into(), Value::from("acceptance"));
+    manifest.prompt_file = None;
+    manifest.source = PathBuf::from("source");
+    if let Some(acceptance) = &mut manifest.acceptance {
+        acceptance.dir = PathBuf::from("acceptance");
     }
-    map.insert("trace".into(), Value::from("full"));
-    map.insert(
-        "provider".into(),
-        serde_json::json!({"kind": "script", "script": REPLAY_SCRIPT}),
-    );
-    if let Some(limits) = map.get_mut("limits").and_then(Value::as_object_mut) {
-        limits.insert("attempts".into(), Value::from(1));
-    }
-    let body = toml::to_string(&manifest).map_err(|e| ReplayError::Toml(e.to_string()))?;
+    manifest.trace = Trace::Full;
+    manifest.limits.attempts = 1;
+    manifest.provider = None;
+    let mut table =
+        toml::Table::try_from(&manifest).map_err(|e| ReplayError::Toml(e.to_string()))?;
+    let mut provider = toml::Table::new();
+    provider.insert("kind".into(), "script".into());
+    provider.insert("script".into(), REPLAY_SCRIPT.into());
+    table.insert("provider".into(), provider.into());
+    let body = toml::to_string(&table).map_err(|e| ReplayError::Toml(e.to_string()))?;
     Ok(format!("{}{body}", input.header()))
 }
 
@@ -172,20 +175,22 @@ pub fn replay_manifest(input: &ReplayInput<'_>) -> Result<String, ReplayError> {
 mod tests {
     use super::*;
 
-    fn snapshot() -> Value {
-        serde_json::json!({
-            "format": 1,
-            "hash": "abc",
-            "manifest": {
-                "id": "job", "family": "fam", "prompt": "Fix it.", "prompt_file": null,
-                "source": "/somewhere/src", "editable": ["*.txt"], "allow": ["true"],
-                "verify": ["true"], "trace": "full", "env": {},
-                "acceptance": {"dir": "/somewhere/tests", "command": ["true"], "baseline": "must_fail"},
-                "limits": {"attempts": 3, "max_steps": 8},
-                "provider": {"kind": "openai", "base_url": "http://x/v1", "model": "m"},
-                "sandbox": {"mode": "auto", "network": false}
-            }
-        })
+    fn manifest() -> Manifest {
+        let text = r#"{
+            "id": "job", "family": "fam", "prompt": "Fix it.", "prompt_file": null,
+            "source": "/somewhere/src", "editable": ["*.txt"], "allow": ["true"],
+            "verify": ["true"], "trace": "full", "env": {},
+            "acceptance": {"dir": "/somewhere/tests", "command": ["true"], "baseline": "must_fail"},
+            "limits": {"attempts": 3, "max_steps": 8, "max_invalid": 3, "wall_time": "15m",
+                "command_timeout": "2m", "output_cap": "64KiB", "observation_cap": "16KiB",
+                "token_budget": 1000},
+            "provider": {"kind": "openai", "base_url": "http://x/v1", "model": "m",
+                "api_key_env": null, "mode": "json_schema", "temperature": null,
+                "max_tokens": null, "timeout": "2m", "max_retries": 2},
+            "price": null,
+            "sandbox": {"mode": "auto", "network": false}
+        }"#;
+        serde_json::from_str(text).unwrap()
     }
 
     #[test]
@@ -196,12 +201,13 @@ mod tests {
             r#"{"step":1,"reply":"not json at all","observation":"invalid decision"}"#,
             "\n"
         );
-        let snapshot = snapshot();
+        let manifest = manifest();
         let input = ReplayInput {
             instance: "job@local",
             attempt: 1,
             provider: Some("local"),
-            snapshot: &snapshot,
+            manifest: &manifest,
+            hash: Some("abc"),
             transcript: transcript.as_bytes(),
         };
         let script = replay_script(&input).unwrap();
@@ -220,12 +226,13 @@ mod tests {
 
     #[test]
     fn the_manifest_is_the_original_with_a_script_provider() {
-        let snapshot = snapshot();
+        let manifest = manifest();
         let input = ReplayInput {
             instance: "job@local",
             attempt: 2,
             provider: Some("local"),
-            snapshot: &snapshot,
+            manifest: &manifest,
+            hash: Some("abc"),
             transcript: b"",
         };
         let text = replay_manifest(&input).unwrap();
@@ -242,12 +249,13 @@ mod tests {
 
     #[test]
     fn a_broken_transcript_names_its_line() {
-        let snapshot = snapshot();
+        let manifest = manifest();
         let input = ReplayInput {
             instance: "job",
             attempt: 1,
             provider: None,
-            snapshot: &snapshot,
+            manifest: &manifest,
+            hash: Some("abc"),
             transcript: b"{\"step\":1,\"reply\":\"x\"}\nnot json\n",
         };
         let err = replay_script(&input).unwrap_err().to_string();

@@ -6,7 +6,7 @@
 //! patch and an acceptance judged by its exit status alone).
 
 use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 use crate::verdict::Verdict;
 
 /// The per-test verdict of a run.
@@ -90,6 +90,10 @@ fn accepted() -> JobResult {
     j.acceptance = CheckResult::Passed;
     j.baseline = CheckResult::Passed;
     j.tests = verdict((2, 2), (3, 3), &[], &[]);
+    j.integrity = Some(crate::protocol::Integrity {
+        canaries: 1,
+        ..crate::protocol::Integrity::default()
+    });
     j.timeline = vec![
         step(1, 1, 900, "read_file", "src/lib.rs (212 B)", true),
         TimelineEntry {
@@ -139,6 +143,19 @@ fn hostile() -> JobResult {
         &["render::cell_<b>|</b>", "render::`tick` & <script>\nnext"],
         &[],
     );
+    let mut integrity = crate::protocol::Integrity {
+        canaries: 1,
+        ..crate::protocol::Integrity::default()
+    };
+    integrity.add([crate::protocol::Signal {
+        steps: Some([2, 3]),
+        ..crate::protocol::Signal::new(
+            crate::protocol::SignalKind::WorkspaceChanged,
+            "tests/<script>|x.rs",
+            "changed by a command",
+        )
+    }]);
+    j.integrity = Some(integrity);
     j.timeline = vec![
         step(
             1,

@@ -4,7 +4,7 @@
 use super::stats::Interval;
 
 /// Columns of the per-job tables of `report.md` and `report.html`.
-pub const JOB_HEADERS: [&str; 16] = [
+pub const JOB_HEADERS: [&str; 17] = [
     "instance",
     "family",
     "outcome",
@@ -21,6 +21,7 @@ pub const JOB_HEADERS: [&str; 16] = [
     "acceptance",
     "tests",
     "baseline",
+    "integrity",
 ];
 
 /// The plain figures of a job shared by the tables (columns `attempts` to
@@ -73,7 +74,7 @@ pub fn usd(cost: Option<f64>) -> String {
 }
 
 /// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
-pub const TALLY_HEADERS: [&str; 12] = [
+pub const TALLY_HEADERS: [&str; 14] = [
     "jobs",
     "accepted",
     "failed",
@@ -86,6 +87,8 @@ pub const TALLY_HEADERS: [&str; 12] = [
     "median wall",
     "cost",
     "cost / accepted",
+    "tampered",
+    "signalled",
 ];
 
 /// A tally's cells; `missing` stands for a median that does not exist.
@@ -104,6 +107,8 @@ pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
             .map_or_else(|| missing.to_string(), duration_ms),
         usd(t.cost_usd),
         usd(t.cost_per_accepted_usd),
+        t.tampered.to_string(),
+        t.signalled.to_string(),
     ]
 }
 

@@ -7,7 +7,8 @@ use super::from_log::{LogSource, report_from_logs};
 use super::model::Report;
 use super::write::write_reports;
 use crate::lifecycle::DataDir;
-use crate::log::{LogError, Record, now_ms, read_records};
+use crate::log::{LogError, now_ms, read_records};
+use crate::protocol::Record;
 
 /// Failures building reports from data directories.
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! reason, and what a new attempt starts over.
 
 use super::*;
-use crate::log::{CheckResult as Check, FailureKind};
+use crate::protocol::{CheckResult as Check, Event, FailureKind};
 use crate::verdict::{Inventory, Verdict};
 
 /// Records of one job, numbered as a writer would.
@@ -49,6 +49,7 @@ fn finished(kind: Option<FailureKind>) -> Event {
             Outcome::Succeeded
         },
         failure_kind: kind,
+        integrity: None,
     }
 }
 
@@ -62,6 +63,7 @@ fn baseline() -> Event {
         }),
         reason: None,
         timed_out: Vec::new(),
+        canary: None,
     }
 }
 
@@ -70,7 +72,12 @@ fn acceptance(verdict: Option<Verdict>) -> Event {
         Some(v) if v.passed() => Check::Passed,
         _ => Check::Failed,
     };
-    Event::Acceptance { result, verdict }
+    Event::Acceptance {
+        result,
+        verdict,
+        canary: None,
+        integrity: Vec::new(),
+    }
 }
 
 fn failing_verdict() -> Verdict {
@@ -149,6 +156,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 inventory: None,
                 reason: None,
                 timed_out: Vec::new(),
+                canary: None,
             },
         )
         .push("a", Some(1), acceptance(None))
@@ -176,6 +184,7 @@ fn the_baseline_reason_is_kept() {
                 inventory: None,
                 reason: Some(reason.into()),
                 timed_out: Vec::new(),
+                canary: None,
             },
         )
         .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));
@@ -240,7 +249,7 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
     assert_eq!((job.tests.failing_count, job.tests.missing_count), (0, 0));
 }
 
-fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
+fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
     Event::Command {
         step: 0,
         role,
@@ -263,7 +272,7 @@ fn command(role: crate::log::CommandFor, duration_ms: u64) -> Event {
 
 #[test]
 fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
-    use crate::log::CommandFor;
+    use crate::protocol::CommandFor;
     let mut log = Log::new("a");
     log.push("a", Some(1), started(1))
         .push("a", Some(1), command(CommandFor::Setup, 400))
@@ -275,7 +284,10 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
             Event::Replaced {
                 max_attempts: 2,
                 family: None,
-                manifest: Box::new(serde_json::json!({})),
+                manifest: Box::new(crate::protocol::ManifestSnapshot::for_tests(
+                    crate::protocol::Limits::default(),
+                    "h2",
+                )),
                 manifest_hash: "h2".into(),
                 attempts_before: 1,
             },

@@ -11,7 +11,7 @@ use super::format::{
     JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, count, duration_ms, job_figures, percent, percent_ci,
     ratio, tally_cells, time_cells, usd, utc,
 };
-use super::html_detail::detail;
+use super::html_detail::{detail, integrity_cell};
 use super::markdown::{
     COMPARISON_HEADERS, COMPARISON_NOTE, comparison_figures, means_cells, means_headers, patch_size,
 };
@@ -250,6 +250,7 @@ fn jobs_table(out: &mut String, report: &Report) {
                 check_badge(j.acceptance),
                 tests_cell(j),
                 check_badge(j.baseline),
+                integrity_cell(j),
             ]);
             (attrs, row)
         })
@@ -302,7 +303,12 @@ fn families(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(out, &headers, &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11], &rows);
+    table(
+        out,
+        &headers,
+        &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15],
+        &rows,
+    );
 }
 
 fn providers(out: &mut String, summary: &Summary) {
@@ -329,7 +335,7 @@ fn providers(out: &mut String, summary: &Summary) {
         table(
             out,
             &headers,
-            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
             &rows,
         );
     }
@@ -431,6 +437,17 @@ fn failures(out: &mut String, summary: &Summary) {
     if summary.failures.is_empty() {
         out.push_str("<p class=\"muted\">No failures.</p>\n");
         return;
+    }
+    if let Some(tampered) = summary
+        .failures
+        .iter()
+        .find(|f| f.kind == crate::protocol::FailureKind::Tampered)
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} tampered job(s) (forged results or, under strict integrity, tamper signals), counted apart from failed fixes.</p>",
+            tampered.count
+        );
     }
     let rows: Vec<Vec<String>> = summary
         .failures

@@ -47,6 +47,7 @@ pub fn detail(out: &mut String, index: usize, j: &JobResult) {
         ("acceptance", check_badge(j.acceptance)),
         ("tests", tests_cell(j)),
         ("baseline", check_badge(j.baseline)),
+        ("integrity", integrity_cell(j)),
     ];
     out.push_str("<div class=\"facts\">");
     for (k, v) in facts {
@@ -70,6 +71,7 @@ pub fn detail(out: &mut String, index: usize, j: &JobResult) {
         );
     }
     test_names(out, j);
+    integrity(out, j);
     timeline(out, j);
     out.push_str("<h3>Patch</h3>\n");
     match &j.patch {
@@ -77,6 +79,52 @@ pub fn detail(out: &mut String, index: usize, j: &JobResult) {
         _ => out.push_str("<p class=\"muted\">No patch.</p>\n"),
     }
     out.push_str("</div></details>\n");
+}
+
+/// The integrity summary, red when there is anything in it.
+pub(super) fn integrity_cell(j: &JobResult) -> String {
+    match &j.integrity {
+        None => dash(""),
+        Some(record) if record.is_clean() => escape(&j.integrity_summary()),
+        Some(_) => format!(
+            "<span class=\"bad-text\">{}</span>",
+            escape(&j.integrity_summary())
+        ),
+    }
+}
+
+/// The last attempt's tamper signals and canary evidence, if any.
+fn integrity(out: &mut String, j: &JobResult) {
+    let Some(record) = j.integrity.as_ref().filter(|r| !r.is_clean()) else {
+        return;
+    };
+    out.push_str("<h3>Integrity</h3>\n<ul class=\"tests\">");
+    for forged in &record.forged {
+        let _ = write!(
+            out,
+            "<li><span class=\"bad-text\">forged</span> {}</li>",
+            escape(forged)
+        );
+    }
+    for signal in &record.signals {
+        let steps = match signal.steps {
+            Some([a, b]) if a == b => format!(" <span class=\"muted\">step {a}</span>"),
+            Some([a, b]) => format!(" <span class=\"muted\">steps {a}-{b}</span>"),
+            None => String::new(),
+        };
+        let _ = write!(
+            out,
+            "<li><span class=\"muted\">{}</span> <code>{}</code>: {}{steps}</li>",
+            signal.kind,
+            escape(&signal.subject),
+            escape(&signal.evidence)
+        );
+    }
+    let hidden = super::integrity_text::left_out(record);
+    if hidden > 0 {
+        let _ = write!(out, "<li class=\"muted\">and {hidden} more</li>");
+    }
+    out.push_str("</ul>\n");
 }
 
 /// The failing and missing tests, each with its mark, then how many more.

@@ -11,7 +11,7 @@ use super::model::{JobOutcome, JobResult, Report};
 use super::summary::Summary;
 use super::verdict_text::{self, NOT_VERIFIED};
 use crate::escape;
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Renders `junit.xml`.
 pub fn render_junit(report: &Report) -> String {
@@ -123,6 +123,10 @@ fn description(j: &JobResult) -> String {
     if let Some(reason) = &j.baseline_reason {
         lines.push(format!("baseline: {}", verdict_text::one_line(reason)));
     }
+    if let Some(record) = &j.integrity {
+        let evidence = super::integrity_text::evidence(record);
+        lines.extend(evidence.iter().map(|line| format!("integrity: {line}")));
+    }
     if let Some(step) = j.timeline.iter().rev().find(|t| !t.ok) {
         lines.push(format!(
             "last failed step: attempt {} step {} {}: {}",
@@ -173,6 +177,18 @@ fn line(j: &JobResult) -> String {
             t.failing_count,
             t.missing_count,
         ));
+    }
+    if let Some(record) = &j.integrity {
+        s.push_str(&format!(
+            " integrity_signals={} canaries={} canary_forged={}",
+            record.signal_count,
+            record.canaries,
+            record.forged()
+        ));
+        // The evidence, one line each, escaped: it names files and tests.
+        for line in super::integrity_text::evidence(record) {
+            s.push_str(&format!("\nintegrity: {}", escape::line(&line)));
+        }
     }
     s.push('\n');
     s

@@ -12,7 +12,7 @@ use super::format::{
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
 use super::summary::{Summary, Tally};
-use super::verdict_text;
+use super::{integrity_text, verdict_text};
 
 /// Renders `report.md`.
 pub fn render_markdown(report: &Report) -> String {
@@ -29,6 +29,7 @@ pub fn render_markdown(report: &Report) -> String {
     jobs(&mut out, report);
     time(&mut out, report);
     verdicts(&mut out, report);
+    integrity(&mut out, report, &summary);
     families(&mut out, &summary);
     providers(&mut out, &summary);
     comparisons(&mut out, &summary);
@@ -130,11 +131,52 @@ fn jobs(out: &mut String, report: &Report) {
                 j.acceptance.as_str().to_string(),
                 verdict_text::summary(j).map_or_else(|| "-".to_string(), |s| cell(&s)),
                 j.baseline.as_str().to_string(),
+                j.integrity_summary(),
             ]);
             row
         })
         .collect();
     table(out, &JOB_HEADERS, &rows);
+}
+
+/// One line per job whose last attempt has tamper signals or forged
+/// results: the evidence, each signal with what it concerns.
+fn integrity(out: &mut String, report: &Report, summary: &Summary) {
+    let lines: Vec<String> = report
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            let record = j.integrity.as_ref().filter(|r| !r.is_clean())?;
+            let mut items: Vec<String> = integrity_text::evidence(record)
+                .iter()
+                .map(|line| cell(line))
+                .collect();
+            match integrity_text::left_out(record) {
+                0 => {}
+                n => items.push(format!("and {n} more")),
+            }
+            Some(format!(
+                "**{}** {}: {}",
+                cell(&j.instance),
+                j.integrity_summary(),
+                items.join("; ")
+            ))
+        })
+        .collect();
+    out.push_str("## Integrity\n\n");
+    let _ = writeln!(
+        out,
+        "{} tamper signal(s) in {} job(s); signals are facts with their evidence, not verdicts \
+         (a canary reported passed or dropped fails an attempt as tampered).\n",
+        summary.totals.signals,
+        lines.len()
+    );
+    for line in lines {
+        let _ = writeln!(out, "- {line}");
+    }
+    if !report.jobs.is_empty() {
+        out.push('\n');
+    }
 }
 
 /// Where each job's time went.
@@ -431,6 +473,19 @@ fn failures(out: &mut String, summary: &Summary) {
                 .join(", ")
         ));
     }
+    // Forged results are the model's, but not a failed fix: named apart.
+    if let Some(tampered) = summary
+        .failures
+        .iter()
+        .find(|f| f.kind == crate::protocol::FailureKind::Tampered)
+    {
+        let instances: Vec<String> = tampered.instances.iter().map(|i| cell(i)).collect();
+        out.push_str(&format!(
+            "{} tampered job(s) (forged results or, under strict integrity, tamper signals): {}.\n\n",
+            tampered.count,
+            instances.join(", ")
+        ));
+    }
     let rows: Vec<Vec<String>> = summary
         .failures
         .iter()
@@ -438,6 +493,8 @@ fn failures(out: &mut String, summary: &Summary) {
             let instances: Vec<String> = f.instances.iter().map(|i| cell(i)).collect();
             let kind = if f.kind.is_infrastructure() {
                 format!("{} (infrastructure)", f.kind)
+            } else if f.kind == crate::protocol::FailureKind::Tampered {
+                format!("{} (forged results)", f.kind)
             } else {
                 f.kind.to_string()
             };

@@ -18,6 +18,7 @@ mod from_data;
 mod from_log;
 mod html;
 mod html_detail;
+mod integrity_text;
 mod json;
 mod junit;
 mod markdown;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Version of the report data model as written to `results.json`.
 /// 2: per-test acceptance verdicts (`f2p_passed` ... `baseline_reason`).
@@ -13,7 +13,9 @@ use crate::log::FailureKind;
 /// 4: per job `setup_ms` (setup time, no longer counted as acceptance
 /// time), `manifest_hash`, `attempt_history` (every attempt with the
 /// manifest hash it ran) and `first_attempt_accepted` (pass@k's sample).
-pub const REPORT_SCHEMA_VERSION: u32 = 4;
+/// 5: per job `integrity` (the last attempt's tamper signals and canary
+/// evidence); per tally `tampered`, `signalled` and `signals`.
+pub const REPORT_SCHEMA_VERSION: u32 = 5;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -43,36 +45,9 @@ impl Report {
     }
 }
 
-/// Where time went besides the model (`provider_latency_ms`), in
-/// milliseconds: `run_tool` commands, verify commands, the job's trusted
-/// `[setup]` commands, the baseline and acceptance checks, and waits before
-/// provider retries (rate limits, outages).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimeSpent {
-    #[serde(default)]
-    pub tool_ms: u64,
-    #[serde(default)]
-    pub verify_ms: u64,
-    /// `[setup]` commands (0 when the job cache was reused).
-    #[serde(default)]
-    pub setup_ms: u64,
-    /// Baseline and acceptance commands.
-    #[serde(default)]
-    pub acceptance_ms: u64,
-    #[serde(default)]
-    pub wait_ms: u64,
-}
-
-impl TimeSpent {
-    /// Adds `other` (saturating).
-    pub fn add(&mut self, other: &TimeSpent) {
-        self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
-        self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
-        self.setup_ms = self.setup_ms.saturating_add(other.setup_ms);
-        self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
-        self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
-    }
-}
+/// Where time went besides the model (`provider_latency_ms`): the
+/// state's sums, as they are.
+pub use crate::state::TimeSpent;
 
 /// One attempt the log holds for a job instance, those of earlier
 /// manifests (before a `--replace`) included.
@@ -163,6 +138,11 @@ pub struct JobResult {
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
+    /// The last finished attempt's integrity record: its tamper signals
+    /// and what its canaries showed; `None` until an attempt finished with
+    /// one (and in logs written before the record existed).
+    #[serde(default)]
+    pub integrity: Option<crate::protocol::Integrity>,
     /// Every attempt in the log, in order, with the manifest hash it ran:
     /// attempts of an earlier manifest stay here as history.
     #[serde(default)]
@@ -205,6 +185,7 @@ impl JobResult {
             first_attempt_clean: false,
             first_attempt_accepted: None,
             tests: TestVerdict::default(),
+            integrity: None,
             attempt_history: Vec::new(),
             timeline: Vec::new(),
         }
@@ -213,6 +194,25 @@ impl JobResult {
     /// The failure kind as text, or `""` when there is none.
     pub fn failure_str(&self) -> &'static str {
         self.failure_kind.map_or("", FailureKind::as_str)
+    }
+
+    /// The integrity record in a few words: its signal count, and whether
+    /// a canary showed the results forged; `-` without a record.
+    pub fn integrity_summary(&self) -> String {
+        match &self.integrity {
+            None => "-".to_string(),
+            Some(record) => {
+                let signals = match record.signal_count {
+                    1 => "1 signal".to_string(),
+                    n => format!("{n} signals"),
+                };
+                if record.forged() {
+                    format!("canary forged, {signals}")
+                } else {
+                    signals
+                }
+            }
+        }
     }
 }
 

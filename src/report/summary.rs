@@ -10,7 +10,7 @@ use super::compare::{Comparison, comparisons};
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassAtK;
 use super::stats::{Interval, wilson};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Counts and sums over a set of jobs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -50,6 +50,16 @@ pub struct Tally {
     /// `provider_latency_ms`).
     #[serde(flatten)]
     pub time: super::model::TimeSpent,
+    /// Jobs that failed `tampered` (forged results), counted apart from
+    /// the other failures.
+    #[serde(default)]
+    pub tampered: u32,
+    /// Jobs whose last attempt has at least one tamper signal.
+    #[serde(default)]
+    pub signalled: u32,
+    /// Tamper signals of the jobs' last attempts, in all.
+    #[serde(default)]
+    pub signals: u64,
 }
 
 impl Tally {
@@ -78,7 +88,14 @@ impl Tally {
             t.wall_ms = t.wall_ms.saturating_add(j.wall_ms);
             t.time.add(&j.time);
             if let Some(cost) = j.cost_usd {
-                t.cost_usd = Some(crate::manifest::add_usd(t.cost_usd.unwrap_or(0.0), cost));
+                t.cost_usd = Some(crate::protocol::add_usd(t.cost_usd.unwrap_or(0.0), cost));
+            }
+            if j.outcome == JobOutcome::Failed && j.failure_kind == Some(FailureKind::Tampered) {
+                t.tampered += 1;
+            }
+            if let Some(record) = &j.integrity {
+                t.signals = t.signals.saturating_add(u64::from(record.signal_count));
+                t.signalled += u32::from(record.signal_count > 0);
             }
             if j.outcome.is_terminal() {
                 walls.push(j.wall_ms);

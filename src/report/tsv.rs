@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 37] = [
+pub const TSV_COLUMNS: [&str; 41] = [
     "instance",
     "job",
     "family",
@@ -45,6 +45,10 @@ pub const TSV_COLUMNS: [&str; 37] = [
     "wait_ms",
     "setup_ms",
     "manifest_hash",
+    "integrity_signals",
+    "canaries",
+    "canary_forged",
+    "integrity",
 ];
 
 /// Renders `results.tsv`.
@@ -58,8 +62,9 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 37] {
+fn row(j: &JobResult) -> [String; 41] {
     let t = &j.tests;
+    let integrity = j.integrity.as_ref();
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     // Counts of tests only mean something for a job verified per test.
     let tally = |n: u32| {
@@ -107,7 +112,27 @@ fn row(j: &JobResult) -> [String; 37] {
         j.time.wait_ms.to_string(),
         j.time.setup_ms.to_string(),
         field(j.manifest_hash.as_deref().unwrap_or("")),
+        integrity
+            .map(|r| r.signal_count.to_string())
+            .unwrap_or_default(),
+        integrity
+            .map(|r| r.canaries.to_string())
+            .unwrap_or_default(),
+        integrity
+            .map(|r| r.forged().to_string())
+            .unwrap_or_default(),
+        integrity.map(evidence).unwrap_or_default(),
     ]
+}
+
+/// Every piece of evidence of a record in one field: forged canaries,
+/// then each signal's line.
+fn evidence(record: &crate::protocol::Integrity) -> String {
+    super::integrity_text::evidence(record)
+        .iter()
+        .map(|line| field(line))
+        .collect::<Vec<_>>()
+        .join(NAME_SEPARATOR)
 }
 
 /// Test names in one field, in order.

@@ -6,10 +6,10 @@
 //! their own markup.
 
 use super::model::{CheckResult, JobResult, TEST_NAMES_KEPT, TestVerdict};
-use crate::log::FailureKind;
+use crate::protocol::FailureKind;
 
 /// Said of a job whose acceptance was judged by its exit status alone.
-pub const NOT_VERIFIED: &str = "not verified per test";
+pub use crate::state::NOT_VERIFIED;
 
 /// Whether a named test failed (reported, not passed) or is missing (not
 /// reported at all).

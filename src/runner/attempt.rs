@@ -1,7 +1,7 @@
 //! One attempt of a manifest job, phase by phase: baseline (once per job),
-//! agent, patch, acceptance, finish. Phases already recorded as finished in
-//! the log are never run again, so a resumed attempt goes straight to what
-//! is left.
+//! agent, patch, acceptance, finish. The attempt's phase in the log says
+//! which phase is next, so phases already recorded are never run again and
+//! a resumed attempt goes straight to what is left.
 
 use std::fs;
 use std::path::Path;
@@ -17,6 +17,7 @@ use super::error::RunError;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
+use super::tamper::{canary_files, patch_integrity, settle_attempt, workspace_guard};
 use crate::agent::{
     AgentRun, LoopLimits, PromptFacts, Transcript, Workspace, WorkspaceError, command_event,
     run_agent, secret_values_from_env,
@@ -26,10 +27,10 @@ use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
-use crate::log::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
+use crate::protocol::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::provider::{Provider, build_provider};
-use crate::state::Job;
+use crate::state::{Job, Phase};
 
 /// Choices made by whoever runs the job.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +47,9 @@ pub struct RunOptions {
     /// Workers of the batch this attempt runs in (0 or 1: alone): the
     /// tests of a check share the cores with them.
     pub workers: usize,
+    /// Any tamper signal fails the attempt as `tampered`
+    /// (`--strict-integrity`; `[acceptance] strict_integrity` too).
+    pub strict_integrity: bool,
 }
 
 /// How an attempt ended.
@@ -83,9 +87,8 @@ pub fn run_job(
     let job = store
         .state()
         .job(id)
-        .cloned()
         .ok_or_else(|| RunError::UnknownJob(id.to_string()))?;
-    let manifest = job_manifest(&job)?;
+    let manifest = job_manifest(job)?;
     let claim = store.claim(id)?;
     // Ctrl-C (the interrupt) cancels the attempt; so does a cancel in the log.
     let cancel = options
@@ -121,7 +124,7 @@ pub fn run_job(
     let cancelled_in_log = store
         .state()
         .job(id)
-        .is_some_and(|j| j.state == crate::state::JobState::Cancelled);
+        .is_some_and(|j| j.lifecycle.state == crate::state::JobState::Cancelled);
     if interrupted && !cancelled_in_log {
         store.interrupt(claim)?;
         return Ok(AttemptReport {
@@ -141,7 +144,15 @@ pub fn run_job(
         Err(e @ RunError::Setup { .. }) => return restart(store, claim, id, &e.to_string()),
         Err(e) => return Err(e),
     };
-    store.finish(claim, outcome, failure_kind)?;
+    // The attempt's integrity record (what its phases recorded), settled.
+    let strict = options.strict_integrity;
+    let (outcome, failure_kind, integrity) = settle_attempt(
+        store.state().job(id),
+        &manifest,
+        strict,
+        (outcome, failure_kind),
+    );
+    store.finish_with(claim, outcome, failure_kind, Some(integrity))?;
     // The attempt is over: its workspace and check copies go by policy
     // (artifacts under runs/ stay). Failing to remove them is not the
     // attempt's failure; the next `gc` tries again.
@@ -168,7 +179,7 @@ fn restart(
     let failed = store
         .state()
         .job(id)
-        .is_some_and(|j| j.state == crate::state::JobState::Failed);
+        .is_some_and(|j| j.lifecycle.state == crate::state::JobState::Failed);
     Ok(AttemptReport {
         job: id.to_string(),
         attempt,
@@ -198,12 +209,33 @@ fn fail(kind: FailureKind) -> Verdict {
 }
 
 impl Phases<'_> {
-    fn job(&self) -> Result<Job, RunError> {
+    fn job(&self) -> Result<&Job, RunError> {
         self.store
             .state()
             .job(&self.claim.job)
-            .cloned()
             .ok_or_else(|| RunError::UnknownJob(self.claim.job.clone()))
+    }
+
+    /// Where the claimed attempt is, as the log says: what runs next.
+    fn phase(&self) -> Result<Phase, RunError> {
+        self.job()?
+            .attempt_numbered(self.claim.attempt)
+            .map(|a| a.phase.clone())
+            .ok_or_else(|| RunError::UnknownJob(self.claim.job.clone()))
+    }
+
+    /// The baseline's verdict, once recorded.
+    fn baseline(&self) -> Result<Option<CheckResult>, RunError> {
+        Ok(self.job()?.baseline.as_ref().map(|b| b.result))
+    }
+
+    /// The baseline's test inventory, if it recorded one.
+    fn inventory(&self) -> Result<Option<crate::protocol::Inventory>, RunError> {
+        Ok(self
+            .job()?
+            .baseline
+            .as_ref()
+            .and_then(|b| b.inventory.clone()))
     }
 
     fn record(&mut self, event: Event) -> Result<(), RunError> {
@@ -237,7 +269,7 @@ impl Phases<'_> {
 
         // Baseline: once per job, before any model call.
         if let Some(acceptance) = self.manifest.acceptance.clone() {
-            if self.job()?.baseline.is_none() {
+            if self.baseline()?.is_none() {
                 let facts = match acceptance.baseline {
                     Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
@@ -254,90 +286,132 @@ impl Phases<'_> {
                 };
                 self.record(facts.into_event())?;
             }
-            match self.job()?.baseline {
+            match self.baseline()? {
                 Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),
                 Some(CheckResult::Error) => return Ok(fail(FailureKind::HarnessError)),
                 _ => {}
             }
         }
 
-        // Agent: skipped when this attempt already recorded it (a resume).
+        // Then whatever the attempt has not recorded yet, in order.
         let agent_started = Instant::now();
-        let job = self.job()?;
         let workspace_dir = dirs.work(&id, n);
-        let agent = match job.agent.filter(|a| a.attempt == n) {
-            Some(done) => (done.outcome, done.failure_kind),
-            None => self.agent_phase(&workspace_dir, &runs, &cache)?,
-        };
-        if agent.0 == Outcome::Failed {
-            return Ok(agent);
-        }
-
-        // Patch: recorded once (or its rejection); the workspace stays until
-        // then. Workspace content a patch cannot carry ends the attempt as
-        // failed; an I/O error of the runtime stays an error.
-        if self.job()?.patch_rejected {
-            return Ok(fail(FailureKind::PatchRejected));
-        }
-        if !self.job()?.patch_recorded {
-            let editable = crate::agent::editable_set(&self.manifest.editable)
-                .map_err(|e| self.setup_error(e))?;
-            let inputs = PatchInputs {
-                source: &self.manifest.source,
-                workspace: &workspace_dir,
-                editable: &editable,
-                acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
-                runs: &runs,
-                deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),
-            };
-            let saved = match take_patch(&inputs) {
-                Ok(saved) => saved,
-                Err(PatchError::Rejected(rejection)) => {
-                    self.record(Event::PatchRejected {
-                        reason: rejection.to_string(),
-                    })?;
-                    return Ok(fail(FailureKind::PatchRejected));
+        loop {
+            match self.phase()? {
+                Phase::Agent => {
+                    let verdict = self.agent_phase(&workspace_dir, &runs, &cache)?;
+                    if self.phase()? == Phase::Agent {
+                        // Stopped by Ctrl-C before the agent finished:
+                        // nothing recorded, the attempt is redone.
+                        return Ok(verdict);
+                    }
                 }
-                Err(e) => return Err(self.setup_error(e)),
-            };
-            self.record(Event::Patch {
-                bytes: saved.diff_bytes,
-                files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
-                hash: saved.diff_hash,
-                files_hash: Some(saved.files_hash),
-                partial: saved.partial,
-            })?;
+                Phase::Patch { agent } if agent.outcome == Outcome::Failed => {
+                    return Ok((agent.outcome, agent.failure_kind));
+                }
+                Phase::Patch { .. } => {
+                    if let Err(verdict) = self.patch_phase(&workspace_dir, &runs, agent_started)? {
+                        return Ok(verdict);
+                    }
+                }
+                Phase::Acceptance => {
+                    let Some(acceptance) = self.manifest.acceptance.clone() else {
+                        return Ok((Outcome::Succeeded, None));
+                    };
+                    if let Err(verdict) = self.acceptance_phase(&acceptance, &runs, &cache)? {
+                        return Ok(verdict);
+                    }
+                }
+                Phase::Judged { result, verdict } => {
+                    return Ok(match (result, verdict) {
+                        (CheckResult::Passed | CheckResult::Skipped, _) => {
+                            (Outcome::Succeeded, None)
+                        }
+                        (_, Some(verdict)) if !verdict.missing.is_empty() => {
+                            fail(FailureKind::TestsMissing)
+                        }
+                        (_, Some(_)) => fail(FailureKind::TestsFailed),
+                        (_, None) => fail(FailureKind::AcceptanceFailed),
+                    });
+                }
+                Phase::Rejected => return Ok(fail(FailureKind::PatchRejected)),
+            }
         }
+    }
 
-        // Acceptance: on a clean copy plus the runner's copy of the changed
-        // files (the one the patch event names), never the workspace.
-        let Some(acceptance) = self.manifest.acceptance.clone() else {
-            return Ok((Outcome::Succeeded, None));
+    /// The patch phase: what changed among the editable files, saved as
+    /// the runner's copy and `patch.diff` (`patch`), or what it holds that
+    /// a patch cannot carry (`patch_rejected`, the attempt's verdict). The
+    /// workspace stays until then; an I/O error of the runtime stays an
+    /// error.
+    fn patch_phase(
+        &mut self,
+        workspace_dir: &Path,
+        runs: &Path,
+        agent_started: Instant,
+    ) -> Result<Result<(), Verdict>, RunError> {
+        let editable =
+            crate::agent::editable_set(&self.manifest.editable).map_err(|e| self.setup_error(e))?;
+        let inputs = PatchInputs {
+            source: &self.manifest.source,
+            workspace: workspace_dir,
+            editable: &editable,
+            acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
+            runs,
+            deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),
         };
-        if self.job()?.acceptance.is_none() {
-            let carried = Carried::load(&runs, self.job()?.patch_files_hash.as_deref())
-                .map_err(|e| self.setup_error(e))?;
-            let run = match self.check(
-                &acceptance,
-                Some(&carried),
-                &runs,
-                CommandFor::Acceptance,
-                &cache,
-            )? {
-                Ok(run) => run,
-                Err(verdict) => return Ok(verdict),
-            };
-            let lang = crate::lang::for_acceptance(&acceptance);
-            let (result, verdict) = acceptance_of(&run, self.job()?.inventory.as_ref(), lang);
-            self.record(Event::Acceptance { result, verdict })?;
-        }
-        let job = self.job()?;
-        Ok(match (job.acceptance, &job.verdict) {
-            (Some(CheckResult::Passed | CheckResult::Skipped), _) => (Outcome::Succeeded, None),
-            (_, Some(verdict)) if !verdict.missing.is_empty() => fail(FailureKind::TestsMissing),
-            (_, Some(_)) => fail(FailureKind::TestsFailed),
-            (_, None) => fail(FailureKind::AcceptanceFailed),
-        })
+        let saved = match take_patch(&inputs) {
+            Ok(saved) => saved,
+            Err(PatchError::Rejected(rejection)) => {
+                self.record(Event::PatchRejected {
+                    reason: rejection.to_string(),
+                })?;
+                return Ok(Err(fail(FailureKind::PatchRejected)));
+            }
+            Err(e) => return Err(self.setup_error(e)),
+        };
+        let integrity = patch_integrity(self.manifest, runs, &saved.files_hash);
+        self.record(Event::Patch {
+            bytes: saved.diff_bytes,
+            files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
+            hash: saved.diff_hash,
+            files_hash: Some(saved.files_hash),
+            partial: saved.partial,
+            integrity,
+        })?;
+        Ok(Ok(()))
+    }
+
+    /// Acceptance: on a clean copy plus the runner's copy of the changed
+    /// files (the one the patch event names), never the workspace.
+    /// Records `acceptance`, or returns the attempt's verdict.
+    fn acceptance_phase(
+        &mut self,
+        acceptance: &crate::manifest::Acceptance,
+        runs: &Path,
+        cache: &JobCache,
+    ) -> Result<Result<(), Verdict>, RunError> {
+        let files_hash = self
+            .job()?
+            .attempt_numbered(self.claim.attempt)
+            .and_then(|a| a.patch.as_ref())
+            .and_then(|p| p.files_hash.clone());
+        let carried =
+            Carried::load(runs, files_hash.as_deref()).map_err(|e| self.setup_error(e))?;
+        let run = match self.check(
+            acceptance,
+            Some(&carried),
+            runs,
+            CommandFor::Acceptance,
+            cache,
+        )? {
+            Ok(run) => run,
+            Err(verdict) => return Ok(Err(verdict)),
+        };
+        let lang = crate::lang::for_acceptance(acceptance);
+        let facts = acceptance_of(&run, self.inventory()?.as_ref(), lang);
+        self.record(facts.into_event())?;
+        Ok(Ok(()))
     }
 
     /// The setup phase: reuses the job cache when an earlier run filled it,
@@ -423,9 +497,15 @@ impl Phases<'_> {
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
+        let job = self.job()?;
+        let canaries = canary_files(
+            acceptance,
+            crate::lang::for_acceptance(acceptance),
+            check,
+            job,
+        );
         let inventory = self
-            .job()?
-            .inventory
+            .inventory()?
             .filter(|_| check == CommandFor::Acceptance);
         let spec = CheckSpec {
             manifest: self.manifest,
@@ -438,6 +518,7 @@ impl Phases<'_> {
             cache: &CacheUse::of(self.manifest, cache),
             inventory: inventory.as_ref(),
             parallel: super::per_test::test_parallelism(self.options.workers),
+            canaries: canaries.as_deref(),
         };
         match run_check(&spec, self.cancel) {
             Ok(run) => {
@@ -524,6 +605,8 @@ impl Phases<'_> {
             .seed(workspace_dir, builds)
             .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
+        let mut guard =
+            workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
         let verdict = match self.build_provider() {
             Err(message) => {
                 self.record(Event::ProviderFailed {
@@ -597,6 +680,7 @@ impl Phases<'_> {
                     transcript: transcript.as_mut(),
                     attempt: n,
                     budget: self.options.budget.as_deref().zip(manifest.price),
+                    guard: Some(&mut guard),
                 });
                 // Also wakes the timer, which then ends.
                 agent_cancel.cancel();
@@ -621,10 +705,12 @@ impl Phases<'_> {
         if interrupted && failure_kind == Some(FailureKind::Cancelled) {
             return Ok((outcome, failure_kind));
         }
+        let integrity = guard.finish(steps);
         self.record(Event::AgentFinished {
             outcome,
             failure_kind,
             steps,
+            integrity,
         })?;
         Ok((outcome, failure_kind))
     }

@@ -81,6 +81,9 @@ impl CacheUse {
         if let Some(dir) = &self.setup_dir {
             commands.sandbox.readable.push(dir.clone());
         }
+        if !manifest.sandbox.toolchains.is_empty() {
+            commands.use_toolchains(manifest, |dir| self.expand(dir));
+        }
     }
 
     /// Whether a phase running `commands` builds, and so gets the layer:

@@ -209,9 +209,32 @@ impl Carried {
     /// each file written, each deletion made, beneath `root`. Only paths
     /// matching `editable` are touched.
     pub fn apply(&self, root: &Path, editable: &GlobSet) -> Result<Applied, PatchError> {
+        self.apply_kept(root, editable, &|_| true)
+    }
+
+    /// [`Carried::apply`], leaving out the changes of the paths `keep`
+    /// refuses (their clean version stays). A `patch.diff` alone (an
+    /// attempt recorded before the copy existed) is applied whole.
+    pub fn apply_kept(
+        &self,
+        root: &Path,
+        editable: &GlobSet,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Applied, PatchError> {
         match self {
             Carried::Diff(text) => apply_diff(root, text, editable),
-            Carried::Copy { files, entries } => lay_copy(root, files, entries, editable),
+            Carried::Copy { files, entries } => {
+                let kept: Vec<Entry> = entries.iter().filter(|e| keep(&e.path)).cloned().collect();
+                lay_copy(root, files, &kept, editable)
+            }
+        }
+    }
+
+    /// The paths the changes touch, in order.
+    pub fn paths(&self) -> Vec<String> {
+        match self {
+            Carried::Copy { entries, .. } => entries.iter().map(|e| e.path.clone()).collect(),
+            Carried::Diff(_) => Vec::new(),
         }
     }
 }

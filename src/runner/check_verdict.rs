@@ -2,9 +2,11 @@
 //! inventory, the acceptance's per-test verdict. Pure functions of the run.
 
 use super::checks::CheckRun;
+use crate::integrity::{acceptance_canaries, baseline_canaries};
 use crate::lang::{Language, Tooling, names_match};
-use crate::log::{CheckResult, Event};
-use crate::manifest::Acceptance;
+use crate::protocol::{
+    Acceptance, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind,
+};
 use crate::verdict::{
     Inventory, InventoryError, TestOutcome, Verdict as TestVerdict, judge, judge_all,
 };
@@ -17,6 +19,8 @@ pub(super) struct BaselineFacts {
     pub(super) reason: Option<String>,
     /// Inventory tests killed at their timeout on the pristine source.
     pub(super) timed_out: Vec<String>,
+    /// Whether canaries run for the job.
+    pub(super) canary: Option<CanaryBaseline>,
 }
 
 impl BaselineFacts {
@@ -27,6 +31,7 @@ impl BaselineFacts {
             inventory: None,
             reason: None,
             timed_out: Vec::new(),
+            canary: None,
         }
     }
 
@@ -36,6 +41,28 @@ impl BaselineFacts {
             inventory: self.inventory,
             reason: self.reason,
             timed_out: self.timed_out,
+            canary: self.canary,
+        }
+    }
+}
+
+/// What the `acceptance` event records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct AcceptanceFacts {
+    pub(super) result: CheckResult,
+    pub(super) verdict: Option<TestVerdict>,
+    pub(super) canary: Option<CanaryCheck>,
+    /// The results' anomalies, as signals.
+    pub(super) integrity: Vec<Signal>,
+}
+
+impl AcceptanceFacts {
+    pub(super) fn into_event(self) -> Event {
+        Event::Acceptance {
+            result: self.result,
+            verdict: self.verdict,
+            canary: self.canary,
+            integrity: self.integrity,
         }
     }
 }
@@ -49,11 +76,25 @@ impl BaselineFacts {
 /// reason. Hidden tests that do not collect or build take their inventory
 /// from the oracle or the hidden files, with a note that says so.
 pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
+    with_canaries(run, baseline_facts(run))
+}
+
+/// `facts` with what the run's canaries said, when it planted any and
+/// its harness ran.
+fn with_canaries(run: &CheckRun, mut facts: BaselineFacts) -> BaselineFacts {
+    if run.canaries_asked && facts.result != CheckResult::Error {
+        facts.canary = Some(baseline_canaries(&run.canaries, &run.unplanted));
+    }
+    facts
+}
+
+fn baseline_facts(run: &CheckRun) -> BaselineFacts {
     let facts = |result, inventory, reason| BaselineFacts {
         result,
         inventory,
         reason,
         timed_out: Vec::new(),
+        canary: None,
     };
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
@@ -114,6 +155,7 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
                 inventory: Some(inventory),
                 reason,
                 timed_out,
+                canary: None,
             }
         }
         Err(why @ (InventoryError::Empty | InventoryError::NoFailToPass)) => {
@@ -135,11 +177,20 @@ pub(super) fn baseline_declared(
     acceptance: &Acceptance,
     tooling: Option<&dyn Tooling>,
 ) -> BaselineFacts {
+    with_canaries(run, declared_facts(run, acceptance, tooling))
+}
+
+fn declared_facts(
+    run: &CheckRun,
+    acceptance: &Acceptance,
+    tooling: Option<&dyn Tooling>,
+) -> BaselineFacts {
     let facts = |result, inventory, reason| BaselineFacts {
         result,
         inventory,
         reason,
         timed_out: Vec::new(),
+        canary: None,
     };
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
@@ -211,11 +262,37 @@ pub(super) fn baseline_declared(
         inventory: Some(inventory),
         reason: None,
         timed_out,
+        canary: None,
     }
 }
 
-/// The acceptance result and its per-test verdict (none for `exit`).
+/// The acceptance result, its per-test verdict (none for `exit`), its
+/// canaries and the anomalies of its results.
 pub(super) fn acceptance_of(
+    run: &CheckRun,
+    inventory: Option<&Inventory>,
+    lang: Option<&dyn Language>,
+) -> AcceptanceFacts {
+    let (result, verdict) = verdict_of(run, inventory, lang);
+    let integrity = run
+        .anomalies
+        .iter()
+        .map(|line| {
+            let (subject, evidence) = line.split_once(": ").unwrap_or(("results", line));
+            Signal::new(SignalKind::ResultAnomaly, subject, evidence)
+        })
+        .collect();
+    AcceptanceFacts {
+        result,
+        verdict,
+        canary: run
+            .canaries_asked
+            .then(|| acceptance_canaries(&run.canaries)),
+        integrity,
+    }
+}
+
+fn verdict_of(
     run: &CheckRun,
     inventory: Option<&Inventory>,
     lang: Option<&dyn Language>,
@@ -291,6 +368,8 @@ mod tests {
             test_timeout: None,
             fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
             pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+            canary: true,
+            strict_integrity: false,
         }
     }
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::cache_use::CacheUse;
+use super::canaries::Planted;
 use super::carried::Carried;
 use super::commands::{AttemptCommands, policy_for};
 use super::patch::PatchError;
@@ -23,9 +24,10 @@ use crate::beneath::{AtPath, Dir, overlay};
 use crate::cache::LayerError;
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
+use crate::integrity::{CanaryResult, kept_out};
 use crate::lang::{Language, RunModel};
-use crate::log::{CommandFor, Event, TestRuns};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
+use crate::protocol::{CommandFor, Event, TestRuns};
 use crate::verdict::{Inventory, InventorySource, TestResults, parse_junit};
 
 /// Failures preparing a check (not a verdict).
@@ -73,6 +75,9 @@ pub struct CheckSpec<'a> {
     pub inventory: Option<&'a Inventory>,
     /// Tests run at once (libtest): `max(1, cores / batch workers)`.
     pub parallel: usize,
+    /// The hidden test files to plant a canary in (relative to the
+    /// acceptance dir); `None` when the run has no canaries.
+    pub canaries: Option<&'a [String]>,
 }
 
 impl CheckSpec<'_> {
@@ -99,11 +104,7 @@ impl CheckCommand {
 
     /// Its `command` event, for a check of `role`.
     pub fn event(&self, role: CommandFor) -> Event {
-        let mut event = crate::agent::command_event(0, role, &self.outcome);
-        if let Event::Command { tests, .. } = &mut event {
-            tests.clone_from(&self.tests);
-        }
-        event
+        crate::agent::command_event_of_tests(0, role, &self.outcome, self.tests.clone())
     }
 }
 
@@ -139,6 +140,17 @@ pub struct CheckRun {
     /// messages (`libtest` only): what a trusted build can give the
     /// dependency layer.
     pub dependency_hashes: BTreeSet<String>,
+    /// The run was asked to plant canaries.
+    pub canaries_asked: bool,
+    /// What the run reported of each canary it planted (taken out of
+    /// `results` and `listed`).
+    pub canaries: Vec<CanaryResult>,
+    /// Hidden test files that could take no canary, and why.
+    pub unplanted: Vec<String>,
+    /// Anomalies of the results (a test reported twice, a summary that
+    /// disagrees with its lines, output after the harness's end), each in
+    /// one line naming the test.
+    pub anomalies: Vec<String>,
 }
 
 impl CheckRun {
@@ -175,19 +187,42 @@ const MAX_JUNIT: u64 = crate::verdict::MAX_JUNIT_BYTES as u64;
 /// its own copy of the dependency layer, and sees the job cache read-only.
 /// The whole check runs inside `[limits] wall_time`.
 pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun, CheckError> {
+    let hidden: BTreeSet<String> = super::fallback::hidden_files(&spec.acceptance.dir)
+        .into_iter()
+        .collect();
+    let mut report = CheckLog::default();
     prepare_tree(spec, spec.dir, |dir| match spec.patch {
         Some(patch) => {
             let editable = crate::agent::editable_set(&spec.manifest.editable)
                 .map_err(|e| CheckError::Rule(e.to_string()))?;
-            patch.apply(dir, &editable)?;
+            // Test infrastructure the patch touches keeps its clean
+            // version unless `editable` names it exactly.
+            let keep = |rel: &str| !kept_out(rel, &hidden, &spec.manifest.editable);
+            for rel in patch.paths().iter().filter(|rel| !keep(rel)) {
+                report
+                    .text
+                    .push_str(&format!("kept out of the acceptance tree: {rel}\n"));
+            }
+            patch.apply_kept(dir, &editable, &keep)?;
             Ok(())
         }
         None => Ok(()),
     })?;
     let lang = crate::lang::for_acceptance(spec.acceptance);
+    let planted = match (lang, spec.canaries) {
+        (Some(lang), Some(files)) => {
+            let (hidden, command) = (&spec.acceptance.dir, &spec.acceptance.command);
+            super::canaries::plant(hidden, spec.dir, lang, command, files, &mut report)?
+        }
+        _ => Planted::default(),
+    };
     let commands = check_commands(spec, spec.dir, lang)?;
-    let mut report = CheckLog::default();
-    let mut run = run_in(spec, &commands, lang, &mut report, cancel)?;
+    let mut run = run_in(spec, &commands, lang, &planted.names(), &mut report, cancel)?;
+    if let Some(lang) = lang.filter(|_| planted.asked) {
+        run.canaries_asked = true;
+        run.canaries = super::canaries::take(&mut run, lang, &planted);
+        run.unplanted = planted.unplanted;
+    }
     // A declared inventory needs no fallback: a test that does not
     // collect counts as failing.
     if spec.is_baseline()
@@ -291,11 +326,13 @@ pub(super) fn check_commands(
     Ok(commands)
 }
 
-/// Runs the check's commands as its results format and language say.
+/// Runs the check's commands as its results format and language say;
+/// `canaries` (inventory names) are run like the inventory's tests.
 fn run_in(
     spec: &CheckSpec<'_>,
     commands: &AttemptCommands,
     lang: Option<&dyn Language>,
+    canaries: &[String],
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -310,9 +347,11 @@ fn run_in(
             })
         }
         (ResultsFormat::Libtest, Some(lang)) => {
-            super::per_test::run(spec, lang, commands, report, cancel)
+            super::per_test::run(spec, lang, commands, canaries, report, cancel)
         }
-        (ResultsFormat::Junit(rel), lang) => one_run(spec, &rel, lang, commands, report, cancel),
+        (ResultsFormat::Junit(rel), lang) => {
+            one_run(spec, &rel, lang, commands, canaries, report, cancel)
+        }
         (ResultsFormat::Libtest, None) => Err(CheckError::Rule(
             "results = \"libtest\" has no language to run it".into(),
         )),
@@ -327,6 +366,7 @@ fn one_run(
     rel: &str,
     lang: Option<&dyn Language>,
     commands: &AttemptCommands,
+    canaries: &[String],
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -383,7 +423,10 @@ fn one_run(
     let stderr = stderr_tail(&outcome);
     run.commands.push(CheckCommand::plain(outcome));
     let mut results = match read_junit(dir, rel) {
-        Ok(results) if results.complete => results,
+        Ok(mut results) if results.complete => {
+            run.anomalies.append(&mut results.anomalies);
+            results
+        }
         Ok(_) => {
             run.add_note(format!(
                 "{rel} ends before its last element closes: its tests are missing"
@@ -410,11 +453,12 @@ fn one_run(
     };
     if timed_out {
         // Every test the run was expected to report and did not.
-        let expected: Vec<String> = match (&run.listed, spec.inventory) {
+        let mut expected: Vec<String> = match (&run.listed, spec.inventory) {
             (Some(listed), _) => listed.clone(),
             (None, Some(inventory)) => inventory.names().cloned().collect(),
             (None, None) => Vec::new(),
         };
+        expected.extend(canaries.iter().cloned());
         for name in expected {
             if !results.tests.contains_key(&name) {
                 results.time_out(&name);
@@ -422,7 +466,7 @@ fn one_run(
         }
         run.add_note(format!(
             "the run was killed at its timeout ({})",
-            crate::units::format_duration(spec.manifest.limits.command_timeout)
+            crate::protocol::units::format_duration(spec.manifest.limits.command_timeout)
         ));
     }
     run.results = Some(results);

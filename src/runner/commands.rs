@@ -11,7 +11,7 @@ use crate::exec::{
     AllowList, DEFAULT_KILL_GRACE, ExecError, ExecOutcome, ExecRequest, Refusal, SearchPath,
     Toolchain, run,
 };
-use crate::manifest::Manifest;
+use crate::manifest::{CACHE_PLACEHOLDER, Manifest};
 use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
 
 /// Runs commands for one attempt in one directory.
@@ -64,7 +64,11 @@ impl AttemptCommands {
         deadline: Instant,
     ) -> AttemptCommands {
         let toolchain = Toolchain::detect();
-        let search_path = SearchPath::for_toolchain(&toolchain);
+        // Toolchains inside the job cache are added once it is known
+        // (`use_toolchains`).
+        let search_path = job_search_path(manifest, &toolchain, |dir| {
+            (!dir.contains(CACHE_PLACEHOLDER)).then(|| dir.to_string())
+        });
         let mut env = manifest.env.clone();
         // Every build of a job starts from a fresh copy and is thrown away
         // after: rustc's incremental cache would only cost its writing
@@ -84,6 +88,12 @@ impl AttemptCommands {
             toolchain,
             search_path,
         }
+    }
+
+    /// Puts the job's `[sandbox] toolchains` first on the search path, with
+    /// `{cache}` expanded by `expand`.
+    pub fn use_toolchains(&mut self, manifest: &Manifest, expand: impl Fn(&str) -> String) {
+        self.search_path = job_search_path(manifest, &self.toolchain, |dir| Some(expand(dir)));
     }
 
     /// Runs `argv`, with the timeout cut to the time left before the deadline.
@@ -175,6 +185,24 @@ impl AttemptCommands {
             program_path: None,
         }
     }
+}
+
+/// The search path of `manifest`'s commands: its toolchain directories
+/// (each passed through `expand`, which may drop one), then the runner's
+/// toolchain and the system directories. Fixed at attempt start.
+pub fn job_search_path(
+    manifest: &Manifest,
+    toolchain: &Toolchain,
+    expand: impl Fn(&str) -> Option<String>,
+) -> SearchPath {
+    let dirs: Vec<PathBuf> = manifest
+        .sandbox
+        .toolchains
+        .iter()
+        .filter_map(|dir| expand(dir))
+        .map(PathBuf::from)
+        .collect();
+    SearchPath::for_job(&dirs, toolchain)
 }
 
 /// A command and its captured output (head and tail, as capped), as kept

@@ -194,6 +194,22 @@ fn hidden_tests(
     names
 }
 
+/// Every regular file of the acceptance dir, relative, `/`-separated, in
+/// name order.
+pub(super) fn hidden_files(acceptance_dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    walk(acceptance_dir, "", 0, &mut files);
+    files
+}
+
+/// The acceptance dir's test files, by the language's pattern.
+pub(super) fn hidden_test_files(acceptance_dir: &Path, lang: &dyn Language) -> Vec<String> {
+    hidden_files(acceptance_dir)
+        .into_iter()
+        .filter(|rel| lang.is_test_file(rel))
+        .collect()
+}
+
 /// Regular files under `dir`, relative, `/`-separated; symlinks are not
 /// followed.
 fn walk(dir: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {

@@ -7,6 +7,7 @@
 
 mod attempt;
 mod cache_use;
+mod canaries;
 mod carried;
 mod check_verdict;
 mod checks;
@@ -19,12 +20,14 @@ mod per_test;
 mod recorder;
 mod seed;
 mod setup;
+mod tamper;
+mod test_runs;
 
 pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
 pub use cache_use::CacheUse;
 pub use carried::{Carried, Carry, Entry, apply_patch};
 pub use checks::{CheckCommand, CheckError, CheckRun, CheckSpec, run_check};
-pub use commands::{AttemptCommands, policy_for};
+pub use commands::{AttemptCommands, job_search_path, policy_for};
 pub use error::RunError;
 pub use patch::{
     COPY_CAP, DIFF_CAP, DIFF_TIME, FILE_CAP, PatchError, PatchInputs, Rejection, SavedPatch,

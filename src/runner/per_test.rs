@@ -13,19 +13,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::checks::{
     CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, stderr_tail,
     with_tail,
 };
 use super::commands::AttemptCommands;
+use super::test_runs::Summary;
 use crate::beneath::Dir;
 use crate::cache::dependency_hashes;
 use crate::cancel::CancelToken;
-use crate::exec::{Captured, ExecError, ExecOutcome};
+use crate::exec::{ExecError, ExecOutcome};
 use crate::lang::{Language, OneRun, TestBinary};
-use crate::log::TestRuns;
 use crate::verdict::{TestOutcome, TestResults};
 
 /// Largest test binary copied out of the build.
@@ -43,6 +43,7 @@ pub(super) fn run(
     spec: &CheckSpec<'_>,
     lang: &dyn Language,
     commands: &AttemptCommands,
+    canaries: &[String],
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -74,13 +75,22 @@ pub(super) fn run(
                 }
             }
         } else {
-            let names = spec
+            let mut names: Vec<String> = spec
                 .inventory
                 .into_iter()
                 .flat_map(|inventory| inventory.names())
                 .filter_map(|name| lang.listed_name(&binary.label, name))
                 .map(String::from)
                 .collect();
+            // The canaries run like any other test, each at a random
+            // place among them.
+            let mut rng = fastrand::Rng::new();
+            for canary in canaries
+                .iter()
+                .filter_map(|c| lang.listed_name(&binary.label, c))
+            {
+                names.insert(rng.usize(..=names.len()), canary.to_string());
+            }
             (names, None)
         };
         listed.extend(names.iter().map(|n| lang.inventory_name(&binary.label, n)));
@@ -101,6 +111,7 @@ pub(super) fn run(
             &names,
             listing_outcome,
             spec.parallel,
+            canaries,
             report,
             &mut run,
             cancel,
@@ -305,6 +316,8 @@ struct Ran {
     result: Option<TestOutcome>,
     timed_out: bool,
     garbled: Option<String>,
+    /// What the output says that an honest harness does not.
+    anomaly: Option<String>,
 }
 
 impl Unit<'_> {
@@ -348,7 +361,7 @@ impl Unit<'_> {
 
     /// Runs each of `names` alone, `parallel` at a time; the one command
     /// for the binary that sums the runs up (with its listing, when it
-    /// listed).
+    /// listed). The canaries' runs are not tests: the sum leaves them out.
     #[allow(clippy::too_many_arguments)]
     fn run_each(
         &self,
@@ -356,15 +369,21 @@ impl Unit<'_> {
         names: &[String],
         listing: Option<ExecOutcome>,
         parallel: usize,
+        canaries: &[String],
         report: &mut CheckLog,
         run: &mut CheckRun,
         cancel: &CancelToken,
     ) -> Result<CheckCommand, CheckError> {
         let started = Instant::now();
         let ran = self.run_all(runner, names, parallel, cancel)?;
-        let mut summary = Summary::new(self, listing);
+        let mut summary = Summary::new(
+            &self.binary.target,
+            self.copied,
+            self.runner_argv().len() + 6,
+            listing,
+        );
         let mut garbled = Vec::new();
-        let results = run.results.get_or_insert_with(TestResults::default);
+        let mut results = run.results.take().unwrap_or_default();
         for (name, ran) in names.iter().zip(ran) {
             let inventory = self.lang.inventory_name(&self.binary.label, name);
             let argv = self.lang.run_one_argv(&self.runner_argv(), name);
@@ -383,13 +402,20 @@ impl Unit<'_> {
             if let Some(why) = &ran.garbled {
                 garbled.push(format!("{inventory}: {why}"));
             }
+            if let Some(why) = &ran.anomaly {
+                run.anomalies.push(format!("{inventory}: {why}"));
+            }
             if ran.timed_out {
                 results.time_out(&inventory);
             } else if let Some(result) = ran.result {
                 results.tests.insert(inventory.clone(), result);
             }
-            summary.add(&inventory, &ran);
+            if !canaries.contains(&inventory) {
+                let passed = ran.result == Some(TestOutcome::Passed);
+                summary.add(&inventory, passed, ran.timed_out, ran.outcome.as_ref());
+            }
         }
+        run.results = Some(results);
         for why in garbled {
             run.add_note(why);
         }
@@ -412,22 +438,30 @@ impl Unit<'_> {
                     result: None,
                     timed_out: !cancel.is_cancelled(),
                     garbled: None,
+                    anomaly: None,
                 });
             }
             let argv = self.lang.run_one_argv(&base, name);
             let outcome =
                 runner.run_binary(self.copied, &argv, &self.cwd, RESULTS_OUTPUT_CAP, cancel)?;
-            let (result, garbled) = match self.lang.read_one(name, &outcome.stdout.to_text()) {
+            let stdout = outcome.stdout.to_text();
+            let (result, garbled) = match self.lang.read_one(name, &stdout) {
                 _ if outcome.timed_out || outcome.cancelled => (None, None),
                 OneRun::Reported(result) => (Some(result), None),
                 OneRun::NotReported => (None, None),
                 OneRun::Garbled(why) => (None, Some(why)),
+            };
+            let anomaly = match &garbled {
+                Some(why) => Some(why.clone()),
+                None if result.is_some() => self.lang.one_run_anomaly(name, &stdout),
+                None => None,
             };
             Ok(Ran {
                 timed_out: outcome.timed_out,
                 outcome: Some(outcome),
                 result,
                 garbled,
+                anomaly,
             })
         };
         let workers = parallel.clamp(1, names.len().max(1));
@@ -464,107 +498,12 @@ impl Unit<'_> {
                         result: None,
                         timed_out: false,
                         garbled: Some("the runner lost this run".into()),
+                        anomaly: None,
                     })
                 })
                 .map_err(CheckError::from)
             })
             .collect()
-    }
-}
-
-/// A binary's runs summed up into one command.
-struct Summary {
-    outcome: ExecOutcome,
-    listed: bool,
-    tests: TestRuns,
-    first_failure: Option<(Option<i32>, Option<i32>)>,
-}
-
-impl Summary {
-    fn new(unit: &Unit<'_>, listing: Option<ExecOutcome>) -> Summary {
-        let listed = listing.is_some();
-        let outcome = listing.unwrap_or_else(|| ExecOutcome {
-            program: unit.binary.target.clone(),
-            resolved: unit.copied.to_path_buf(),
-            argc: unit.runner_argv().len() + 6,
-            exit_code: Some(0),
-            signal: None,
-            duration: Duration::ZERO,
-            stdout: Captured::default(),
-            stderr: Captured::default(),
-            timed_out: false,
-            cancelled: false,
-            leaked: false,
-            drain_timed_out: false,
-            oom: false,
-            sandbox_layers: Vec::new(),
-        });
-        Summary {
-            outcome,
-            listed,
-            tests: TestRuns {
-                runs: 0,
-                failed: 0,
-                timed_out: 0,
-                slowest: None,
-                slowest_ms: 0,
-            },
-            first_failure: None,
-        }
-    }
-
-    fn add(&mut self, name: &str, ran: &Ran) {
-        if ran.result != Some(TestOutcome::Passed) {
-            self.tests.failed += 1;
-        }
-        if ran.timed_out {
-            self.tests.timed_out += 1;
-        }
-        let Some(one) = &ran.outcome else {
-            return;
-        };
-        self.tests.runs += 1;
-        let ms = u64::try_from(one.duration.as_millis()).unwrap_or(u64::MAX);
-        if self.tests.slowest.is_none() || ms > self.tests.slowest_ms {
-            self.tests.slowest = Some(name.to_string());
-            self.tests.slowest_ms = ms;
-        }
-        let o = &mut self.outcome;
-        if !self.listed && self.tests.runs == 1 {
-            o.resolved.clone_from(&one.resolved);
-            o.argc = one.argc;
-            o.sandbox_layers.clone_from(&one.sandbox_layers);
-        }
-        if !one.success() && self.first_failure.is_none() {
-            self.first_failure = Some((one.exit_code, one.signal));
-        }
-        for (sum, part) in [(&mut o.stdout, &one.stdout), (&mut o.stderr, &one.stderr)] {
-            sum.total_bytes = sum.total_bytes.saturating_add(part.total_bytes);
-            sum.truncated |= part.truncated;
-        }
-        o.timed_out |= one.timed_out;
-        o.cancelled |= one.cancelled;
-        o.leaked |= one.leaked;
-        o.drain_timed_out |= one.drain_timed_out;
-        o.oom |= one.oom;
-    }
-
-    /// The one command: the listing's exit when there are no runs, else
-    /// the first failing run's; the time from the listing to the last run.
-    fn finish(mut self, started: Instant) -> CheckCommand {
-        if let Some((exit_code, signal)) = self.first_failure {
-            self.outcome.exit_code = exit_code;
-            self.outcome.signal = signal;
-        }
-        self.outcome.duration += started.elapsed();
-        self.outcome.stdout.head.clear();
-        self.outcome.stdout.tail.clear();
-        self.outcome.stderr.head.clear();
-        self.outcome.stderr.tail.clear();
-        CheckCommand {
-            outcome: self.outcome,
-            tests: Some(self.tests),
-        }
     }
 }
 

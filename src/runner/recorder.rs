@@ -1,9 +1,9 @@
 //! An attempt's events, appended to the store as the agent loop records
-//! them.
+//! them, and what the state says they add up to.
 
-use crate::agent::Recorder;
+use crate::agent::{Recorder, Used};
 use crate::lifecycle::Store;
-use crate::log::Event;
+use crate::protocol::Event;
 
 /// Appends the attempt's events to the store.
 pub(super) struct StoreRecorder<'a> {
@@ -18,5 +18,16 @@ impl Recorder for StoreRecorder<'_> {
             .append(Some(&self.job), Some(self.attempt), event)
             .map(|_| ())
             .map_err(|e| e.to_string())
+    }
+
+    fn used(&self) -> Used {
+        self.store
+            .state()
+            .job(&self.job)
+            .and_then(|job| job.attempt_numbered(self.attempt))
+            .map_or(Used::default(), |attempt| Used {
+                steps: attempt.steps,
+                tokens: attempt.tokens,
+            })
     }
 }

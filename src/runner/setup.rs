@@ -118,6 +118,9 @@ pub fn run_setup(
     for (key, value) in &manifest.env {
         commands.env.insert(key.clone(), cache_use.expand(value));
     }
+    // A toolchain the setup makes in the cache (a venv) is used by its
+    // later commands: each command's grants are found when it starts.
+    commands.use_toolchains(manifest, |dir| cache_use.expand(dir));
     if !manifest.env.contains_key("CARGO_HOME") {
         commands.env.insert(
             "CARGO_HOME".into(),

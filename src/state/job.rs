@@ -2,10 +2,12 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::log::{CheckResult, FailureKind, Outcome};
-use crate::verdict::{Inventory, Verdict};
+use super::attempt::{Attempt, Step};
+use crate::protocol::{
+    CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price, Record,
+};
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,24 +66,68 @@ pub struct OpenAttempt {
     pub pid: u32,
 }
 
-/// How the agent phase of an attempt ended (recorded by `agent_finished`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct AgentPhase {
-    pub attempt: u32,
-    pub outcome: Outcome,
-    pub failure_kind: Option<FailureKind>,
-}
-
 /// The replayed state of one job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
     pub id: String,
     pub family: String,
-    pub state: JobState,
     /// The manifest snapshot (absent for bare lifecycle tasks).
     #[serde(skip)]
-    pub manifest: Option<Arc<serde_json::Value>>,
+    pub manifest: Option<Arc<ManifestSnapshot>>,
     pub manifest_hash: Option<String>,
+    /// For sweep instances (`<job>@<provider>#<k>`): the manifest id, the
+    /// provider name and the repeat index.
+    pub base_job: Option<String>,
+    /// The provider the job was enqueued for, if it names one.
+    pub provider: Option<String>,
+    pub repeat: Option<u32>,
+    /// What the job's provider charges (`[price]` of its manifest), if set.
+    pub price: Option<Price>,
+    /// Where the job is: its state, attempts, restarts.
+    pub lifecycle: Lifecycle,
+    /// The baseline, once recorded (it is run once per job).
+    pub baseline: Option<Baseline>,
+    /// Why the job's `[setup]` failed, when it did.
+    pub setup_cause: Option<String>,
+    /// The shared caches its setup events named (`DATA/cache/<key>/`).
+    pub caches: std::collections::BTreeSet<String>,
+    /// The attempts under the current manifest, in order.
+    pub attempts: Vec<Attempt>,
+    /// The attempts of earlier manifests (before a `replaced`), kept as
+    /// history.
+    pub earlier_attempts: Vec<Attempt>,
+    /// Set while the provider is being retried (an outage waited out).
+    pub waiting: Option<Waiting>,
+    /// USD spent on provider calls so far, every attempt and every billed
+    /// call (an unusable reply too); 0 without a price.
+    pub cost_usd: f64,
+    /// What the provider calls and commands of every run under the current
+    /// manifest used (a run cut short by a fault too).
+    pub usage: Usage,
+    /// When the first attempt started and when the last one ended.
+    pub first_started_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+    /// Type of the last event recorded for this job.
+    pub last_event: &'static str,
+    /// That event, with its frame (not the job id), for the words of what
+    /// the job did last.
+    #[serde(skip)]
+    pub last: Option<Box<Record>>,
+    /// `seq` of the last event recorded for this job.
+    pub last_seq: u64,
+    pub enqueued_ms: u64,
+    pub updated_ms: u64,
+}
+
+/// Where a job is in its lifecycle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lifecycle {
+    pub state: JobState,
+    /// Why the most recent attempt failed, if it did (`interrupted` while
+    /// the job waits to start over).
+    pub failure_kind: Option<FailureKind>,
+    /// Outcome of the most recent finished attempt.
+    pub last_outcome: Option<Outcome>,
     pub max_attempts: u32,
     /// The number of the last attempt started, interrupted ones included
     /// (attempt numbers go on across a replaced manifest).
@@ -90,94 +136,78 @@ pub struct Job {
     /// current manifest's first attempt is `attempt_base + 1`.
     pub attempt_base: u32,
     /// The attempt currently holding (or supposed to hold) a lease.
-    pub open_attempt: Option<OpenAttempt>,
-    /// Why the most recent attempt failed, if it did.
-    pub failure_kind: Option<FailureKind>,
-    /// Outcome of the most recent finished attempt.
-    pub last_outcome: Option<Outcome>,
-    /// Steps (provider calls) of the current or last attempt; a failed
-    /// provider call is a step too.
-    pub steps: u32,
-    /// Steps of the attempts before it (a run of an attempt cut short by a
-    /// fault and started over is not counted).
-    pub steps_before: u32,
-    /// The highest attempt number started since the manifest was set.
-    pub last_attempt: u32,
-    /// Invalid decisions in the current or last attempt.
-    pub invalid_decisions: u32,
-    /// Kind of the last decision, if any.
-    pub last_action: Option<String>,
+    pub open: Option<OpenAttempt>,
+    /// An interrupted attempt whose agent phase had finished: the next claim
+    /// resumes it (same attempt number) at acceptance instead of starting over.
+    pub resume: Option<u32>,
     /// Restarts after faults of the infrastructure so far, and the most
     /// allowed (`[limits] max_restarts`) before the job ends `infra_error`.
     pub restarts: u32,
     pub max_restarts: u32,
     /// The last fault of the infrastructure, in one line.
     pub infra_cause: Option<String>,
-    /// The phases done when the last fault happened: a fault after new
-    /// progress starts the count again (only a fault that repeats in the
-    /// same phase runs into `max_restarts`).
-    pub fault_mark: Option<PhaseMark>,
-    /// The baseline verdict, once recorded (it is run once per job).
-    pub baseline: Option<CheckResult>,
-    /// The test inventory the baseline recorded (per-test results only).
+    /// How far the job had got when the last fault happened: a fault after
+    /// new progress starts the count again (only a fault that repeats in
+    /// the same phase runs into `max_restarts`).
+    pub fault_mark: Option<Progress>,
+}
+
+/// What provider calls and commands used, summed (saturating).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Usage {
+    pub provider_calls: u32,
+    /// Of them, the replies refused as invalid.
+    pub invalid_decisions: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Sum of provider call latencies, in milliseconds: model time.
+    pub latency_ms: u64,
+    pub time: TimeSpent,
+}
+
+/// Where time went besides the model, in milliseconds: `run_tool`
+/// commands, verify commands, the job's trusted `[setup]` commands, the
+/// baseline and acceptance checks, and waits before provider retries
+/// (rate limits, outages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeSpent {
+    #[serde(default)]
+    pub tool_ms: u64,
+    #[serde(default)]
+    pub verify_ms: u64,
+    /// `[setup]` commands (0 when the job cache was reused).
+    #[serde(default)]
+    pub setup_ms: u64,
+    /// Baseline and acceptance commands.
+    #[serde(default)]
+    pub acceptance_ms: u64,
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
+impl TimeSpent {
+    /// Adds `other` (saturating).
+    pub fn add(&mut self, other: &TimeSpent) {
+        self.tool_ms = self.tool_ms.saturating_add(other.tool_ms);
+        self.verify_ms = self.verify_ms.saturating_add(other.verify_ms);
+        self.setup_ms = self.setup_ms.saturating_add(other.setup_ms);
+        self.acceptance_ms = self.acceptance_ms.saturating_add(other.acceptance_ms);
+        self.wait_ms = self.wait_ms.saturating_add(other.wait_ms);
+    }
+}
+
+/// How far a job got: the baseline recorded, and how far its attempt got.
+pub type Progress = (bool, Step);
+
+/// What the baseline recorded: its verdict, the test inventory (per-test
+/// results only), and why it is unusable or a note about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Baseline {
+    pub result: CheckResult,
     pub inventory: Option<Inventory>,
-    /// Why the baseline is unusable, or a note about it, when it says.
-    pub baseline_reason: Option<String>,
-    /// The agent phase of the current or last attempt, once finished.
-    pub agent: Option<AgentPhase>,
-    /// Whether the current or last attempt recorded its patch.
-    pub patch_recorded: bool,
-    /// The SHA-256 of that patch's `files.json` (the runner's copy of the
-    /// changed files), when its `patch` event names one.
-    pub patch_files_hash: Option<String>,
-    /// Whether the current or last attempt recorded `patch_rejected`.
-    pub patch_rejected: bool,
-    /// Acceptance verdict of the current or last attempt.
-    pub acceptance: Option<CheckResult>,
-    /// Its per-test verdict, when read per test.
-    pub verdict: Option<Verdict>,
-    /// An interrupted attempt whose agent phase had finished: the next claim
-    /// resumes it (same attempt number) at acceptance instead of starting over.
-    pub resume: Option<u32>,
-    /// The last reason the current or last attempt recorded, in one line:
-    /// a refusal, a provider error, a rejected patch, a fault. Only the
-    /// fallback of [`Job::failure_cause`], which prefers the reason of the
-    /// final verdict.
-    pub cause: Option<String>,
-    /// The cause of the last failed verify of the current or last attempt.
-    pub verify_cause: Option<String>,
-    /// The last refused decision of the current or last attempt
-    /// (`refused: ...`); a refusal the model recovered from stays here but
-    /// is not the cause of a later verdict.
-    pub refusal: Option<String>,
-    /// The last failed provider call of the current or last attempt.
-    pub provider_cause: Option<String>,
-    /// Why the current or last attempt's patch was rejected.
-    pub patch_cause: Option<String>,
-    /// Why the job's `[setup]` failed, when it did.
-    pub setup_cause: Option<String>,
-    /// The job caches its setup events named (`DATA/cache/<key>/`).
-    pub caches: std::collections::BTreeSet<String>,
-    /// Tokens of the current or last run of the agent phase (saturating).
-    pub attempt_tokens: u64,
-    /// The provider the job was enqueued for, if it names one.
-    pub provider: Option<String>,
-    /// Set while the provider is being retried (an outage waited out).
-    pub waiting: Option<Waiting>,
-    /// What the job's provider charges (`[price]` of its manifest), if set.
-    pub price: Option<crate::manifest::Price>,
-    /// USD spent on provider calls so far, every attempt and every billed
-    /// call (an unusable reply too); 0 without a price.
-    pub cost_usd: f64,
-    /// When the first attempt started and when the last one ended.
-    pub first_started_ms: Option<u64>,
-    pub ended_ms: Option<u64>,
-    /// Type of the last event recorded for this job.
-    pub last_event: &'static str,
-    /// `seq` of the last event recorded for this job.
-    pub last_seq: u64,
-    pub enqueued_ms: u64,
-    pub updated_ms: u64,
+    pub reason: Option<String>,
+    /// Whether canaries run for the job, as the baseline decided.
+    pub canary: Option<CanaryBaseline>,
 }
 
 /// A provider call that is being retried: the job waits for its provider.
@@ -191,130 +221,61 @@ pub struct Waiting {
     pub since_ms: u64,
 }
 
-/// Which phases of a job are done: baseline, agent phase, patch, acceptance.
-pub type PhaseMark = (bool, bool, bool, bool);
-
 impl Job {
-    /// The phases done so far.
-    pub fn phase_mark(&self) -> PhaseMark {
+    /// The current or last attempt under the current manifest.
+    pub fn attempt(&self) -> Option<&Attempt> {
+        self.attempts.last()
+    }
+
+    /// Attempt `number` under the current manifest.
+    pub fn attempt_numbered(&self, number: u32) -> Option<&Attempt> {
+        self.attempts.iter().rev().find(|a| a.number == number)
+    }
+
+    /// How far the job got.
+    pub fn progress(&self) -> Progress {
         (
             self.baseline.is_some(),
-            self.agent.is_some(),
-            self.patch_recorded || self.patch_rejected,
-            self.acceptance.is_some(),
+            self.attempt().map_or(Step::Agent, |a| a.phase.step()),
         )
     }
 
     /// Steps of every attempt, as the reports count them.
     pub fn total_steps(&self) -> u32 {
-        self.steps_before.saturating_add(self.steps)
+        self.attempts
+            .iter()
+            .fold(0u32, |sum, a| sum.saturating_add(a.steps))
     }
 
-    /// What a failed job's failure is blamed on: the reason of its final
-    /// verdict. The failing or missing tests of `tests_failed` and
-    /// `tests_missing`, the failed verify of `verify_failed`, the limit a
-    /// `step_limit`, `wall_timeout` or `token_budget` job hit, the refusal
-    /// that ended `invalid_decisions`, the provider's error, the rejected
-    /// patch, the failed setup, the fault of `infra_error`. Earlier
-    /// refusals the model recovered from stay in the trajectory but are
-    /// never the cause of a later verdict. Else the last reason recorded.
-    /// `None` unless the job failed.
-    pub fn failure_cause(&self) -> Option<String> {
-        if self.state != JobState::Failed {
-            return None;
-        }
-        let limit = |key: &str| -> String {
-            let value = self
-                .manifest
-                .as_deref()
-                .map(|m| &m["manifest"]["limits"][key])
-                .filter(|v| !v.is_null());
-            match value {
-                Some(serde_json::Value::String(text)) => text.clone(),
-                Some(other) => other.to_string(),
-                None => "?".to_string(),
-            }
-        };
-        let reason = match self.failure_kind {
-            Some(FailureKind::VerifyFailed) => self.verify_cause.clone(),
-            Some(FailureKind::TestsFailed | FailureKind::TestsMissing) => self.acceptance_cause(),
-            Some(FailureKind::AcceptanceFailed) => self.acceptance_cause().or_else(|| {
-                Some("the acceptance command failed (judged by its exit status)".into())
-            }),
-            Some(FailureKind::InvalidDecisions) => self.refusal.clone().map(|r| {
-                format!(
-                    "{} invalid decisions in a row; the last: {r}",
-                    limit("max_invalid")
-                )
-            }),
-            Some(FailureKind::ProviderError) => self.provider_cause.clone(),
-            Some(FailureKind::PatchRejected) => self.patch_cause.clone(),
-            Some(FailureKind::SetupFailed) => self.setup_cause.clone(),
-            Some(FailureKind::InfraError) => self.infra_cause.clone(),
-            Some(FailureKind::InvalidBaseline) => self
-                .baseline_reason
-                .clone()
-                .or_else(|| Some("the pristine source already passes the acceptance tests".into())),
-            Some(FailureKind::StepLimit) => Some(format!(
-                "used all {} steps (limits.max_steps) without finishing",
-                limit("max_steps")
-            )),
-            Some(FailureKind::WallTimeout) => Some(format!(
-                "the attempt ran out of its wall time ({}, limits.wall_time)",
-                limit("wall_time")
-            )),
-            Some(FailureKind::TokenBudget) => Some(format!(
-                "{} tokens used, the budget is {} (limits.token_budget)",
-                self.attempt_tokens,
-                limit("token_budget")
-            )),
-            Some(FailureKind::BudgetExceeded) => {
-                Some("the batch's cost cap (--max-cost) was reached".into())
-            }
-            Some(FailureKind::NoEdit) => Some("the model finished without changing a file".into()),
-            _ => None,
-        };
-        reason
-            .or_else(|| self.cause.clone())
-            .or_else(|| self.acceptance_cause())
-    }
-
-    /// The acceptance run's verdict in one line: which tests failed or were
-    /// not reported (the first few, then how many more).
-    fn acceptance_cause(&self) -> Option<String> {
-        let verdict = self.verdict.as_ref()?;
-        let names = |what: &str, tests: &[String]| {
-            let shown: Vec<&str> = tests.iter().take(3).map(String::as_str).collect();
-            let more = tests.len().saturating_sub(shown.len());
-            let tail = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            };
-            format!("{what}: {}{tail}", shown.join(", "))
-        };
-        let mut parts = Vec::new();
-        if !verdict.failing.is_empty() {
-            parts.push(names("failing", &verdict.failing));
-        }
-        if !verdict.missing.is_empty() {
-            parts.push(names("not reported", &verdict.missing));
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
+    /// The highest attempt number started since the manifest was set.
+    pub fn last_attempt(&self) -> u32 {
+        self.attempt()
+            .map_or(self.lifecycle.attempt_base, |a| a.number)
     }
 
     /// Attempts started under the current manifest.
     pub fn attempts_used(&self) -> u32 {
-        self.attempts_started.saturating_sub(self.attempt_base)
+        self.lifecycle
+            .attempts_started
+            .saturating_sub(self.lifecycle.attempt_base)
     }
 
     /// The highest attempt number the log holds for the job.
     pub fn highest_attempt(&self) -> u32 {
-        self.last_attempt.max(self.attempts_started)
+        self.last_attempt().max(self.lifecycle.attempts_started)
+    }
+
+    /// The last patch recorded under the current manifest, and its
+    /// attempt's number.
+    pub fn last_patch(&self) -> Option<(u32, &super::attempt::Patch)> {
+        self.attempts
+            .iter()
+            .rev()
+            .find_map(|a| a.patch.as_ref().map(|p| (a.number, p)))
     }
 
     /// Whether `retry` may requeue the job.
     pub fn attempts_remain(&self) -> bool {
-        self.attempts_used() < self.max_attempts
+        self.attempts_used() < self.lifecycle.max_attempts
     }
 }

@@ -1,15 +1,17 @@
 //! The state reducer: a pure fold of records into [`State`]. Writers use the
 //! same function to check an event before appending it, so an illegal
-//! transition is refused before anything reaches the log.
+//! transition is refused before anything reaches the log. The handlers of
+//! each group of events are beside it: `lifecycle.rs`, `phases.rs`,
+//! `steps.rs`.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use std::sync::Arc;
-
-use super::job::{AgentPhase, Job, JobState, OpenAttempt, Waiting};
-use crate::log::{CheckResult, Event, FailureKind, Outcome, Record};
+use super::attempt::Attempt;
+use super::job::{Job, JobState};
+use super::{lifecycle, phases, steps};
+use crate::protocol::{Event, Record};
 
 /// Everything the log says, replayed.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -80,7 +82,7 @@ impl State {
 
     /// True when there is at least one job and every job is terminal.
     pub fn all_terminal(&self) -> bool {
-        !self.jobs.is_empty() && self.jobs.iter().all(|j| j.state.is_terminal())
+        !self.jobs.is_empty() && self.jobs.iter().all(|j| j.lifecycle.state.is_terminal())
     }
 
     /// Applies one record, or explains why it is illegal and leaves the state
@@ -134,69 +136,45 @@ impl State {
                     family,
                     manifest,
                     manifest_hash,
+                    base_job,
                     provider,
-                    ..
+                    repeat,
                 },
                 None,
             ) => {
-                if *max_attempts == 0 {
-                    return Err(Illegal::ZeroAttempts(id.to_string()));
-                }
-                Ok(Target::New(Box::new(Job {
-                    id: id.to_string(),
-                    family: family.clone().unwrap_or_else(|| id.to_string()),
-                    state: JobState::Queued,
-                    manifest: manifest.as_ref().map(|m| Arc::new((**m).clone())),
-                    manifest_hash: manifest_hash.clone(),
+                let new = lifecycle::Enqueued {
                     max_attempts: *max_attempts,
-                    attempts_started: 0,
-                    attempt_base: 0,
-                    open_attempt: None,
-                    failure_kind: None,
-                    last_outcome: None,
-                    steps: 0,
-                    steps_before: 0,
-                    last_attempt: 0,
-                    invalid_decisions: 0,
-                    last_action: None,
-                    baseline: None,
-                    agent: None,
-                    patch_recorded: false,
-                    patch_files_hash: None,
-                    patch_rejected: false,
-                    acceptance: None,
-                    inventory: None,
-                    baseline_reason: None,
-                    verdict: None,
-                    restarts: 0,
-                    max_restarts: max_restarts_of(manifest.as_deref()),
-                    infra_cause: None,
-                    fault_mark: None,
-                    resume: None,
-                    cause: None,
-                    verify_cause: None,
-                    refusal: None,
-                    provider_cause: None,
-                    patch_cause: None,
-                    setup_cause: None,
-                    caches: Default::default(),
-                    attempt_tokens: 0,
-                    provider: provider.clone(),
-                    waiting: None,
-                    price: price_of(manifest.as_deref()),
-                    cost_usd: 0.0,
-                    first_started_ms: None,
-                    ended_ms: None,
-                    last_event: "",
-                    last_seq: 0,
-                    enqueued_ms: record.ts_ms,
-                    updated_ms: 0,
-                })))
+                    family: family.as_ref(),
+                    manifest: manifest.as_deref(),
+                    manifest_hash: manifest_hash.as_ref(),
+                    base_job: base_job.as_ref(),
+                    provider: provider.as_ref(),
+                    repeat: *repeat,
+                };
+                Ok(Target::New(Box::new(lifecycle::enqueued(id, record, new)?)))
             }
             (Event::Enqueued { .. }, Some(_)) => Err(Illegal::AlreadyExists(id.to_string())),
             (_, None) => Err(Illegal::UnknownJob(id.to_string())),
             (_, Some(i)) => Ok(Target::Existing(i)),
         }
+    }
+}
+
+/// The log's writers ask the reducer before they append, and its readers
+/// fold every record through it.
+impl crate::log::Fold for State {
+    type Refusal = Illegal;
+
+    fn check(&self, record: &Record) -> Result<(), Illegal> {
+        State::check(self, record)
+    }
+
+    fn apply(&mut self, record: &Record) -> Result<(), Illegal> {
+        State::apply(self, record)
+    }
+
+    fn skip(&mut self, record: &Record) {
+        self.last_seq = record.seq;
     }
 }
 
@@ -207,406 +185,214 @@ enum Target {
     Existing(usize),
 }
 
-/// Moves `job` through `record`'s transition: first every check, then the
-/// changes, so an `Err` leaves the job as it was.
-fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
-    let event = &record.event;
-    // The record names the job (target() found it by that id).
-    let id: &str = record.job.as_deref().unwrap_or_default();
-    {
-        let wrong_state = |action, job: &Job| Illegal::WrongState {
+/// The record a handler applies, and the checks every handler shares.
+pub(super) struct At<'r> {
+    /// The job the record names (target() found it by that id).
+    pub id: &'r str,
+    pub record: &'r Record,
+}
+
+impl At<'_> {
+    pub fn wrong_state(&self, action: &'static str, job: &Job) -> Illegal {
+        Illegal::WrongState {
             job: job.id.clone(),
             action,
-            state: job.state,
-        };
-        let attempt = || {
-            record.attempt.ok_or_else(|| Illegal::MissingAttempt {
-                job: id.to_string(),
-                event: event.type_name(),
-            })
-        };
-        // Events that happen inside an attempt need that attempt to be open.
-        let in_open_attempt = |job: &Job| -> Result<u32, Illegal> {
-            let n = attempt()?;
-            match job.open_attempt {
-                Some(open) if open.attempt == n => Ok(n),
-                _ => Err(Illegal::AttemptNotOpen {
-                    job: job.id.clone(),
-                    attempt: n,
-                }),
-            }
-        };
+            state: job.lifecycle.state,
+        }
+    }
 
-        match event {
-            Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
-            Event::Replaced {
-                max_attempts,
-                family,
-                manifest,
-                manifest_hash,
-                attempts_before,
-            } => {
-                if job.open_attempt.is_some() {
-                    return Err(wrong_state("replace the manifest of", job));
-                }
-                if *max_attempts == 0 {
-                    return Err(Illegal::ZeroAttempts(id.to_string()));
-                }
-                let highest = job.highest_attempt();
-                if *attempts_before != 0 && *attempts_before < highest {
-                    return Err(Illegal::AttemptsRenumbered {
-                        job: id.to_string(),
-                        before: *attempts_before,
-                        highest,
-                    });
-                }
-                job.family = family.clone().unwrap_or_else(|| id.to_string());
-                job.manifest = Some(Arc::new((**manifest).clone()));
-                job.manifest_hash = Some(manifest_hash.clone());
-                job.max_attempts = *max_attempts;
-                job.max_restarts = max_restarts_of(Some(manifest));
-                job.price = price_of(Some(manifest));
-                job.cost_usd = 0.0;
-                job.restarts = 0;
-                job.infra_cause = None;
-                job.fault_mark = None;
-                // Numbering goes on after the attempts already made (0 in
-                // version 1 logs: it restarted).
-                job.attempts_started = *attempts_before;
-                job.attempt_base = *attempts_before;
-                job.state = JobState::Queued;
-                job.failure_kind = None;
-                job.last_outcome = None;
-                job.baseline = None;
-                job.resume = None;
-                job.steps_before = 0;
-                job.last_attempt = *attempts_before;
-                job.first_started_ms = None;
-                job.ended_ms = None;
-                reset_attempt_facts(job);
-                clear_causes(job);
-                job.setup_cause = None;
-            }
-            Event::AttemptStarted { pid } => {
-                if job.state != JobState::Queued {
-                    return Err(wrong_state("start an attempt of", job));
-                }
-                let n = attempt()?;
-                if let Some(resumed) = job.resume {
-                    if n != resumed {
-                        return Err(Illegal::WrongAttempt {
-                            job: job.id.clone(),
-                            got: n,
-                            expected: resumed,
-                        });
-                    }
-                    job.resume = None;
-                } else {
-                    if !job.attempts_remain() {
-                        return Err(Illegal::NoAttemptsLeft {
-                            job: job.id.clone(),
-                            max: job.max_attempts,
-                        });
-                    }
-                    if n != job.attempts_started + 1 {
-                        return Err(Illegal::WrongAttempt {
-                            job: job.id.clone(),
-                            got: n,
-                            expected: job.attempts_started + 1,
-                        });
-                    }
-                    job.attempts_started = n;
-                    if n > job.last_attempt {
-                        // A new attempt (not one started over after a
-                        // fault): the last one's steps are history, its
-                        // causes are not this attempt's.
-                        job.steps_before = job.steps_before.saturating_add(job.steps);
-                        job.last_attempt = n;
-                        clear_causes(job);
-                    }
-                    reset_attempt_facts(job);
-                }
-                job.first_started_ms.get_or_insert(record.ts_ms);
-                job.open_attempt = Some(OpenAttempt {
-                    attempt: n,
-                    pid: *pid,
-                });
-                job.state = JobState::Running;
-                job.failure_kind = None;
-            }
-            Event::AttemptFinished {
-                outcome,
-                failure_kind,
-            } => {
-                in_open_attempt(job)?;
-                job.open_attempt = None;
-                job.last_outcome = Some(*outcome);
-                job.ended_ms = Some(record.ts_ms);
-                // A job cancelled while running stays cancelled; the finish
-                // only closes the attempt.
-                if job.state == JobState::Running {
-                    match outcome {
-                        Outcome::Succeeded => {
-                            job.state = JobState::Succeeded;
-                            job.failure_kind = None;
-                        }
-                        Outcome::Failed => {
-                            job.state = JobState::Failed;
-                            job.failure_kind =
-                                Some(failure_kind.unwrap_or(FailureKind::VerifyFailed));
-                        }
-                    }
-                }
-            }
-            Event::AttemptInterrupted {
-                by_runner, cause, ..
-            } => {
-                let n = in_open_attempt(job)?;
-                job.open_attempt = None;
-                job.ended_ms = Some(record.ts_ms);
-                if let Some(cause) = cause {
-                    job.cause = Some(cause.clone());
-                }
-                if job.state == JobState::Running {
-                    // Neither a Ctrl-C nor a fault of the infrastructure (a
-                    // runner that died, an unreachable provider, a runtime
-                    // I/O error) is the model's doing: the attempt is not
-                    // used up. Faults are bounded by max_restarts, so a
-                    // fault that repeats cannot keep a job open forever.
-                    if !*by_runner {
-                        let mark = job.phase_mark();
-                        if job.fault_mark != Some(mark) {
-                            // Progress since the last fault: a new count.
-                            job.restarts = 0;
-                            job.fault_mark = Some(mark);
-                        }
-                        job.restarts += 1;
-                        job.infra_cause =
-                            Some(cause.clone().unwrap_or_else(|| {
-                                "the runner stopped (killed or crashed)".into()
-                            }));
-                    }
-                    if !*by_runner && job.restarts > job.max_restarts {
-                        job.state = JobState::Failed;
-                        job.failure_kind = Some(FailureKind::InfraError);
-                        job.resume = None;
-                    } else {
-                        if job.agent.is_some_and(|a| a.attempt == n) {
-                            // The agent's work is recorded; resume after it.
-                            job.resume = Some(n);
-                        } else {
-                            job.attempts_started = n - 1;
-                        }
-                        job.state = JobState::Queued;
-                        job.failure_kind = Some(FailureKind::Interrupted);
-                    }
-                }
-            }
-            Event::Cancelled {} => {
-                if !matches!(job.state, JobState::Queued | JobState::Running) {
-                    return Err(wrong_state("cancel", job));
-                }
-                job.state = JobState::Cancelled;
-                job.failure_kind = Some(FailureKind::Cancelled);
-                job.resume = None;
-                job.ended_ms = Some(record.ts_ms);
-            }
-            Event::Retried {} => {
-                if job.state != JobState::Failed {
-                    return Err(wrong_state("retry", job));
-                }
-                if !job.attempts_remain() {
-                    return Err(Illegal::NoAttemptsLeft {
-                        job: job.id.clone(),
-                        max: job.max_attempts,
-                    });
-                }
-                job.state = JobState::Queued;
-            }
-            Event::Baseline {
-                result,
-                inventory,
-                reason,
-                ..
-            } => {
-                in_open_attempt(job)?;
-                job.baseline = Some(*result);
-                job.inventory = inventory.clone();
-                job.baseline_reason = reason.clone();
-                if *result == CheckResult::Error {
-                    // A broken harness is what the job fails for.
-                    job.cause = reason.clone();
-                }
-            }
-            Event::Decision {
-                step,
-                kind,
-                reason,
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                ..
-            } => {
-                in_open_attempt(job)?;
-                if let Some(price) = job.price {
-                    job.cost_usd = crate::manifest::add_usd(
-                        job.cost_usd,
-                        price.cost(*input_tokens, *cached_input_tokens, *output_tokens),
-                    );
-                }
-                job.attempt_tokens = job
-                    .attempt_tokens
-                    .saturating_add(*input_tokens)
-                    .saturating_add(*output_tokens);
-                job.steps = job.steps.max(*step);
-                if *kind == crate::log::DecisionKind::Invalid {
-                    job.invalid_decisions += 1;
-                }
-                job.last_action = Some(kind.as_str().to_string());
-                if let Some(reason) = reason {
-                    let refusal = format!("refused: {reason}");
-                    job.cause = Some(refusal.clone());
-                    job.refusal = Some(refusal);
-                }
-            }
-            Event::ProviderRetry { retry, reason, .. } => {
-                in_open_attempt(job)?;
-                let since_ms = job.waiting.as_ref().map_or(record.ts_ms, |w| w.since_ms);
-                job.waiting = Some(Waiting {
-                    reason: reason.clone(),
-                    retries: *retry,
-                    since_ms,
-                });
-            }
-            Event::ProviderFailed {
-                step,
-                message,
-                input_tokens,
-                output_tokens,
-            } => {
-                in_open_attempt(job)?;
-                if let Some(price) = job.price {
-                    // Billed although unusable: it cost all the same.
-                    job.cost_usd = crate::manifest::add_usd(
-                        job.cost_usd,
-                        price.cost(*input_tokens, 0, *output_tokens),
-                    );
-                }
-                // A failed provider call is a step too, as the agent counts.
-                job.steps = job.steps.max(*step);
-                job.cause = Some(message.clone());
-                job.provider_cause = Some(message.clone());
-            }
-            Event::Verify { cause, .. } => {
-                in_open_attempt(job)?;
-                if let Some(cause) = cause {
-                    job.cause = Some(cause.clone());
-                    job.verify_cause = Some(cause.clone());
-                }
-            }
-            Event::Setup { cause, cache, .. } => {
-                in_open_attempt(job)?;
-                job.setup_cause = cause.clone();
-                if let Some(key) = cache {
-                    job.caches.insert(key.clone());
-                }
-            }
-            Event::Command { .. } | Event::Edit { .. } => {
-                in_open_attempt(job)?;
-            }
-            Event::AgentFinished {
-                outcome,
-                failure_kind,
-                steps,
-            } => {
-                let n = in_open_attempt(job)?;
-                if job.agent.is_some_and(|a| a.attempt == n) {
-                    return Err(Illegal::PhaseTwice {
-                        job: job.id.clone(),
-                        attempt: n,
-                        phase: "agent",
-                    });
-                }
-                job.agent = Some(AgentPhase {
-                    attempt: n,
-                    outcome: *outcome,
-                    failure_kind: *failure_kind,
-                });
-                job.steps = job.steps.max(*steps);
-            }
-            Event::Patch { files_hash, .. } => {
-                let n = in_open_attempt(job)?;
-                if job.patch_rejected {
-                    return Err(Illegal::PhaseTwice {
-                        job: job.id.clone(),
-                        attempt: n,
-                        phase: "patch",
-                    });
-                }
-                job.patch_recorded = true;
-                job.patch_files_hash = files_hash.clone();
-            }
-            Event::PatchRejected { reason } => {
-                let n = in_open_attempt(job)?;
-                // A recorded patch may still be rejected by acceptance (what
-                // it holds cannot be laid on the clean copy), once.
-                let judged = job.patch_recorded && job.acceptance.is_some();
-                if judged || job.patch_rejected {
-                    return Err(Illegal::PhaseTwice {
-                        job: job.id.clone(),
-                        attempt: n,
-                        phase: "patch",
-                    });
-                }
-                job.patch_rejected = true;
-                job.cause = Some(reason.clone());
-                job.patch_cause = Some(reason.clone());
-            }
-            Event::Acceptance { result, verdict } => {
-                let n = in_open_attempt(job)?;
-                if job.acceptance.is_some() {
-                    return Err(Illegal::PhaseTwice {
-                        job: job.id.clone(),
-                        attempt: n,
-                        phase: "acceptance",
-                    });
-                }
-                job.acceptance = Some(*result);
-                job.verdict = verdict.clone();
-            }
+    /// The record's attempt number, which events inside an attempt need.
+    pub fn attempt(&self) -> Result<u32, Illegal> {
+        self.record.attempt.ok_or_else(|| Illegal::MissingAttempt {
+            job: self.id.to_string(),
+            event: self.record.event.type_name(),
+        })
+    }
+
+    /// The record's attempt, which must be the open one.
+    pub fn open_attempt<'j>(&self, job: &'j mut Job) -> Result<&'j mut Attempt, Illegal> {
+        let n = self.attempt()?;
+        let not_open = || Illegal::AttemptNotOpen {
+            job: self.id.to_string(),
+            attempt: n,
+        };
+        if job.lifecycle.open.is_none_or(|open| open.attempt != n) {
+            return Err(not_open());
         }
-        if !matches!(event, Event::ProviderRetry { .. }) {
-            // Anything else the job does ends a wait for its provider.
-            job.waiting = None;
+        job.attempts
+            .last_mut()
+            .filter(|a| a.number == n)
+            .ok_or_else(not_open)
+    }
+
+    pub fn phase_twice(&self, attempt: u32, phase: &'static str) -> Illegal {
+        Illegal::PhaseTwice {
+            job: self.id.to_string(),
+            attempt,
+            phase,
         }
-        job.last_event = event.type_name();
-        job.last_seq = record.seq;
-        job.updated_ms = record.ts_ms;
-        Ok(())
     }
 }
 
-/// Forgets the reasons the previous attempt recorded.
-fn clear_causes(job: &mut Job) {
-    job.cause = None;
-    job.verify_cause = None;
-    job.refusal = None;
-    job.provider_cause = None;
-    job.patch_cause = None;
+/// Moves `job` through `record`'s transition. Every handler checks
+/// everything before it changes anything, so an `Err` leaves the job as it
+/// was.
+fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
+    let at = At {
+        id: record.job.as_deref().unwrap_or_default(),
+        record,
+    };
+    match &record.event {
+        Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
+        Event::Replaced {
+            max_attempts,
+            family,
+            manifest,
+            manifest_hash,
+            attempts_before,
+        } => lifecycle::replaced(
+            job,
+            &at,
+            *max_attempts,
+            family.as_ref(),
+            manifest,
+            manifest_hash,
+            *attempts_before,
+        )?,
+        Event::AttemptStarted { pid } => lifecycle::started(job, &at, *pid)?,
+        Event::AttemptFinished {
+            outcome,
+            failure_kind,
+            integrity,
+        } => lifecycle::finished(job, &at, *outcome, *failure_kind, integrity.as_ref())?,
+        Event::AttemptInterrupted {
+            by_runner, cause, ..
+        } => lifecycle::interrupted(job, &at, *by_runner, cause.as_ref())?,
+        Event::Cancelled {} => lifecycle::cancelled(job, &at)?,
+        Event::Retried {} => lifecycle::retried(job, &at)?,
+        Event::Setup { cause, cache, .. } => {
+            phases::setup(job, &at, cause.as_ref(), cache.as_ref())?
+        }
+        Event::Baseline {
+            result,
+            inventory,
+            reason,
+            canary,
+            ..
+        } => phases::baseline(
+            job,
+            &at,
+            *result,
+            inventory.as_ref(),
+            reason.as_ref(),
+            canary.as_ref(),
+        )?,
+        Event::AgentFinished {
+            outcome,
+            failure_kind,
+            steps,
+            integrity,
+        } => phases::agent_finished(job, &at, *outcome, *failure_kind, *steps, integrity)?,
+        Event::Patch {
+            bytes,
+            files,
+            files_hash,
+            integrity,
+            ..
+        } => phases::patch(
+            job,
+            &at,
+            super::attempt::Patch {
+                bytes: *bytes,
+                files: *files,
+                files_hash: files_hash.clone(),
+            },
+            integrity,
+        )?,
+        Event::PatchRejected { reason } => phases::patch_rejected(job, &at, reason)?,
+        Event::Acceptance {
+            result,
+            verdict,
+            canary,
+            integrity,
+        } => phases::acceptance(
+            job,
+            &at,
+            *result,
+            verdict.as_ref(),
+            canary.as_ref(),
+            integrity,
+        )?,
+        Event::Decision {
+            step,
+            kind,
+            reason,
+            input_tokens,
+            cached_input_tokens,
+            output_tokens,
+            latency_ms,
+            ..
+        } => steps::decision(
+            job,
+            &at,
+            steps::Call {
+                step: *step,
+                kind: *kind,
+                reason: reason.as_ref(),
+                input_tokens: *input_tokens,
+                cached_input_tokens: *cached_input_tokens,
+                output_tokens: *output_tokens,
+                latency_ms: *latency_ms,
+            },
+        )?,
+        Event::ProviderRetry {
+            retry,
+            reason,
+            wait_ms,
+            ..
+        } => steps::provider_retry(job, &at, *retry, reason, *wait_ms)?,
+        Event::ProviderFailed {
+            step,
+            message,
+            input_tokens,
+            output_tokens,
+        } => steps::provider_failed(job, &at, *step, message, *input_tokens, *output_tokens)?,
+        Event::Verify { cause, .. } => steps::verify(job, &at, cause.as_ref())?,
+        Event::Command {
+            role, duration_ms, ..
+        } => steps::command(job, &at, *role, *duration_ms)?,
+        Event::Edit { .. } => steps::in_attempt(job, &at)?,
+    }
+    if !matches!(record.event, Event::ProviderRetry { .. }) {
+        // Anything else the job does ends a wait for its provider.
+        job.waiting = None;
+    }
+    job.last_event = record.event.type_name();
+    job.last_seq = record.seq;
+    job.updated_ms = record.ts_ms;
+    keep_last(job, record);
+    Ok(())
 }
 
-/// Clears what the log said about the previous attempt.
-fn reset_attempt_facts(job: &mut Job) {
-    job.attempt_tokens = 0;
-    job.steps = 0;
-    job.invalid_decisions = 0;
-    job.last_action = None;
-    job.agent = None;
-    job.patch_recorded = false;
-    job.patch_files_hash = None;
-    job.patch_rejected = false;
-    job.acceptance = None;
-    job.verdict = None;
+/// Keeps `record` as the job's last event that says something (in place:
+/// a job's box is allocated once); a manifest, new or replaced, says
+/// nothing (and is not copied again).
+fn keep_last(job: &mut Job, record: &Record) {
+    if let Event::Enqueued { .. } | Event::Replaced { .. } = record.event {
+        job.last = None;
+        return;
+    }
+    let last = Record {
+        seq: record.seq,
+        ts_ms: record.ts_ms,
+        job: None,
+        attempt: record.attempt,
+        event: record.event.clone(),
+    };
+    match &mut job.last {
+        Some(kept) => **kept = last,
+        None => job.last = Some(Box::new(last)),
+    }
 }
 
 /// Replays records from the start.
@@ -625,18 +411,3 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 #[cfg(test)]
 #[path = "reducer_tests.rs"]
 mod tests;
-
-/// `[price]` of a manifest snapshot (`{"manifest": {...}}`), if it has one.
-fn price_of(snapshot: Option<&serde_json::Value>) -> Option<crate::manifest::Price> {
-    let price = snapshot?.get("manifest")?.get("price")?;
-    serde_json::from_value(price.clone()).ok()
-}
-
-/// `[limits] max_restarts` of a manifest snapshot (`{"manifest": {...}}`),
-/// or the default for a job without one.
-fn max_restarts_of(snapshot: Option<&serde_json::Value>) -> u32 {
-    snapshot
-        .and_then(|s| s["manifest"]["limits"]["max_restarts"].as_u64())
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(crate::manifest::DEFAULT_MAX_RESTARTS)
-}

@@ -1,6 +1,8 @@
 //! Every legal and illegal lifecycle transition.
 
 use super::*;
+use crate::protocol::{FailureKind, Limits, ManifestSnapshot, Outcome};
+use crate::state::{OpenAttempt, Phase};
 
 struct Log {
     state: State,
@@ -57,6 +59,7 @@ impl Log {
             Event::AttemptFinished {
                 outcome,
                 failure_kind: kind,
+                integrity: None,
             },
         )
     }
@@ -69,6 +72,7 @@ fn succeeded() -> Event {
     Event::AttemptFinished {
         outcome: Outcome::Succeeded,
         failure_kind: None,
+        integrity: None,
     }
 }
 
@@ -76,8 +80,8 @@ fn succeeded() -> Event {
 fn enqueue_creates_a_queued_job() {
     let mut log = Log::new();
     let job = log.enqueue("a", 2);
-    assert_eq!(job.state, JobState::Queued);
-    assert_eq!(job.attempts_started, 0);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
+    assert_eq!(job.lifecycle.attempts_started, 0);
     assert_eq!(job.last_event, "enqueued");
 }
 
@@ -86,17 +90,17 @@ fn queued_running_succeeded() {
     let mut log = Log::new();
     log.enqueue("a", 1);
     let job = log.start("a", 1);
-    assert_eq!(job.state, JobState::Running);
+    assert_eq!(job.lifecycle.state, JobState::Running);
     assert_eq!(
-        job.open_attempt,
+        job.lifecycle.open,
         Some(OpenAttempt {
             attempt: 1,
             pid: 101
         })
     );
     let job = log.finish("a", 1, Outcome::Succeeded, None);
-    assert_eq!(job.state, JobState::Succeeded);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Succeeded);
+    assert_eq!(job.lifecycle.open, None);
     assert!(log.state.all_terminal());
 }
 
@@ -106,8 +110,8 @@ fn running_failed_records_the_kind() {
     log.enqueue("a", 1);
     log.start("a", 1);
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
-    assert_eq!(job.state, JobState::Failed);
-    assert_eq!(job.failure_kind, Some(FailureKind::StepLimit));
+    assert_eq!(job.lifecycle.state, JobState::Failed);
+    assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::StepLimit));
 }
 
 #[test]
@@ -117,7 +121,7 @@ fn retry_requeues_a_failed_job_while_attempts_remain() {
     log.start("a", 1);
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
     let job = log.ok("a", None, Event::Retried {});
-    assert_eq!(job.state, JobState::Queued);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
     log.start("a", 2);
     log.finish("a", 2, Outcome::Failed, Some(FailureKind::NoEdit));
     let e = log.err("a", None, Event::Retried {});
@@ -135,21 +139,21 @@ fn cancel_queued_and_running() {
     let mut log = Log::new();
     log.enqueue("q", 1);
     assert_eq!(
-        log.ok("q", None, Event::Cancelled {}).state,
+        log.ok("q", None, Event::Cancelled {}).lifecycle.state,
         JobState::Cancelled
     );
 
     log.enqueue("r", 1);
     log.start("r", 1);
     let job = log.ok("r", None, Event::Cancelled {});
-    assert_eq!(job.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
     assert!(
-        job.open_attempt.is_some(),
+        job.lifecycle.open.is_some(),
         "the runner still has to close the attempt"
     );
     let job = log.finish("r", 1, Outcome::Failed, Some(FailureKind::Cancelled));
-    assert_eq!(job.state, JobState::Cancelled);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.open, None);
 }
 
 #[test]
@@ -159,7 +163,7 @@ fn a_finish_racing_a_cancel_does_not_resurrect_the_job() {
     log.start("a", 1);
     log.ok("a", None, Event::Cancelled {});
     assert_eq!(
-        log.finish("a", 1, Outcome::Succeeded, None).state,
+        log.finish("a", 1, Outcome::Succeeded, None).lifecycle.state,
         JobState::Cancelled
     );
 }
@@ -181,9 +185,12 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
                 cause: cause.map(String::from),
             },
         );
-        assert_eq!(job.state, JobState::Queued);
-        assert_eq!(job.attempts_started, 0, "a fault does not use the attempt");
-        assert_eq!(job.failure_kind, Some(FailureKind::Interrupted));
+        assert_eq!(job.lifecycle.state, JobState::Queued);
+        assert_eq!(
+            job.lifecycle.attempts_started, 0,
+            "a fault does not use the attempt"
+        );
+        assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::Interrupted));
     }
     log.start("a", 1);
     let job = log.ok(
@@ -195,10 +202,10 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
             cause: Some("disk full".into()),
         },
     );
-    assert_eq!(job.state, JobState::Failed);
-    assert_eq!(job.failure_kind, Some(FailureKind::InfraError));
-    assert_eq!(job.restarts, 4);
-    assert_eq!(job.infra_cause.as_deref(), Some("disk full"));
+    assert_eq!(job.lifecycle.state, JobState::Failed);
+    assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::InfraError));
+    assert_eq!(job.lifecycle.restarts, 4);
+    assert_eq!(job.lifecycle.infra_cause.as_deref(), Some("disk full"));
 }
 
 #[test]
@@ -216,8 +223,8 @@ fn interrupted_after_cancel_stays_cancelled() {
             cause: None,
         },
     );
-    assert_eq!(job.state, JobState::Cancelled);
-    assert_eq!(job.open_attempt, None);
+    assert_eq!(job.lifecycle.state, JobState::Cancelled);
+    assert_eq!(job.lifecycle.open, None);
 }
 
 #[test]
@@ -431,7 +438,7 @@ fn replay_collects_anomalies_and_keeps_going() {
     let (state, anomalies) = replay(&records);
     assert_eq!(anomalies.len(), 1);
     assert_eq!(anomalies[0].0, 2);
-    assert_eq!(state.job("a").unwrap().state, JobState::Cancelled);
+    assert_eq!(state.job("a").unwrap().lifecycle.state, JobState::Cancelled);
     assert_eq!(state.last_seq, 3);
 }
 
@@ -445,6 +452,7 @@ fn agent_done(outcome: Outcome) -> Event {
         outcome,
         failure_kind: None,
         steps: 3,
+        integrity: Vec::new(),
     }
 }
 
@@ -464,19 +472,19 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         },
     );
     assert_eq!(
-        job.state,
+        job.lifecycle.state,
         JobState::Queued,
         "only attempt, but the agent's work is recorded"
     );
-    assert_eq!(job.resume, Some(1));
+    assert_eq!(job.lifecycle.resume, Some(1));
     assert!(matches!(
         log.err("a", Some(2), start(2)),
         Illegal::WrongAttempt { expected: 1, .. }
     ));
     let job = log.ok("a", Some(1), start(1));
-    assert_eq!(job.attempts_started, 1);
+    assert_eq!(job.lifecycle.attempts_started, 1);
     assert!(
-        job.agent.is_some(),
+        job.attempt().unwrap().phase.agent_done(),
         "the resumed attempt keeps its agent phase"
     );
     assert_eq!(
@@ -491,8 +499,10 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         "a",
         Some(1),
         Event::Acceptance {
-            result: crate::log::CheckResult::Passed,
+            result: crate::protocol::CheckResult::Passed,
             verdict: None,
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     assert!(matches!(
@@ -500,8 +510,10 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             "a",
             Some(1),
             Event::Acceptance {
-                result: crate::log::CheckResult::Passed,
+                result: crate::protocol::CheckResult::Passed,
                 verdict: None,
+                canary: None,
+                integrity: Vec::new(),
             }
         ),
         Illegal::PhaseTwice {
@@ -510,7 +522,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
         }
     ));
     assert_eq!(
-        log.finish("a", 1, Outcome::Succeeded, None).state,
+        log.finish("a", 1, Outcome::Succeeded, None).lifecycle.state,
         JobState::Succeeded
     );
 }
@@ -529,9 +541,9 @@ fn an_attempt_its_runner_interrupted_is_not_counted() {
             cause: None,
         },
     );
-    assert_eq!(job.state, JobState::Queued);
-    assert_eq!(job.attempts_started, 0);
-    assert_eq!(log.start("a", 1).state, JobState::Running);
+    assert_eq!(job.lifecycle.state, JobState::Queued);
+    assert_eq!(job.lifecycle.attempts_started, 0);
+    assert_eq!(log.start("a", 1).lifecycle.state, JobState::Running);
 }
 
 #[test]
@@ -561,32 +573,45 @@ fn attempt_events_need_the_open_attempt() {
     ));
     let job = log.ok("a", Some(1), decision());
     assert_eq!(
-        (job.steps, job.last_action.as_deref()),
+        (
+            job.attempt().unwrap().steps,
+            job.attempt().unwrap().last_action.map(|k| k.as_str())
+        ),
         (1, Some("read_file"))
     );
     let invalid = decision_of(2, "invalid");
-    assert_eq!(log.ok("a", Some(1), invalid).invalid_decisions, 1);
+    assert_eq!(
+        log.ok("a", Some(1), invalid)
+            .attempt()
+            .unwrap()
+            .invalid_decisions,
+        1
+    );
     log.ok(
         "a",
         Some(1),
         Event::Baseline {
-            result: crate::log::CheckResult::Failed,
+            result: crate::protocol::CheckResult::Failed,
             inventory: None,
             reason: None,
             timed_out: Vec::new(),
+            canary: None,
         },
     );
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
     log.ok("a", None, Event::Retried {});
     let job = log.start("a", 2);
     assert_eq!(
-        (job.steps, job.invalid_decisions),
+        (
+            job.attempt().unwrap().steps,
+            job.attempt().unwrap().invalid_decisions
+        ),
         (0, 0),
         "per-attempt facts reset"
     );
     assert_eq!(
-        job.baseline,
-        Some(crate::log::CheckResult::Failed),
+        job.baseline.as_ref().map(|b| b.result),
+        Some(crate::protocol::CheckResult::Failed),
         "the baseline is per job"
     );
 }
@@ -599,7 +624,7 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     let replaced = || Event::Replaced {
         max_attempts: 3,
         family: Some("f".into()),
-        manifest: Box::new(serde_json::json!({})),
+        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
         manifest_hash: "h2".into(),
         // A version 1 record: numbering restarts.
         attempts_before: 0,
@@ -614,7 +639,11 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::NoEdit));
     let job = log.ok("a", None, replaced());
     assert_eq!(
-        (job.state, job.attempts_started, job.max_attempts),
+        (
+            job.lifecycle.state,
+            job.lifecycle.attempts_started,
+            job.lifecycle.max_attempts
+        ),
         (JobState::Queued, 0, 3)
     );
     assert_eq!(job.family, "f");
@@ -634,7 +663,7 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     let replaced = |before: u32| Event::Replaced {
         max_attempts: 2,
         family: None,
-        manifest: Box::new(serde_json::json!({})),
+        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
         manifest_hash: "h2".into(),
         attempts_before: before,
     };
@@ -645,7 +674,11 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     ));
     let job = log.ok("a", None, replaced(2));
     assert_eq!(
-        (job.state, job.attempts_used(), job.attempt_base),
+        (
+            job.lifecycle.state,
+            job.attempts_used(),
+            job.lifecycle.attempt_base
+        ),
         (JobState::Queued, 0, 2)
     );
     assert!(job.attempts_remain());
@@ -654,12 +687,18 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
         Illegal::WrongAttempt { expected: 3, .. }
     ));
     let job = log.start("a", 3);
-    assert_eq!((job.attempts_used(), job.attempts_started), (1, 3));
+    assert_eq!(
+        (job.attempts_used(), job.lifecycle.attempts_started),
+        (1, 3)
+    );
     log.finish("a", 3, Outcome::Failed, Some(FailureKind::NoEdit));
     log.ok("a", None, Event::Retried {});
     log.start("a", 4);
     let job = log.finish("a", 4, Outcome::Succeeded, None);
-    assert_eq!((job.state, job.attempts_used()), (JobState::Succeeded, 2));
+    assert_eq!(
+        (job.lifecycle.state, job.attempts_used()),
+        (JobState::Succeeded, 2)
+    );
     assert!(!job.attempts_remain());
 }
 
@@ -673,7 +712,8 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
         reason: "src/a.rs: is a FIFO, not a regular file".into(),
     };
     let job = log.ok("a", Some(1), rejected());
-    assert!(job.patch_rejected && !job.patch_recorded);
+    let attempt = job.attempt().unwrap();
+    assert!(attempt.phase == Phase::Rejected && attempt.patch.is_none());
     assert_eq!(job.last_event, "patch_rejected");
     for twice in [
         rejected(),
@@ -683,6 +723,7 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
             hash: "h".into(),
             files_hash: None,
             partial: false,
+            integrity: Vec::new(),
         },
     ] {
         assert!(matches!(
@@ -696,10 +737,13 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
     ));
     let kind = Some(FailureKind::PatchRejected);
     let job = log.finish("a", 1, Outcome::Failed, kind);
-    assert_eq!((job.state, job.failure_kind), (JobState::Failed, kind));
+    assert_eq!(
+        (job.lifecycle.state, job.lifecycle.failure_kind),
+        (JobState::Failed, kind)
+    );
     log.ok("a", None, Event::Retried {});
     assert!(
-        !log.start("a", 2).patch_rejected,
+        log.start("a", 2).attempt().unwrap().phase == Phase::Agent,
         "a new attempt starts clean"
     );
 }
@@ -713,9 +757,14 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         Event::Enqueued {
             max_attempts: 2,
             family: None,
-            manifest: Some(Box::new(serde_json::json!({
-                "manifest": {"limits": {"max_steps": 16, "wall_time": "15m", "token_budget": 1000}}
-            }))),
+            manifest: Some(Box::new(ManifestSnapshot::for_tests(
+                Limits {
+                    max_steps: 16,
+                    token_budget: 1000,
+                    ..Limits::default()
+                },
+                "h",
+            ))),
             manifest_hash: Some("h".into()),
             base_job: None,
             provider: None,
@@ -726,9 +775,9 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     let decision = |step: u32, reason: Option<&str>, tokens: u64| Event::Decision {
         step,
         kind: if reason.is_some() {
-            crate::log::DecisionKind::Invalid
+            crate::protocol::DecisionKind::Invalid
         } else {
-            crate::log::DecisionKind::WriteFile
+            crate::protocol::DecisionKind::WriteFile
         },
         reason: reason.map(str::to_string),
         reply_bytes: 1,
@@ -746,7 +795,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     );
     log.ok("a", Some(1), decision(3, None, u64::MAX));
     assert_eq!(
-        log.state.job("a").unwrap().attempt_tokens,
+        log.state.job("a").unwrap().attempt().unwrap().tokens,
         u64::MAX,
         "sums saturate"
     );
@@ -755,12 +804,14 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         "a",
         Some(1),
         Event::Acceptance {
-            result: crate::log::CheckResult::Failed,
-            verdict: Some(crate::verdict::Verdict {
+            result: crate::protocol::CheckResult::Failed,
+            verdict: Some(crate::protocol::Verdict {
                 f2p_total: 1,
                 failing: vec!["t::value_is_new".into()],
-                ..crate::verdict::Verdict::default()
+                ..crate::protocol::Verdict::default()
             }),
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::TestsFailed));
@@ -768,7 +819,8 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         job.failure_cause().as_deref(),
         Some("failing: t::value_is_new")
     );
-    assert!(job.refusal.as_deref().unwrap().contains("curl"), "kept");
+    let refusal = job.attempt().unwrap().causes.refusal.as_deref();
+    assert!(refusal.unwrap().contains("curl"), "kept");
 
     // The same refusal then the step limit: the limit, with its value.
     log.ok("a", None, Event::Retried {});
@@ -780,7 +832,8 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
         Some("used all 16 steps (limits.max_steps) without finishing")
     );
     assert_eq!(
-        job.acceptance, None,
+        job.attempt().unwrap().phase.judged(),
+        None,
         "a new attempt forgets the old verdict"
     );
 }
@@ -797,14 +850,17 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
         hash: "h".into(),
         files_hash: Some("c0ffee".into()),
         partial: false,
+        integrity: Vec::new(),
     };
     let job = log.ok("a", Some(1), patch);
-    assert_eq!(job.patch_files_hash.as_deref(), Some("c0ffee"));
+    let patch = job.attempt().unwrap().patch.as_ref();
+    assert_eq!(patch.unwrap().files_hash.as_deref(), Some("c0ffee"));
     let rejected = || Event::PatchRejected {
         reason: "src/a.rs: cannot be laid on the clean copy".into(),
     };
     let job = log.ok("a", Some(1), rejected());
-    assert!(job.patch_recorded && job.patch_rejected);
+    let attempt = job.attempt().unwrap();
+    assert!(attempt.patch.is_some() && attempt.phase == Phase::Rejected);
     assert!(matches!(
         log.err("a", Some(1), rejected()),
         Illegal::PhaseTwice { phase: "patch", .. }
@@ -815,7 +871,11 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
     log.finish("a", 1, Outcome::Failed, kind);
     log.ok("a", None, Event::Retried {});
     let job = log.start("a", 2);
-    assert_eq!(job.patch_files_hash, None, "a new attempt starts clean");
+    assert_eq!(
+        job.attempt().unwrap().patch,
+        None,
+        "a new attempt starts clean"
+    );
     log.ok("a", Some(2), agent_done(Outcome::Succeeded));
     log.ok(
         "a",
@@ -826,18 +886,87 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
             hash: "h".into(),
             files_hash: None,
             partial: false,
+            integrity: Vec::new(),
         },
     );
     log.ok(
         "a",
         Some(2),
         Event::Acceptance {
-            result: crate::log::CheckResult::Failed,
+            result: crate::protocol::CheckResult::Failed,
             verdict: None,
+            canary: None,
+            integrity: Vec::new(),
         },
     );
     assert!(matches!(
         log.err("a", Some(2), rejected()),
         Illegal::PhaseTwice { phase: "patch", .. }
     ));
+}
+
+#[test]
+fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_clean() {
+    use crate::protocol::{CanaryCheck, Integrity, Signal, SignalKind};
+    let signal = |subject: &str| Signal::new(SignalKind::WorkspaceChanged, subject, "changed");
+    let mut log = Log::new();
+    log.enqueue("a", 2);
+    log.start("a", 1);
+    log.ok(
+        "a",
+        Some(1),
+        Event::AgentFinished {
+            outcome: Outcome::Succeeded,
+            failure_kind: None,
+            steps: 2,
+            integrity: vec![signal("tests/visible.rs")],
+        },
+    );
+    log.ok(
+        "a",
+        Some(1),
+        Event::Patch {
+            bytes: 1,
+            files: 1,
+            hash: "h".into(),
+            files_hash: None,
+            partial: false,
+            integrity: vec![signal("conftest.py")],
+        },
+    );
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::Acceptance {
+            result: crate::protocol::CheckResult::Passed,
+            verdict: None,
+            canary: Some(CanaryCheck {
+                planted: vec!["t::canary".into()],
+                forged: vec!["the canary t::canary was reported passed".into()],
+            }),
+            integrity: Vec::new(),
+        },
+    );
+    assert_eq!(job.attempt().unwrap().integrity.signal_count, 2);
+    assert_eq!(job.attempt().unwrap().integrity.canaries, 1);
+    assert!(job.attempt().unwrap().integrity.forged());
+    let record = job.attempt().unwrap().integrity.clone();
+    let job = log.ok(
+        "a",
+        Some(1),
+        Event::AttemptFinished {
+            outcome: Outcome::Failed,
+            failure_kind: Some(FailureKind::Tampered),
+            integrity: Some(record.clone()),
+        },
+    );
+    assert_eq!(job.attempt().unwrap().integrity, record);
+    assert!(
+        job.failure_cause()
+            .unwrap()
+            .starts_with("forged results: the canary t::canary")
+    );
+    log.ok("a", None, Event::Retried {});
+    let job = log.start("a", 2);
+    assert_eq!(job.attempt().unwrap().integrity, Integrity::default());
 }

@@ -1,7 +1,7 @@
 //! How facts of the log read, the same in `status`, the reports and the
 //! progress display.
 
-use crate::log::CheckResult;
+use crate::protocol::CheckResult;
 
 /// The baseline's own verdict. The baseline runs the acceptance tests on
 /// the pristine source, which must fail them: the baseline *passes* when

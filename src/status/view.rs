@@ -7,8 +7,8 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::escape;
-use crate::log::Snapshot;
-use crate::state::Job;
+use crate::state::Snapshot;
+use crate::state::{Job, JobState, describe};
 
 /// Version of the `status --json` document.
 pub const STATUS_SCHEMA_VERSION: u32 = 1;
@@ -40,6 +40,10 @@ pub struct StatusRow {
     pub acceptance: Option<String>,
     /// Why the job is waiting for its provider, while it is.
     pub waiting: Option<String>,
+    /// What a running job did last: its last event, in the words the
+    /// progress display and the reports use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_said: Option<String>,
     /// The open attempt's runner is gone; the next writer records it interrupted.
     pub stale_lease: bool,
 }
@@ -102,32 +106,46 @@ impl StatusView {
 }
 
 fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
+    let attempt = job.attempt();
+    let last_step = attempt
+        .and_then(|a| a.last_action)
+        .map(|k| k.as_str().to_string());
     let stale_lease = job
-        .open_attempt
+        .lifecycle
+        .open
         .is_some_and(|open| stale.contains(&(job.id.clone(), open.attempt)));
     StatusRow {
         id: job.id.clone(),
         family: job.family.clone(),
-        state: job.state.as_str().to_string(),
+        state: job.lifecycle.state.as_str().to_string(),
         attempt: job.attempts_used(),
-        max_attempts: job.max_attempts,
-        attempt_number: job.attempts_started,
+        max_attempts: job.lifecycle.max_attempts,
+        attempt_number: job.lifecycle.attempts_started,
         steps: job.total_steps(),
-        last_event: job
-            .last_action
+        last_event: last_step
             .clone()
             .unwrap_or_else(|| job.last_event.to_string()),
-        last_step: job.last_action.clone(),
-        failure_kind: job.failure_kind.map(|k| k.as_str().to_string()),
+        last_step,
+        failure_kind: job.lifecycle.failure_kind.map(|k| k.as_str().to_string()),
         cause: job.failure_cause(),
-        baseline: job
-            .baseline
-            .map(|r| crate::state::baseline_verdict(r).as_str().to_string()),
-        acceptance: job.acceptance.map(|r| r.as_str().to_string()),
+        baseline: job.baseline.as_ref().map(|b| {
+            crate::state::baseline_verdict(b.result)
+                .as_str()
+                .to_string()
+        }),
+        acceptance: attempt
+            .and_then(|a| a.phase.judged())
+            .map(|(r, _)| r.as_str().to_string()),
         waiting: job
             .waiting
             .as_ref()
             .map(|w| format!("{} (retry {})", w.reason, w.retries)),
+        last_said: job
+            .last
+            .as_deref()
+            .filter(|_| job.lifecycle.state == JobState::Running)
+            .and_then(|record| describe(record, job))
+            .map(|said| said.text),
         stale_lease,
     }
 }
@@ -241,11 +259,17 @@ pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
     out
 }
 
-/// Notes below the table, one per line: why each failed job failed (`JOB:
-/// KIND: CAUSE`, as the batch summary says it), then about the log itself
-/// (torn tail, repairs, anomalies, stale leases).
+/// Notes below the table, one per line: what each running job did last
+/// (`JOB: ` and the words of its last event), why each failed job failed
+/// (`JOB: KIND: CAUSE`, as the batch summary says it), then about the log
+/// itself (torn tail, repairs, anomalies, stale leases).
 pub fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
+    for r in &view.jobs {
+        if let Some(said) = &r.last_said {
+            notes.push(format!("{}: {said}", r.id));
+        }
+    }
     for r in &view.jobs {
         if let (Some(kind), Some(cause)) = (&r.failure_kind, &r.cause) {
             notes.push(format!("{}: {kind}: {cause}", r.id));

@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::{Inventory, InventorySource, Verdict};
+
 /// How one test ended in one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,6 +26,10 @@ pub struct TestResults {
     /// Tests that did not finish before their timeout (their own, or the
     /// run's): each is in `tests` as failed.
     pub timed_out: BTreeSet<String>,
+    /// What an honest harness does not write, in one line each (a test
+    /// reported twice, output after the document's end): facts for the
+    /// integrity record, not results.
+    pub anomalies: Vec<String>,
 }
 
 impl TestResults {
@@ -53,40 +59,6 @@ impl TestResults {
         self.tests.insert(name.to_string(), TestOutcome::Failed);
         self.timed_out.insert(name.to_string());
     }
-}
-
-/// Where an inventory's names come from when the baseline could not
-/// collect (or build) the hidden tests on the pristine source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InventorySource {
-    /// The oracle's tree listed them (a trusted fix of the job's author).
-    Oracle,
-    /// The test functions the hidden test files define, read without
-    /// running them: each must be listed and pass, every case of it.
-    HiddenFiles,
-}
-
-impl InventorySource {
-    pub fn describe(self) -> &'static str {
-        match self {
-            InventorySource::Oracle => "the oracle",
-            InventorySource::HiddenFiles => "the hidden files",
-        }
-    }
-}
-
-/// Which tests the agent must make pass, and which must keep passing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Inventory {
-    /// Failed at baseline: fail-to-pass (F2P).
-    pub fail_to_pass: Vec<String>,
-    /// Passed at baseline: pass-to-pass (P2P).
-    pub pass_to_pass: Vec<String>,
-    /// Set when the baseline could not collect the hidden tests and the
-    /// names came from elsewhere; absent when the baseline listed them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<InventorySource>,
 }
 
 /// Why a baseline gives no usable inventory.
@@ -134,40 +106,6 @@ impl Inventory {
             return Err(InventoryError::NoFailToPass);
         }
         Ok(inventory)
-    }
-
-    /// Every name, F2P first.
-    pub fn names(&self) -> impl Iterator<Item = &String> {
-        self.fail_to_pass.iter().chain(&self.pass_to_pass)
-    }
-
-    /// Whether names are test functions whose cases a run reports
-    /// ([`InventorySource::HiddenFiles`]) rather than exact test names.
-    pub fn names_functions(&self) -> bool {
-        self.from == Some(InventorySource::HiddenFiles)
-    }
-}
-
-/// An acceptance run judged test by test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub f2p_passed: usize,
-    pub f2p_total: usize,
-    pub p2p_passed: usize,
-    pub p2p_total: usize,
-    /// Inventory tests reported, but not passed.
-    pub failing: Vec<String>,
-    /// Inventory tests not reported at all.
-    pub missing: Vec<String>,
-    /// Of `failing`, those that did not finish before their timeout.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub timed_out: Vec<String>,
-}
-
-impl Verdict {
-    /// Every F2P test passed and every P2P test still passes, each by name.
-    pub fn passed(&self) -> bool {
-        self.failing.is_empty() && self.missing.is_empty()
     }
 }
 

@@ -13,7 +13,9 @@ pub const MAX_JUNIT_BYTES: usize = 16 << 20;
 
 /// Reads every test case of a JUnit document, named `classname::name`
 /// (or `name` without a class). A document is complete when its root
-/// element closes.
+/// element closes. A test reported twice keeps its worst outcome (never a
+/// pass it was also reported failed), and that, like anything after the
+/// root element closed, is an anomaly of the results.
 pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     if xml.len() > MAX_JUNIT_BYTES {
         return Err(format!("the JUnit file is over {MAX_JUNIT_BYTES} bytes"));
@@ -27,6 +29,9 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     // when the outermost one has closed.
     let mut suites = 0usize;
     let mut closed = false;
+    // Something followed the root's end: the document is not whole again
+    // until a root closes once more.
+    let mut trailing = false;
     loop {
         let event = reader.read_event().map_err(|e| {
             format!(
@@ -34,6 +39,13 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
                 reader.buffer_position()
             )
         })?;
+        if closed && !after_end(&event) {
+            results
+                .anomalies
+                .push("the JUnit file goes on after its root element closed".into());
+            closed = false;
+            trailing = true;
+        }
         match event {
             Event::Start(tag) => match tag.local_name().as_ref() {
                 b"testsuites" | b"testsuite" => {
@@ -70,8 +82,17 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
         return Err("the JUnit file has no <testsuite> or <testsuites>".into());
     }
     // A document cut off (after a `</testcase>`, say) is not whole.
-    results.complete = open.is_none() && closed;
+    results.complete = open.is_none() && (closed || (trailing && suites == 0));
     Ok(results)
+}
+
+/// What may follow the root element: blank text, comments, the end.
+fn after_end(event: &Event<'_>) -> bool {
+    match event {
+        Event::Text(text) => text.iter().all(u8::is_ascii_whitespace),
+        Event::Comment(_) | Event::Eof | Event::PI(_) => true,
+        _ => false,
+    }
 }
 
 /// A `<failure>`, `<error>` or `<skipped>` inside the open test case.
@@ -86,8 +107,23 @@ fn mark(open: &mut Option<(String, TestOutcome)>, tag: &[u8]) {
 }
 
 fn insert(results: &mut TestResults, name: String, outcome: TestOutcome) -> Result<(), String> {
-    if results.tests.insert(name.clone(), outcome).is_some() {
-        return Err(format!("test {name:?} is reported twice"));
+    let rank = |o: TestOutcome| match o {
+        TestOutcome::Passed => 0,
+        TestOutcome::Skipped => 1,
+        TestOutcome::Failed => 2,
+    };
+    match results.tests.get(&name).copied() {
+        None => {
+            results.tests.insert(name, outcome);
+        }
+        Some(before) => {
+            results
+                .anomalies
+                .push(format!("test {name:?} is reported more than once"));
+            if rank(outcome) > rank(before) {
+                results.tests.insert(name, outcome);
+            }
+        }
     }
     Ok(())
 }
@@ -153,7 +189,24 @@ mod tests {
     fn garbage_and_documents_without_a_suite_are_errors() {
         assert!(parse_junit("not xml <").is_err());
         assert!(parse_junit("<html></html>").is_err());
-        let dup = r#"<testsuite><testcase name="a"/><testcase name="a"/></testsuite>"#;
-        assert!(parse_junit(dup).is_err());
+    }
+
+    #[test]
+    fn a_test_reported_twice_keeps_its_worst_outcome_and_is_an_anomaly() {
+        let dup = r#"<testsuite><testcase name="a"><failure/></testcase><testcase name="a"/></testsuite>"#;
+        let r = parse_junit(dup).unwrap();
+        assert_eq!(r.tests["a"], TestOutcome::Failed);
+        assert_eq!(r.anomalies.len(), 1);
+        assert!(r.anomalies[0].contains("\"a\""));
+        let honest = r#"<?xml version="1.0"?><testsuites><testsuite name="t"><testcase name="a"/></testsuite></testsuites>
+<!-- written by pytest -->
+"#;
+        assert!(parse_junit(honest).unwrap().anomalies.is_empty());
+        let trailing = r#"<testsuites><testsuite name="t"><testcase name="a"/></testsuite></testsuites><testsuite name="u"><testcase name="b"/></testsuite>"#;
+        let r = parse_junit(trailing).unwrap();
+        assert!(
+            r.anomalies.iter().any(|a| a.contains("after its root")),
+            "{r:?}"
+        );
     }
 }

@@ -13,8 +13,7 @@ mod inventory;
 mod junit;
 mod libtest;
 
-pub use inventory::{
-    Inventory, InventoryError, InventorySource, TestOutcome, TestResults, Verdict, judge, judge_all,
-};
+pub use crate::protocol::{Inventory, InventorySource, Verdict};
+pub use inventory::{InventoryError, TestOutcome, TestResults, judge, judge_all};
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};
 pub use libtest::{libtest_summary, parse_libtest};

@@ -116,6 +116,18 @@ fn every_bundled_job_is_valid_and_a_rerun_does_no_work() {
         assert_eq!(job["verdict"], "valid", "{job:#}");
         assert_eq!(job["baseline"]["ok"], 1, "{job:#}");
         assert_eq!(job["oracle"]["ok"], 1, "{job:#}");
+        // An oracle is the job author's fix: nothing to signal.
+        assert_eq!(job["signals"], 0, "{job:#}");
+    }
+    // Every oracle run's integrity record, in the log: no signal, and the
+    // canary planted at its acceptance was reported failed.
+    for line in log_lines_in(&sb.path().join("CHECK")) {
+        if line["type"] == "attempt_finished" {
+            let record = &line["integrity"];
+            assert!(record.is_object(), "{line:#}");
+            assert!(record.get("signal_count").is_none(), "{line:#}");
+            assert!(record.get("forged").is_none(), "{line:#}");
+        }
     }
     let events = log_lines_in(&sb.path().join("CHECK")).len();
     let (code, again) = check_json(&sb, &["--runs", "1", &jobs]);

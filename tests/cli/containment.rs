@@ -19,10 +19,13 @@ fn required_available(test: &str) -> bool {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let ok = out.status.success() && text.contains("pidns") && text.contains("cgroup-v");
     if !ok {
-        eprintln!(
-            "skipped {test}: the sandbox's required layers are not all available here: {}{}",
-            text,
-            String::from_utf8_lossy(&out.stderr)
+        crate::harness::layer_missing(
+            test,
+            &format!(
+                "the sandbox's required layers are not all available here: {}{}",
+                text,
+                String::from_utf8_lossy(&out.stderr)
+            ),
         );
     }
     ok

@@ -1,5 +1,7 @@
-//! A hostile job: with `editable = ["**"]` the model plants a `build.rs`
-//! that, at build time, tries to write to `/tmp` and to a home directory,
+//! A hostile job: with `editable = ["**", "build.rs"]` (named exactly, so
+//! acceptance carries the build script instead of keeping it out as test
+//! infrastructure) the model plants a `build.rs` that, at build time,
+//! tries to write to `/tmp` and to a home directory,
 //! read a secret from the runner's environment, connect to a loopback port
 //! and read the data dir and the acceptance dir. Cargo runs it during verify
 //! and again during acceptance; inside the sandbox it must achieve none of
@@ -380,7 +382,7 @@ fn hostile_job(scan_proc: bool) {
         format!(
             "prompt = \"Make sum_up_to(n) return 1 + 2 + ... + n.\"\n\
              source = {source}\n\
-             editable = [\"**\"]\n\
+             editable = [\"**\", \"build.rs\"]\n\
              allow = [\"cargo test **\"]\n\
              verify = [\"cargo\", \"test\", \"--offline\", \"--quiet\"]\n\
              \n\

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use agent_runtime::cancel::CancelToken;
 use agent_runtime::lifecycle::{DataDir, Store, watch_for_cancel};
-use agent_runtime::log::{FailureKind, Outcome};
+use agent_runtime::protocol::{FailureKind, Outcome};
 
 use crate::harness::{BIN, Sandbox, job_state, log_lines};
 
@@ -350,14 +350,19 @@ fn watch_exits_once_every_job_is_terminal() {
 fn a_reader_that_goes_away_is_not_an_error() {
     use std::io::BufRead;
     let sb = Sandbox::new();
-    let mut writer = agent_runtime::log::LogWriter::open(&sb.log()).unwrap();
+    let mut writer =
+        agent_runtime::log::LogWriter::<agent_runtime::state::State>::open(&sb.log()).unwrap();
     writer
         .transact(|tx| {
             for i in 0..3000 {
                 let id = format!("job-{i:05}");
-                tx.append(Some(&id), None, agent_runtime::log::Event::bare_enqueued(1))?;
+                tx.append(
+                    Some(&id),
+                    None,
+                    agent_runtime::protocol::Event::bare_enqueued(1),
+                )?;
             }
-            Ok::<(), agent_runtime::log::LogError>(())
+            Ok::<(), agent_runtime::log::AppendError<agent_runtime::state::Illegal>>(())
         })
         .unwrap();
     drop(writer);

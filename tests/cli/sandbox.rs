@@ -21,7 +21,7 @@ fn required_available(test: &str) -> bool {
         (_, Err(reason)) => format!("no network namespace: {reason}"),
         _ => return true,
     };
-    eprintln!("skipping {test}: {reason}");
+    crate::harness::layer_missing(test, &reason);
     false
 }
 

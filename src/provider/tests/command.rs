@@ -6,8 +6,8 @@ use super::request_with_history;
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, parse_decision};
 use crate::manifest::{CommandConfig, CommandPreset};
+use crate::protocol::units::ByteSize;
 use crate::provider::{CommandProvider, Message, Provider, Secret};
-use crate::units::ByteSize;
 
 /// A fake AGY: checks the preset's flags, that the prompt came on stdin
 /// and not in argv, and that the key variable was passed through; then

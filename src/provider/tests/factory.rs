@@ -4,8 +4,8 @@ use std::time::Duration;
 use crate::manifest::{
     AnthropicConfig, CommandConfig, OpenAiConfig, OpenAiMode, ProviderConfig, ScriptConfig,
 };
+use crate::protocol::units::ByteSize;
 use crate::provider::build_provider_with_env;
-use crate::units::ByteSize;
 
 fn openai(key_env: Option<&str>) -> ProviderConfig {
     ProviderConfig::Openai(OpenAiConfig {

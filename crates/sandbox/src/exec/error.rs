@@ -59,9 +59,12 @@ pub enum ExecError {
     SandboxUnavailable { layer: String, reason: String },
     #[error("failed to set up the sandbox: {0}")]
     Sandbox(SandboxError),
-    #[error("failed to start `{program}`: {source}")]
+    /// `why` is empty or `: ` and what is missing inside the sandbox.
+    #[error("failed to start `{program}` ({}): {source}{why}", .resolved.display())]
     Spawn {
         program: String,
+        resolved: PathBuf,
+        why: String,
         #[source]
         source: std::io::Error,
     },

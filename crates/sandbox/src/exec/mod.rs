@@ -18,6 +18,7 @@ mod output;
 mod pipes;
 mod process;
 mod request;
+mod resolve;
 mod run;
 mod search_path;
 mod toolchain;

@@ -65,7 +65,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         &req.extra_env,
     )?;
     let mut read = req.toolchain.readable();
-    read.extend(req.search_path.dirs().iter().cloned());
+    read.extend(req.search_path.grants());
     if req.sandbox.network {
         // Name resolution, for commands that may reach the network.
         read.extend(NETWORK_READ.iter().map(PathBuf::from));
@@ -94,6 +94,10 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     )
     .map_err(|source| ExecError::Spawn {
         program: program.clone(),
+        why: super::resolve::why_not_started(&resolved, &source)
+            .map(|why| format!(": {why}"))
+            .unwrap_or_default(),
+        resolved: resolved.clone(),
         source,
     })?;
     if let (Some(bytes), Some(pipe)) = (&req.stdin, child.stdin.take()) {

@@ -7,10 +7,14 @@ use super::error::ExecError;
 use super::toolchain::Toolchain;
 
 /// Directories searched in order for a program name. Chosen at job start
-/// from the runner's configuration, never from model input.
+/// from the runner's configuration and the job's manifest, never from
+/// model input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchPath {
     dirs: Vec<PathBuf>,
+    /// How many of `dirs`, from the front, are the job's own toolchain
+    /// directories (granted with their prefixes).
+    toolchains: usize,
 }
 
 /// System directories searched after the toolchain's.
@@ -24,9 +28,22 @@ impl SearchPath {
     }
 
     pub fn for_toolchain(toolchain: &Toolchain) -> SearchPath {
-        let mut dirs: Vec<PathBuf> = toolchain.cargo_bin().into_iter().collect();
-        dirs.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
-        SearchPath::new(dirs)
+        SearchPath::for_job(&[], toolchain)
+    }
+
+    /// A job's own toolchain directories (`[sandbox] toolchains`, absolute),
+    /// then the runner's toolchain's bin directory and the system ones.
+    pub fn for_job(toolchains: &[PathBuf], toolchain: &Toolchain) -> SearchPath {
+        let mut path = SearchPath::new(toolchains.to_vec());
+        path.toolchains = path.dirs.len();
+        let mut rest: Vec<PathBuf> = toolchain.cargo_bin().into_iter().collect();
+        rest.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
+        for dir in rest {
+            if !path.dirs.contains(&dir) {
+                path.dirs.push(dir);
+            }
+        }
+        path
     }
 
     /// A custom list; relative and duplicate entries are dropped.
@@ -37,11 +54,42 @@ impl SearchPath {
                 kept.push(dir);
             }
         }
-        SearchPath { dirs: kept }
+        SearchPath {
+            dirs: kept,
+            toolchains: 0,
+        }
     }
 
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
+    }
+
+    /// The job's own toolchain directories, first on the path.
+    pub fn toolchain_dirs(&self) -> &[PathBuf] {
+        &self.dirs[..self.toolchains]
+    }
+
+    /// What a command must be able to read to run programs from this path:
+    /// every directory as given (its links are recreated inside the
+    /// sandbox) and the real paths behind it (see `resolve`).
+    pub fn grants(&self) -> Vec<PathBuf> {
+        let mut out = self.dirs.clone();
+        for (index, dir) in self.dirs.iter().enumerate() {
+            for grant in super::resolve::grants_for(dir, index < self.toolchains) {
+                if !out.contains(&grant) {
+                    out.push(grant);
+                }
+            }
+        }
+        out
+    }
+
+    /// Where `name` resolves and the file that really runs (its links
+    /// followed), for `doctor` and `validate --verbose`.
+    pub fn describe(&self, name: &str) -> Result<(PathBuf, PathBuf), ExecError> {
+        let resolved = self.resolve(name)?;
+        let real = resolved.canonicalize().unwrap_or_else(|_| resolved.clone());
+        Ok((resolved, real))
     }
 
     /// The value of `PATH` given to commands.

@@ -1,5 +1,7 @@
 //! The Linux sandbox around each command: Landlock (filesystem, TCP and
-//! signal scoping), a private network namespace, and resource limits.
+//! signal scoping), PID, mount and network namespaces, a cgroup, resource
+//! limits, dropped capabilities, a fresh session keyring and a seccomp
+//! deny list.
 //!
 //! It owns deciding which layers a policy gets on this machine (`off`,
 //! `auto` takes what is available, `required` fails closed with
@@ -13,6 +15,7 @@ mod caps;
 mod cgroup;
 mod error;
 mod exit_page;
+mod init_image;
 mod landlock;
 mod mounts;
 mod namespaces;
@@ -21,6 +24,8 @@ mod policy;
 mod prepare;
 mod probe;
 mod rlimits;
+mod seccomp;
+mod skeleton;
 mod sys;
 
 pub use caps::protect_runner;
@@ -31,7 +36,7 @@ pub use cgroup::{
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use landlock::NETWORK_READ;
-pub use mounts::{SCRATCH, set_skeleton_base};
+pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
 pub use prepare::{
@@ -39,3 +44,5 @@ pub use prepare::{
     release_idle_cgroups,
 };
 pub use probe::{LayerStatus, Probe, probe};
+pub use seccomp::{DENIED, DeniedGroup, denied_count};
+pub use skeleton::set_skeleton_base;

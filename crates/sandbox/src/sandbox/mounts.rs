@@ -1,10 +1,10 @@
 //! The mount layer: each command sees a root file system that holds only
 //! what its grants name.
 //!
-//! The root is a *skeleton*: a runner-owned host directory (one per user,
-//! `$TMPDIR/.agent-runtime-root-<uid>`, mode 0700) holding nothing but
-//! empty mount points for the paths commands may be granted, and the links
-//! `/bin -> usr/bin` and `/dev/fd -> /proc/self/fd`. In a private mount
+//! The root is a *skeleton* (see `skeleton.rs`): a runner-owned host
+//! directory holding nothing but empty mount points for the paths commands
+//! may be granted, and the links those paths go through on the host
+//! (`/bin -> usr/bin`, `$CARGO_HOME/bin -> elsewhere`). In a private mount
 //! namespace the child binds the skeleton onto itself read-only, binds
 //! every grant onto its own path (read-only unless writable), mounts a
 //! fresh `/proc` for the command's PID namespace and a fresh tmpfs at
@@ -22,14 +22,12 @@
 //! bound by canonical path: system and toolchain directories, and the
 //! workspace, whose parents belong to the runner.
 
-use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 
 use super::error::SandboxError;
+use super::skeleton::{PointKind, links_on, mount_point, skeleton, under};
 use super::sys;
 
 /// Where a command's private `HOME` and `TMPDIR` live inside its root.
@@ -72,127 +70,6 @@ fn cstring(path: &Path) -> Result<CString, SandboxError> {
         .map_err(|_| setup(format!("{} holds a NUL byte", path.display())))
 }
 
-fn under(root: &Path, path: &Path) -> PathBuf {
-    root.join(path.strip_prefix("/").unwrap_or(path))
-}
-
-/// Where the skeleton goes instead of `$TMPDIR`, when set before the
-/// first command.
-static SKELETON_BASE: OnceLock<PathBuf> = OnceLock::new();
-
-/// Puts this process's skeleton under `dir` instead of `$TMPDIR` (e.g. a
-/// scratch directory removed when the process is done). Only the first
-/// call before the first sandboxed command counts; returns whether it did.
-pub fn set_skeleton_base(dir: &Path) -> bool {
-    SKELETON_BASE.set(dir.to_path_buf()).is_ok()
-}
-
-/// The skeleton directory, created and checked once per process: a
-/// directory (not a link) owned by this user and writable by no one else.
-pub(crate) fn skeleton() -> Result<&'static Path, String> {
-    static SKELETON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    SKELETON
-        .get_or_init(|| {
-            let uid = nix::unistd::geteuid().as_raw();
-            let base = SKELETON_BASE
-                .get()
-                .cloned()
-                .unwrap_or_else(std::env::temp_dir);
-            let dir = base.join(format!(".agent-runtime-root-{uid}"));
-            let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-            let meta = dir
-                .symlink_metadata()
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o022 != 0 {
-                return Err(format!(
-                    "{} is not a private directory of this user; remove it",
-                    dir.display()
-                ));
-            }
-            for (name, target) in [
-                ("dev/fd", "/proc/self/fd"),
-                ("dev/stdin", "/proc/self/fd/0"),
-                ("dev/stdout", "/proc/self/fd/1"),
-                ("dev/stderr", "/proc/self/fd/2"),
-            ] {
-                make_link(&dir.join(name), Path::new(target))
-                    .map_err(|e| format!("cannot prepare {}: {e}", dir.display()))?;
-            }
-            for name in ["proc", "tmp/scratch"] {
-                make_dirs(&dir.join(name))
-                    .map_err(|e| format!("cannot prepare {}: {e}", dir.display()))?;
-            }
-            Ok(dir)
-        })
-        .as_ref()
-        .map(PathBuf::as_path)
-        .map_err(Clone::clone)
-}
-
-/// Paths of the skeleton known to exist, so each is made only once.
-fn known() -> &'static Mutex<BTreeSet<PathBuf>> {
-    static KNOWN: OnceLock<Mutex<BTreeSet<PathBuf>>> = OnceLock::new();
-    KNOWN.get_or_init(|| Mutex::new(BTreeSet::new()))
-}
-
-fn make_dirs(path: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o755)
-        .create(path)
-}
-
-fn make_link(link: &Path, target: &Path) -> std::io::Result<()> {
-    if let Some(parent) = link.parent() {
-        make_dirs(parent)?;
-    }
-    match std::os::unix::fs::symlink(target, link) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
-    }
-}
-
-/// Makes the mount point for `path` in the skeleton: a directory, an
-/// empty file, or (for a host link such as `/bin`) the same link.
-fn mount_point(skeleton: &Path, path: &Path, kind: PointKind) -> Result<(), SandboxError> {
-    let target = under(skeleton, path);
-    let mut known = known()
-        .lock()
-        .map_err(|_| setup("a lock was poisoned".into()))?;
-    if known.contains(&target) {
-        return Ok(());
-    }
-    let made =
-        match &kind {
-            PointKind::Dir => make_dirs(&target),
-            PointKind::File => target.parent().map_or(Ok(()), make_dirs).and_then(|()| {
-                match std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&target)
-                {
-                    Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-                    _ => Ok(()),
-                }
-            }),
-            PointKind::Link(to) => make_link(&target, to),
-        };
-    made.map_err(|e| {
-        setup(format!(
-            "cannot make the mount point {}: {e}",
-            target.display()
-        ))
-    })?;
-    known.insert(target);
-    Ok(())
-}
-
-enum PointKind {
-    Dir,
-    File,
-    Link(PathBuf),
-}
-
 impl MountPlan {
     /// Plans a root holding `grants`; with `scratch`, a fresh tmpfs at
     /// [`SCRATCH`] too. Grants that do not exist are skipped; `/proc` is
@@ -206,11 +83,10 @@ impl MountPlan {
             if grant.path == Path::new("/proc") {
                 continue;
             }
-            if let Ok(meta) = grant.path.symlink_metadata()
-                && meta.file_type().is_symlink()
-                && let Ok(to) = std::fs::read_link(&grant.path)
-            {
-                mount_point(skeleton, &grant.path, PointKind::Link(to))?;
+            // The path as given must resolve inside the root as it does
+            // outside: every link on the way is recreated.
+            for (link, to) in links_on(&grant.path) {
+                mount_point(skeleton, &link, PointKind::Link(to)).map_err(setup)?;
             }
             let Ok(real) = grant.path.canonicalize() else {
                 continue;
@@ -241,15 +117,14 @@ impl MountPlan {
                 Some((_, rights)) if *rights == writable => continue,
                 // The mount point exists inside the outer grant.
                 Some(_) => {}
-                None => mount_point(
-                    skeleton,
-                    &path,
-                    if path.is_dir() {
+                None => {
+                    let kind = if path.is_dir() {
                         PointKind::Dir
                     } else {
                         PointKind::File
-                    },
-                )?,
+                    };
+                    mount_point(skeleton, &path, kind).map_err(setup)?;
+                }
             }
             binds.push(Bind {
                 source: cstring(&path)?,

@@ -7,14 +7,17 @@
 //! 1. The runner's child (the *waiter*, leader of the command's process
 //!    group) unshares the PID and mount namespaces and forks. It blocks
 //!    every signal, closes every descriptor, waits for its child and exits.
-//! 2. That child is the namespace's *init* (PID 1). It builds the
+//! 2. That child is the namespace's *init* (PID 1). It blanks what its
+//!    `/proc/1/cmdline` and `environ` would show of the runner
+//!    ([`Image`]), builds the
 //!    command's root file system ([`MountPlan`]), forks the command, closes
 //!    every descriptor and reaps until the command ends; then it reports
 //!    the command's status on the [`ExitPage`](super::ExitPage) and exits.
 //!    When PID 1 of a namespace exits, the kernel kills everything left in
 //!    it: `setsid` and double-fork daemons die with their command.
 //! 3. The command (PID 2) unblocks signals and goes on with the other
-//!    layers (capabilities, Landlock), then exec.
+//!    layers (capabilities, Landlock, its own session keyring, the
+//!    seccomp filter), then exec.
 //!
 //! A timeout's SIGTERM to the group reaches the command itself (the waiter
 //! and init have it blocked); the SIGKILL after the grace kills the waiter
@@ -29,6 +32,7 @@ use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Uid};
 
 use super::exit_page::PageWriter;
+use super::init_image::Image;
 use super::mounts::MountPlan;
 use super::sys;
 
@@ -46,6 +50,8 @@ pub(crate) struct Namespaces {
     /// The command's working directory, entered inside its root.
     pub cwd: CString,
     pub exit: PageWriter,
+    /// The runner's memory layout, blanked in the init.
+    pub image: Option<Image>,
 }
 
 #[derive(Debug)]
@@ -181,6 +187,10 @@ impl Namespaces {
         unsafe { libc::close(alive[1]) };
         if sys::pipe_hung_up(alive[0]) {
             sys::exit(1); // the waiter died before the death signal was set
+        }
+        // Nothing of the runner in /proc/1 (the command is forked below).
+        if let Some(image) = &self.image {
+            image.blank();
         }
         self.mounts.apply(&self.cwd)?;
         let command = sys::fork()?;

@@ -24,6 +24,7 @@ use super::network;
 use super::policy::{ResourceLimits, SandboxMode, SandboxPolicy};
 use super::probe::probe;
 use super::rlimits::RlimitPlan;
+use super::seccomp;
 use super::sys;
 
 /// Paths the executor grants for one command, beyond the system set.
@@ -69,6 +70,10 @@ pub struct ChildSetup {
     cgroup: Option<EnterFds>,
     drop_caps: bool,
     landlock: Option<RawFd>,
+    /// A fresh session keyring for the command.
+    keyring: bool,
+    /// The compiled deny list, installed last.
+    seccomp: Option<&'static [seccompiler::sock_filter]>,
 }
 
 impl ChildSetup {
@@ -101,9 +106,18 @@ impl ChildSetup {
         if self.drop_caps {
             super::caps::drop_all()?;
         }
-        // Last, so nothing above needs a right the ruleset withholds.
+        // After the namespaces, so nothing above needs a right the ruleset
+        // withholds.
         if let Some(fd) = self.landlock {
             landlock::restrict_self(fd)?;
+        }
+        // The filter denies keyctl: join the new keyring before it.
+        if self.keyring {
+            seccomp::join_fresh_session_keyring()?;
+        }
+        // Last: nothing above may be refused by the filter.
+        if let Some(program) = self.seccomp {
+            seccomp::install(program)?;
         }
         Ok(())
     }
@@ -124,6 +138,8 @@ pub fn prepare(
         cgroup: None,
         drop_caps: false,
         landlock: None,
+        keyring: false,
+        seccomp: None,
     };
     let mut layers = Vec::new();
     if policy.mode == SandboxMode::Off {
@@ -225,13 +241,21 @@ pub fn prepare(
         }
     }
 
+    // The system call filter, and a keyring of the command's own.
+    match &probe.seccomp {
+        Ok(_) => child.seccomp = seccomp::filter().ok(),
+        Err(reason) if required => return Err(unavailable("seccomp", reason.clone())),
+        Err(_) => {}
+    }
+    child.keyring = probe.keyrings;
+
     // PID and mount namespaces, and the network with them.
     let mut exit = None;
     let mut net_layer = None;
     let namespaces_ok = probe
         .namespaces
         .clone()
-        .and_then(|()| super::mounts::skeleton().map(|_| ()));
+        .and_then(|()| super::skeleton::skeleton().map(|_| ()));
     match namespaces_ok {
         Ok(()) => {
             let mut flags = namespaces::base_flags();
@@ -256,23 +280,19 @@ pub fn prepare(
                     }
                 }
             }
-            let mut mount_grants: Vec<MountGrant> = read
+            // The grants as given, not resolved: the plan recreates the
+            // links on their way (`/bin -> usr/bin`, a toolchain directory
+            // that is a link) and binds their real paths.
+            let (given_read, given_write) = given(policy, grants);
+            let mount_grants: Vec<MountGrant> = given_read
                 .iter()
-                .map(|path| MountGrant {
-                    path: path.clone(),
-                    writable: false,
+                .map(|path| (path, false))
+                .chain(given_write.iter().map(|path| (path, true)))
+                .map(|(path, writable)| MountGrant {
+                    path: path.to_path_buf(),
+                    writable,
                 })
                 .collect();
-            mount_grants.extend(write.iter().map(|path| MountGrant {
-                path: path.clone(),
-                writable: true,
-            }));
-            // Unresolved system paths too, so links like /bin -> usr/bin are
-            // recreated.
-            mount_grants.extend(SYSTEM_READ.iter().map(|path| MountGrant {
-                path: PathBuf::from(path),
-                writable: false,
-            }));
             let mounts = cached_plan(mount_grants, grants.scratch_in_root)?;
             let page = ExitPage::new().map_err(|e| SandboxError::Setup {
                 layer: "pidns",
@@ -289,6 +309,7 @@ pub fn prepare(
                     reason: "the working directory holds a NUL byte".into(),
                 })?,
                 exit: page.writer(),
+                image: super::init_image::runner_image(),
             });
             exit = Some(page);
             layers.push("pidns".to_string());
@@ -330,6 +351,12 @@ pub fn prepare(
     if child.drop_caps {
         layers.push("nocaps".to_string());
     }
+    if child.keyring {
+        layers.push("keyring".to_string());
+    }
+    if child.seccomp.is_some() {
+        layers.push("seccomp".to_string());
+    }
     Ok(Prepared {
         layers,
         child: Arc::new(child),
@@ -345,7 +372,7 @@ pub fn prepare(
 pub fn private_root_available(policy: &SandboxPolicy) -> bool {
     policy.mode != SandboxMode::Off
         && probe().namespaces.is_ok()
-        && super::mounts::skeleton().is_ok()
+        && super::skeleton::skeleton().is_ok()
 }
 
 /// How many built rulesets and mount plans are kept for reuse: commands of
@@ -507,10 +534,28 @@ fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>,
         .unwrap_or_else(|never| match never {})
 }
 
+/// The read and write grants as given: the system paths, the executor's
+/// and the policy's.
+fn given<'a>(policy: &'a SandboxPolicy, grants: &'a Grants) -> (Vec<&'a Path>, Vec<&'a Path>) {
+    let read = SYSTEM_READ
+        .iter()
+        .map(Path::new)
+        .chain(grants.read.iter().map(PathBuf::as_path))
+        .chain(policy.readable.iter().map(PathBuf::as_path))
+        .collect();
+    let write = SYSTEM_WRITE
+        .iter()
+        .map(Path::new)
+        .chain(grants.write.iter().map(PathBuf::as_path))
+        .chain(policy.writable.iter().map(PathBuf::as_path))
+        .collect();
+    (read, write)
+}
+
 /// Canonical read and write grants, system paths included; paths that do
 /// not exist are dropped.
 fn grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let canon = |paths: &mut dyn Iterator<Item = &Path>| -> Vec<PathBuf> {
+    let canon = |paths: Vec<&Path>| -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = Vec::new();
         for path in paths {
             if let Ok(path) = path.canonicalize()
@@ -521,21 +566,8 @@ fn grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<Pa
         }
         out
     };
-    let read = canon(
-        &mut SYSTEM_READ
-            .iter()
-            .map(Path::new)
-            .chain(grants.read.iter().map(PathBuf::as_path))
-            .chain(policy.readable.iter().map(PathBuf::as_path)),
-    );
-    let write = canon(
-        &mut SYSTEM_WRITE
-            .iter()
-            .map(Path::new)
-            .chain(grants.write.iter().map(PathBuf::as_path))
-            .chain(policy.writable.iter().map(PathBuf::as_path)),
-    );
-    (read, write)
+    let (read, write) = given(policy, grants);
+    (canon(read), canon(write))
 }
 
 /// A denied path inside any grant would be exposed by it: refuse.

@@ -16,6 +16,11 @@ pub struct Probe {
     pub rlimits: Result<(), String>,
     /// PID and mount namespaces (with a user namespace when not root).
     pub namespaces: Result<(), String>,
+    /// System call filtering, with the filter's size in instructions.
+    pub seccomp: Result<usize, String>,
+    /// Whether the kernel has keyrings (each command gets a fresh session
+    /// keyring where it does).
+    pub keyrings: bool,
 }
 
 /// One line of the doctor's report.
@@ -36,6 +41,8 @@ pub fn probe() -> &'static Probe {
         rlimits: getrlimit(Resource::RLIMIT_CORE)
             .map(|_| ())
             .map_err(|errno| format!("getrlimit failed: {errno}")),
+        seccomp: super::seccomp::probe(),
+        keyrings: super::seccomp::keyrings_present(),
     })
 }
 
@@ -122,6 +129,30 @@ impl Probe {
                     ),
                 },
             },
+            LayerStatus {
+                layer: "seccomp",
+                available: self.seccomp.is_ok(),
+                detail: match &self.seccomp {
+                    Ok(instructions) => format!(
+                        "on ({instructions} BPF instructions): {} system calls (keyrings, bpf, perf, userfaultfd, io_uring, \
+                         ptrace, mounts and namespaces, file handles, kexec, modules, \
+                         reboot, swap, acct, clock setting) and namespace clone flags \
+                         and non-default personalities get EPERM, clone3 ENOSYS, \
+                         other ABIs (i386, x32) are refused",
+                        super::seccomp::denied_count()
+                    ),
+                    Err(reason) => reason.clone(),
+                },
+            },
+            LayerStatus {
+                layer: "keyring",
+                available: self.keyrings,
+                detail: if self.keyrings {
+                    "a fresh, empty session keyring per command".to_string()
+                } else {
+                    "the kernel has no keyrings (nothing to hide)".to_string()
+                },
+            },
         ]
     }
 
@@ -148,6 +179,12 @@ impl Probe {
         }
         if super::caps::is_root() {
             layers.push("nocaps".to_string());
+        }
+        if self.keyrings {
+            layers.push("keyring".to_string());
+        }
+        if self.seccomp.is_ok() {
+            layers.push("seccomp".to_string());
         }
         layers
     }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::verdict::{Inventory, Verdict};
+use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal};
+use super::snapshot::ManifestSnapshot;
+use super::verdict::{Inventory, Verdict};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,7 +20,7 @@ pub enum Event {
         family: Option<String>,
         /// The manifest snapshot, from which a runner reconstructs the job.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        manifest: Option<Box<serde_json::Value>>,
+        manifest: Option<Box<ManifestSnapshot>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         manifest_hash: Option<String>,
         /// For sweep instances (`<job>@<provider>#<k>`): the manifest id,
@@ -37,7 +39,7 @@ pub enum Event {
         max_attempts: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         family: Option<String>,
-        manifest: Box<serde_json::Value>,
+        manifest: Box<ManifestSnapshot>,
         manifest_hash: String,
         /// The highest attempt number used before: the new manifest's
         /// attempts are numbered from `attempts_before + 1`, so earlier
@@ -57,6 +59,11 @@ pub enum Event {
         outcome: Outcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failure_kind: Option<FailureKind>,
+        /// The attempt's integrity record: every tamper signal its phases
+        /// found and what its canaries showed. Absent for bare lifecycle
+        /// tasks and in logs written before the record existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        integrity: Option<Integrity>,
     },
     /// The attempt stopped before finishing: a later writer found it running
     /// without a live lease (a crash), or its own runner was interrupted
@@ -111,6 +118,12 @@ pub enum Event {
         /// pristine source (fail-to-pass).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         timed_out: Vec<String>,
+        /// Whether canaries run for the job: on when every canary planted
+        /// here was reported failed, off (with why) otherwise. Absent when
+        /// canaries do not apply (`canary = false`, a language without
+        /// them, `results = "exit"`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canary: Option<CanaryBaseline>,
     },
     /// One provider call and the decision it produced (or why it was refused).
     Decision {
@@ -201,6 +214,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failure_kind: Option<FailureKind>,
         steps: u32,
+        /// Non-editable files of the workspace that commands changed,
+        /// created or deleted, found before each verify and at the end of
+        /// the phase.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// The agent's patch (editable files against the pristine source): the
     /// runner's copy of the changed files (`files/`, `files.json`) and
@@ -222,6 +240,10 @@ pub enum Event {
         /// does. Present only when true.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         partial: bool,
+        /// What the patch touches or names that a fix has no business
+        /// with: test infrastructure, harness internals.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// The workspace held something a patch cannot carry faithfully (a
     /// FIFO, a new symlink, a file over the cap, a name that is not UTF-8,
@@ -239,6 +261,14 @@ pub enum Event {
         /// result is the exit status alone (not verified per test).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verdict: Option<Verdict>,
+        /// The canaries planted in this run and any evidence of forged
+        /// results; absent when none ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canary: Option<CanaryCheck>,
+        /// Anomalies of the run's results (a test reported twice, a summary
+        /// disagreeing with its lines, output after the harness's end).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        integrity: Vec<Signal>,
     },
     /// A writer cut a torn (unterminated) tail off the log before appending.
     LogRepaired {
@@ -395,6 +425,11 @@ pub enum FailureKind {
     /// its test runner, wrote no results file, or listed no test at all.
     /// Decided before any model call; not the model's doing.
     HarnessError,
+    /// The results were forged: a canary (a must-fail test the runner
+    /// planted) was reported passed, or went missing from a file whose
+    /// other tests were reported; or, under `--strict-integrity`, the
+    /// attempt has a tamper signal. The model's doing.
+    Tampered,
 }
 
 impl FailureKind {
@@ -419,6 +454,7 @@ impl FailureKind {
             FailureKind::BudgetExceeded => "budget_exceeded",
             FailureKind::SetupFailed => "setup_failed",
             FailureKind::HarnessError => "harness_error",
+            FailureKind::Tampered => "tampered",
         }
     }
 

@@ -1,5 +1,7 @@
 //! The validated job manifest: defaults applied, paths absolute, every value
-//! checked. What the rest of the runtime reads; it never sees the TOML.
+//! checked. What the rest of the runtime reads (it never sees the TOML), and
+//! the body of the snapshot the log keeps: its serialized form is hashed, so
+//! a field that is new must be left out of it at its default.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,12 +9,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Location, ManifestError};
-use super::provider_config::ProviderConfig;
-use crate::units::ByteSize;
+use super::provider::ProviderConfig;
+use super::units::ByteSize;
 
 /// One job, as declared in its manifest file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub id: String,
@@ -53,16 +54,17 @@ pub struct Manifest {
     #[serde(skip)]
     pub oracle: Option<Oracle>,
     /// Where fields were written, for errors found after loading; empty
-    /// for a manifest rebuilt from a snapshot.
+    /// for a manifest rebuilt from a snapshot. Never stored.
     #[serde(skip)]
-    pub(super) origin: Origin,
+    pub(crate) origin: Origin,
 }
 
-/// Where a manifest came from, to place errors found after loading.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Origin {
+/// Where a manifest came from, to place errors found after loading: its
+/// file and, per dotted field, the line and column it was written at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Origin {
     pub file: PathBuf,
-    pub fields: BTreeMap<String, Location>,
+    pub fields: BTreeMap<String, (usize, usize)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -77,12 +79,23 @@ pub enum Trace {
 
 /// `[oracle]`: a known-good fix for the job, which `check` runs as the
 /// model would (a script) or applies (a patch) and must see accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Stored beside the manifest in its snapshot (`{"script": PATH}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Oracle {
     /// Scripted decisions (the `script` provider's format).
     Script(PathBuf),
     /// A unified diff against the job's `source`.
     Patch(PathBuf),
+}
+
+impl Oracle {
+    /// The file holding the fix.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Oracle::Script(path) | Oracle::Patch(path) => path,
+        }
+    }
 }
 
 /// Hidden acceptance tests, applied to a clean copy of the source plus the
@@ -105,7 +118,7 @@ pub struct Acceptance {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "crate::units::optional_duration_text"
+        with = "super::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
     /// An explicit inventory (SWE-bench's `FAIL_TO_PASS`): tests that must
@@ -117,6 +130,24 @@ pub struct Acceptance {
     /// With `fail_to_pass`: tests that must pass before and after.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_to_pass: Vec<String>,
+    /// Plant a must-fail canary test in each hidden test file before the
+    /// baseline and every acceptance run (where the language table can).
+    /// Left out of the stored form at its default (`true`), so manifests
+    /// that do not set it keep their hash.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub canary: bool,
+    /// Any tamper signal fails the attempt as `tampered`. Left out of the
+    /// stored form at its default (`false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_integrity: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl Acceptance {
@@ -251,9 +282,9 @@ pub struct Limits {
     pub attempts: u32,
     pub max_steps: u32,
     pub max_invalid: u32,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "super::units::duration_text")]
     pub wall_time: Duration,
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "super::units::duration_text")]
     pub command_timeout: Duration,
     pub output_cap: ByteSize,
     pub observation_cap: ByteSize,
@@ -292,12 +323,12 @@ fn is_default_max_restarts(n: &u32) -> bool {
 }
 
 /// `[limits] memory` when a manifest says nothing: 4 GiB.
-pub const DEFAULT_MEMORY: ByteSize = ByteSize(crate::sandbox::DEFAULT_MEMORY);
+pub const DEFAULT_MEMORY: ByteSize = ByteSize(agent_runtime_sandbox::sandbox::DEFAULT_MEMORY);
 /// The least `[limits] memory` (and `exec --memory`) accepted: less cannot
 /// even load a program.
 pub const MIN_MEMORY: ByteSize = ByteSize(1 << 20);
 /// `[limits] processes` when a manifest says nothing.
-pub const DEFAULT_PROCESSES: u64 = crate::sandbox::DEFAULT_PROCESSES;
+pub const DEFAULT_PROCESSES: u64 = agent_runtime_sandbox::sandbox::DEFAULT_PROCESSES;
 /// The most `[limits] processes` (and `exec --processes`) accepted: the
 /// kernel never has more process ids than this (`PID_MAX_LIMIT`).
 pub const MAX_PROCESSES: u64 = 1 << 22;
@@ -336,11 +367,17 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sandbox {
     pub mode: SandboxMode,
     pub network: bool,
+    /// The job's own toolchain directories, first on the search path:
+    /// absolute canonical paths, or `{cache}/...` inside the job cache.
+    /// Left out of the stored form when empty, so manifests without it
+    /// keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolchains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -352,54 +389,4 @@ pub enum SandboxMode {
     Auto,
     /// Fail closed if a layer is missing.
     Required,
-}
-
-impl Manifest {
-    /// Where `field` (dotted, e.g. `verify`) was written, or the manifest
-    /// as a whole when that is not known (e.g. rebuilt from a snapshot).
-    pub fn location_of(&self, field: &str) -> Location {
-        match self.origin.fields.get(field) {
-            Some(at) => at.clone(),
-            None if self.origin.file.as_os_str().is_empty() => {
-                Location::whole(format!("manifest snapshot of job {}", self.id))
-            }
-            None => Location::whole(&self.origin.file),
-        }
-    }
-
-    /// What is set but has no effect, one line each (`validate` shows
-    /// them): `test_timeout` for a runner that is not libtest.
-    pub fn warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(acceptance) = &self.acceptance
-            && acceptance.test_timeout.is_some()
-            && acceptance.results_format() != ResultsFormat::Libtest
-        {
-            out.push(format!(
-                "{}: acceptance.test_timeout has no effect with results = \"{}\" (tests run in one command, under [limits] command_timeout)",
-                self.location_of("acceptance.test_timeout"),
-                acceptance.results_format()
-            ));
-        }
-        out
-    }
-
-    /// The manifest file this was loaded from, if it was loaded from one.
-    pub fn file(&self) -> Option<&std::path::Path> {
-        let file = self.origin.file.as_path();
-        (!file.as_os_str().is_empty()).then_some(file)
-    }
-
-    /// Checks that `verify` is allowed by the `allow` rules, using the
-    /// matcher the executor owns: `check(allow, verify)` returns why not.
-    pub fn check_verify_allowed<F>(&self, check: F) -> Result<(), ManifestError>
-    where
-        F: Fn(&[String], &[String]) -> Result<(), String>,
-    {
-        check(&self.allow, &self.verify).map_err(|reason| ManifestError::Field {
-            at: self.location_of("verify"),
-            field: "verify".to_string(),
-            message: format!("not allowed by any allow rule: {reason}"),
-        })
-    }
 }

@@ -1,0 +1,76 @@
+//! What a baseline and an acceptance run record per test: the baseline's
+//! inventory (fail-to-pass, pass-to-pass, where the names came from) and
+//! the acceptance verdict against it. How they are made from a run's
+//! results is the verdict module's.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an inventory's names come from when the baseline could not
+/// collect (or build) the hidden tests on the pristine source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InventorySource {
+    /// The oracle's tree listed them (a trusted fix of the job's author).
+    Oracle,
+    /// The test functions the hidden test files define, read without
+    /// running them: each must be listed and pass, every case of it.
+    HiddenFiles,
+}
+
+impl InventorySource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            InventorySource::Oracle => "the oracle",
+            InventorySource::HiddenFiles => "the hidden files",
+        }
+    }
+}
+
+/// Which tests the agent must make pass, and which must keep passing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inventory {
+    /// Failed at baseline: fail-to-pass (F2P).
+    pub fail_to_pass: Vec<String>,
+    /// Passed at baseline: pass-to-pass (P2P).
+    pub pass_to_pass: Vec<String>,
+    /// Set when the baseline could not collect the hidden tests and the
+    /// names came from elsewhere; absent when the baseline listed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<InventorySource>,
+}
+
+impl Inventory {
+    /// Every name, F2P first.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.fail_to_pass.iter().chain(&self.pass_to_pass)
+    }
+
+    /// Whether names are test functions whose cases a run reports
+    /// ([`InventorySource::HiddenFiles`]) rather than exact test names.
+    pub fn names_functions(&self) -> bool {
+        self.from == Some(InventorySource::HiddenFiles)
+    }
+}
+
+/// An acceptance run judged test by test.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub f2p_passed: usize,
+    pub f2p_total: usize,
+    pub p2p_passed: usize,
+    pub p2p_total: usize,
+    /// Inventory tests reported, but not passed.
+    pub failing: Vec<String>,
+    /// Inventory tests not reported at all.
+    pub missing: Vec<String>,
+    /// Of `failing`, those that did not finish before their timeout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timed_out: Vec<String>,
+}
+
+impl Verdict {
+    /// Every F2P test passed and every P2P test still passes, each by name.
+    pub fn passed(&self) -> bool {
+        self.failing.is_empty() && self.missing.is_empty()
+    }
+}

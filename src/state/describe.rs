@@ -1,0 +1,282 @@
+//! The words for an event: one line per event, the same in every view —
+//! the progress display, the notes of `status` and `watch`, and the
+//! timeline of the reports. Pure: the record and the job as the reducer
+//! left it after the record.
+
+use super::job::{Job, JobState};
+use super::wording::{BaselineVerdict, baseline_verdict, baseline_wording};
+use crate::protocol::{CheckResult, DecisionKind, Event, Outcome, Record, Verdict};
+
+/// What an event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// What kind of entry it is in a timeline: the decision kind
+    /// (`read_file`, `invalid`, ...) or the phase (`attempt`, `command`,
+    /// `verify`, `baseline`, `acceptance`, `retry`, ...).
+    pub kind: &'static str,
+    /// The step it belongs to (0 outside the agent's steps; the agent
+    /// phase's end is at its last step).
+    pub step: u32,
+    /// One line. Text from outside the runtime (paths, causes, provider
+    /// messages) is in it as recorded: views escape it.
+    pub text: String,
+    /// Whether it went as it should.
+    pub ok: bool,
+}
+
+/// Said of an acceptance run judged by its exit status alone.
+pub const NOT_VERIFIED: &str = "not verified per test";
+
+/// The words for `record`, where `job` is the job with the record applied;
+/// `None` for events that are not part of a job's story (`enqueued`,
+/// `replaced`, a repaired log).
+pub fn describe(record: &Record, job: &Job) -> Option<Said> {
+    let n = record.attempt.unwrap_or(0);
+    let said = |kind: &'static str, step: u32, text: String, ok: bool| {
+        Some(Said {
+            kind,
+            step,
+            text,
+            ok,
+        })
+    };
+    match &record.event {
+        Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => None,
+        Event::AttemptStarted { .. } => said("attempt", 0, format!("attempt {n} started"), true),
+        Event::AttemptFinished {
+            outcome,
+            failure_kind,
+            ..
+        } => {
+            // Every attempt's, as `status` and the reports count steps.
+            let steps = job.total_steps();
+            let steps = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
+            let text = match (outcome, failure_kind) {
+                (Outcome::Succeeded, _) => format!("attempt {n} succeeded ({steps})"),
+                (Outcome::Failed, kind) => {
+                    let kind = kind.map_or("failed", |k| k.as_str());
+                    match job.failure_cause() {
+                        Some(cause) => format!("attempt {n} failed: {kind} ({steps}): {cause}"),
+                        None => format!("attempt {n} failed: {kind} ({steps})"),
+                    }
+                }
+            };
+            said("attempt", 0, text, *outcome == Outcome::Succeeded)
+        }
+        Event::AttemptInterrupted {
+            by_runner, cause, ..
+        } => {
+            let mut text = match (by_runner, cause) {
+                (true, _) => format!("attempt {n} interrupted (stopped by its runner)"),
+                (false, Some(cause)) => format!("attempt {n} interrupted: {cause}"),
+                (false, None) => format!("attempt {n} interrupted (its runner stopped)"),
+            };
+            if job.lifecycle.state == JobState::Failed {
+                text.push_str(&format!(
+                    "; infra_error after {} restart(s)",
+                    job.lifecycle.restarts.saturating_sub(1)
+                ));
+            }
+            said("interrupted", 0, text, false)
+        }
+        Event::Cancelled {} => said("cancelled", 0, "cancelled".into(), false),
+        Event::Retried {} => said("retry", 0, "requeued for another attempt".into(), true),
+        Event::Setup {
+            result,
+            duration_ms,
+            reused,
+            cause,
+            ..
+        } => {
+            let text = match (reused, cause) {
+                (true, _) => "setup reused from the job cache".to_string(),
+                (false, Some(cause)) => {
+                    format!("setup {} in {duration_ms} ms: {cause}", result.as_str())
+                }
+                (false, None) => format!("setup {} in {duration_ms} ms", result.as_str()),
+            };
+            said("setup", 0, text, *result != CheckResult::Failed)
+        }
+        Event::Baseline {
+            result,
+            inventory,
+            reason,
+            ..
+        } => {
+            let mut text = baseline_wording(*result).to_string();
+            if let Some(inventory) = inventory {
+                text.push_str(&format!(
+                    " ({} fail-to-pass, {} pass-to-pass)",
+                    inventory.fail_to_pass.len(),
+                    inventory.pass_to_pass.len()
+                ));
+            }
+            if let Some(reason) = reason {
+                text.push_str(&format!(": {reason}"));
+            }
+            let ok = !matches!(
+                baseline_verdict(*result),
+                BaselineVerdict::Failed | BaselineVerdict::Error
+            );
+            said("baseline", 0, text, ok)
+        }
+        Event::Decision {
+            step,
+            kind,
+            reason,
+            input_tokens,
+            output_tokens,
+            latency_ms,
+            ..
+        } => {
+            let mut text = format!(
+                "step {step}: {kind} ({input_tokens} in / {output_tokens} out, {latency_ms} ms)"
+            );
+            if let Some(reason) = reason {
+                text.push_str(&format!(": {reason}"));
+            }
+            said(kind.as_str(), *step, text, *kind != DecisionKind::Invalid)
+        }
+        Event::ProviderRetry {
+            step,
+            retry,
+            reason,
+            wait_ms,
+        } => {
+            let provider = job.provider.as_deref().unwrap_or("the provider");
+            let waited = job
+                .waiting
+                .as_ref()
+                .map_or(0, |w| record.ts_ms.saturating_sub(w.since_ms) / 1000);
+            let text = format!(
+                "waiting for {provider}: {reason} (provider retry {retry}, waiting {waited} s so far, next try in {:.1} s)",
+                *wait_ms as f64 / 1000.0
+            );
+            said("retry", *step, text, false)
+        }
+        // The message names the provider already ("openai provider: ...").
+        Event::ProviderFailed { step, message, .. } => {
+            said("provider_error", *step, message.clone(), false)
+        }
+        Event::Command {
+            step,
+            role,
+            program,
+            argc,
+            exit_code,
+            signal,
+            duration_ms,
+            timed_out,
+            cancelled,
+            ..
+        } => {
+            let status = match (timed_out, cancelled, exit_code, signal) {
+                (true, _, _, _) => "timed out".to_string(),
+                (_, true, _, _) => "cancelled".to_string(),
+                (_, _, Some(code), _) => format!("exit {code}"),
+                (_, _, None, Some(signal)) => format!("killed by signal {signal}"),
+                (_, _, None, None) => "killed".to_string(),
+            };
+            let ok = *exit_code == Some(0) && !timed_out && !cancelled;
+            let text = format!("{role} `{program}` ({argc} args) {status} in {duration_ms} ms");
+            said("command", *step, text, ok)
+        }
+        Event::Edit {
+            step, path, bytes, ..
+        } => said(
+            "edit",
+            *step,
+            format!("edited {path} ({bytes} bytes)"),
+            true,
+        ),
+        Event::Verify {
+            step,
+            trigger,
+            passed,
+            cause,
+        } => {
+            let text = match (passed, cause) {
+                (true, _) => format!("verify ({trigger}) passed"),
+                (false, Some(cause)) => format!("verify ({trigger}) failed: {cause}"),
+                (false, None) => format!("verify ({trigger}) failed"),
+            };
+            said("verify", *step, text, *passed)
+        }
+        Event::AgentFinished {
+            outcome,
+            failure_kind,
+            steps,
+            ..
+        } => {
+            let text = match failure_kind {
+                Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
+                None => format!("agent phase done after {steps} steps"),
+            };
+            said("agent", *steps, text, *outcome == Outcome::Succeeded)
+        }
+        Event::Patch {
+            bytes,
+            files,
+            partial,
+            ..
+        } => {
+            let partial = if *partial { " (partial diff)" } else { "" };
+            said(
+                "patch",
+                0,
+                format!("patch: {files} file(s), {bytes} bytes{partial}"),
+                true,
+            )
+        }
+        Event::PatchRejected { reason } => {
+            said("patch", 0, format!("patch rejected: {reason}"), false)
+        }
+        Event::Acceptance {
+            result, verdict, ..
+        } => {
+            let mut text = format!("acceptance {}", result.as_str());
+            if let Some(summary) = verdict_summary(*result, verdict.as_ref()) {
+                text.push_str(&format!(": {summary}"));
+            }
+            said("acceptance", 0, text, *result == CheckResult::Passed)
+        }
+    }
+}
+
+/// `F2P 1/2, P2P 3/3` for a verdict read per test, [`NOT_VERIFIED`] for
+/// a run judged by its exit status, nothing for one that did not run.
+pub fn verdict_summary(result: CheckResult, verdict: Option<&Verdict>) -> Option<String> {
+    match verdict {
+        Some(v) => Some(format!(
+            "F2P {}/{}, P2P {}/{}",
+            v.f2p_passed, v.f2p_total, v.p2p_passed, v.p2p_total
+        )),
+        None => matches!(result, CheckResult::Passed | CheckResult::Failed)
+            .then(|| NOT_VERIFIED.to_string()),
+    }
+}
+
+/// The evidence of the integrity record an `attempt_finished` carries, one
+/// entry each (forged canaries, then the signals kept), placed before the
+/// attempt's end in the timeline.
+pub fn integrity_evidence(record: &Record) -> Vec<Said> {
+    let Event::AttemptFinished {
+        integrity: Some(integrity),
+        ..
+    } = &record.event
+    else {
+        return Vec::new();
+    };
+    integrity
+        .forged
+        .iter()
+        .cloned()
+        .chain(integrity.signals.iter().map(crate::protocol::Signal::line))
+        .map(|text| Said {
+            kind: "integrity",
+            step: 0,
+            text,
+            ok: false,
+        })
+        .collect()
+}

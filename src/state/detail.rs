@@ -1,0 +1,93 @@
+//! The detail fold, computed on demand: every job's timeline, one entry
+//! per event in the words of [`describe`], from the same replay as the
+//! summary state. A run of an attempt cut short by a fault and started
+//! over leaves only its start and its interruption: the new run replaces
+//! what it did. A replaced manifest starts the timeline again.
+
+use std::collections::HashMap;
+
+use super::attempt::Phase;
+use super::describe::{Said, describe, integrity_evidence};
+use super::reducer::State;
+use crate::protocol::{Event, Record};
+
+/// One entry of a job's timeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub attempt: u32,
+    /// Milliseconds since the job's first attempt started.
+    pub at_ms: u64,
+    pub said: Said,
+}
+
+/// The summary state of a log and the timeline of each of its jobs.
+#[derive(Debug, Default)]
+pub struct Details {
+    pub state: State,
+    timelines: HashMap<String, Vec<Entry>>,
+}
+
+impl Details {
+    /// Folds every record in turn (a record the reducer refuses is left
+    /// out, as every reader leaves it out).
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a Record>) -> Details {
+        let mut details = Details::default();
+        for record in records {
+            details.apply(record);
+        }
+        details
+    }
+
+    /// The timeline of job `id` (empty for a job the log does not hold).
+    pub fn timeline(&self, id: &str) -> &[Entry] {
+        self.timelines.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    fn apply(&mut self, record: &Record) {
+        if self.state.apply(record).is_err() {
+            self.state.last_seq = record.seq;
+            return;
+        }
+        let Some(job) = record.job.as_deref().and_then(|id| self.state.job(id)) else {
+            return;
+        };
+        let timeline = self.timelines.entry(job.id.clone()).or_default();
+        let n = record.attempt.unwrap_or(0);
+        match &record.event {
+            Event::Replaced { .. } => timeline.clear(),
+            Event::AttemptStarted { .. } => {
+                let restarted = job
+                    .attempt_numbered(n)
+                    .is_some_and(|a| !a.runs.is_empty() && a.phase == Phase::Agent);
+                if restarted {
+                    // The attempt starts over after a fault: the new run
+                    // replaces what the cut-short one did, whose start and
+                    // interruption stay as markers.
+                    timeline.retain(|e| {
+                        e.attempt != n || matches!(e.said.kind, "attempt" | "interrupted")
+                    });
+                }
+            }
+            _ => {}
+        }
+        let at_ms = job
+            .first_started_ms
+            .map_or(0, |start| record.ts_ms.saturating_sub(start));
+        for said in integrity_evidence(record) {
+            timeline.push(Entry {
+                attempt: n,
+                at_ms,
+                said,
+            });
+        }
+        if let Some(said) = describe(record, job) {
+            timeline.push(Entry {
+                attempt: n,
+                at_ms: job
+                    .first_started_ms
+                    .map_or(0, |start| record.ts_ms.saturating_sub(start)),
+                said,
+            });
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The reducer's handlers of what happens inside an agent phase: provider
+//! calls and their decisions, retries and failures, commands, edits and
+//! verifies. They need the attempt to be open; each checks that before it
+//! changes anything.
+
+use super::job::{Job, Waiting};
+use super::reducer::{At, Illegal};
+use crate::protocol::{CommandFor, DecisionKind, add_usd};
+
+/// One provider call's tokens and what its reply was.
+pub(super) struct Call<'e> {
+    pub step: u32,
+    pub kind: DecisionKind,
+    pub reason: Option<&'e String>,
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
+}
+
+/// `decision`: a provider call and the decision it produced (or why it
+/// was refused).
+pub(super) fn decision(job: &mut Job, at: &At<'_>, call: Call<'_>) -> Result<(), Illegal> {
+    let price = job.price;
+    let attempt = at.open_attempt(job)?;
+    attempt.tokens = attempt
+        .tokens
+        .saturating_add(call.input_tokens)
+        .saturating_add(call.output_tokens);
+    attempt.steps = attempt.steps.max(call.step);
+    if call.kind == DecisionKind::Invalid {
+        attempt.invalid_decisions += 1;
+    }
+    attempt.last_action = Some(call.kind);
+    if let Some(reason) = call.reason {
+        let refusal = format!("refused: {reason}");
+        attempt.causes.last = Some(refusal.clone());
+        attempt.causes.refusal = Some(refusal);
+    }
+    let invalid = call.kind == DecisionKind::Invalid;
+    let usage = &mut job.usage;
+    usage.provider_calls = usage.provider_calls.saturating_add(1);
+    usage.invalid_decisions = usage.invalid_decisions.saturating_add(u32::from(invalid));
+    // Sums saturate: a log of an older version (or a hand-made one) may
+    // hold any count.
+    usage.input_tokens = usage.input_tokens.saturating_add(call.input_tokens);
+    usage.output_tokens = usage.output_tokens.saturating_add(call.output_tokens);
+    usage.latency_ms = usage.latency_ms.saturating_add(call.latency_ms);
+    if let Some(price) = price {
+        job.cost_usd = add_usd(
+            job.cost_usd,
+            price.cost(
+                call.input_tokens,
+                call.cached_input_tokens,
+                call.output_tokens,
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `provider_retry`: a provider call failed transiently; the job waits for
+/// its provider.
+pub(super) fn provider_retry(
+    job: &mut Job,
+    at: &At<'_>,
+    retry: u32,
+    reason: &str,
+    wait_ms: u64,
+) -> Result<(), Illegal> {
+    at.open_attempt(job)?;
+    job.usage.time.wait_ms = job.usage.time.wait_ms.saturating_add(wait_ms);
+    let since_ms = job.waiting.as_ref().map_or(at.record.ts_ms, |w| w.since_ms);
+    job.waiting = Some(Waiting {
+        reason: reason.to_string(),
+        retries: retry,
+        since_ms,
+    });
+    Ok(())
+}
+
+/// `provider_failed`: a provider call failed for good (billed tokens of an
+/// unusable reply cost all the same).
+pub(super) fn provider_failed(
+    job: &mut Job,
+    at: &At<'_>,
+    step: u32,
+    message: &str,
+    input_tokens: u64,
+    output_tokens: u64,
+) -> Result<(), Illegal> {
+    let price = job.price;
+    let attempt = at.open_attempt(job)?;
+    // A failed provider call is a step too, as the agent counts.
+    attempt.steps = attempt.steps.max(step);
+    attempt.causes.last = Some(message.to_string());
+    attempt.causes.provider = Some(message.to_string());
+    if let Some(price) = price {
+        job.cost_usd = add_usd(job.cost_usd, price.cost(input_tokens, 0, output_tokens));
+    }
+    Ok(())
+}
+
+/// `verify`: the verify command's verdict.
+pub(super) fn verify(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Result<(), Illegal> {
+    let attempt = at.open_attempt(job)?;
+    if let Some(cause) = cause {
+        attempt.causes.last = Some(cause.clone());
+        attempt.causes.verify = Some(cause.clone());
+    }
+    Ok(())
+}
+
+/// `command`: a command ran; its time counts where it belongs.
+pub(super) fn command(
+    job: &mut Job,
+    at: &At<'_>,
+    role: CommandFor,
+    duration_ms: u64,
+) -> Result<(), Illegal> {
+    at.open_attempt(job)?;
+    let time = &mut job.usage.time;
+    let spent = match role {
+        CommandFor::Tool => &mut time.tool_ms,
+        CommandFor::Verify => &mut time.verify_ms,
+        CommandFor::Setup => &mut time.setup_ms,
+        CommandFor::Baseline | CommandFor::Acceptance => &mut time.acceptance_ms,
+    };
+    *spent = spent.saturating_add(duration_ms);
+    Ok(())
+}
+
+/// `edit`: a fact of the open attempt that changes no state.
+pub(super) fn in_attempt(job: &mut Job, at: &At<'_>) -> Result<(), Illegal> {
+    at.open_attempt(job).map(|_| ())
+}
