@@ -24,15 +24,20 @@ pub(super) struct BaselineFacts {
 }
 
 impl BaselineFacts {
-    /// `baseline = "skip"`: nothing ran.
-    pub(super) fn skipped() -> BaselineFacts {
+    /// Facts with no test timed out and no canary (yet).
+    fn new(result: CheckResult, inventory: Option<Inventory>, reason: Option<String>) -> Self {
         BaselineFacts {
-            result: CheckResult::Skipped,
-            inventory: None,
-            reason: None,
+            result,
+            inventory,
+            reason,
             timed_out: Vec::new(),
             canary: None,
         }
+    }
+
+    /// `baseline = "skip"`: nothing ran.
+    pub(super) fn skipped() -> BaselineFacts {
+        BaselineFacts::new(CheckResult::Skipped, None, None)
     }
 
     pub(super) fn into_event(self) -> Event {
@@ -89,13 +94,7 @@ fn with_canaries(run: &CheckRun, mut facts: BaselineFacts) -> BaselineFacts {
 }
 
 fn baseline_facts(run: &CheckRun) -> BaselineFacts {
-    let facts = |result, inventory, reason| BaselineFacts {
-        result,
-        inventory,
-        reason,
-        timed_out: Vec::new(),
-        canary: None,
-    };
+    let facts = BaselineFacts::new;
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
     }
@@ -185,13 +184,7 @@ fn declared_facts(
     acceptance: &Acceptance,
     tooling: Option<&dyn Tooling>,
 ) -> BaselineFacts {
-    let facts = |result, inventory, reason| BaselineFacts {
-        result,
-        inventory,
-        reason,
-        timed_out: Vec::new(),
-        canary: None,
-    };
+    let facts = BaselineFacts::new;
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
     }
