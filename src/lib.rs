@@ -9,6 +9,7 @@ pub mod check;
 pub mod cli;
 pub mod decision;
 pub mod escape;
+pub mod export;
 pub mod gitdiff;
 pub mod hash;
 pub mod import;

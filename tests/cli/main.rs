@@ -13,6 +13,7 @@ mod cost;
 mod deps_job;
 mod escaping;
 mod exec;
+mod exports;
 mod harness;
 mod help;
 mod hostile;
