@@ -222,6 +222,17 @@ fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
         (outcome.as_str(), kind.as_deref()),
         ("failed", Some("tests_failed"))
     );
+    // The run as SWE-bench predictions, for the official harness.
+    let predictions =
+        std::fs::read_to_string(sb.data().join("report/predictions/noop.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = predictions
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{predictions}");
+    assert_eq!(lines[0]["instance_id"], "acme__shapes-1");
+    assert_eq!(lines[0]["model_name_or_path"], "noop");
+    assert!(lines[0]["model_patch"].is_string(), "{predictions}");
 }
 
 #[test]
