@@ -144,7 +144,9 @@ pub fn editable_set(globs: &[String]) -> Result<GlobSet, WorkspaceError> {
 
 impl Workspace {
     /// Copies `source` into a new directory `dest` (which must not exist)
-    /// and opens it. `.git` is not copied.
+    /// and opens it. A `.git` the source has comes along (an imported
+    /// repository's, holding its base commit and nothing past it: the
+    /// agent's `git diff` works); file actions never reach into it.
     pub fn create(
         source: &Path,
         dest: &Path,
@@ -156,11 +158,12 @@ impl Workspace {
                 source,
             })?;
         }
-        let dir = copy_tree(source, dest).map_err(|source_err| WorkspaceError::Copy {
-            from: source.to_path_buf(),
-            to: dest.to_path_buf(),
-            source: source_err,
-        })?;
+        let dir =
+            beneath::copy_tree(source, dest, &[]).map_err(|source_err| WorkspaceError::Copy {
+                from: source.to_path_buf(),
+                to: dest.to_path_buf(),
+                source: source_err,
+            })?;
         Workspace::with_dir(dest, dir, editable)
     }
 

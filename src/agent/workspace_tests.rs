@@ -17,10 +17,10 @@ fn setup() -> (tempfile::TempDir, Workspace) {
 }
 
 #[test]
-fn copies_source_without_git() {
+fn copies_source_with_its_git_but_never_lists_it() {
     let (_tmp, ws) = setup();
     assert!(ws.root().join("src/lib.rs").is_file());
-    assert!(!ws.root().join(".git").exists());
+    assert!(ws.root().join(".git/config").is_file());
     let (files, complete) = ws.list(".").unwrap();
     assert!(complete);
     assert_eq!(files, ["src/", "src/lib.rs", "tests/", "tests/t.rs"]);

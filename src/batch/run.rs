@@ -89,6 +89,8 @@ pub enum BatchError {
     },
     #[error("failed to write the reports: {0}")]
     Report(#[from] ReportBuildError),
+    #[error("failed to export the runs: {0}")]
+    Export(#[from] crate::export::ExportError),
     #[error("failed to start the worker pool: {0}")]
     Pool(String),
 }
@@ -239,8 +241,19 @@ pub fn run_batch(
     // A report that cannot be written does not hide what the jobs did:
     // the summary carries both.
     // The report covers what this batch planned, not every job of the log.
-    match write_report_of_jobs(&[data.to_path_buf()], &planned, &summary.report_dir) {
-        Ok((_, files)) => summary.report_files = files,
+    let data_dirs = [data.to_path_buf()];
+    match write_report_of_jobs(&data_dirs, &planned, &summary.report_dir) {
+        Ok((report, files)) => {
+            summary.report_files = files;
+            // The viewers' formats beside the report, from the same rows.
+            match crate::export::write_exports(&data_dirs, &report, &summary.report_dir) {
+                Ok(exported) => {
+                    summary.report_files.extend(exported.inspect);
+                    summary.report_files.extend(exported.predictions);
+                }
+                Err(e) => summary.report_error = Some(BatchError::Export(e).to_string()),
+            }
+        }
         Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
     }
     Ok(summary)

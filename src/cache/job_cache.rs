@@ -65,6 +65,14 @@ impl JobCache {
         &self.root
     }
 
+    /// The cache's key (its directory's name).
+    pub fn key(&self) -> &str {
+        self.root
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+    }
+
     /// The directory `{cache}` names: writable for the setup commands,
     /// read-only for every later command.
     pub fn setup_dir(&self) -> PathBuf {

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::inputs::SetupInputs;
 use crate::manifest::Manifest;
 
 /// Prefix of the hashed bytes, so a key never means two layouts.
@@ -31,12 +32,56 @@ struct KeyParts<'a> {
     sandbox: &'a crate::manifest::Sandbox,
 }
 
-/// The cache key of `manifest`: its id, the source and acceptance trees
-/// (names, sizes and modification times, see [`tree_digest`]), `[setup]`,
-/// `[env]`, the acceptance command and the sandbox settings. Not the
-/// provider, the prompt or the limits: those do not change what is fetched
-/// or built. 32 hex digits.
+/// Prefix of the hashed bytes of a shared cache's key.
+const SHARED_DOMAIN: &[u8] = b"agent-runtime shared cache v2\n";
+
+#[derive(Serialize)]
+struct SharedParts<'a> {
+    language: &'a str,
+    inputs: &'a [(String, String)],
+    setup: Option<&'a crate::manifest::Setup>,
+    env: &'a std::collections::BTreeMap<String, String>,
+    sandbox: &'a crate::manifest::Sandbox,
+}
+
+/// The inputs of `manifest`'s setup when its cache is shared: a job with
+/// `[setup]` whose acceptance runs a language of the table (which names
+/// the inputs). `None` for a job-scoped cache.
+pub fn shared_inputs(manifest: &Manifest) -> Option<SetupInputs> {
+    let setup = manifest.setup.as_ref()?;
+    let tooling = crate::lang::tooling_for(manifest.acceptance.as_ref()?)?;
+    Some(SetupInputs::find(&manifest.source, tooling, &setup.inputs))
+}
+
+/// The cache key of `manifest`. A job with `[setup]` whose language the
+/// table knows gets a shared key: the language, its setup inputs (as the
+/// language reads them, see [`SetupInputs`]), `[setup]`, `[env]` and the
+/// sandbox settings — not the job id or the rest of the source, so jobs
+/// with the same dependencies share one cache. Any other job's key is
+/// job-scoped: its id, the source and acceptance trees (names, sizes and
+/// modification times, see [`tree_digest`]), `[setup]`, `[env]`, the
+/// acceptance command and the sandbox settings. Never the provider, the
+/// prompt or the limits: those do not change what is fetched or built.
+/// 32 hex digits.
 pub fn cache_key(manifest: &Manifest) -> String {
+    if let Some(inputs) = shared_inputs(manifest) {
+        let material = inputs.key_material(&manifest.source);
+        let parts = SharedParts {
+            language: inputs.tooling.tooling_name(),
+            inputs: &material,
+            setup: manifest.setup.as_ref(),
+            env: &manifest.env,
+            sandbox: &manifest.sandbox,
+        };
+        let mut hasher = Sha256::new();
+        hasher.update(SHARED_DOMAIN);
+        hasher.update(serde_json::to_vec(&parts).unwrap_or_default());
+        return hex(&hasher.finalize()[..16]);
+    }
+    job_key(manifest)
+}
+
+fn job_key(manifest: &Manifest) -> String {
     let source_digest = tree_digest(&manifest.source);
     let acceptance_digest = manifest.acceptance.as_ref().map(|a| tree_digest(&a.dir));
     let parts = KeyParts {
@@ -129,6 +174,39 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn job(dir: &Path, id: &str, deps: &str) -> Manifest {
+        let root = dir.join(id);
+        std::fs::create_dir_all(root.join("src/src")).unwrap();
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        let cargo =
+            format!("[package]\nname = \"{id}\"\nversion = \"0.1.0\"\n[dependencies]\n{deps}");
+        std::fs::write(root.join("src/Cargo.toml"), cargo).unwrap();
+        std::fs::write(root.join("src/src/lib.rs"), id).unwrap();
+        let toml = format!(
+            "id = \"{id}\"\nprompt = \"p\"\nsource = \"src\"\neditable = [\"src/*.rs\"]\nallow = [\"cargo test **\"]\nverify = [\"cargo\", \"test\"]\n[setup]\ncommands = [[\"cargo\", \"fetch\"]]\n[acceptance]\ndir = \"tests\"\ncommand = [\"cargo\", \"test\", \"--offline\"]\n"
+        );
+        std::fs::write(root.join("job.toml"), toml).unwrap();
+        crate::manifest::load_manifest(&root.join("job.toml")).unwrap()
+    }
+
+    #[test]
+    fn jobs_with_the_same_dependencies_share_a_key_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = job(dir.path(), "alpha", "rand = \"0.8\"\n");
+        let b = job(dir.path(), "beta", "rand = \"0.8\"\n");
+        let c = job(dir.path(), "gamma", "rand = \"0.7\"\n");
+        assert_eq!(
+            cache_key(&a),
+            cache_key(&b),
+            "same dependencies, other crates"
+        );
+        assert_ne!(cache_key(&a), cache_key(&c));
+        // An edit outside the inputs keeps the key.
+        let before = cache_key(&a);
+        std::fs::write(a.source.join("src/lib.rs"), "changed").unwrap();
+        assert_eq!(cache_key(&a), before);
+    }
 
     #[test]
     fn the_digest_follows_names_and_content_changes_but_skips_target() {

@@ -57,6 +57,10 @@ pub enum TaskVerdict {
     /// Some runs have not finished (interrupted, or a fault of the
     /// machine); running `check` again continues them.
     Incomplete,
+    /// The answer is within the model's reach: git objects or refs past
+    /// the base, a remote, or the oracle's distinctive lines elsewhere in
+    /// the source or the prompt.
+    Leaky,
 }
 
 impl TaskVerdict {
@@ -69,6 +73,7 @@ impl TaskVerdict {
             TaskVerdict::NoOracle => "no_oracle",
             TaskVerdict::HarnessError => "harness_error",
             TaskVerdict::Incomplete => "incomplete",
+            TaskVerdict::Leaky => "leaky",
         }
     }
 }
@@ -98,9 +103,34 @@ pub struct TaskJudgement {
     /// are off, the oracle runs' tamper signals), distinct.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The evidence of a leak (`leaky`), one fact each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leaks: Vec<String>,
     /// Tamper signals of the oracle's runs, in all (an oracle is the job
     /// author's fix: it should have none).
     pub signals: u32,
+}
+
+/// `judgement`, made `leaky` when `leaks` holds evidence: a task whose
+/// answer the model can read is not a valid task, whatever its runs say.
+pub fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> TaskJudgement {
+    if leaks.is_empty() {
+        return judgement;
+    }
+    judgement.verdict = TaskVerdict::Leaky;
+    let shown: Vec<&str> = leaks.iter().take(3).map(String::as_str).collect();
+    let more = leaks.len().saturating_sub(shown.len());
+    judgement.reason = Some(format!(
+        "the answer is within the model's reach: {}{}",
+        shown.join("; "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ));
+    judgement.leaks = leaks;
+    judgement
 }
 
 /// Judges a task from its runs; `has_oracle` says whether the runs applied
@@ -228,6 +258,7 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
         flaky_tests,
         reason,
         notes,
+        leaks: Vec::new(),
         signals,
     }
 }

@@ -5,9 +5,11 @@
 //! runs are named as flaky.
 
 mod judge;
+mod leaks;
 mod oracle;
 mod run;
 
-pub use judge::{RunFacts, Tally, TaskJudgement, TaskVerdict, judge_task};
-pub use oracle::{OracleError, oracle_script};
+pub use judge::{RunFacts, Tally, TaskJudgement, TaskVerdict, judge_task, with_leaks};
+pub use leaks::find_leaks;
+pub use oracle::{OracleError, oracle_applies_first, oracle_script};
 pub use run::{CheckError, ORACLE_PROVIDER, TaskCheck, check_tasks};

@@ -53,6 +53,17 @@ pub fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, OracleE
     Ok(path)
 }
 
+/// The patch the runner applies to the check run's workspace before the
+/// oracle's decisions: a patch oracle (so the files it deletes are
+/// deleted, which decisions cannot do; the files it writes are written
+/// again by the decisions, with the same bytes).
+pub fn oracle_applies_first(manifest: &Manifest) -> Option<PathBuf> {
+    match &manifest.oracle {
+        Some(Oracle::Patch(path)) => Some(path.clone()),
+        _ => None,
+    }
+}
+
 /// Applies the patch at `path` to a copy of the source and returns the
 /// decisions that write every file it changes, then verify and finish.
 fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError> {
@@ -72,15 +83,17 @@ fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError>
         .map_err(|e| fail(format!("bad editable globs: {e}")))?;
     let applied = crate::runner::apply_patch(&root, &text, &editable)
         .map_err(|e| fail(format!("does not apply to the source: {e}")))?;
-    if !applied.deleted.is_empty() {
+    // Deletions are made by the runner's trusted step (see
+    // [`oracle_applies_first`]); the decisions write the rest.
+    let written = applied.written;
+    if written.is_empty() && applied.deleted.is_empty() {
+        return Err(fail("changes no file".into()));
+    }
+    if written.is_empty() {
         return Err(fail(format!(
-            "deletes {}, which the oracle's decisions cannot do (they write files)",
+            "only deletes files ({}): the oracle's decisions must write one",
             applied.deleted.join(", ")
         )));
-    }
-    let written = applied.written;
-    if written.is_empty() {
-        return Err(fail("changes no file".into()));
     }
     let mut script = String::from("# Generated from the job's [oracle] patch.\n");
     for file in &written {

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::judge::{RunFacts, TaskJudgement, judge_task};
+use super::judge::{RunFacts, TaskJudgement, judge_task, with_leaks};
+use super::leaks::find_leaks;
 use super::oracle::{OracleError, oracle_script};
 use crate::batch::{BatchError, BatchOptions, PlanOptions, plan, run_batch};
 use crate::lifecycle::{DataDir, Store, StoreError};
@@ -58,6 +59,7 @@ pub fn check_tasks(
                 name: ORACLE_PROVIDER.into(),
                 provider: ProviderConfig::Script(ScriptConfig {
                     script: vec![script],
+                    apply_first: super::oracle::oracle_applies_first(manifest),
                 }),
                 price: None,
             }],
@@ -95,7 +97,7 @@ pub fn check_tasks(
                 family: manifest.family.clone(),
                 runs,
                 has_oracle,
-                judgement: judge_task(&facts, has_oracle),
+                judgement: with_leaks(judge_task(&facts, has_oracle), find_leaks(manifest)),
             }
         })
         .collect())

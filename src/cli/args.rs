@@ -25,6 +25,51 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Exercism / Aider-polyglot practice exercises as jobs `<track>-<slug>`
+    /// (family `<track>`), without a provider: run them with
+    /// `batch DATA DIR --provider FILE`, check them with `check DIR`.
+    Exercism {
+        /// A track checkout (its config.json names the language), its
+        /// exercises/practice folder, or one exercise.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Directory the job folders are written to (one per exercise).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Also copy the tests into the source (as Aider's benchmark does)
+        /// and allow running them.
+        #[arg(long)]
+        visible_tests: bool,
+    },
+    /// SWE-bench instances (JSON lines) as jobs, each source a fresh git
+    /// repository holding only the base commit's tree.
+    Swebench {
+        /// The instances, one JSON object a line (SWE-bench's schema).
+        instances: PathBuf,
+        /// Holds the clones, at DIR/<owner>/<name> or DIR/<owner>__<name>.
+        #[arg(long = "repo", value_name = "DIR")]
+        repo: PathBuf,
+        /// Directory the job folders are written to (one per instance).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The test command, instead of `python3 -m pytest -rA ...`; the
+        /// test_patch's files are appended.
+        #[arg(long, value_name = "CMD")]
+        test_cmd: Option<String>,
+        /// A setup command run in the venv instead of installing pytest and
+        /// the declared requirements (repeatable); `none`: no setup and no
+        /// venv, the machine's python3 runs everything.
+        #[arg(long, value_name = "CMD")]
+        setup: Vec<String>,
+        /// A directory holding the python3 that makes the venv (e.g. a pyenv
+        /// version's bin) [default: the commands' python3].
+        #[arg(long, value_name = "DIR")]
+        python: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum Command {
     /// Offline demo: run the bundled jobs with the scripted provider in a temporary data dir.
     ///
@@ -204,6 +249,10 @@ pub enum Command {
     /// `node` commands would run (links followed).
     #[command(display_order = 13, after_long_help = help_text::DOCTOR)]
     Doctor,
+    /// Turn an existing benchmark into job folders: Exercism tracks or
+    /// SWE-bench instances.
+    #[command(subcommand, display_order = 14, after_long_help = help_text::IMPORT)]
+    Import(ImportCommand),
     /// Turn a recorded attempt (trace = "full") into a self-contained job
     /// that reproduces it with no model.
     ///

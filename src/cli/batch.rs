@@ -353,6 +353,15 @@ pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
     for file in files {
         outln!("wrote {}", file.display());
     }
+    let exported = crate::export::write_exports(data, &report, out)?;
+    for file in exported.inspect.iter().chain(&exported.predictions) {
+        outln!("wrote {}", file.display());
+    }
+    outln!(
+        "wrote {} ({} trajectories)",
+        exported.atif_dir.display(),
+        exported.atif
+    );
     let accepted = report
         .jobs
         .iter()

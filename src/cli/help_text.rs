@@ -170,3 +170,14 @@ pub const VIEW: &str = "Examples:
 Exit codes:
   0    stopped by Ctrl-C after serving
   2    usage error, a DATA that is not a directory, or a port that cannot be bound";
+
+pub const IMPORT: &str = "Examples:
+  agent-runtime import exercism ../polyglot-benchmark/rust --out jobs-rust
+  agent-runtime check jobs-rust/ --runs 1                  every imported task valid?
+  agent-runtime import swebench instances.jsonl --repo repos --out jobs-swe
+  agent-runtime batch ./swe jobs-swe/ --provider local.toml
+
+Exit codes:
+  0    every exercise or instance was written as a job folder
+  1    some could not be imported (each is named with why; the others were written)
+  2    usage error, or a path or instances file that cannot be read";

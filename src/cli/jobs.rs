@@ -198,6 +198,13 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
         super::words::count(attempts, "attempt"),
         freed as f64 / (1024.0 * 1024.0)
     );
+    let caches = crate::lifecycle::collect_caches(&dir, &snapshot.state)
+        .with_context(|| format!("failed to clean the caches of {}", data.display()))?;
+    outln!(
+        "removed {} cache(s) no job refers to, {:.1} MiB freed",
+        caches.caches,
+        caches.bytes as f64 / (1024.0 * 1024.0)
+    );
     Ok(Completion::Success)
 }
 

@@ -40,6 +40,7 @@ mod demo;
 mod exec;
 mod exit;
 mod help_text;
+mod import;
 mod jobs;
 mod lifecycle;
 mod status;
@@ -52,7 +53,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, SchemaName};
+pub use args::{Cli, Command, ImportCommand, SchemaName};
 pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
 
 /// Entry point used by `main`.
@@ -148,6 +149,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             json,
             replace,
         } => check::check(&jobs, runs, parallel, &data, json, replace),
+        Command::Import(which) => import::import(which),
         Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
         Command::View { data, port } => view::view(&data, port),

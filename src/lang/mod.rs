@@ -1,6 +1,9 @@
 //! The language table: what differs per language when the runner judges
 //! tests, behind one trait, one file per language (`rust.rs` for cargo and
-//! libtest, `python.rs` for pytest). How a test runner lists its tests,
+//! libtest, `python.rs` for pytest, `javascript.rs` for Jest), and what a
+//! language needs around its tests (setup inputs, build checks, importer
+//! layouts: the [`Tooling`] trait in `tooling.rs`, implemented beside each
+//! language in `rust_tooling.rs`, `python_tooling.rs` and `javascript.rs`). How a test runner lists its tests,
 //! runs one, reports results, what its names look like in the inventory,
 //! and which test functions a hidden test file defines.
 //!
@@ -15,17 +18,24 @@
 //! outside this folder matches on a language: the runner asks the table.
 
 mod canary;
+mod javascript;
 mod python;
+mod python_tooling;
 mod rust;
 mod rust_scan;
+mod rust_tooling;
+mod tooling;
 
 use std::path::Path;
 
 use crate::manifest::Acceptance;
 use crate::verdict::TestOutcome;
 
+pub use javascript::{JEST_JUNIT_FILE, JavaScript};
 pub use python::Python;
+pub use python_tooling::{PYTEST_JUNIT_FILE, PYTEST_PIN, declared_requirements};
 pub use rust::Rust;
+pub use tooling::{CacheLink, Exercise, Tooling, TrackJob, names_match, split_command};
 
 /// How a language's tests are run for a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +91,13 @@ pub trait Language: Sync {
     fn runs(&self, acceptance: &Acceptance) -> bool;
 
     fn model(&self) -> RunModel;
+
+    /// [`RunModel::OneRun`]: whether the runner can list its tests without
+    /// running them (pytest can; Jest cannot, and its run's results are
+    /// the inventory).
+    fn lists(&self) -> bool {
+        true
+    }
 
     /// [`RunModel::PerTest`]: the build command for `command` and the
     /// arguments every test binary gets (what followed `--`).
@@ -212,18 +229,27 @@ pub struct Canary {
 }
 
 /// Every language the runner knows.
-const LANGUAGES: &[&dyn Language] = &[&Rust, &Python];
+const LANGUAGES: &[&dyn Language] = &[&Rust, &Python, &JavaScript];
+
+/// Every language's tooling, by the same names.
+const TOOLING: &[&dyn Tooling] = &[&Rust, &Python, &JavaScript];
+
+/// The tooling of the language named `name` (`rust`, `python`,
+/// `javascript`).
+pub fn tooling(name: &str) -> Option<&'static dyn Tooling> {
+    TOOLING.iter().copied().find(|t| t.tooling_name() == name)
+}
+
+/// The tooling of the language whose test runner `acceptance` runs.
+pub fn tooling_for(acceptance: &Acceptance) -> Option<&'static dyn Tooling> {
+    for_acceptance(acceptance).and_then(|lang| tooling(lang.name()))
+}
 
 /// The language whose test runner `acceptance` runs, if the table knows it
 /// (a JUnit file written by anything else, or `results = "exit"`, has none).
 pub fn for_acceptance(acceptance: &Acceptance) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|lang| lang.runs(acceptance))
 }
-
-/// Harnesses the table does not drive yet (jest), whose build dirs and
-/// configuration files the integrity checks must know all the same.
-const UNLISTED_BUILD_DIRS: &[&str] = &["node_modules"];
-const UNLISTED_HARNESS_FILES: &[&str] = &["jest.config"];
 
 /// Internals every harness shares: a process re-running its own binary.
 const COMMON_INTERNALS: &[&str] = &["/proc/self/exe"];
@@ -234,7 +260,6 @@ pub fn build_dirs() -> Vec<&'static str> {
     let mut dirs: Vec<&'static str> = LANGUAGES
         .iter()
         .flat_map(|lang| lang.build_dirs().iter().copied())
-        .chain(UNLISTED_BUILD_DIRS.iter().copied())
         .collect();
     dirs.sort_unstable();
     dirs.dedup();
@@ -243,9 +268,7 @@ pub fn build_dirs() -> Vec<&'static str> {
 
 /// Whether `rel` configures or extends any known test harness.
 pub fn is_harness_file(rel: &str) -> bool {
-    let file = rel.rsplit('/').next().unwrap_or(rel);
     LANGUAGES.iter().any(|lang| lang.is_harness_file(rel))
-        || UNLISTED_HARNESS_FILES.iter().any(|p| file.starts_with(p))
 }
 
 /// Whether `rel` is a test file by any language's pattern.
@@ -286,6 +309,8 @@ mod tests {
             baseline: Baseline::MustFail,
             results,
             test_timeout: None,
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
             canary: true,
             strict_integrity: false,
         }
@@ -303,6 +328,15 @@ mod tests {
         assert!(for_acceptance(&acceptance(&["sh", "judge.sh"], junit)).is_none());
         let exit = acceptance(&["python3", "-m", "pytest"], Some(ResultsFormat::Exit));
         assert!(for_acceptance(&exit).is_none());
+        let jest = acceptance(
+            &["node", "node_modules/jest/bin/jest.js", "--ci"],
+            Some(ResultsFormat::Junit("j.xml".into())),
+        );
+        assert_eq!(for_acceptance(&jest).map(|l| l.name()), Some("javascript"));
+        assert_eq!(
+            tooling_for(&jest).map(|t| t.tooling_name()),
+            Some("javascript")
+        );
     }
 
     #[test]

@@ -148,8 +148,8 @@ impl Language for Python {
             && (file.starts_with("test_") || file.trim_end_matches(".py").ends_with("_test"))
     }
 
-    /// `def test_*` at module level and in `class Test*` bodies (nested
-    /// classes too), read by indentation; triple-quoted strings skipped.
+    /// `def test_*` at module level and in `class Test*` and
+    /// `unittest.TestCase` subclass bodies (nested classes too), read by indentation; triple-quoted strings skipped.
     fn defined_tests(&self, rel: &str, text: &str) -> Vec<String> {
         let module = module_of(rel);
         let mut found = Vec::new();
@@ -179,7 +179,15 @@ impl Language for Python {
             }
             let collected = classes.iter().all(|(_, _, test)| *test);
             if let Some(name) = definition(content, "class ") {
-                classes.push((indent, name.to_string(), name.starts_with("Test")));
+                // pytest collects `Test*` classes, and every
+                // `unittest.TestCase` subclass whatever its name.
+                let bases = content[6 + name.len()..].split(')').next().unwrap_or("");
+                let unittest = bases.starts_with('(') && bases.contains("TestCase");
+                classes.push((
+                    indent,
+                    name.to_string(),
+                    name.starts_with("Test") || unittest,
+                ));
                 continue;
             }
             let function = definition(content, "def ").or_else(|| {
@@ -540,6 +548,10 @@ class Helper:
     def test_not_collected(self):
         pass
 
+class MedianTest(unittest.TestCase):
+    def test_unittest_style(self):
+        pass
+
 async def test_async():
     pass
 "#;
@@ -550,6 +562,7 @@ async def test_async():
                 "tests.test_median::test_param",
                 "tests.test_median.TestGroup::test_method",
                 "tests.test_median.TestGroup.TestNested::test_inner",
+                "tests.test_median.MedianTest::test_unittest_style",
                 "tests.test_median::test_async",
             ]
         );

@@ -126,6 +126,25 @@ pub fn collect_some(
     sweep(dir, state, keep, wanted, false).map(|(cleaned, _)| cleaned)
 }
 
+/// `gc`: removes the caches under `DATA/cache/` that no job in `state`
+/// refers to: none of its `setup` events names the cache, and the key of
+/// its manifest (as it is now) is another. A cache a runner is filling is
+/// left alone.
+pub fn collect_caches(dir: &DataDir, state: &State) -> std::io::Result<crate::cache::Removed> {
+    let mut used = std::collections::BTreeSet::new();
+    for job in state.jobs() {
+        used.extend(job.caches.iter().cloned());
+        let manifest = job
+            .manifest
+            .as_deref()
+            .and_then(|snapshot| crate::manifest::Manifest::from_snapshot(snapshot).ok());
+        if let Some(manifest) = manifest {
+            used.insert(crate::cache::cache_key(&manifest));
+        }
+    }
+    crate::cache::remove_unused(&dir.cache(), &used)
+}
+
 fn sweep(
     dir: &DataDir,
     state: &State,

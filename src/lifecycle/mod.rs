@@ -11,7 +11,8 @@ mod store;
 pub use cancel_watch::{CANCEL_POLL_INTERVAL, watch_for_cancel};
 pub use data_dir::DataDir;
 pub use keep::{
-    Keep, apply as keep_apply, attempt_dirs, collect as collect_garbage, collect_some, disk_usage,
+    Keep, apply as keep_apply, attempt_dirs, collect as collect_garbage, collect_caches,
+    collect_some, disk_usage,
 };
 pub use lease::{Lease, LeaseError, is_live, stale_attempts};
 pub use store::{Claim, EnqueueResult, NewJob, Store, StoreError};

@@ -14,8 +14,8 @@ use super::shape::MANIFEST;
 use super::source_map::SourceMap;
 use super::suggest::did_you_mean;
 use crate::protocol::{
-    Acceptance, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, Origin,
-    ResultsFormat, Sandbox, Setup, validate_id,
+    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
+    Origin, ResultsFormat, Sandbox, Setup, validate_id,
 };
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
@@ -155,6 +155,7 @@ fn build(
         }
     }
     fields.remember("acceptance.test_timeout");
+    fields.remember("acceptance.fail_to_pass");
     fields.remember("acceptance.canary");
     fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
@@ -257,6 +258,7 @@ fn build(
         provider,
         price,
         sandbox,
+        metadata: raw.metadata.unwrap_or_default(),
         oracle,
         origin: Origin {
             file: path.to_path_buf(),
@@ -372,15 +374,65 @@ fn acceptance(
         None => Some(None),
     };
     let command = errors.keep(fields.argv("acceptance.command", raw.command));
-    Some(Acceptance {
+    let fail_to_pass = raw.fail_to_pass.unwrap_or_default();
+    let pass_to_pass = raw.pass_to_pass.unwrap_or_default();
+    if !pass_to_pass.is_empty() && fail_to_pass.is_empty() {
+        errors.push(fields.err(
+            "acceptance.pass_to_pass",
+            "needs fail_to_pass: an explicit inventory names the tests a fix must make pass",
+        ));
+        return None;
+    }
+    let acceptance = Acceptance {
         dir: dir?,
         command: command?,
         baseline: raw.baseline.unwrap_or_default(),
         results: results?,
         test_timeout: test_timeout?,
+        fail_to_pass,
+        pass_to_pass,
         canary: raw.canary.unwrap_or(true),
         strict_integrity: raw.strict_integrity.unwrap_or(false),
-    })
+    };
+    if acceptance.has_explicit_inventory() {
+        if acceptance.results_format() == ResultsFormat::Exit {
+            errors.push(fields.err(
+                "acceptance.fail_to_pass",
+                "needs per-test results (results = \"libtest\" or \"junit:PATH\"), not the exit status",
+            ));
+            return None;
+        }
+        if acceptance.baseline == Baseline::Skip {
+            errors.push(fields.err(
+                "acceptance.fail_to_pass",
+                "the baseline must run (baseline = \"must_fail\") to agree with an explicit inventory",
+            ));
+            return None;
+        }
+        let names = acceptance
+            .fail_to_pass
+            .iter()
+            .chain(&acceptance.pass_to_pass);
+        if let Some(bad) = names
+            .clone()
+            .find(|n| n.trim().is_empty() || n.contains('\n'))
+        {
+            errors.push(fields.err(
+                "acceptance.fail_to_pass",
+                format!("{bad:?} is not a test name"),
+            ));
+            return None;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(twice) = names.into_iter().find(|n| !seen.insert(n.as_str())) {
+            errors.push(fields.err(
+                "acceptance.fail_to_pass",
+                format!("{twice:?} is named twice in fail_to_pass and pass_to_pass"),
+            ));
+            return None;
+        }
+    }
+    Some(acceptance)
 }
 
 fn oracle(
@@ -445,9 +497,24 @@ fn setup(fields: &Fields<'_>, errors: &mut Errors, raw: RawSetup) -> Option<Setu
             ok = false;
         }
     }
+    let inputs = raw.inputs.unwrap_or_default();
+    for (index, glob) in inputs.iter().enumerate() {
+        let field = format!("setup.inputs[{index}]");
+        if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
+            errors.push(fields.err(
+                &field,
+                format!("{glob:?} must be relative to the source, without '..'"),
+            ));
+            ok = false;
+        } else if let Err(e) = globset::Glob::new(glob) {
+            errors.push(fields.err(&field, format!("invalid glob {glob:?}: {e}")));
+            ok = false;
+        }
+    }
     ok.then(|| Setup {
         commands,
         network: raw.network.unwrap_or(true),
+        inputs,
     })
 }
 

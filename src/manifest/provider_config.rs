@@ -54,6 +54,7 @@ pub(super) fn build_provider(
     let config = match kind {
         ProviderKind::Script => ProviderConfig::Script(ScriptConfig {
             script: script_files(fields, &at("script"), raw.script.as_ref())?,
+            apply_first: None,
         }),
         ProviderKind::Openai => {
             if let Some(t) = raw.temperature

@@ -30,6 +30,7 @@ pub struct RawManifest {
     pub sandbox: Option<RawSandbox>,
     pub oracle: Option<RawOracle>,
     pub price: Option<RawPrice>,
+    pub metadata: Option<BTreeMap<String, String>>,
 }
 
 /// `[price]`: USD per million tokens.
@@ -57,6 +58,8 @@ pub struct RawAcceptance {
     pub baseline: Option<Baseline>,
     pub results: Option<String>,
     pub test_timeout: Option<toml::Value>,
+    pub fail_to_pass: Option<Vec<String>>,
+    pub pass_to_pass: Option<Vec<String>>,
     pub canary: Option<bool>,
     pub strict_integrity: Option<bool>,
 }
@@ -66,6 +69,7 @@ pub struct RawAcceptance {
 pub struct RawSetup {
     pub commands: Option<Vec<Vec<String>>>,
     pub network: Option<bool>,
+    pub inputs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

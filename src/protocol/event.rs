@@ -97,6 +97,10 @@ pub enum Event {
         /// Why it failed, in one line (the whole output is `setup.log`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cause: Option<String>,
+        /// The job cache used (`DATA/cache/<key>/`), which `gc` keeps while
+        /// a job in the log names it; absent in older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache: Option<String>,
     },
     /// The pristine source was judged by the acceptance command before the agent ran.
     Baseline {
@@ -382,6 +386,15 @@ impl CheckResult {
 pub enum Outcome {
     Succeeded,
     Failed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+        }
+    }
 }
 
 /// Why an attempt or job failed.

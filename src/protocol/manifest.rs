@@ -43,6 +43,12 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<super::Price>,
     pub sandbox: Sandbox,
+    /// Facts about where the job came from (`[metadata]`: an imported
+    /// instance's `version`, say), shown in reports; nothing reads them to
+    /// run the job. Left out of the stored form when empty, so manifests
+    /// without it keep their hash.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
     /// A known-good fix, read only by `check`: not part of the stored job
     /// (changing it does not change what a run does).
     #[serde(skip)]
@@ -115,6 +121,15 @@ pub struct Acceptance {
         with = "super::units::optional_duration_text"
     )]
     pub test_timeout: Option<Duration>,
+    /// An explicit inventory (SWE-bench's `FAIL_TO_PASS`): tests that must
+    /// fail on the pristine source and pass after the fix, as the test
+    /// runner names them (pytest node ids). Left out of the stored form
+    /// when empty, so older manifests keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_to_pass: Vec<String>,
+    /// With `fail_to_pass`: tests that must pass before and after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_to_pass: Vec<String>,
     /// Plant a must-fail canary test in each hidden test file before the
     /// baseline and every acceptance run (where the language table can).
     /// Left out of the stored form at its default (`true`), so manifests
@@ -136,6 +151,12 @@ fn is_true(value: &bool) -> bool {
 }
 
 impl Acceptance {
+    /// Whether the inventory is given (`fail_to_pass`) rather than taken
+    /// from the baseline.
+    pub fn has_explicit_inventory(&self) -> bool {
+        !self.fail_to_pass.is_empty()
+    }
+
     /// The timeout of each test's own run: `test_timeout`, else the
     /// command timeout.
     pub fn test_timeout_or(&self, command_timeout: Duration) -> Duration {
@@ -234,6 +255,12 @@ pub struct Setup {
     /// Network access for the setup commands (default `true`); commands of
     /// the later phases follow `[sandbox] network`.
     pub network: bool,
+    /// Globs of source files the setup reads beyond the ones the language
+    /// table names (lock and manifest files); part of the cache key. Left
+    /// out of the stored form when empty, so manifests without it keep
+    /// their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
 }
 
 /// The placeholder for the job cache directory in `[setup]` arguments and

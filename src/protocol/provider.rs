@@ -101,6 +101,12 @@ impl ProviderConfig {
 pub struct ScriptConfig {
     /// Absolute, canonical; at least one.
     pub script: Vec<PathBuf>,
+    /// A patch the runner applies to the workspace before the first reply
+    /// (a trusted step: `check` uses it for an `[oracle] patch` that
+    /// deletes files, which decisions cannot). Never read from a provider
+    /// file; left out of the stored form when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_first: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

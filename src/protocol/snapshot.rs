@@ -142,6 +142,7 @@ impl ManifestSnapshot {
                 provider: None,
                 price: None,
                 sandbox: super::Sandbox::default(),
+                metadata: Default::default(),
                 oracle: None,
                 origin: Default::default(),
             }),

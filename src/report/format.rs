@@ -220,6 +220,21 @@ pub fn utc(ms: u64) -> String {
     )
 }
 
+/// ISO 8601 in UTC with milliseconds, `2026-01-01T00:00:00.000+00:00`,
+/// from milliseconds since the Unix epoch (what other tools' formats read).
+pub fn iso8601(ms: u64) -> String {
+    let secs = ms / 1_000;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(secs / 86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}+00:00",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60,
+        ms % 1_000
+    )
+}
+
 /// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's
 /// `civil_from_days`, restricted to dates after the epoch).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
@@ -291,5 +306,9 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_767_225_600_000), "2026-01-01 00:00:00 UTC");
         assert_eq!(utc(951_782_400_000 + 3_661_000), "2000-02-29 01:01:01 UTC");
+        assert_eq!(
+            iso8601(951_782_400_000 + 3_661_042),
+            "2000-02-29T01:01:01.042+00:00"
+        );
     }
 }

@@ -136,6 +136,9 @@ fn job_result(
         .and_then(state::Attempt::integrity_record)
         .cloned();
     result.attempt_history = history(job);
+    if let Some(manifest) = job.manifest.as_deref().and_then(|m| m.manifest()) {
+        result.metadata = manifest.metadata.clone();
+    }
     result.timeline = timeline.iter().map(entry).collect();
     for attempt in &job.attempts {
         if let Some(text) = artifact(attempt.number, "transcript.jsonl") {

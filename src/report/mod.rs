@@ -34,6 +34,7 @@ mod write;
 
 pub use compare::{Comparison, compare, comparisons};
 pub use error::ReportError;
+pub use format::iso8601;
 pub use from_data::{ReportBuildError, report_for, write_report_for, write_report_of_jobs};
 pub use from_log::{LogSource, report_from_logs};
 pub use html::render_html;
@@ -50,5 +51,6 @@ pub use stats::{
     bootstrap_mean_with, sign_test, wilson,
 };
 pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
+pub use trajectory::{TranscriptStep, read_transcript};
 pub use tsv::{TSV_COLUMNS, render_tsv};
-pub use write::{REPORT_FILES, write_reports};
+pub use write::{REPORT_FILES, write_atomic, write_reports};

@@ -147,6 +147,11 @@ pub struct JobResult {
     /// attempts of an earlier manifest stay here as history.
     #[serde(default)]
     pub attempt_history: Vec<AttemptRun>,
+    /// The manifest's `[metadata]` (where the job came from: an imported
+    /// SWE-bench instance's `instance_id`, `version`...); left out when
+    /// empty.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metadata: std::collections::BTreeMap<String, String>,
     pub timeline: Vec<TimelineEntry>,
 }
 
@@ -187,6 +192,7 @@ impl JobResult {
             tests: TestVerdict::default(),
             integrity: None,
             attempt_history: Vec::new(),
+            metadata: Default::default(),
             timeline: Vec::new(),
         }
     }

@@ -42,7 +42,10 @@ pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Report
     Ok(written)
 }
 
-fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+/// Writes `bytes` to `path` (in the existing directory `dir`) atomically:
+/// a temporary file in `dir`, synced, renamed over the old one, readable by
+/// others as the umask allows.
+pub fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     use std::os::unix::fs::PermissionsExt;
     // Reports are for others to read (a CI publisher, a web server): the
     // usual 0666 less the umask, not a temporary file's 0600.

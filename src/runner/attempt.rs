@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
 use super::carried::Carried;
-use super::check_verdict::{BaselineFacts, acceptance_of, baseline_of};
+use super::check_verdict::{BaselineFacts, acceptance_of, baseline_declared, baseline_of};
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
@@ -274,6 +274,11 @@ impl Phases<'_> {
                     Baseline::Skip => BaselineFacts::skipped(),
                     Baseline::MustFail => {
                         match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
+                            Ok(run) if acceptance.has_explicit_inventory() => baseline_declared(
+                                &run,
+                                &acceptance,
+                                crate::lang::tooling_for(&acceptance),
+                            ),
                             Ok(run) => baseline_of(&run),
                             Err(verdict) => return Ok(verdict),
                         }
@@ -426,6 +431,7 @@ impl Phases<'_> {
                 duration_ms: 0,
                 reused: true,
                 cause: None,
+                cache: Some(cache.key().to_string()),
             })?;
             return Ok(Ok(()));
         }
@@ -457,6 +463,7 @@ impl Phases<'_> {
                 duration_ms,
                 reused: false,
                 cause: Some(cause),
+                cache: Some(cache.key().to_string()),
             })?;
             return Ok(Err(fail(FailureKind::SetupFailed)));
         }
@@ -468,6 +475,7 @@ impl Phases<'_> {
             duration_ms,
             reused: false,
             cause: None,
+            cache: Some(cache.key().to_string()),
         })?;
         Ok(Ok(()))
     }
@@ -570,11 +578,31 @@ impl Phases<'_> {
         }
         let workspace = Workspace::create(&manifest.source, workspace_dir, &manifest.editable)
             .map_err(|e: WorkspaceError| self.setup_error(e))?;
+        // A trusted patch the provider wants applied first (`check`'s
+        // patch oracle, whose deletions decisions cannot make).
+        if let Some(patch) = self.apply_first() {
+            let text = fs::read_to_string(&patch)
+                .map_err(|e| self.setup_error(format!("cannot read {}: {e}", patch.display())))?;
+            let editable =
+                crate::agent::editable_set(&manifest.editable).map_err(|e| self.setup_error(e))?;
+            super::carried::apply_patch(workspace.root(), &text, &editable)
+                .map_err(|e| self.setup_error(format!("{}: {e}", patch.display())))?;
+        }
         // The workspace's build starts from its own copy of the dependency
         // layer: whatever the agent's commands do to it stays here.
         let cache_use = CacheUse::of(manifest, cache);
+        // Only a workspace whose commands build gets the layer: the
+        // verify command, or a command an allow rule names.
+        let rules: Vec<Vec<String>> = manifest
+            .allow
+            .iter()
+            .map(|rule| rule.split_whitespace().map(String::from).collect())
+            .collect();
+        let builds = cache_use.builds(
+            std::iter::once(manifest.verify.as_slice()).chain(rules.iter().map(Vec::as_slice)),
+        );
         cache_use
-            .seed(workspace_dir)
+            .seed(workspace_dir, builds)
             .map_err(|e| self.setup_error(format!("cannot copy the dependency layer: {e}")))?;
         let deadline = Instant::now() + manifest.limits.wall_time;
         let mut guard =
@@ -685,6 +713,18 @@ impl Phases<'_> {
             integrity,
         })?;
         Ok((outcome, failure_kind))
+    }
+
+    /// The patch a scripted provider asks the runner to apply first.
+    fn apply_first(&self) -> Option<std::path::PathBuf> {
+        let config = match &self.options.provider {
+            Some((_, config)) => Some(config),
+            None => self.manifest.provider.as_ref(),
+        };
+        match config {
+            Some(ProviderConfig::Script(script)) => script.apply_first.clone(),
+            _ => None,
+        }
     }
 
     fn build_provider(&self) -> Result<Box<dyn Provider>, String> {

@@ -1,7 +1,9 @@
 //! How the commands of a job see its cache after setup: `{cache}`
 //! expanded, the job's own `CARGO_HOME` (offline: everything it needs is
-//! there), the setup directory readable but never writable, and the
-//! dependency layer copied into each build's own target dir.
+//! there), the setup directory readable but never writable, the links the
+//! language wants from each tree into it (JavaScript's `node_modules`),
+//! and the dependency layer copied into the own target dir of each phase
+//! that builds.
 
 use std::path::{Path, PathBuf};
 
@@ -19,16 +21,35 @@ pub struct CacheUse {
     pub cargo_home: Option<PathBuf>,
     /// The dependency build layer, when one was harvested.
     pub layer: Option<PathBuf>,
+    /// Links made in each tree: (path in the tree, target in the cache).
+    pub links: Vec<(PathBuf, PathBuf)>,
+    /// Which commands build (and so get the layer): the language's test,
+    /// `None` when the table does not know the job's language.
+    pub tooling: Option<&'static dyn crate::lang::Tooling>,
 }
 
 impl CacheUse {
     /// What `manifest`'s commands get from `cache` as it is now.
     pub fn of(manifest: &Manifest, cache: &JobCache) -> CacheUse {
         let has_setup = manifest.setup.is_some();
+        let tooling = manifest
+            .acceptance
+            .as_ref()
+            .and_then(crate::lang::tooling_for);
+        let links = match (has_setup, tooling) {
+            (true, Some(tooling)) => tooling
+                .cache_links()
+                .iter()
+                .map(|l| (PathBuf::from(l.tree), cache.setup_dir().join(l.cache)))
+                .collect(),
+            _ => Vec::new(),
+        };
         CacheUse {
             setup_dir: has_setup.then(|| cache.setup_dir()),
             cargo_home: has_setup.then(|| cache.cargo_home()),
             layer: cache.has_layer().then(|| cache.layer_dir()),
+            links,
+            tooling,
         }
     }
 
@@ -65,11 +86,30 @@ impl CacheUse {
         }
     }
 
-    /// Copies the dependency layer into `dir/target` (a build's own).
-    pub fn seed(&self, dir: &Path) -> Result<u64, LayerError> {
+    /// Whether a phase running `commands` builds, and so gets the layer:
+    /// one of them builds, as the language says; every phase when the
+    /// language is not known.
+    pub fn builds<'a>(&self, mut commands: impl Iterator<Item = &'a [String]>) -> bool {
+        match self.tooling {
+            Some(tooling) => commands.any(|argv| tooling.builds(argv)),
+            None => true,
+        }
+    }
+
+    /// Prepares the tree `dir` for a phase: the links into the cache
+    /// (left out where the tree has the name, or the cache lacks the
+    /// target), and, when the phase `builds`, a copy of the dependency
+    /// layer in `dir/target` (its own).
+    pub fn seed(&self, dir: &Path, builds: bool) -> Result<u64, LayerError> {
+        for (tree, target) in &self.links {
+            let link = dir.join(tree);
+            if target.exists() && link.symlink_metadata().is_err() {
+                let _ = std::os::unix::fs::symlink(target, &link);
+            }
+        }
         match &self.layer {
-            Some(layer) => seed_layer(layer, &dir.join("target")),
-            None => Ok(0),
+            Some(layer) if builds => seed_layer(layer, &dir.join("target")),
+            _ => Ok(0),
         }
     }
 }

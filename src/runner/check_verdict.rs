@@ -3,9 +3,13 @@
 
 use super::checks::CheckRun;
 use crate::integrity::{acceptance_canaries, baseline_canaries};
-use crate::lang::Language;
-use crate::protocol::{CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind};
-use crate::verdict::{Inventory, InventoryError, Verdict as TestVerdict, judge, judge_all};
+use crate::lang::{Language, Tooling, names_match};
+use crate::protocol::{
+    Acceptance, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind,
+};
+use crate::verdict::{
+    Inventory, InventoryError, TestOutcome, Verdict as TestVerdict, judge, judge_all,
+};
 
 /// What the `baseline` event records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,15 +24,20 @@ pub(super) struct BaselineFacts {
 }
 
 impl BaselineFacts {
-    /// `baseline = "skip"`: nothing ran.
-    pub(super) fn skipped() -> BaselineFacts {
+    /// Facts with no test timed out and no canary (yet).
+    fn new(result: CheckResult, inventory: Option<Inventory>, reason: Option<String>) -> Self {
         BaselineFacts {
-            result: CheckResult::Skipped,
-            inventory: None,
-            reason: None,
+            result,
+            inventory,
+            reason,
             timed_out: Vec::new(),
             canary: None,
         }
+    }
+
+    /// `baseline = "skip"`: nothing ran.
+    pub(super) fn skipped() -> BaselineFacts {
+        BaselineFacts::new(CheckResult::Skipped, None, None)
     }
 
     pub(super) fn into_event(self) -> Event {
@@ -72,7 +81,12 @@ impl AcceptanceFacts {
 /// reason. Hidden tests that do not collect or build take their inventory
 /// from the oracle or the hidden files, with a note that says so.
 pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
-    let mut facts = baseline_facts(run);
+    with_canaries(run, baseline_facts(run))
+}
+
+/// `facts` with what the run's canaries said, when it planted any and
+/// its harness ran.
+fn with_canaries(run: &CheckRun, mut facts: BaselineFacts) -> BaselineFacts {
     if run.canaries_asked && facts.result != CheckResult::Error {
         facts.canary = Some(baseline_canaries(&run.canaries, &run.unplanted));
     }
@@ -80,13 +94,7 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
 }
 
 fn baseline_facts(run: &CheckRun) -> BaselineFacts {
-    let facts = |result, inventory, reason| BaselineFacts {
-        result,
-        inventory,
-        reason,
-        timed_out: Vec::new(),
-        canary: None,
-    };
+    let facts = BaselineFacts::new;
     if let Some(why) = &run.harness {
         return facts(CheckResult::Error, None, Some(why.clone()));
     }
@@ -155,6 +163,102 @@ fn baseline_facts(run: &CheckRun) -> BaselineFacts {
     }
 }
 
+/// The baseline of a job whose inventory is given (`[acceptance]
+/// fail_to_pass` / `pass_to_pass`, SWE-bench's lists): the run must
+/// agree — each fail-to-pass test failing (one the run did not report,
+/// because its file did not collect, counts as failing), each
+/// pass-to-pass test passing — else the baseline is `passed` (the job is
+/// `invalid_baseline`) with the reason naming the test. Declared names
+/// map through the language's tooling and resolve to the name the run
+/// listed or reported (equal, or a dotted suffix of it).
+pub(super) fn baseline_declared(
+    run: &CheckRun,
+    acceptance: &Acceptance,
+    tooling: Option<&dyn Tooling>,
+) -> BaselineFacts {
+    with_canaries(run, declared_facts(run, acceptance, tooling))
+}
+
+fn declared_facts(
+    run: &CheckRun,
+    acceptance: &Acceptance,
+    tooling: Option<&dyn Tooling>,
+) -> BaselineFacts {
+    let facts = BaselineFacts::new;
+    if let Some(why) = &run.harness {
+        return facts(CheckResult::Error, None, Some(why.clone()));
+    }
+    let empty = crate::verdict::TestResults::default();
+    let results = run.results.as_ref().unwrap_or(&empty);
+    let known: Vec<&String> = run
+        .listed
+        .iter()
+        .flatten()
+        .chain(results.tests.keys())
+        .collect();
+    let resolve = |declared: &String| -> String {
+        let mapped = tooling.map_or_else(|| declared.clone(), |t| t.declared_name(declared));
+        if known.iter().any(|k| **k == mapped) {
+            return mapped;
+        }
+        let mut matches = known.iter().filter(|k| names_match(&mapped, k));
+        match (matches.next(), matches.next()) {
+            (Some(only), None) => (*only).clone(),
+            _ => mapped,
+        }
+    };
+    let mut inventory = Inventory::default();
+    let mut disagree = Vec::new();
+    for declared in &acceptance.fail_to_pass {
+        let name = resolve(declared);
+        if results.tests.get(&name) == Some(&TestOutcome::Passed) {
+            disagree.push(format!("fail_to_pass test {declared} already passes"));
+        }
+        inventory.fail_to_pass.push(name);
+    }
+    for declared in &acceptance.pass_to_pass {
+        let name = resolve(declared);
+        match results.tests.get(&name) {
+            Some(TestOutcome::Passed) => {}
+            Some(_) => disagree.push(format!("pass_to_pass test {declared} fails")),
+            None => disagree.push(format!("pass_to_pass test {declared} is not reported")),
+        }
+        inventory.pass_to_pass.push(name);
+    }
+    if !disagree.is_empty() {
+        let shown: Vec<&str> = disagree.iter().take(5).map(String::as_str).collect();
+        let more = disagree.len().saturating_sub(shown.len());
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        return facts(
+            CheckResult::Passed,
+            None,
+            Some(format!(
+                "the pristine source disagrees with the declared inventory: {}{tail}",
+                shown.join("; ")
+            )),
+        );
+    }
+    inventory.fail_to_pass.sort();
+    inventory.pass_to_pass.sort();
+    let timed_out = inventory
+        .fail_to_pass
+        .iter()
+        .filter(|name| results.timed_out.contains(*name))
+        .cloned()
+        .collect();
+    BaselineFacts {
+        result: CheckResult::Failed,
+        inventory: Some(inventory),
+        reason: None,
+        timed_out,
+        canary: None,
+    }
+}
+
 /// The acceptance result, its per-test verdict (none for `exit`), its
 /// canaries and the anomalies of its results.
 pub(super) fn acceptance_of(
@@ -199,6 +303,39 @@ fn verdict_of(
         None => name.to_string(),
     };
     let verdict = match inventory {
+        Some(inventory) if inventory.from.is_none() => {
+            // Names the baseline could not resolve (a declared test whose
+            // file did not collect there) resolve against this run's.
+            let resolve = |name: &String| {
+                if results.tests.contains_key(name) {
+                    return name.clone();
+                }
+                let mut found = results.tests.keys().filter(|k| names_match(name, k));
+                match (found.next(), found.next()) {
+                    (Some(only), None) => only.clone(),
+                    _ => name.clone(),
+                }
+            };
+            let resolved = Inventory {
+                fail_to_pass: inventory.fail_to_pass.iter().map(resolve).collect(),
+                pass_to_pass: inventory.pass_to_pass.iter().map(resolve).collect(),
+                from: None,
+            };
+            let mut verdict = judge(&resolved, results, &function_of);
+            // Report the inventory's own names.
+            let back = |list: &mut Vec<String>| {
+                for name in list.iter_mut() {
+                    if let Some(at) = resolved.names().position(|r| r == name) {
+                        let original = inventory.names().nth(at).cloned();
+                        *name = original.unwrap_or_else(|| name.clone());
+                    }
+                }
+            };
+            back(&mut verdict.failing);
+            back(&mut verdict.missing);
+            back(&mut verdict.timed_out);
+            verdict
+        }
         Some(inventory) => judge(inventory, results, &function_of),
         None => judge_all(results, run.listed.as_deref()),
     };
@@ -213,7 +350,70 @@ fn verdict_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::{InventorySource, TestOutcome, TestResults};
+    use crate::verdict::{InventorySource, TestResults};
+
+    fn declared(f2p: &[&str], p2p: &[&str]) -> Acceptance {
+        Acceptance {
+            dir: "/a".into(),
+            command: vec!["python3".into(), "-m".into(), "pytest".into()],
+            baseline: crate::manifest::Baseline::MustFail,
+            results: Some(crate::manifest::ResultsFormat::Junit("r.xml".into())),
+            test_timeout: None,
+            fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
+            pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+            canary: true,
+            strict_integrity: false,
+        }
+    }
+
+    #[test]
+    fn a_declared_inventory_must_agree_with_the_baseline() {
+        let python = crate::lang::tooling("python");
+        let run = CheckRun {
+            results: Some(results(&[
+                ("tests.test_a::test_fix", TestOutcome::Failed),
+                ("tests.test_a::test_old", TestOutcome::Passed),
+                ("pkg.tests.T::test_dj", TestOutcome::Failed),
+            ])),
+            listed: Some(vec![]),
+            ..CheckRun::default()
+        };
+        let ok = declared(
+            &[
+                "tests/test_a.py::test_fix",
+                "test_dj (tests.T)",
+                "tests/test_new.py::test_n",
+            ],
+            &["tests/test_a.py::test_old"],
+        );
+        let facts = baseline_declared(&run, &ok, python);
+        assert_eq!(facts.result, CheckResult::Failed);
+        let inventory = facts.inventory.unwrap();
+        assert_eq!(
+            inventory.fail_to_pass,
+            [
+                "pkg.tests.T::test_dj",
+                "tests.test_a::test_fix",
+                "tests.test_new::test_n"
+            ]
+        );
+        assert_eq!(inventory.pass_to_pass, ["tests.test_a::test_old"]);
+        let passes = declared(&["tests/test_a.py::test_old"], &[]);
+        let facts = baseline_declared(&run, &passes, python);
+        assert_eq!(facts.result, CheckResult::Passed);
+        assert!(
+            facts
+                .reason
+                .unwrap()
+                .contains("tests/test_a.py::test_old already passes")
+        );
+        let broken = declared(
+            &["tests/test_a.py::test_fix"],
+            &["tests/test_a.py::test_gone"],
+        );
+        let reason = baseline_declared(&run, &broken, python).reason.unwrap();
+        assert!(reason.contains("pass_to_pass test tests/test_a.py::test_gone is not reported"));
+    }
 
     fn results(pairs: &[(&str, TestOutcome)]) -> TestResults {
         TestResults {

@@ -223,7 +223,10 @@ pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun,
         run.canaries = super::canaries::take(&mut run, lang, &planted);
         run.unplanted = planted.unplanted;
     }
+    // A declared inventory needs no fallback: a test that does not
+    // collect counts as failing.
     if spec.is_baseline()
+        && !spec.acceptance.has_explicit_inventory()
         && let (Some(lang), Some(why)) = (lang, &run.uncollectable)
     {
         report.text.push_str(&format!(
@@ -280,7 +283,10 @@ pub(super) fn prepare_tree(
     copy_tree(&spec.manifest.source, dir).map_err(copy(&spec.manifest.source))?;
     change(dir)?;
     overlay(&spec.acceptance.dir, dir).map_err(copy(&spec.acceptance.dir))?;
-    spec.cache.seed(dir)?;
+    let builds = spec
+        .cache
+        .builds(std::iter::once(spec.acceptance.command.as_slice()));
+    spec.cache.seed(dir, builds)?;
     Ok(())
 }
 
@@ -300,7 +306,8 @@ pub(super) fn check_commands(
     if let Some(lang) = lang {
         let extra = match lang.model() {
             RunModel::PerTest => lang.build_argv(&acceptance.command).0,
-            RunModel::OneRun => lang.list_argv(&acceptance.command),
+            RunModel::OneRun if lang.lists() => lang.list_argv(&acceptance.command),
+            RunModel::OneRun => acceptance.command.clone(),
         };
         allow = allow.union(rule(&extra)?);
     }
@@ -367,7 +374,7 @@ fn one_run(
     let dir = &commands.dir;
     // The baseline lists (it is the inventory); an acceptance run lists
     // only when there is no inventory to run.
-    let listing = lang.filter(|_| spec.is_baseline() || spec.inventory.is_none());
+    let listing = lang.filter(|l| l.lists() && (spec.is_baseline() || spec.inventory.is_none()));
     if let Some(lang) = listing {
         let argv = lang.list_argv(&spec.acceptance.command);
         let outcome = commands.run_argv_capped(&argv, RESULTS_OUTPUT_CAP, cancel)?;

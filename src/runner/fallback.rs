@@ -92,6 +92,7 @@ fn oracle_tests(
             run.commands.extend(listed.commands);
             listed.names
         }
+        RunModel::OneRun if !lang.lists() => Err(format!("{} cannot list its tests", lang.name())),
         RunModel::OneRun => {
             let argv = lang.list_argv(&spec.acceptance.command);
             let outcome = commands.run_argv_capped(&argv, RESULTS_OUTPUT_CAP, cancel)?;

@@ -1,5 +1,6 @@
 //! The setup phase: the job's trusted `[setup]` commands, in order, in a
-//! copy of the pristine source, with the job cache writable and the
+//! copy of the pristine source (of only its declared inputs when the
+//! cache is shared, see [`crate::cache::SetupInputs`]), with the job cache writable and the
 //! network as `[setup] network` says. Runs once per job cache; the caller
 //! holds the cache's lock and records the result.
 
@@ -75,14 +76,25 @@ pub fn run_setup(
     if let Some(parent) = dir.parent() {
         fs::create_dir_all(parent).map_err(prepare(parent))?;
     }
-    copy_tree(&manifest.source, dir).map_err(|e| SetupError::Copy {
+    // A shared cache's setup sees only its declared inputs (so nothing
+    // else of the source can change what it brings in); a job-scoped one
+    // the whole source.
+    let copied = match crate::cache::shared_inputs(manifest) {
+        Some(inputs) => inputs
+            .copy_to(&manifest.source, dir)
+            .map_err(|e| e.to_string()),
+        None => copy_tree(&manifest.source, dir)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    };
+    copied.map_err(|message| SetupError::Copy {
         path: dir.to_path_buf(),
-        message: e.to_string(),
+        message,
     })?;
     let cache_use = CacheUse {
         setup_dir: Some(cache.setup_dir()),
         cargo_home: Some(cache.cargo_home()),
-        layer: None,
+        ..CacheUse::default()
     };
     let argvs: Vec<Vec<String>> = setup
         .commands

@@ -86,6 +86,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             duration_ms,
             reused,
             cause,
+            ..
         } => {
             let text = match (reused, cause) {
                 (true, _) => "setup reused from the job cache".to_string(),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
-use crate::protocol::{Event, Record};
+use crate::protocol::{DecisionKind, Event, Record};
 
 /// One entry of a job's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +17,56 @@ pub struct Entry {
     pub attempt: u32,
     /// Milliseconds since the job's first attempt started.
     pub at_ms: u64,
+    /// When it was recorded, milliseconds since the Unix epoch.
+    pub ts_ms: u64,
     pub said: Said,
+    /// For a `decision`: the provider call's figures, for the views that
+    /// show each step's usage (the trajectory exports).
+    pub call: Option<Call>,
+}
+
+/// One provider call, as its `decision` event recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub step: u32,
+    pub kind: DecisionKind,
+    /// Why the reply was refused (an `invalid` decision).
+    pub reason: Option<String>,
+    pub reply_bytes: u64,
+    pub reply_hash: String,
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
+}
+
+impl Call {
+    fn of(event: &Event) -> Option<Call> {
+        match event {
+            Event::Decision {
+                step,
+                kind,
+                reason,
+                reply_bytes,
+                reply_hash,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                latency_ms,
+            } => Some(Call {
+                step: *step,
+                kind: *kind,
+                reason: reason.clone(),
+                reply_bytes: *reply_bytes,
+                reply_hash: reply_hash.clone(),
+                input_tokens: *input_tokens,
+                cached_input_tokens: *cached_input_tokens,
+                output_tokens: *output_tokens,
+                latency_ms: *latency_ms,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// The summary state of a log and the timeline of each of its jobs.
@@ -73,21 +122,18 @@ impl Details {
         let at_ms = job
             .first_started_ms
             .map_or(0, |start| record.ts_ms.saturating_sub(start));
+        let entry = |said, call| Entry {
+            attempt: n,
+            at_ms,
+            ts_ms: record.ts_ms,
+            said,
+            call,
+        };
         for said in integrity_evidence(record) {
-            timeline.push(Entry {
-                attempt: n,
-                at_ms,
-                said,
-            });
+            timeline.push(entry(said, None));
         }
         if let Some(said) = describe(record, job) {
-            timeline.push(Entry {
-                attempt: n,
-                at_ms: job
-                    .first_started_ms
-                    .map_or(0, |start| record.ts_ms.saturating_sub(start)),
-                said,
-            });
+            timeline.push(entry(said, Call::of(&record.event)));
         }
     }
 }

@@ -89,6 +89,8 @@ pub struct Job {
     pub baseline: Option<Baseline>,
     /// Why the job's `[setup]` failed, when it did.
     pub setup_cause: Option<String>,
+    /// The shared caches its setup events named (`DATA/cache/<key>/`).
+    pub caches: std::collections::BTreeSet<String>,
     /// The attempts under the current manifest, in order.
     pub attempts: Vec<Attempt>,
     /// The attempts of earlier manifests (before a `replaced`), kept as

@@ -50,6 +50,7 @@ pub(super) fn enqueued(id: &str, record: &Record, new: Enqueued<'_>) -> Result<J
         },
         baseline: None,
         setup_cause: None,
+        caches: Default::default(),
         attempts: Vec::new(),
         earlier_attempts: Vec::new(),
         waiting: None,

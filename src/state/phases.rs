@@ -10,10 +10,19 @@ use crate::protocol::{
     CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome, Signal, Verdict,
 };
 
-/// `setup`: the job's trusted `[setup]` ran or was reused.
-pub(super) fn setup(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Result<(), Illegal> {
+/// `setup`: the job's trusted `[setup]` ran or was reused, in the shared
+/// cache it names (kept from `gc` while the job is in the log).
+pub(super) fn setup(
+    job: &mut Job,
+    at: &At<'_>,
+    cause: Option<&String>,
+    cache: Option<&String>,
+) -> Result<(), Illegal> {
     at.open_attempt(job)?;
     job.setup_cause = cause.cloned();
+    if let Some(key) = cache {
+        job.caches.insert(key.clone());
+    }
     Ok(())
 }
 

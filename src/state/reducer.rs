@@ -288,7 +288,9 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
         } => lifecycle::interrupted(job, &at, *by_runner, cause.as_ref())?,
         Event::Cancelled {} => lifecycle::cancelled(job, &at)?,
         Event::Retried {} => lifecycle::retried(job, &at)?,
-        Event::Setup { cause, .. } => phases::setup(job, &at, cause.as_ref())?,
+        Event::Setup { cause, cache, .. } => {
+            phases::setup(job, &at, cause.as_ref(), cache.as_ref())?
+        }
         Event::Baseline {
             result,
             inventory,

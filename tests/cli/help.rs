@@ -3,9 +3,9 @@
 
 use crate::harness::Sandbox;
 
-const COMMANDS: [&str; 17] = [
+const COMMANDS: [&str; 18] = [
     "demo", "batch", "check", "run", "enqueue", "status", "watch", "report", "cancel", "retry",
-    "replay", "gc", "exec", "doctor", "validate", "schema", "view",
+    "replay", "gc", "exec", "doctor", "import", "validate", "schema", "view",
 ];
 
 #[test]

@@ -179,8 +179,11 @@ script = "fix.jsonl"
     manifest
 }
 
+// `seed.txt` is not a file the language table names (a lock or manifest
+// file): the setup, which sees only its inputs, declares it.
 const SETUP: &str = r#"[setup]
 network = false
+inputs = ["seed.txt"]
 commands = [
   ["cp", "seed.txt", "{cache}/seed.txt"],
   ["mkdir", "-p", "{cache}/cargo/registry"],

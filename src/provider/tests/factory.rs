@@ -28,6 +28,7 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
         script: vec![
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("evaluation/scripts/off_by_one.jsonl"),
         ],
+        apply_first: None,
     });
     assert_eq!(
         build_provider_with_env(&script, "replay", none)

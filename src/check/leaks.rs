@@ -1,0 +1,284 @@
+//! Leaks of the answer: what in a task lets a model read the fix instead
+//! of making it. Deterministic, no model: the source's git repository
+//! holding objects or refs past its base (enumerated with `git cat-file
+//! --batch-all-objects` and the refs), remotes, reflogs and the files
+//! that point past the base; and the oracle's distinctive added lines —
+//! at least [`MIN_LINE`] non-space characters, absent from the pristine
+//! version of their own file — present in another source file or the
+//! prompt.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::decision::{Decision, parse_decision};
+use crate::manifest::{Manifest, Oracle};
+
+/// Non-space characters an added line needs to count as distinctive.
+pub const MIN_LINE: usize = 20;
+/// Largest source file searched for oracle lines.
+const MAX_FILE: u64 = 4 << 20;
+/// Most source files searched.
+const MAX_FILES: usize = 50_000;
+/// Directories never searched: the repository and build outputs.
+const SKIP: &[&str] = &[".git", "target", "node_modules", "__pycache__"];
+
+/// The evidence of every leak of `manifest`'s answer, one line each;
+/// empty when none is found.
+pub fn find_leaks(manifest: &Manifest) -> Vec<String> {
+    let mut leaks = git_leaks(&manifest.source);
+    leaks.extend(oracle_line_leaks(manifest));
+    leaks
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// What the source's `.git` holds past its base (`HEAD`'s commit).
+fn git_leaks(source: &Path) -> Vec<String> {
+    let dot_git = source.join(".git");
+    if !dot_git.exists() {
+        return Vec::new();
+    }
+    let mut leaks = Vec::new();
+    for (rel, what) in [
+        (
+            "objects/info/alternates",
+            "borrows objects from another repository",
+        ),
+        ("packed-refs", "has packed refs"),
+        ("logs", "has reflogs"),
+        ("ORIG_HEAD", "has ORIG_HEAD"),
+        ("FETCH_HEAD", "has FETCH_HEAD"),
+        ("refs/stash", "has a stash"),
+    ] {
+        if dot_git.join(rel).exists() {
+            leaks.push(format!("source/.git {what} (.git/{rel})"));
+        }
+    }
+    let Some(remotes) = git(source, &["remote"]) else {
+        leaks.push("source/.git cannot be read by git".into());
+        return leaks;
+    };
+    for remote in remotes.lines().filter(|l| !l.trim().is_empty()) {
+        leaks.push(format!("source/.git has the remote {remote}"));
+    }
+    let head_ref = git(source, &["symbolic-ref", "-q", "HEAD"]).map(|r| r.trim().to_string());
+    if let Some(refs) = git(source, &["for-each-ref", "--format=%(refname)"]) {
+        for name in refs.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if head_ref.as_deref() != Some(name) {
+                leaks.push(format!("source/.git has the ref {name} besides the base"));
+            }
+        }
+    }
+    // Every object the store holds, against those the base reaches.
+    let reachable: BTreeSet<String> = git(source, &["rev-list", "--objects", "HEAD"])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    let all = git(
+        source,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname) %(objecttype)",
+        ],
+    )
+    .unwrap_or_default();
+    let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in all.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(id), Some(kind)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if !reachable.contains(id) {
+            extra
+                .entry(kind.to_string())
+                .or_default()
+                .push(id.to_string());
+        }
+    }
+    for (kind, ids) in extra {
+        leaks.push(format!(
+            "source/.git holds {} {kind} object(s) the base does not reach (e.g. {})",
+            ids.len(),
+            ids[0]
+        ));
+    }
+    leaks
+}
+
+/// The oracle's added lines, by the file they are added to.
+fn oracle_lines(manifest: &Manifest) -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    match &manifest.oracle {
+        Some(Oracle::Patch(path)) => {
+            let Ok(text) = fs::read_to_string(path) else {
+                return lines;
+            };
+            let mut file = String::new();
+            for line in text.lines() {
+                if let Some(to) = line.strip_prefix("+++ ") {
+                    let to = to.split('\t').next().unwrap_or(to).trim();
+                    file = to.strip_prefix("b/").unwrap_or(to).to_string();
+                } else if let Some(added) = line.strip_prefix('+') {
+                    lines.push((file.clone(), added.to_string()));
+                }
+            }
+        }
+        Some(Oracle::Script(path)) => {
+            let Ok(script) = crate::provider::load_script(path) else {
+                return lines;
+            };
+            for reply in &script.replies {
+                match parse_decision(reply) {
+                    Ok(Decision::WriteFile { path, content }) => {
+                        lines.extend(content.lines().map(|l| (path.clone(), l.to_string())));
+                    }
+                    Ok(Decision::ReplaceText {
+                        path, replacement, ..
+                    }) => {
+                        lines.extend(replacement.lines().map(|l| (path.clone(), l.to_string())));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None => {}
+    }
+    lines
+}
+
+fn distinctive(line: &str) -> bool {
+    line.chars().filter(|c| !c.is_whitespace()).count() >= MIN_LINE
+}
+
+/// The oracle's distinctive added lines found outside their own file.
+fn oracle_line_leaks(manifest: &Manifest) -> Vec<String> {
+    let mut pristine: BTreeMap<String, String> = BTreeMap::new();
+    let mut needles: Vec<(String, String)> = Vec::new();
+    for (file, line) in oracle_lines(manifest) {
+        let trimmed = line.trim();
+        if !distinctive(trimmed) {
+            continue;
+        }
+        let own = pristine
+            .entry(file.clone())
+            .or_insert_with(|| fs::read_to_string(manifest.source.join(&file)).unwrap_or_default());
+        if own.lines().any(|l| l.trim() == trimmed) {
+            continue;
+        }
+        if !needles.iter().any(|(_, n)| n == trimmed) {
+            needles.push((file, trimmed.to_string()));
+        }
+    }
+    if needles.is_empty() {
+        return Vec::new();
+    }
+    let mut leaks = Vec::new();
+    let mut found: BTreeSet<usize> = BTreeSet::new();
+    let mut search = |place: &str, own_file: Option<&str>, text: &str| {
+        for (i, (file, needle)) in needles.iter().enumerate() {
+            if found.contains(&i) || own_file == Some(file.as_str()) {
+                continue;
+            }
+            if text.contains(needle.as_str()) {
+                found.insert(i);
+                leaks.push(format!(
+                    "the oracle's line for {file} ({}) is in {place}",
+                    shorten(needle)
+                ));
+            }
+        }
+    };
+    search("the prompt", None, &manifest.prompt);
+    let mut files = Vec::new();
+    walk(&manifest.source, "", 0, &mut files);
+    for rel in files {
+        let Ok(text) = read_text(&manifest.source.join(&rel)) else {
+            continue;
+        };
+        search(&format!("source/{rel}"), Some(rel.as_str()), &text);
+    }
+    leaks
+}
+
+fn shorten(line: &str) -> String {
+    let mut out: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        out.push('…');
+    }
+    format!("`{out}`")
+}
+
+fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(MAX_FILE)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Regular files under `root` (relative, `/`-separated), symlinks not
+/// followed, [`SKIP`] directories left out.
+fn walk(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > 32 || out.len() >= MAX_FILES {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(String::from) else {
+            continue;
+        };
+        let child = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        match entry.file_type() {
+            Ok(t) if t.is_dir() && !SKIP.contains(&name.as_str()) => {
+                walk(root, &child, depth + 1, out)
+            }
+            Ok(t) if t.is_file() => out.push(child),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_lines_are_not_distinctive() {
+        assert!(!distinctive("    }"));
+        assert!(!distinctive("return a + b;  "));
+        assert!(distinctive(
+            "return format!(\"One for {who}, one for me.\")"
+        ));
+        assert_eq!(shorten("abc"), "`abc`");
+    }
+}

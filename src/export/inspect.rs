@@ -1,0 +1,424 @@
+//! Inspect AI's log (`.eval`, log format version 2): a zip of
+//! `header.json` (the eval's spec, plan, results and stats),
+//! `summaries.json` (one summary per sample) and `samples/<id>_epoch_<n>.json`
+//! (each sample whole). One log per family and model: a sample per job
+//! instance, its id the job and its epoch the repeat; its messages the
+//! task prompt, then per step the model's reply (with the decision as a
+//! tool call) and what came back; its score `C` (accepted) or `I`
+//! (failed), with the patch as the answer. A failure of the
+//! infrastructure, a cancelled or an unfinished job is a sample with an
+//! `error` and no score, as Inspect records samples that could not be
+//! scored, so they stay out of the accuracy. Pure: the members as bytes.
+
+use serde_json::{Map, Value, json};
+
+use super::trace::{AttemptTrace, JobTrace, StepTrace};
+use crate::report::{JobOutcome, iso8601};
+
+/// The scorer's name in the log.
+const SCORER: &str = "acceptance";
+
+/// The members of one log, in the order written: `header.json`,
+/// `summaries.json`, then the samples. `family` and `model` name the log;
+/// `generated_ms` dates a log whose jobs never started.
+pub fn eval_members(
+    family: &str,
+    model: &str,
+    jobs: &[JobTrace<'_>],
+    generated_ms: u64,
+) -> Vec<(String, Vec<u8>)> {
+    let samples: Vec<Value> = jobs.iter().map(sample).collect();
+    let summaries: Vec<Value> = jobs
+        .iter()
+        .zip(&samples)
+        .map(|(job, sample)| summary(sample, job.row.outcome.is_terminal()))
+        .collect();
+    let mut members = vec![
+        (
+            "header.json".to_string(),
+            bytes(&header(family, model, jobs, generated_ms)),
+        ),
+        ("summaries.json".to_string(), bytes(&Value::from(summaries))),
+    ];
+    for (job, sample) in jobs.iter().zip(&samples) {
+        let name = format!("samples/{}_epoch_{}.json", job.row.job, epoch(job));
+        members.push((name, bytes(sample)));
+    }
+    members
+}
+
+fn bytes(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn epoch(job: &JobTrace<'_>) -> u32 {
+    job.row.repeat.unwrap_or(1).max(1)
+}
+
+/// `C`, `I`, or no score (and why, as the sample's error).
+fn scored(job: &JobTrace<'_>) -> Result<&'static str, String> {
+    let row = job.row;
+    match (row.outcome, row.failure_kind) {
+        (JobOutcome::Accepted, _) => Ok("C"),
+        (JobOutcome::Failed, Some(kind)) if kind.is_infrastructure() => Err(format!(
+            "{kind}: {}",
+            row.cause.as_deref().unwrap_or("not the model's doing")
+        )),
+        (JobOutcome::Failed, _) => Ok("I"),
+        (JobOutcome::Cancelled, _) => Err("cancelled".into()),
+        (JobOutcome::Pending, _) => Err("not finished".into()),
+    }
+}
+
+fn sample(job: &JobTrace<'_>) -> Value {
+    let row = job.row;
+    let messages = messages(job);
+    let mut sample = Map::new();
+    sample.insert("id".into(), json!(row.job));
+    sample.insert("epoch".into(), json!(epoch(job)));
+    sample.insert("input".into(), json!(job.prompt));
+    sample.insert("target".into(), json!(""));
+    sample.insert("metadata".into(), metadata(job));
+    sample.insert("model_usage".into(), usage(job));
+    if let (Some(start), Some(end)) = (row.started_ms, row.ended_ms) {
+        sample.insert("started_at".into(), json!(iso8601(start)));
+        sample.insert("completed_at".into(), json!(iso8601(end)));
+    }
+    sample.insert("total_time".into(), json!(row.wall_ms as f64 / 1000.0));
+    sample.insert(
+        "working_time".into(),
+        json!(row.wall_ms.saturating_sub(row.time.wait_ms) as f64 / 1000.0),
+    );
+    match scored(job) {
+        Ok(value) => {
+            let explanation = match (row.failure_kind, &row.cause) {
+                (None, _) => "accepted by the hidden tests".to_string(),
+                (Some(kind), Some(cause)) => format!("{kind}: {cause}"),
+                (Some(kind), None) => kind.to_string(),
+            };
+            let mut score = json!({
+                "value": value,
+                "explanation": explanation,
+                "metadata": {
+                    "acceptance": row.acceptance.as_str(),
+                    "baseline": row.baseline.as_str(),
+                    "f2p_passed": row.tests.f2p_passed,
+                    "f2p_total": row.tests.f2p_total,
+                    "p2p_passed": row.tests.p2p_passed,
+                    "p2p_total": row.tests.p2p_total,
+                },
+                "history": [],
+            });
+            if let Some(patch) = &row.patch {
+                score["answer"] = json!(patch);
+            }
+            sample.insert("scores".into(), json!({ SCORER: score }));
+        }
+        Err(why) => {
+            sample.insert(
+                "error".into(),
+                json!({ "message": why, "traceback": "", "traceback_ansi": "" }),
+            );
+        }
+    }
+    sample.insert(
+        "output".into(),
+        json!({ "model": job.model, "choices": [], "completion": row.patch.clone().unwrap_or_default() }),
+    );
+    sample.insert("messages".into(), Value::from(messages));
+    sample.insert("events".into(), json!([]));
+    sample.insert("store".into(), json!({}));
+    sample.insert("attachments".into(), json!({}));
+    Value::Object(sample)
+}
+
+/// A sample's summary: the sample less its messages, output and events;
+/// `completed` when its job has finished.
+fn summary(sample: &Value, completed: bool) -> Value {
+    let mut summary = Map::new();
+    for key in [
+        "id",
+        "epoch",
+        "input",
+        "target",
+        "metadata",
+        "scores",
+        "model_usage",
+        "started_at",
+        "completed_at",
+        "total_time",
+        "working_time",
+    ] {
+        if let Some(value) = sample.get(key) {
+            summary.insert(key.into(), value.clone());
+        }
+    }
+    if let Some(error) = sample.get("error") {
+        summary.insert("error".into(), error["message"].clone());
+    }
+    let count = sample["messages"].as_array().map_or(0, Vec::len);
+    summary.insert("message_count".into(), json!(count));
+    summary.insert("completed".into(), json!(completed));
+    Value::Object(summary)
+}
+
+/// The sample's facts beyond its score: the report row's figures and the
+/// manifest's `[metadata]`.
+fn metadata(job: &JobTrace<'_>) -> Value {
+    let row = job.row;
+    let mut meta = json!({
+        "instance": row.instance,
+        "job": row.job,
+        "family": row.family,
+        "provider": row.provider,
+        "repeat": row.repeat,
+        "outcome": row.outcome.as_str(),
+        "failure_kind": row.failure_kind.map(|k| k.as_str()),
+        "cause": row.cause,
+        "attempts": row.attempts,
+        "steps": row.steps,
+        "invalid_decisions": row.invalid_decisions,
+        "patch_bytes": row.patch_bytes,
+        "trace": if job.full { "full" } else { "metadata" },
+    });
+    if !job.row.metadata.is_empty() {
+        meta["task"] = json!(job.row.metadata);
+    }
+    meta
+}
+
+fn usage(job: &JobTrace<'_>) -> Value {
+    let row = job.row;
+    let mut usage = json!({
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "total_tokens": row.input_tokens.saturating_add(row.output_tokens),
+    });
+    if let Some(cost) = row.cost_usd {
+        usage["total_cost"] = json!(cost);
+    }
+    json!({ job.model.clone(): usage })
+}
+
+/// The conversation: the prompt, then each step's reply and what came
+/// back, attempt after attempt (each starts afresh from the prompt).
+fn messages(job: &JobTrace<'_>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for attempt in &job.attempts {
+        let id = |what: &str| format!("a{}-{what}", attempt.number);
+        out.push(json!({
+            "id": id("prompt"),
+            "role": "user",
+            "content": job.prompt,
+            "source": "input",
+            "metadata": { "attempt": attempt.number },
+        }));
+        for step in &attempt.steps {
+            out.extend(step_messages(job, attempt, step));
+        }
+    }
+    out
+}
+
+fn step_messages(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace) -> Vec<Value> {
+    let call_id = format!("a{}-s{}", attempt.number, step.step);
+    let Some(call) = &step.call else {
+        // The provider never answered: what the log says, as the runtime's.
+        return vec![json!({
+            "id": format!("{call_id}-error"),
+            "role": "user",
+            "content": step.observed(),
+            "metadata": { "attempt": attempt.number, "step": step.step },
+        })];
+    };
+    let meta = json!({
+        "attempt": attempt.number,
+        "step": step.step,
+        "kind": call.kind.as_str(),
+        "reply_bytes": call.reply_bytes,
+        "latency_ms": call.latency_ms,
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+    });
+    let mut assistant = json!({
+        "id": format!("{call_id}-reply"),
+        "role": "assistant",
+        "content": step.reply.clone().unwrap_or_default(),
+        "source": "generate",
+        "model": job.model,
+        "metadata": meta,
+    });
+    if call.reason.is_some() {
+        // A refused reply calls nothing; the refusal comes back to it.
+        return vec![
+            assistant,
+            json!({
+                "id": format!("{call_id}-refused"),
+                "role": "user",
+                "content": step.observed(),
+            }),
+        ];
+    }
+    assistant["tool_calls"] = json!([{
+        "id": call_id,
+        "function": call.kind.as_str(),
+        "arguments": step.arguments(),
+        "type": "function",
+    }]);
+    vec![
+        assistant,
+        json!({
+            "id": format!("{call_id}-result"),
+            "role": "tool",
+            "content": step.observed(),
+            "tool_call_id": call_id,
+            "function": call.kind.as_str(),
+        }),
+    ]
+}
+
+fn header(family: &str, model: &str, jobs: &[JobTrace<'_>], generated_ms: u64) -> Value {
+    let started = jobs.iter().filter_map(|j| j.row.started_ms).min();
+    let ended = jobs.iter().filter_map(|j| j.row.ended_ms).max();
+    let scored: Vec<&'static str> = jobs.iter().filter_map(|j| scored(j).ok()).collect();
+    let correct = scored.iter().filter(|v| **v == "C").count();
+    let n = scored.len();
+    let accuracy = if n == 0 {
+        0.0
+    } else {
+        correct as f64 / n as f64
+    };
+    // The standard error of the mean of 0/1 scores, as Inspect's `stderr`.
+    let stderr = if n > 1 {
+        (accuracy * (1.0 - accuracy) / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let finished = jobs.iter().all(|j| j.row.outcome.is_terminal());
+    let (input, output) = jobs.iter().fold((0u64, 0u64), |(i, o), j| {
+        (
+            i.saturating_add(j.row.input_tokens),
+            o.saturating_add(j.row.output_tokens),
+        )
+    });
+    let mut ids: Vec<&str> = jobs.iter().map(|j| j.row.job.as_str()).collect();
+    ids.dedup();
+    let id_text = format!("{family}@{model}\n{}", ids.join("\n"));
+    let eval_id = crate::hash::short_hash(id_text.as_bytes());
+    let epochs = jobs.iter().map(epoch).max().unwrap_or(1);
+    let created = iso8601(started.unwrap_or(generated_ms));
+    json!({
+        "version": 2,
+        "status": if finished { "success" } else { "started" },
+        "eval": {
+            "eval_id": eval_id,
+            "run_id": eval_id,
+            "created": created,
+            "task": family,
+            "task_id": family,
+            "task_version": 0,
+            "task_attribs": {},
+            "task_args": {},
+            "task_args_passed": {},
+            "solver": "agent-runtime",
+            "dataset": { "name": family, "samples": ids.len(), "sample_ids": ids },
+            "model": model,
+            "model_generate_config": {},
+            "model_args": {},
+            "config": { "epochs": epochs },
+            "packages": { "agent-runtime": env!("CARGO_PKG_VERSION") },
+        },
+        "plan": {
+            "name": "plan",
+            "steps": [{ "solver": "agent-runtime", "params": {} }],
+            "config": {},
+        },
+        "results": {
+            "total_samples": jobs.len(),
+            "completed_samples": n,
+            "scores": [{
+                "name": SCORER,
+                "scorer": SCORER,
+                "scored_samples": n,
+                "unscored_samples": jobs.len() - n,
+                "params": {},
+                "metrics": {
+                    "accuracy": { "name": "accuracy", "value": accuracy, "params": {} },
+                    "stderr": { "name": "stderr", "value": stderr, "params": {} },
+                },
+            }],
+        },
+        "stats": {
+            "started_at": started.map(iso8601).unwrap_or_default(),
+            "completed_at": ended.filter(|_| finished).map(iso8601).unwrap_or_default(),
+            "model_usage": { model: {
+                "input_tokens": input,
+                "output_tokens": output,
+                "total_tokens": input.saturating_add(output),
+            }},
+        },
+        "invalidated": false,
+        "tags": [],
+        "metadata": {},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::JobResult;
+
+    fn row(job: &str, outcome: JobOutcome) -> JobResult {
+        let mut row = JobResult::new(&format!("{job}@p"), job, "fam");
+        row.outcome = outcome;
+        row.provider = Some("p".into());
+        row.input_tokens = 10;
+        row.output_tokens = 5;
+        row
+    }
+
+    fn trace(row: &JobResult) -> JobTrace<'_> {
+        JobTrace {
+            row,
+            prompt: "Fix it.".into(),
+            model: "p".into(),
+            full: false,
+            attempts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_sample_per_job_with_its_score_and_the_accuracy_in_the_header() {
+        let accepted = row("a", JobOutcome::Accepted);
+        let mut failed = row("b", JobOutcome::Failed);
+        failed.failure_kind = Some(crate::protocol::FailureKind::VerifyFailed);
+        let mut broken = row("c", JobOutcome::Pending);
+        broken.failure_kind = Some(crate::protocol::FailureKind::InfraError);
+        let jobs = [trace(&accepted), trace(&failed), trace(&broken)];
+        let members = eval_members("fam", "p", &jobs, 0);
+        let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "header.json",
+                "summaries.json",
+                "samples/a_epoch_1.json",
+                "samples/b_epoch_1.json",
+                "samples/c_epoch_1.json"
+            ]
+        );
+        let header: Value = serde_json::from_slice(&members[0].1).unwrap();
+        assert_eq!(header["results"]["completed_samples"], 2);
+        assert_eq!(
+            header["results"]["scores"][0]["metrics"]["accuracy"]["value"],
+            0.5
+        );
+        let c: Value = serde_json::from_slice(&members[4].1).unwrap();
+        assert!(c.get("scores").is_none());
+        assert_eq!(c["error"]["message"], "not finished");
+        let summaries: Value = serde_json::from_slice(&members[1].1).unwrap();
+        assert_eq!(summaries[0]["scores"]["acceptance"]["value"], "C");
+        assert_eq!(summaries[1]["scores"]["acceptance"]["value"], "I");
+        assert_eq!(summaries[2]["completed"], false);
+    }
+}

@@ -1,0 +1,183 @@
+//! The one I/O edge of the exports: read each log and the attempts'
+//! artifacts, render, and put every file in place atomically. Files of an
+//! earlier export that this one did not write again (a job no longer in
+//! the report) are removed from the three folders, so they always match
+//! the report beside them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::error::ExportError;
+use super::predictions::{Prediction, prediction_files};
+use super::trace::{JobTrace, job_trace};
+use super::{atif, file_name, inspect};
+use crate::lifecycle::DataDir;
+use crate::log::read_records;
+use crate::report::{Report, ReportError, read_transcript, write_atomic};
+use crate::state::Details;
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exported {
+    /// The Inspect logs, one per family and model.
+    pub inspect: Vec<PathBuf>,
+    /// The ATIF trajectories written (one per attempt).
+    pub atif: usize,
+    /// The folder holding them.
+    pub atif_dir: PathBuf,
+    /// The SWE-bench predictions files (none without imported instances).
+    pub predictions: Vec<PathBuf>,
+}
+
+/// Exports the jobs of `report` (derived from the logs of `data_dirs`)
+/// into `out/inspect/`, `out/atif/` and `out/predictions/`.
+pub fn write_exports(
+    data_dirs: &[PathBuf],
+    report: &Report,
+    out: &Path,
+) -> Result<Exported, ExportError> {
+    let mut folds: Vec<(DataDir, Details)> = Vec::new();
+    for data in data_dirs {
+        let dir = DataDir::new(data);
+        let (records, _torn) = read_records(&dir.log())?;
+        folds.push((dir, Details::of(&records)));
+    }
+    let mut traces: Vec<JobTrace<'_>> = Vec::new();
+    let mut predictions: Vec<Prediction> = Vec::new();
+    for row in &report.jobs {
+        // As the report takes it: the last log that holds the instance.
+        let Some((dir, details, job)) = folds
+            .iter()
+            .rev()
+            .find_map(|(dir, d)| d.state.job(&row.instance).map(|job| (dir, d, job)))
+        else {
+            continue;
+        };
+        let read = |n: u32, file: &str| std::fs::read_to_string(dir.runs(&job.id, n).join(file));
+        let transcript = |n: u32| {
+            read(n, "transcript.jsonl")
+                .ok()
+                .map(|t| read_transcript(&t))
+        };
+        let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
+        if let Some(instance_id) = row.metadata.get("instance_id") {
+            let patch = job
+                .attempts
+                .first()
+                .filter(|a| a.patch.is_some())
+                .and_then(|a| read(a.number, "patch.diff").ok())
+                .unwrap_or_default();
+            predictions.push(Prediction {
+                instance_id: instance_id.clone(),
+                model: trace.model.clone(),
+                repeat: row.repeat.unwrap_or(1),
+                patch,
+            });
+        }
+        traces.push(trace);
+    }
+
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<JobTrace<'_>>> = BTreeMap::new();
+    for trace in &traces {
+        let key = (trace.row.family.clone(), trace.model.clone());
+        groups.entry(key).or_default().push(trace.clone());
+    }
+    let inspect_dir = out.join("inspect");
+    let mut inspect_files = Vec::new();
+    for ((family, model), jobs) in &groups {
+        let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
+        let members = inspect::eval_members(family, model, jobs, report.generated_at_ms);
+        files.push((path.clone(), zip_of(&path, &members)?));
+        inspect_files.push(path);
+    }
+    let atif_dir = out.join("atif");
+    let mut atif_count = 0;
+    for trace in &traces {
+        for attempt in &trace.attempts {
+            let path = atif_dir
+                .join(file_name(&trace.row.instance))
+                .join(format!("{}.json", attempt.number));
+            let text =
+                serde_json::to_vec_pretty(&atif::trajectory(trace, attempt)).unwrap_or_default();
+            files.push((path, text));
+            atif_count += 1;
+        }
+    }
+    let predictions_dir = out.join("predictions");
+    let mut prediction_paths = Vec::new();
+    for (name, text) in prediction_files(&predictions) {
+        let path = predictions_dir.join(name);
+        files.push((path.clone(), text.into_bytes()));
+        prediction_paths.push(path);
+    }
+
+    for (path, bytes) in &files {
+        let dir = path.parent().unwrap_or(out);
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        write_atomic(path, dir, bytes)?;
+    }
+    let written: BTreeSet<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+    prune(&inspect_dir, "eval", &written)?;
+    prune(&predictions_dir, "jsonl", &written)?;
+    if let Ok(entries) = std::fs::read_dir(&atif_dir) {
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                prune(&dir, "json", &written)?;
+                // Only an emptied folder goes; anything else in it stays.
+                let _ = std::fs::remove_dir(&dir);
+            }
+        }
+    }
+    Ok(Exported {
+        inspect: inspect_files,
+        atif: atif_count,
+        atif_dir,
+        predictions: prediction_paths,
+    })
+}
+
+/// The zip of `members`, deflated (what Inspect's readers and viewer read).
+fn zip_of(path: &Path, members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
+    let zip_err = |source| ExportError::Zip {
+        path: path.to_path_buf(),
+        source,
+    };
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in members {
+        zip.start_file(name.as_str(), options).map_err(zip_err)?;
+        zip.write_all(bytes).map_err(io("write", path))?;
+    }
+    Ok(zip.finish().map_err(zip_err)?.into_inner())
+}
+
+/// Removes the `.ext` files in `dir` that this export did not write.
+fn prune(dir: &Path, ext: &str, written: &BTreeSet<&Path>) -> Result<(), ExportError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = path.extension().is_some_and(|e| e == ext)
+            && entry.file_type().is_ok_and(|t| t.is_file());
+        if ours && !written.contains(path.as_path()) {
+            std::fs::remove_file(&path).map_err(io("remove", &path))?;
+        }
+    }
+    Ok(())
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ExportError {
+    let path = path.to_path_buf();
+    move |source| {
+        ExportError::Write(ReportError::Io {
+            action,
+            path,
+            source,
+        })
+    }
+}

@@ -1,0 +1,152 @@
+//! The git commands the importers run, on the user's own clones and on the
+//! fresh repositories they make: exporting a commit's tree, and making a
+//! repository that holds that tree as its only commit. Git runs with no
+//! system or global configuration and an empty template, so no hook,
+//! alias or template of the machine's reaches the new repository.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Who the fresh repository's only commit is by, and when (fixed, so two
+/// imports of one instance make the same commit).
+const AUTHOR: &str = "agent-runtime import";
+const EMAIL: &str = "import@agent-runtime.invalid";
+const DATE: &str = "2000-01-01T00:00:00Z";
+
+fn git(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg("-C")
+        .arg(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+        .stdin(Stdio::null());
+    command
+}
+
+fn run(mut command: Command, what: &str) -> Result<Vec<u8>, String> {
+    let output = command
+        .output()
+        .map_err(|e| format!("failed to run git ({what}): {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "git {what} failed: {}",
+            stderr.lines().last().unwrap_or("").trim()
+        ));
+    }
+    Ok(output.stdout)
+}
+
+/// The full id of `commit` in the clone at `repo`, if it has it.
+pub fn resolve(repo: &Path, commit: &str) -> Result<String, String> {
+    let mut command = git(repo);
+    command.args(["rev-parse", "--verify", "--quiet"]);
+    command.arg(format!("{commit}^{{commit}}"));
+    let out = run(command, &format!("rev-parse {commit}"))
+        .map_err(|_| format!("the clone has no commit {commit}"))?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// Writes the tree of `commit` in `repo` into `dest` (which must exist):
+/// `git archive` piped into `tar`, so modes and symlinks come along.
+pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String> {
+    let mut archive = git(repo);
+    archive
+        .args(["archive", "--format=tar", commit])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = archive
+        .spawn()
+        .map_err(|e| format!("failed to run git archive: {e}"))?;
+    let Some(stdout) = child.stdout.take() else {
+        return Err("git archive gave no output".into());
+    };
+    let tar = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(dest)
+        .stdin(stdout)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("failed to run tar: {e}"))?;
+    let archived = child
+        .wait_with_output()
+        .map_err(|e| format!("failed to wait for git archive: {e}"))?;
+    if !archived.status.success() {
+        let stderr = String::from_utf8_lossy(&archived.stderr);
+        return Err(format!(
+            "git archive {commit} failed: {}",
+            stderr.lines().last().unwrap_or("").trim()
+        ));
+    }
+    if !tar.status.success() {
+        let stderr = String::from_utf8_lossy(&tar.stderr);
+        return Err(format!(
+            "tar could not unpack the tree of {commit}: {}",
+            stderr.lines().last().unwrap_or("").trim()
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `dir` (holding a tree) a new git repository whose only commit
+/// is that tree: no remote, tag, reflog, stash, hook or packed ref.
+/// Returns the commit's id.
+pub fn fresh_repository(dir: &Path, message: &str) -> Result<String, String> {
+    let mut init = git(dir);
+    init.args(["init", "--quiet", "--template=", "--initial-branch=main"]);
+    run(init, "init")?;
+    let mut add = git(dir);
+    add.args(["add", "--all", "--force"]);
+    run(add, "add")?;
+    let mut commit = git(dir);
+    commit
+        .args([
+            "-c",
+            "core.logAllRefUpdates=false",
+            "-c",
+            "commit.gpgSign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            message,
+        ])
+        .env("GIT_AUTHOR_NAME", AUTHOR)
+        .env("GIT_AUTHOR_EMAIL", EMAIL)
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_NAME", AUTHOR)
+        .env("GIT_COMMITTER_EMAIL", EMAIL)
+        .env("GIT_COMMITTER_DATE", DATE);
+    run(commit, "commit")?;
+    // Nothing of the making stays: no reflog, no hooks, no description.
+    let git_dir = dir.join(".git");
+    for leftover in [
+        "logs",
+        "hooks",
+        "description",
+        "COMMIT_EDITMSG",
+        "ORIG_HEAD",
+    ] {
+        let path = git_dir.join(leftover);
+        if path.is_dir() {
+            fs::remove_dir_all(&path).map_err(|e| format!("cannot remove {leftover}: {e}"))?;
+        } else if path.exists() {
+            fs::remove_file(&path).map_err(|e| format!("cannot remove {leftover}: {e}"))?;
+        }
+    }
+    let mut head = git(dir);
+    head.args(["rev-parse", "HEAD"]);
+    let out = run(head, "rev-parse HEAD")?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}

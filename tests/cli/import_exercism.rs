@@ -1,0 +1,296 @@
+//! `import exercism` through the real binary, on synthetic tracks in the
+//! real layout (see `tracks.rs`): a track imports (deprecated and broken
+//! exercises named as left out), `check` calls its exercises valid, a
+//! provider that changes nothing gets none accepted, a wrong fix is
+//! caught, every test of a multi-test exercise is in the inventory
+//! (skipped and ignored ones included), and no exercise is `leaky`.
+//! Python and JavaScript set up from their registries and skip, saying
+//! why, where those cannot be reached.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::harness::Sandbox;
+use crate::tracks::{
+    Lang, TESTS, disk_usage, final_kind, provider, records, registry_unreachable, write_track,
+};
+
+/// Imports a track of `count` exercises; returns the output dir.
+fn import(sb: &Sandbox, lang: Lang, count: u32) -> std::path::PathBuf {
+    let track = write_track(&sb.path().join("tracks"), lang, count, true);
+    let out = sb.path().join(format!("jobs-{}", lang.slug()));
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let slug = lang.slug();
+    assert!(
+        run.stdout
+            .contains(&format!("imported {count} job(s) into")),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "left out {slug}-retired: deprecated in the track's config.json"
+        )),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "left out {slug}-add-998: files.solution names x, which is not a file here"
+        )),
+        "{run:#?}"
+    );
+    out
+}
+
+/// Imports, checks, and runs the no-op and the wrong fix for `lang`.
+fn track_round_trip(lang: Lang) {
+    if let Some(why) = registry_unreachable(lang) {
+        eprintln!("skipping the {} track: {why}", lang.slug());
+        return;
+    }
+    let sb = Sandbox::new();
+    let out = import(&sb, lang, 2);
+    let slug = lang.slug();
+    let job = format!("{slug}-add-1");
+    let manifest = out.join(&job).join("job.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains(&format!("family = \"{slug}\"")), "{text}");
+    assert!(!text.contains("[provider]"), "{text}");
+    // The hidden tests are not in the source; the docs are the prompt.
+    let source = out.join(&job).join("source");
+    assert!(!source.join(".meta").exists() && !source.join(".docs").exists());
+    let prompt = std::fs::read_to_string(out.join(&job).join("prompt.md")).unwrap();
+    assert!(
+        prompt.starts_with("# Introduction") && prompt.contains("adds 1"),
+        "{prompt}"
+    );
+
+    let check_data = sb.path().join("check-data");
+    let check = sb.run(&[
+        "check",
+        out.join("*/job.toml").to_str().unwrap(),
+        "--runs",
+        "1",
+        "--data",
+        check_data.to_str().unwrap(),
+    ]);
+    assert_eq!(check.code, 0, "{check:#?}");
+    assert!(check.stdout.contains("2/2 job(s) valid"), "{check:#?}");
+    assert!(!check.stdout.contains("leaky"), "{check:#?}");
+    // Every test of the file is in the inventory, ignored and skipped
+    // ones included: F2P + P2P = the tests the file defines.
+    let baseline = records(&check_data)
+        .into_iter()
+        .find(|r| r["job"] == format!("{job}@oracle#1") && r["type"] == "baseline")
+        .unwrap();
+    let inventory = &baseline["inventory"];
+    let total = inventory["fail_to_pass"].as_array().unwrap().len()
+        + inventory["pass_to_pass"].as_array().unwrap().len();
+    assert_eq!(total, TESTS, "{baseline}");
+    eprintln!(
+        "{slug}: inventory of {job}: {} F2P + {} P2P = {TESTS} tests in the file",
+        inventory["fail_to_pass"].as_array().unwrap().len(),
+        inventory["pass_to_pass"].as_array().unwrap().len()
+    );
+
+    // A provider that writes the stub back and one with a wrong fix.
+    let file = lang.solution("add-1");
+    let noop = provider(sb.path(), "noop", &file, lang.stub());
+    let wrong = provider(sb.path(), "wrong", &file, &lang.code(1, false));
+    for (name, provider) in [("noop", &noop), ("wrong", &wrong)] {
+        let run = sb.run(&[
+            "batch",
+            "DATA",
+            manifest.to_str().unwrap(),
+            "--provider",
+            provider.to_str().unwrap(),
+            "--attempts",
+            "1",
+        ]);
+        assert_eq!(run.code, 1, "{name}: {run:#?}");
+        let (outcome, kind) = final_kind(&sb.data(), &format!("{job}@{name}"));
+        assert_eq!(outcome, "failed", "{name}");
+        assert_eq!(kind.as_deref(), Some("tests_failed"), "{name}: {run:#?}");
+    }
+}
+
+#[test]
+fn a_rust_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
+    track_round_trip(Lang::Rust);
+}
+
+#[test]
+fn a_python_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
+    track_round_trip(Lang::Python);
+}
+
+#[test]
+fn a_javascript_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
+    track_round_trip(Lang::JavaScript);
+}
+
+#[test]
+fn a_track_of_140_exercises_imports_in_under_5_seconds() {
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::Python, 140, false);
+    let out = sb.path().join("out");
+    let started = Instant::now();
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("imported 140 job(s)"), "{run:#?}");
+    eprintln!("imported 140 exercises in {took:?}");
+    assert!(took.as_secs() < 5, "took {took:?}");
+    let validate = sb.run(&["validate", out.join("*/job.toml").to_str().unwrap()]);
+    assert_eq!(validate.code, 0, "{validate:#?}");
+    assert_eq!(validate.stdout.lines().count(), 140);
+    // The practice folder and one exercise import too; the same ids twice
+    // into one folder are refused, never overwritten.
+    let one = sb.run(&[
+        "import",
+        "exercism",
+        track.join("exercises/practice/add-7").to_str().unwrap(),
+        "--out",
+        sb.path().join("one").to_str().unwrap(),
+        "--visible-tests",
+    ]);
+    assert_eq!(one.code, 0, "{one:#?}");
+    let source = sb.path().join("one/python-add-7/source");
+    assert!(source.join("add_7_test.py").is_file(), "--visible-tests");
+    let again = sb.run(&[
+        "import",
+        "exercism",
+        track.join("exercises/practice").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.code, 2, "{again:#?}");
+    assert!(again.stderr.contains("already exists"), "{again:#?}");
+}
+
+#[test]
+fn tracks_this_machine_cannot_run_are_named_with_the_reason() {
+    let sb = Sandbox::new();
+    let track = sb.path().join("go");
+    std::fs::create_dir_all(track.join("exercises/practice/hello/.meta")).unwrap();
+    std::fs::write(
+        track.join("config.json"),
+        r#"{"language": "Go", "slug": "go", "exercises": {"practice": [{"slug": "hello"}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        track.join("exercises/practice/hello/.meta/config.json"),
+        r#"{"files": {"solution": ["hello.go"], "test": ["hello_test.go"], "example": [".meta/example.go"]}}"#,
+    )
+    .unwrap();
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        sb.path().join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("left out go-hello: go: the Go toolchain is not installed"),
+        "{run:#?}"
+    );
+}
+
+/// Twenty Python jobs with the same setup share one cache.
+#[test]
+fn twenty_python_jobs_with_the_same_setup_share_one_cache() {
+    if let Some(why) = registry_unreachable(Lang::Python) {
+        eprintln!("skipping the shared cache test: {why}");
+        return;
+    }
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::Python, 20, false);
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let data = sb.path().join("check-data");
+    let check = sb.run(&[
+        "check",
+        out.join("*/job.toml").to_str().unwrap(),
+        "--runs",
+        "1",
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(check.code, 0, "{check:#?}");
+    assert!(check.stdout.contains("20/20 job(s) valid"), "{check:#?}");
+    let caches: Vec<_> = std::fs::read_dir(data.join("cache"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(caches.len(), 1, "one cache for 20 jobs: {caches:?}");
+    let one = disk_usage(&caches[0].path());
+    eprintln!(
+        "20 Python jobs: 1 cache of {:.1} MiB (one cache per job would hold {:.1} MiB)",
+        one as f64 / 1048576.0,
+        (one * 20) as f64 / 1048576.0
+    );
+    let setups = records(&data)
+        .into_iter()
+        .filter(|r| r["type"] == "setup")
+        .collect::<Vec<_>>();
+    assert_eq!(setups.len(), 20);
+    assert_eq!(
+        setups.iter().filter(|s| s.get("reused").is_none()).count(),
+        1
+    );
+    let key = caches[0].file_name().to_str().unwrap().to_string();
+    assert!(setups.iter().all(|s| s["cache"] == key.as_str()));
+    // gc keeps a cache the log's jobs refer to, and removes one no job does.
+    let stray = data.join("cache").join("0".repeat(32));
+    std::fs::create_dir_all(stray.join("setup")).unwrap();
+    let gc = sb.run(&["gc", data.to_str().unwrap()]);
+    assert_eq!(gc.code, 0, "{gc:#?}");
+    assert!(
+        gc.stdout.contains("removed 1 cache(s) no job refers to"),
+        "{gc:#?}"
+    );
+    assert!(!stray.exists() && caches[0].path().is_dir());
+}
+
+/// The job's hidden tests never reach its source.
+#[test]
+fn hidden_tests_stay_out_of_the_source_unless_asked() {
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let job = out.join("javascript-add-1");
+    assert!(!job.join("source/add-1.spec.js").exists());
+    let hidden = std::fs::read_to_string(job.join("tests/add-1.spec.js")).unwrap();
+    assert!(!hidden.contains("xtest"), "every test enabled: {hidden}");
+    assert!(Path::new(&job.join("source/package.json")).is_file());
+}
