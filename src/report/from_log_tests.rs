@@ -32,7 +32,7 @@ impl Log {
             path: "events.log".into(),
             records: &self.0,
         }];
-        let mut report = report_from_logs(&sources, 0, &|_, _, _, _| None);
+        let mut report = report_from_logs(&sources, 0, &NoArtifacts);
         report.jobs.remove(0)
     }
 }

@@ -35,7 +35,7 @@ mod write;
 pub use compare::{Comparison, compare, comparisons};
 pub use error::ReportError;
 pub use from_data::{ReportBuildError, report_for, write_report_for, write_report_of_jobs};
-pub use from_log::{LogSource, report_from_logs};
+pub use from_log::{Artifacts, LogSource, NoArtifacts, PROMPT_KEPT, report_from_logs};
 pub use html::render_html;
 pub use json::render_json;
 pub use junit::render_junit;

@@ -15,7 +15,10 @@ use crate::protocol::FailureKind;
 /// manifest hash it ran) and `first_attempt_accepted` (pass@k's sample).
 /// 5: per job `integrity` (the last attempt's tamper signals and canary
 /// evidence); per tally `tampered`, `signalled` and `signals`.
-pub const REPORT_SCHEMA_VERSION: u32 = 5;
+/// 6: per job `prompt`, `trace`, `logs` (the attempt's artifacts, relative
+/// to its data dir) and `test_excerpts` (what each failing or missing test
+/// printed of its own, from `runs/<job>/<n>/tests/excerpts.json`).
+pub const REPORT_SCHEMA_VERSION: u32 = 6;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -147,7 +150,29 @@ pub struct JobResult {
     /// attempts of an earlier manifest stay here as history.
     #[serde(default)]
     pub attempt_history: Vec<AttemptRun>,
+    /// The task prompt, as the manifest snapshot in the log holds it
+    /// (`None` for a bare lifecycle task).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The manifest's `trace`: `metadata` (the log only) or `full` (a
+    /// transcript of the model's messages too).
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// The last attempt's logs and artifacts found beside the log, as paths
+    /// relative to its data dir (`runs/<job>/<n>/acceptance.log`), with the
+    /// baseline's log from the attempt that ran it.
+    #[serde(default)]
+    pub logs: Vec<String>,
+    /// What each failing or missing test of the last acceptance run printed
+    /// of its own; `None` when no test failed, or when the artifact is not
+    /// beside this log (a shard merged without its `runs/`).
+    #[serde(default)]
+    pub test_excerpts: Option<crate::verdict::TestExcerpts>,
     pub timeline: Vec<TimelineEntry>,
+    /// Which of the report's `sources` the job was read from (for links
+    /// to its artifacts); not part of `results.json`.
+    #[serde(skip)]
+    pub source: usize,
 }
 
 impl JobResult {
@@ -187,7 +212,12 @@ impl JobResult {
             tests: TestVerdict::default(),
             integrity: None,
             attempt_history: Vec::new(),
+            prompt: None,
+            trace: None,
+            logs: Vec::new(),
+            test_excerpts: None,
             timeline: Vec::new(),
+            source: 0,
         }
     }
 
