@@ -351,6 +351,21 @@ impl CheckResult {
     }
 }
 
+impl CheckResult {
+    /// A baseline verdict in the words of the human views (`fails as
+    /// required`, `already passes`, `skipped`, `harness error`, `not run`).
+    pub fn baseline_words(self) -> &'static str {
+        use crate::state::BaselineVerdict;
+        match self {
+            CheckResult::NotRun => "not run",
+            CheckResult::Passed => BaselineVerdict::Passed.words(),
+            CheckResult::Failed => BaselineVerdict::Failed.words(),
+            CheckResult::Skipped => BaselineVerdict::Skipped.words(),
+            CheckResult::Error => BaselineVerdict::Error.words(),
+        }
+    }
+}
+
 impl From<crate::state::BaselineVerdict> for CheckResult {
     fn from(verdict: crate::state::BaselineVerdict) -> CheckResult {
         match verdict {
