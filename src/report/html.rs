@@ -415,8 +415,13 @@ mod tests {
             }
         }
         let mut out = String::new();
-        walk(&data["details"][i], &mut out);
+        walk(&detail(data, i), &mut out);
         out
+    }
+
+    /// The blocks of job `i`'s details (a JSON document of its own).
+    fn detail(data: &Value, i: usize) -> Value {
+        serde_json::from_str(data["details"][i].as_str().unwrap()).unwrap()
     }
 
     fn table<'a>(data: &'a Value, id: &str) -> &'a Value {
@@ -457,11 +462,12 @@ mod tests {
         // The links to a job's logs are relative paths, never a scheme.
         let data = data(&html);
         for i in 0..sample().jobs.len() {
-            for block in data["details"][i].as_array().unwrap() {
-                for link in block["links"].as_array().into_iter().flatten() {
-                    let href = link["href"].as_str().unwrap();
-                    assert!(href.starts_with("runs/"), "{href}");
-                    assert!(!href.contains(':'), "{href}");
+            for block in detail(&data, i).as_array().unwrap() {
+                if let Some(links) = block.get("links") {
+                    assert_eq!(links["base"], "");
+                    for path in links["paths"].as_array().unwrap() {
+                        assert!(path.as_str().unwrap().starts_with("runs/"), "{path}");
+                    }
                 }
             }
         }
@@ -509,15 +515,26 @@ mod tests {
             jobs["filters"],
             serde_json::json!(["outcome", "failure kind", "family", "provider"])
         );
+        // A row: [job, cells, sort keys, filter values]; a styled cell
+        // [text, class, under].
         let hostile = &jobs["rows"][1];
-        assert_eq!(hostile["j"], 1);
-        assert_eq!(hostile["f"][0], "failed");
-        assert_eq!(hostile["f"][1], "tests_failed");
-        assert_eq!(hostile["c"][0]["t"], "render_cell");
-        assert_eq!(hostile["c"][0]["u"]["t"], "off_by_one");
-        assert_eq!(hostile["c"][1]["u"]["t"], "tests_failed");
-        assert_eq!(hostile["c"][8]["u"]["c"], "bad-text");
-        assert_eq!(hostile["c"][9]["t"], "fails as required");
+        assert_eq!(hostile[0], 1);
+        assert_eq!(hostile[3][0], "failed");
+        assert_eq!(hostile[3][1], "tests_failed");
+        assert_eq!(
+            hostile[1][0],
+            serde_json::json!(["render_cell", "", ["off_by_one", "muted"]])
+        );
+        assert_eq!(
+            hostile[1][1][2],
+            serde_json::json!(["tests_failed", "badge failed"])
+        );
+        assert_eq!(hostile[1][8][2][1], "bad-text");
+        assert_eq!(
+            hostile[1][9],
+            serde_json::json!(["fails as required", "badge passed"])
+        );
+        assert_eq!(hostile[2][5], 61_000.0);
         assert_eq!(
             table(&data, "time")["rows"].as_array().unwrap().len(),
             report.jobs.len()
@@ -526,18 +543,23 @@ mod tests {
         // The patch and an edit as diffs; a trajectory of phases and steps.
         let accepted = detail_text(&data, 0);
         assert!(accepted.contains("+    (1..=n).sum()"));
-        let steps = data["details"][0]
+        let blocks = detail(&data, 0);
+        let steps = blocks
             .as_array()
             .unwrap()
             .iter()
             .find_map(|b| b["steps"].as_array())
             .unwrap();
-        assert_eq!(steps[1]["head"], "attempt 1 · step 2");
-        assert_eq!(steps[1]["lines"][0]["diff"], "@@ src/lib.rs\n-1..n\n+1..=n");
+        // [ok, at, kind, text, [attempt, step], lines]; a line [ok, kind,
+        // text, fields, diff, observation].
+        assert_eq!(steps[1][4], serde_json::json!([1, 2]));
+        assert_eq!(steps[1][5][0][4], "@@ src/lib.rs\n-1..n\n+1..=n");
         assert_eq!(
-            steps[1]["lines"][0]["obs"],
+            steps[1][5][0][5],
             "replaced 1 occurrence in src/lib.rs <ok>"
         );
+        assert_eq!(steps[1][5][1].as_array().unwrap().len(), 3);
+        assert_eq!(data["fact_names"][17], "baseline");
     }
 
     #[test]
@@ -545,6 +567,9 @@ mod tests {
         let report = sample();
         let data = data(&render_html_linked(&report, &["../".into()]));
         let text = detail_text(&data, 1);
+        let said = |key: &str| data["texts"][key].as_str().unwrap().to_string();
+        assert_eq!(said("trace"), TRACE_HINT);
+        assert_eq!(said("not_available"), NOT_AVAILABLE);
         assert!(
             text.contains("Make cell(a, b) return \"<b>\" when either is set.\nKeep </script>")
         );
@@ -552,23 +577,31 @@ mod tests {
         assert!(text.contains("assertion `left == right` failed\n  left: "));
         assert!(text.contains("timed out"));
         assert!(text.contains("no output of its own: see the acceptance log"));
-        assert!(text.contains(TRACE_HINT));
+        let says = |i: usize, key: &str| {
+            detail(&data, i)
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|b| b["say"]["key"] == key)
+        };
+        assert!(says(1, "trace"));
         assert!(
             text.contains("6 model step(s), collapsed: open one for what the runtime did for it.")
         );
-        let links: Vec<&Value> = data["details"][1]
+        let blocks = detail(&data, 1);
+        let links = blocks
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|b| b["links"].as_array())
-            .flatten()
-            .collect();
-        assert_eq!(links.len(), 4);
-        assert_eq!(links[2]["label"], "runs/render_cell/2/acceptance.log");
-        assert_eq!(links[2]["href"], "../runs/render_cell/2/acceptance.log");
+            .find_map(|b| b.get("links"))
+            .unwrap();
+        assert_eq!(links["base"], "../");
+        assert_eq!(links["paths"].as_array().unwrap().len(), 4);
+        assert_eq!(links["paths"][2], "runs/render_cell/2/acceptance.log");
         // A job whose tests failed without excerpts beside its log says so.
         let alpha = detail_text(&data, 5);
-        assert!(alpha.contains(NOT_AVAILABLE));
+        assert!(says(5, "not_available"));
+        assert!(!says(1, "not_available"));
         assert!(alpha.contains("test/acceptance::sums_to_n"));
         // The accepted job has no failing tests to explain.
         assert!(!detail_text(&data, 0).contains("Failing and missing tests"));
@@ -600,10 +633,9 @@ mod tests {
         assert!(missing.contains("and 4 more"));
         assert!(!missing.contains("case_21"));
         assert!(detail_text(&data, 10).contains("not verified per test"));
-        assert!(
-            detail_text(&data, 3)
-                .contains("baseline:\nevery test passes at baseline: the task is already solved")
-        );
+        assert!(detail_text(&data, 3).contains(
+            "baseline:\nmuted\nevery test passes at baseline: the task is already solved"
+        ));
         assert!(detail_text(&data, 3).contains("already passes"));
         let html = render_html(&sample());
         for kind in ["tests_failed", "tests_missing", "patch_rejected"] {

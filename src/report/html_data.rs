@@ -2,7 +2,10 @@
 //! a time) and each job's details, as one JSON document embedded in the
 //! page (`<script type="application/json" id="report-data">`), which the
 //! page's script reads with `JSON.parse` and turns into elements with
-//! `textContent`. Every string from a job passes the one escaping function
+//! `textContent`. Each job's details are a JSON document of their own,
+//! held as a string: the page parses only the details it opens, so its
+//! cost at load grows with the tables alone. Cells and rows are arrays,
+//! which keeps a 10,000-job page small. Every string from a job passes the one escaping function
 //! as it goes in (control and bidi characters as visible escapes), and the
 //! document is written with `<`, `>` and `&` as `\u003c`, `\u003e` and
 //! `\u0026`, so no text in it can end the element it lies in.
@@ -17,8 +20,9 @@ use super::summary::Summary;
 use super::verdict_text::{self, NOT_VERIFIED};
 
 /// One table cell: text, or text with a class and a line under it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+/// Written as `null` (a dash), a string, or `[text, class]` /
+/// `[text, class, under]`.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     /// A dash.
     None,
@@ -26,9 +30,27 @@ pub enum Cell {
     Styled {
         t: String,
         c: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
         u: Option<Box<Cell>>,
     },
+}
+
+impl Serialize for Cell {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        match self {
+            Cell::None => serializer.serialize_none(),
+            Cell::Text(t) => serializer.serialize_str(t),
+            Cell::Styled { t, c, u } => {
+                let mut tuple = serializer.serialize_tuple(if u.is_some() { 3 } else { 2 })?;
+                tuple.serialize_element(t)?;
+                tuple.serialize_element(c)?;
+                if let Some(u) = u {
+                    tuple.serialize_element(u)?;
+                }
+                tuple.end()
+            }
+        }
+    }
 }
 
 impl Cell {
@@ -74,14 +96,15 @@ impl Cell {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Key {
+    Int(u64),
     Number(f64),
     Text(String),
     None,
 }
 
 impl Key {
-    pub fn num(n: impl Into<f64>) -> Key {
-        Key::Number(n.into())
+    pub fn num(n: impl Into<u64>) -> Key {
+        Key::Int(n.into())
     }
 
     pub fn text(t: &str) -> Key {
@@ -90,14 +113,19 @@ impl Key {
 }
 
 /// One row: the job it links to (its first cell), its cells, sort keys and
-/// filter values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// filter values; written as `[j, cells, keys, filters]`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub j: Option<usize>,
     pub c: Vec<Cell>,
     pub s: Vec<Key>,
     pub f: Vec<String>,
+}
+
+impl Serialize for Row {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.j, &self.c, &self.s, &self.f).serialize(serializer)
+    }
 }
 
 /// A table the script shows a page at a time, in the element
@@ -122,8 +150,12 @@ pub struct Table {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageData {
     pub tables: Vec<Table>,
-    /// Per job, in the report's order: its details as blocks.
-    pub details: Vec<Vec<super::html_detail::Block>>,
+    /// The names of a job's facts, in order.
+    pub fact_names: &'static [&'static str],
+    /// Paragraphs any job's details may show, by key.
+    pub texts: std::collections::BTreeMap<&'static str, &'static str>,
+    /// Per job, in the report's order: its details, a JSON list of blocks.
+    pub details: Vec<String>,
 }
 
 /// Columns of the jobs table of `report.html`: the figures of
@@ -155,10 +187,15 @@ pub fn page_data(report: &Report, summary: &Summary, links: &[String]) -> PageDa
     }
     PageData {
         tables,
+        fact_names: &super::html_detail::FACT_NAMES,
+        texts: super::html_detail::texts(),
         details: report
             .jobs
             .iter()
-            .map(|j| details(j, links.get(j.source).map(String::as_str)))
+            .map(|j| {
+                let blocks = details(j, links.get(j.source).map(String::as_str));
+                serde_json::to_string(&blocks).unwrap_or_else(|_| "[]".into())
+            })
             .collect(),
     }
 }
@@ -281,10 +318,10 @@ fn jobs_table(report: &Report) -> Table {
                     Key::text(&format!("{} {}", j.outcome.as_str(), j.failure_str())),
                     Key::num(j.attempts),
                     Key::num(j.steps),
-                    Key::num(j.input_tokens as f64),
-                    Key::num(j.wall_ms as f64),
+                    Key::num(j.input_tokens),
+                    Key::num(j.wall_ms),
                     j.cost_usd.map_or(Key::None, Key::Number),
-                    Key::num(j.patch_bytes as f64),
+                    Key::num(j.patch_bytes),
                     Key::text(&format!(
                         "{} {}",
                         j.acceptance.as_str(),
@@ -335,7 +372,7 @@ fn time_table(report: &Report) -> Table {
                     t.wait_ms,
                     j.wall_ms,
                 ]
-                .map(|ms| Key::num(ms as f64)),
+                .map(Key::num),
             );
             Row {
                 j: Some(i),

@@ -36,13 +36,19 @@ pub enum Block {
     /// Preformatted text (`prompt`).
     #[serde(rename = "pre")]
     Pre { text: String, c: &'static str },
-    /// Name and value pairs.
+    /// A paragraph the page holds once for every job: `texts[key]`.
+    #[serde(rename = "say")]
+    Say { key: &'static str, c: &'static str },
+    /// The values of [`FACT_NAMES`], in order.
     #[serde(rename = "facts")]
-    Facts(Vec<(String, Cell)>),
+    Facts(Vec<Cell>),
     #[serde(rename = "ul")]
     List { c: &'static str, items: Vec<Item> },
+    /// Files beside the log: `base` (the path from the report to the data
+    /// dir, percent-encoded) and paths relative to the data dir, whose
+    /// segments the script percent-encodes into the link.
     #[serde(rename = "links")]
-    Links(Vec<Link>),
+    Links { base: String, paths: Vec<String> },
     /// A patch or an edit, coloured by line.
     #[serde(rename = "diff")]
     Diff(String),
@@ -71,43 +77,93 @@ impl Item {
     }
 }
 
-/// A link to a file beside the log; `href` is relative and percent-encoded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Link {
-    pub label: String,
-    pub href: String,
-}
-
-/// A phase of the trajectory (no `head`), or a model step with what the
+/// A phase of the trajectory (no `step`), or a model step with what the
 /// runtime did for it (its `lines`, built when the step is opened).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Written as `[ok, at, kind, text]` for a phase and `[ok, at, kind,
+/// text, [attempt, step], lines]` for a step.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub ok: bool,
     pub at: String,
     pub kind: String,
     pub text: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Its attempt and step.
+    pub step: Option<(u32, u32)>,
     pub lines: Vec<Line>,
 }
 
-/// One thing the runtime did for a step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+impl Serialize for Group {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.step {
+            None => (self.ok, &self.at, &self.kind, &self.text).serialize(serializer),
+            Some(step) => {
+                (self.ok, &self.at, &self.kind, &self.text, step, &self.lines).serialize(serializer)
+            }
+        }
+    }
+}
+
+/// One thing the runtime did for a step: `[ok, kind, text, fields, diff,
+/// observation]`, the last three `null` when the log has no trace of
+/// them (trailing ones left out).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub ok: bool,
     pub kind: String,
     pub text: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub obs: Option<String>,
 }
 
+impl Serialize for Line {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let extra = [&self.fields, &self.diff, &self.obs];
+        let kept = extra.iter().rposition(|e| e.is_some()).map_or(0, |i| i + 1);
+        let mut seq = serializer.serialize_seq(Some(3 + kept))?;
+        seq.serialize_element(&self.ok)?;
+        seq.serialize_element(&self.kind)?;
+        seq.serialize_element(&self.text)?;
+        for e in &extra[..kept] {
+            seq.serialize_element(e)?;
+        }
+        seq.end()
+    }
+}
+
+/// Names of the facts of every job, in the order of [`Block::Facts`].
+pub const FACT_NAMES: [&str; 20] = [
+    "outcome",
+    "provider",
+    "repeat",
+    "attempts",
+    "steps",
+    "invalid decisions",
+    "tokens in / out",
+    "provider calls",
+    "model time",
+    "tool time",
+    "verify time",
+    "acceptance time",
+    "wall time",
+    "cost",
+    "patch",
+    "acceptance",
+    "tests",
+    "baseline",
+    "integrity",
+    "trace",
+];
+
+/// The paragraphs every job may show, by key ([`Block::Say`]).
+pub fn texts() -> std::collections::BTreeMap<&'static str, &'static str> {
+    std::collections::BTreeMap::from([("not_available", NOT_AVAILABLE), ("trace", TRACE_HINT)])
+}
+
 /// Said where a job failed tests whose excerpts are not beside the log.
-pub const NOT_AVAILABLE: &str = "not available here: the attempt's tests/excerpts.json is not \
+pub const NOT_AVAILABLE: &str = "Their own output is not available here: the attempt's \
+     tests/excerpts.json is not \
      beside this log (a shard merged without its runs/ directory, or a log written before \
      excerpts were kept)";
 
@@ -181,52 +237,35 @@ fn top(j: &JobResult) -> Block {
     }
 }
 
-fn facts(j: &JobResult) -> Vec<(String, Cell)> {
+/// The values of [`FACT_NAMES`].
+fn facts(j: &JobResult) -> Vec<Cell> {
     let t = &j.time;
-    [
-        ("outcome", outcome_cell(j)),
-        ("provider", Cell::text(j.provider.as_deref().unwrap_or(""))),
-        (
-            "repeat",
-            j.repeat.map_or(Cell::None, |r| Cell::text(&r.to_string())),
-        ),
-        (
-            "attempts",
-            Cell::text(&format!("{} of {}", j.attempts, j.max_attempts)),
-        ),
-        ("steps", Cell::text(&j.steps.to_string())),
-        (
-            "invalid decisions",
-            Cell::text(&j.invalid_decisions.to_string()),
-        ),
-        (
-            "tokens in / out",
-            Cell::text(&format!(
-                "{} / {}",
-                count(j.input_tokens),
-                count(j.output_tokens)
-            )),
-        ),
-        ("provider calls", Cell::text(&j.provider_calls.to_string())),
-        (
-            "model time",
-            Cell::text(&duration_ms(j.provider_latency_ms)),
-        ),
-        ("tool time", Cell::text(&duration_ms(t.tool_ms))),
-        ("verify time", Cell::text(&duration_ms(t.verify_ms))),
-        ("acceptance time", Cell::text(&duration_ms(t.acceptance_ms))),
-        ("wall time", Cell::text(&duration_ms(j.wall_ms))),
-        ("cost", Cell::text(&super::format::usd(j.cost_usd))),
-        ("patch", patch_cell(j)),
-        ("acceptance", check_cell(j.acceptance)),
-        ("tests", tests_cell(j)),
-        ("baseline", baseline_cell(j.baseline)),
-        ("integrity", integrity_cell(j)),
-        ("trace", Cell::text(j.trace.as_deref().unwrap_or(""))),
+    vec![
+        outcome_cell(j),
+        Cell::text(j.provider.as_deref().unwrap_or("")),
+        j.repeat.map_or(Cell::None, |r| Cell::text(&r.to_string())),
+        Cell::text(&format!("{} of {}", j.attempts, j.max_attempts)),
+        Cell::text(&j.steps.to_string()),
+        Cell::text(&j.invalid_decisions.to_string()),
+        Cell::text(&format!(
+            "{} / {}",
+            count(j.input_tokens),
+            count(j.output_tokens)
+        )),
+        Cell::text(&j.provider_calls.to_string()),
+        Cell::text(&duration_ms(j.provider_latency_ms)),
+        Cell::text(&duration_ms(t.tool_ms)),
+        Cell::text(&duration_ms(t.verify_ms)),
+        Cell::text(&duration_ms(t.acceptance_ms)),
+        Cell::text(&duration_ms(j.wall_ms)),
+        Cell::text(&super::format::usd(j.cost_usd)),
+        patch_cell(j),
+        check_cell(j.acceptance),
+        tests_cell(j),
+        baseline_cell(j.baseline),
+        integrity_cell(j),
+        Cell::text(j.trace.as_deref().unwrap_or("")),
     ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
 }
 
 /// The failing and missing tests, each with what it printed of its own
@@ -281,10 +320,10 @@ fn tests(out: &mut Vec<Block>, j: &JobResult) {
             u32::try_from(total.max(listed) - excerpts.tests.len() as u64).unwrap_or(u32::MAX)
         }
         None => {
-            out.push(Block::Note(vec![
-                Cell::styled("muted", "output:"),
-                Cell::text(NOT_AVAILABLE),
-            ]));
+            out.push(Block::Say {
+                key: "not_available",
+                c: "note muted",
+            });
             for (name, mark) in shown {
                 items.push(Item::line(vec![
                     Cell::badge(
@@ -315,15 +354,14 @@ fn logs(out: &mut Vec<Block>, j: &JobResult, base: Option<&str>) {
         return;
     }
     out.push(heading("Logs", None));
-    let links = j
-        .logs
-        .iter()
-        .map(|path| Link {
-            label: crate::escape::line(path).into_owned(),
-            href: href(base.unwrap_or(""), path),
-        })
-        .collect();
-    out.push(Block::Links(links));
+    out.push(Block::Links {
+        base: href(base.unwrap_or(""), ""),
+        paths: j
+            .logs
+            .iter()
+            .map(|path| crate::escape::line(path).into_owned())
+            .collect(),
+    });
 }
 
 /// Characters kept as they are in a path segment of a link.
@@ -335,14 +373,21 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
 
 /// `base` (a relative path to a data dir, `/`-separated) joined with
 /// `path` (relative to the data dir), every segment percent-encoded, so
-/// the link is a relative path whatever a job id or directory holds.
+/// the link is a relative path whatever a job id or directory holds; it
+/// ends with `/` when `path` is empty and `base` is not.
 pub fn href(base: &str, path: &str) -> String {
-    base.split('/')
+    let joined = base
+        .split('/')
         .chain(path.split('/'))
         .filter(|s| !s.is_empty())
         .map(|s| percent_encoding::utf8_percent_encode(s, SEGMENT).to_string())
         .collect::<Vec<_>>()
-        .join("/")
+        .join("/");
+    if path.is_empty() && !joined.is_empty() {
+        format!("{joined}/")
+    } else {
+        joined
+    }
 }
 
 /// The last attempt's tamper signals and canary evidence, if any.
@@ -419,7 +464,10 @@ fn timeline(out: &mut Vec<Block>, j: &JobResult) {
         &format!("{steps} model step(s), collapsed: open one for {open}."),
     )]));
     if j.trace.as_deref() == Some("metadata") && steps > 0 {
-        out.push(Block::Note(vec![Cell::styled("hint", TRACE_HINT)]));
+        out.push(Block::Say {
+            key: "trace",
+            c: "note hint",
+        });
     }
     out.push(Block::Steps(groups.into_iter().map(group).collect()));
 }
@@ -434,7 +482,7 @@ fn group(group: &[TimelineEntry]) -> Group {
             at: duration_ms(first.at_ms),
             kind: text(&first.kind),
             text: text(&first.detail),
-            head: None,
+            step: None,
             lines: Vec::new(),
         };
     }
@@ -448,7 +496,7 @@ fn group(group: &[TimelineEntry]) -> Group {
         at: duration_ms(first.at_ms),
         kind: text(&decision.kind),
         text: text(decision.fields.as_deref().unwrap_or(&decision.detail)),
-        head: Some(format!("attempt {} · step {}", first.attempt, first.step)),
+        step: Some((first.attempt, first.step)),
         lines: group
             .iter()
             .map(|e| Line {

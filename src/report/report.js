@@ -19,13 +19,15 @@
   function add(parent, child) { parent.appendChild(child); return child; }
   function text(parent, t) { parent.appendChild(document.createTextNode(String(t))); }
 
-  // A cell: a string, null (a dash), or {t: text, c: class, u: a line under it}.
+  // A cell: a string, null (a dash), or [text, class] / [text, class, a
+  // cell under it].
   function cell(parent, c) {
-    if (c === null || c === undefined || c === '') { add(parent, h('span', 'muted', '–')); return; }
+    if (c === null || c === undefined || c === '') { add(parent, h('span', 'muted', '\u2013')); return; }
     if (typeof c === 'string') { text(parent, c); return; }
-    add(parent, h('span', c.c || '', c.t));
-    if (c.u !== undefined) cell(add(parent, h('div', 'sub')), c.u);
+    add(parent, h('span', c[1] || '', c[0]));
+    if (c.length > 2) cell(add(parent, h('div', 'sub')), c[2]);
   }
+  function label(c) { return c === null ? '' : typeof c === 'string' ? c : c[0]; }
   function cells(parent, list) {
     list.forEach(function (c, i) { if (i) text(parent, ' '); cell(parent, c); });
   }
@@ -50,7 +52,8 @@
   }
 
   // A table of many rows, a page at a time: sorted by the header clicked,
-  // filtered by the selects and the search box.
+  // filtered by the selects and the search box. A row is [job index or
+  // null, cells, sort keys, filter values].
   function pagedTable(spec, root) {
     var rows = spec.rows, order = rows.map(function (_, i) { return i; });
     var shown = order, page = 0, size = 100, sortCol = -1, dir = 1;
@@ -59,7 +62,7 @@
     spec.filters.forEach(function (name, fi) {
       var seen = {}, values = [];
       rows.forEach(function (r) {
-        var v = r.f[fi];
+        var v = r[3][fi];
         if (v && !seen[v]) { seen[v] = 1; values.push(v); }
       });
       if (values.length < 2) return;
@@ -106,7 +109,7 @@
     next.addEventListener('click', function () { page += 1; render(); });
     sizes.addEventListener('change', function () { size = Number(sizes.value) || 100; page = 0; render(); });
 
-    function key(i) { var k = rows[i].s[sortCol]; return k === undefined ? null : k; }
+    function key(i) { var k = rows[i][2][sortCol]; return k === undefined ? null : k; }
     function compare(a, b) {
       var p = key(a), q = key(b);
       if (p === q) return a - b;
@@ -115,8 +118,8 @@
       return (p < q ? -1 : 1) * dir;
     }
     function passes(r) {
-      for (var fi = 0; fi < chosen.length; fi++) if (chosen[fi] && r.f[fi] !== chosen[fi]) return false;
-      return !needle || String(r.c[0] && r.c[0].t !== undefined ? r.c[0].t : r.c[0]).toLowerCase().indexOf(needle) >= 0;
+      for (var fi = 0; fi < chosen.length; fi++) if (chosen[fi] && r[3][fi] !== chosen[fi]) return false;
+      return !needle || label(r[1][0]).toLowerCase().indexOf(needle) >= 0;
     }
     function apply() { shown = order.filter(function (i) { return passes(rows[i]); }); render(); }
     function render() {
@@ -126,12 +129,11 @@
       var rowsOut = document.createDocumentFragment();
       for (var n = from; n < to; n++) {
         var r = rows[shown[n]], tr = add(rowsOut, h('tr'));
-        r.c.forEach(function (c, i) {
+        r[1].forEach(function (c, i) {
           var td = add(tr, h('td', spec.num.indexOf(i) >= 0 ? 'num' : ''));
-          if (i === 0 && r.j !== undefined) {
-            var label = typeof c === 'string' ? c : c.t;
-            add(td, jobLink(r.j, label));
-            if (c && c.u !== undefined) cell(add(td, h('div', 'sub')), c.u);
+          if (i === 0 && r[0] !== null) {
+            add(td, jobLink(r[0], label(c)));
+            if (Array.isArray(c) && c.length > 2) cell(add(td, h('div', 'sub')), c[2]);
           } else {
             cell(td, c);
           }
@@ -161,12 +163,14 @@
       cells(add(parent, h('p', 'note')), b.n);
     } else if (b.pre !== undefined) {
       add(parent, h('pre', b.pre.c, b.pre.text));
+    } else if (b.say !== undefined) {
+      add(parent, h('p', b.say.c, data.texts[b.say.key]));
     } else if (b.facts !== undefined) {
       var grid = add(parent, h('div', 'facts'));
-      b.facts.forEach(function (f) {
+      b.facts.forEach(function (value, i) {
         var d = add(grid, h('div'));
-        add(d, h('span', '', f[0]));
-        cell(add(d, h('span')), f[1]);
+        add(d, h('span', '', data.fact_names[i]));
+        cell(add(d, h('span')), value);
       });
     } else if (b.ul !== undefined) {
       var ul = add(parent, h('ul', b.ul.c));
@@ -177,16 +181,12 @@
       });
     } else if (b.links !== undefined) {
       var list = add(parent, h('ul', 'links'));
-      b.links.forEach(function (l) {
-        var li = add(list, h('li'));
-        if (l.href) {
-          var a = add(li, h('a', 'mono', l.label));
-          // A relative path to a file beside the log (built and
-          // percent-encoded by the runtime): never a scheme.
-          if (!/^[a-z][a-z0-9+.-]*:/i.test(l.href)) a.setAttribute('href', l.href);
-        } else {
-          add(li, h('span', 'mono', l.label));
-        }
+      b.links.paths.forEach(function (path) {
+        var a = add(add(list, h('li')), h('a', 'mono', path));
+        // A relative path to a file beside the log: the base the runtime
+        // encoded, then each segment encoded here, so never a scheme.
+        var href = b.links.base + path.split('/').map(encodeURIComponent).join('/');
+        if (!/^[a-z][a-z0-9+.-]*:/i.test(href)) a.setAttribute('href', href);
       });
     } else if (b.diff !== undefined) {
       diff(parent, b.diff);
@@ -195,44 +195,42 @@
       b.steps.forEach(function (g) { step(ol, g); });
     }
   }
+  // g: [ok, at, kind, text] for a phase, [ok, at, kind, text, [attempt,
+  // step], lines] for a model step; a line: [ok, kind, text, fields,
+  // diff, observation].
   function step(ol, g) {
-    var li = add(ol, h('li', g.head === undefined ? 'phase' : ''));
-    if (g.head === undefined) {
-      li.appendChild(mark(g.ok));
-      text(li, ' ');
-      add(li, h('span', 'muted', g.at));
-      text(li, ' ');
-      add(li, h('span', 'mono', g.kind));
-      text(li, ' ' + g.text);
-      return;
-    }
-    var details = add(li, h('details', 'step'));
-    var summary = add(details, h('summary'));
-    summary.appendChild(mark(g.ok));
-    text(summary, ' ');
-    add(summary, h('span', 'muted', g.head + ' \u00b7 ' + g.at));
-    text(summary, ' ');
-    add(summary, h('span', 'mono', g.kind));
-    text(summary, ' ' + g.text);
-    // The lines are built when the step is first opened.
-    details.addEventListener('toggle', function () {
-      if (!details.open || details.dataset.built) return;
-      details.dataset.built = '1';
-      var lines = add(details, h('div', 'lines'));
-      g.lines.forEach(function (l) {
-        var d = add(lines, h('div'));
-        d.appendChild(mark(l.ok));
-        text(d, ' ');
-        add(d, h('span', 'mono', l.kind));
-        text(d, ' ' + l.text);
-        if (l.fields !== undefined) add(lines, h('div', 'mono muted', l.fields));
-        if (l.diff !== undefined) diff(lines, l.diff);
-        if (l.obs !== undefined) {
-          add(lines, h('div', 'muted', 'observation'));
-          add(lines, h('pre', 'obs', l.obs));
-        }
+    var li = add(ol, h('li', g.length > 4 ? '' : 'phase'));
+    var head = li;
+    if (g.length > 4) {
+      var details = add(li, h('details', 'step'));
+      head = add(details, h('summary'));
+      // The lines are built when the step is first opened.
+      details.addEventListener('toggle', function () {
+        if (!details.open || details.dataset.built) return;
+        details.dataset.built = '1';
+        var lines = add(details, h('div', 'lines'));
+        g[5].forEach(function (l) {
+          var d = add(lines, h('div'));
+          d.appendChild(mark(l[0]));
+          text(d, ' ');
+          add(d, h('span', 'mono', l[1]));
+          text(d, ' ' + l[2]);
+          if (l[3] !== undefined && l[3] !== null) add(lines, h('div', 'mono muted', l[3]));
+          if (l[4] !== undefined && l[4] !== null) diff(lines, l[4]);
+          if (l[5] !== undefined && l[5] !== null) {
+            add(lines, h('div', 'muted', 'observation'));
+            add(lines, h('pre', 'obs', l[5]));
+          }
+        });
       });
-    });
+    }
+    head.appendChild(mark(g[0]));
+    text(head, ' ');
+    var when = g.length > 4 ? 'attempt ' + g[4][0] + ' \u00b7 step ' + g[4][1] + ' \u00b7 ' + g[1] : g[1];
+    add(head, h('span', 'muted', when));
+    text(head, ' ');
+    add(head, h('span', 'mono', g[2]));
+    text(head, ' ' + g[3]);
   }
 
   var detail = document.getElementById('job-detail');
@@ -241,6 +239,8 @@
     var m = /^#job-(\d+)$/.exec(location.hash);
     var d = m && data.details[Number(m[1])];
     if (!d || !detail) return;
+    // Each job's details are parsed when it is first opened.
+    if (typeof d === 'string') d = data.details[Number(m[1])] = JSON.parse(d);
     detail.textContent = '';
     var box = add(detail, h('section', 'job'));
     d.forEach(function (b) { block(box, b); });

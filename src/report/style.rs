@@ -21,10 +21,14 @@ code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberatio
 .card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted);vertical-align:bottom;overflow-wrap:normal}
 td.num,th.num{text-align:right}
 td.num{white-space:nowrap}
+table.jobs th,table.jobs td{padding:6px 5px}
+table.jobs td:first-child{min-width:11em;overflow-wrap:anywhere}
+table.jobs td.num,table.jobs .badge{white-space:normal}
+td .mono,td a{overflow-wrap:anywhere}
 td .sub{font-size:12px;color:var(--muted);margin-top:2px}
 th.sortable{cursor:pointer;user-select:none}th.sortable:hover{color:var(--fg)}
 th[aria-sort=ascending]::after{content:" \25B4"}th[aria-sort=descending]::after{content:" \25BE"}
@@ -57,8 +61,8 @@ ul.links{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px 
 .pager{display:flex;gap:12px;align-items:center;flex-wrap:wrap;margin:8px 0}
 .pager button,.filters select,.filters input{font:inherit;font-size:12px}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 16px;margin:12px 0}
-.facts div{display:flex;flex-direction:column}
-.facts span:first-child{color:var(--muted);font-size:12px}
+.facts>div{display:flex;flex-direction:column}
+.facts>div>span:first-child{color:var(--muted);font-size:12px}
 pre.diff{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 0;overflow-x:auto;line-height:1.45;margin:0}
 pre.diff span{display:block;padding:0 12px;min-height:1.45em}
 pre.diff .add{background:#e6ffec;color:#116329}

@@ -3,6 +3,7 @@
 
 mod acceptance_bypass;
 mod batch;
+mod browser;
 mod build_cache;
 mod carried;
 mod causes;
@@ -31,6 +32,7 @@ mod race;
 mod replace;
 mod replay;
 mod replies;
+mod report_html;
 mod reports;
 mod resume;
 mod resume_golden;
