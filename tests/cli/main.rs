@@ -14,6 +14,7 @@ mod cost;
 mod deps_job;
 mod escaping;
 mod exec;
+mod failure_report;
 mod harness;
 mod help;
 mod hostile;
