@@ -5,8 +5,8 @@
 //! behind the intervals and the paired comparison (`stats.rs`,
 //! `compare.rs`) are pure arithmetic with a fixed-seed generator, so the
 //! same log always gives the same figures. Reports never read
-//! the log, the workspaces or the network, and the HTML never references
-//! anything outside itself.
+//! the workspaces or the network, and the HTML loads nothing from outside
+//! itself (it links a job's logs beside its data dir, as relative paths).
 
 mod chart;
 mod compare;
