@@ -226,7 +226,8 @@ pub fn outcome_cell(j: &JobResult) -> Cell {
     }
 }
 
-fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
+/// The badge class of an outcome.
+pub fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
     use super::model::JobOutcome;
     match outcome {
         JobOutcome::Accepted => "badge accepted",

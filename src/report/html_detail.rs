@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use super::format::{bytes, count, duration_ms};
 use super::html_data::{
-    Cell, baseline_cell, check_cell, integrity_cell, outcome_cell, patch_cell, tests_cell,
+    Cell, baseline_cell, check_cell, integrity_cell, outcome_cell, outcome_class, patch_cell,
+    tests_cell,
 };
 use super::model::{JobOutcome, JobResult, TimelineEntry};
 use super::verdict_text;
@@ -216,15 +217,7 @@ fn heading(text: &str, muted: Option<String>) -> Block {
 
 fn top(j: &JobResult) -> Block {
     let mut left = vec![
-        Cell::badge(
-            match j.outcome {
-                JobOutcome::Accepted => "badge accepted",
-                JobOutcome::Failed => "badge failed",
-                JobOutcome::Cancelled => "badge cancelled",
-                JobOutcome::Pending => "badge pending",
-            },
-            j.outcome.as_str(),
-        ),
+        Cell::badge(outcome_class(j.outcome), j.outcome.as_str()),
         Cell::styled("strong", &j.instance),
         Cell::styled("muted", &j.family),
     ];
