@@ -132,6 +132,14 @@ pub trait Language: Sync {
         OneRun::NotReported
     }
 
+    /// [`RunModel::PerTest`]: what the test `name` printed of its own in a
+    /// one-test run that did not pass (`stdout` is the run's): the part of
+    /// the output the harness gives the test. `None` when the harness marks
+    /// out nothing; the runner then keeps the run's last output.
+    fn failure_output(&self, _name: &str, _stdout: &str) -> Option<String> {
+        None
+    }
+
     /// The inventory name of `listed` (a name as the runner lists it) in
     /// the test binary labelled `unit` (empty for [`RunModel::OneRun`]).
     fn inventory_name(&self, unit: &str, listed: &str) -> String;

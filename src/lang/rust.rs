@@ -9,7 +9,7 @@ use super::canary::{draw_failing, draw_name, style_of};
 use super::rust_scan::{scan, scan_tests};
 use super::{Canary, Language, Listing, OneRun, RunModel, TestBinary};
 use crate::manifest::{Acceptance, ResultsFormat};
-use crate::verdict::{TestOutcome, libtest_summary};
+use crate::verdict::{TestOutcome, libtest_failure, libtest_summary};
 
 /// cargo and libtest.
 #[derive(Debug, Clone, Copy, Default)]
@@ -96,6 +96,12 @@ impl Language for Rust {
                 )),
             },
         }
+    }
+
+    /// libtest's `---- NAME stdout ----` block: the panic message and
+    /// what the test printed.
+    fn failure_output(&self, name: &str, stdout: &str) -> Option<String> {
+        libtest_failure(name, stdout)
     }
 
     fn inventory_name(&self, unit: &str, listed: &str) -> String {

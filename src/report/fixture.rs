@@ -156,6 +156,35 @@ fn hostile() -> JobResult {
         )
     }]);
     j.integrity = Some(integrity);
+    j.prompt =
+        Some("Make cell(a, b) return \"<b>\" when either is set.\nKeep </script> as it is.".into());
+    j.trace = Some("metadata".into());
+    j.logs = vec![
+        "runs/render_cell/1/baseline.log".into(),
+        "runs/render_cell/2/verify-1.log".into(),
+        "runs/render_cell/2/acceptance.log".into(),
+        "runs/render_cell/2/tests/excerpts.json".into(),
+    ];
+    j.test_excerpts = Some(crate::verdict::TestExcerpts {
+        version: crate::verdict::EXCERPTS_VERSION,
+        tests: vec![
+            crate::verdict::TestExcerpt {
+                name: "render::cell_<b>|</b>".into(),
+                status: "failing".into(),
+                timed_out: false,
+                excerpt: Some(
+                    "thread 'cell' panicked at tests/render.rs:4:5:\nassertion `left == right` failed\n  left: \"</script><script>alert(1)</script>\"\n right: \"<b>\"".into(),
+                ),
+            },
+            crate::verdict::TestExcerpt {
+                name: "render::`tick` & <script>\nnext".into(),
+                status: "failing".into(),
+                timed_out: true,
+                excerpt: None,
+            },
+        ],
+        left_out: 0,
+    });
     j.timeline = vec![
         step(
             1,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
-use super::from_log::{LogSource, report_from_logs};
+use super::from_log::{Artifacts, LogSource, report_from_logs};
 use super::model::Report;
 use super::write::write_reports;
 use crate::lifecycle::DataDir;
@@ -34,14 +34,35 @@ pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
             records,
         })
         .collect();
-    let artifact = |source: &str, job: &str, attempt: u32, file: &str| {
-        let data = logs
+    let artifacts = BesideLogs { logs: &logs };
+    Ok(report_from_logs(&sources, now_ms(), &artifacts))
+}
+
+/// The artifacts under each data dir's `runs/`.
+struct BesideLogs<'a> {
+    logs: &'a [(String, PathBuf, Vec<Record>)],
+}
+
+impl BesideLogs<'_> {
+    fn path(&self, source: &str, job: &str, attempt: u32, file: &str) -> Option<PathBuf> {
+        let data = self
+            .logs
             .iter()
             .find(|(path, _, _)| path == source)
             .map(|(_, data, _)| data)?;
-        std::fs::read_to_string(DataDir::new(data).runs(job, attempt).join(file)).ok()
-    };
-    Ok(report_from_logs(&sources, now_ms(), &artifact))
+        Some(DataDir::new(data).runs(job, attempt).join(file))
+    }
+}
+
+impl Artifacts for BesideLogs<'_> {
+    fn read(&self, source: &str, job: &str, attempt: u32, file: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(source, job, attempt, file)?).ok()
+    }
+
+    fn exists(&self, source: &str, job: &str, attempt: u32, file: &str) -> bool {
+        self.path(source, job, attempt, file)
+            .is_some_and(|p| p.is_file())
+    }
 }
 
 /// Derives the report of `data_dirs` and writes its files into `out`.

@@ -18,14 +18,50 @@ pub struct LogSource<'a> {
     pub records: &'a [Record],
 }
 
-/// Builds the report; `artifact(source path, job, attempt, file)` returns
-/// an attempt's artifact saved beside that log (`patch.diff`, and with a
-/// full trace `transcript.jsonl`). An instance in several logs is reported
-/// as the last of them has it, in the place of its first.
+/// An attempt's files saved beside a log (`DATA/runs/<job>/<n>/`), as
+/// reports read them.
+pub trait Artifacts {
+    /// The text of `file` (`patch.diff`, `transcript.jsonl`,
+    /// `tests/excerpts.json`) of attempt `attempt` of `job`, beside the log
+    /// at `source`; `None` when it is not there.
+    fn read(&self, source: &str, job: &str, attempt: u32, file: &str) -> Option<String>;
+    /// Whether that file is there, without reading it.
+    fn exists(&self, source: &str, job: &str, attempt: u32, file: &str) -> bool;
+}
+
+/// A log without its artifacts (a shard copied on its own, a test).
+#[derive(Debug, Clone, Copy)]
+pub struct NoArtifacts;
+
+impl Artifacts for NoArtifacts {
+    fn read(&self, _: &str, _: &str, _: u32, _: &str) -> Option<String> {
+        None
+    }
+
+    fn exists(&self, _: &str, _: &str, _: u32, _: &str) -> bool {
+        false
+    }
+}
+
+/// The logs an attempt may have, in the order a job runs them; `verify-<k>`
+/// logs follow the setup and baseline ones.
+const LOGS_BEFORE: [&str; 2] = ["setup.log", "baseline.log"];
+const LOGS_AFTER: [&str; 4] = [
+    "acceptance.log",
+    "patch.diff",
+    "transcript.jsonl",
+    crate::verdict::EXCERPTS_FILE,
+];
+/// `verify-<k>.log` files looked for per attempt.
+const VERIFY_LOGS: u32 = 64;
+
+/// Builds the report from `sources`, reading their artifacts through
+/// `artifacts`. An instance in several logs is reported as the last of
+/// them has it, in the place of its first.
 pub fn report_from_logs(
     sources: &[LogSource<'_>],
     generated_at_ms: u64,
-    artifact: &dyn Fn(&str, &str, u32, &str) -> Option<String>,
+    artifacts: &dyn Artifacts,
 ) -> Report {
     let mut report = Report::new(
         generated_at_ms,
@@ -34,12 +70,16 @@ pub fn report_from_logs(
     // Where each instance is in the report, so a sweep's report costs the
     // same per job at any size.
     let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for source in sources {
+    for (index, source) in sources.iter().enumerate() {
         let details = Details::of(source.records);
         for job in details.state.jobs() {
-            let result = job_result(job, details.timeline(&job.id), &|n, file| {
-                artifact(&source.path, &job.id, n, file)
-            });
+            let files = Files {
+                artifacts,
+                source: &source.path,
+                job: &job.id,
+            };
+            let mut result = job_result(job, details.timeline(&job.id), &files);
+            result.source = index;
             match placed.get(&job.id) {
                 Some(&i) => report.jobs[i] = result,
                 None => {
@@ -52,13 +92,53 @@ pub fn report_from_logs(
     report
 }
 
+/// One job's artifacts, beside its log.
+struct Files<'a> {
+    artifacts: &'a dyn Artifacts,
+    source: &'a str,
+    job: &'a str,
+}
+
+impl Files<'_> {
+    fn read(&self, attempt: u32, file: &str) -> Option<String> {
+        self.artifacts.read(self.source, self.job, attempt, file)
+    }
+
+    fn path_if_there(&self, attempt: u32, file: &str) -> Option<String> {
+        self.artifacts
+            .exists(self.source, self.job, attempt, file)
+            .then(|| format!("runs/{}/{attempt}/{file}", self.job))
+    }
+
+    /// The logs and artifacts of attempt `last` found, with the baseline's
+    /// and the setup's from the earliest attempt that has them when `last`
+    /// has not (they run once per job).
+    fn logs(&self, attempts: &[u32], last: u32) -> Vec<String> {
+        let mut logs = Vec::new();
+        for file in LOGS_BEFORE {
+            let found = std::iter::once(last)
+                .chain(attempts.iter().copied().filter(|n| *n != last))
+                .find_map(|n| self.path_if_there(n, file));
+            logs.extend(found);
+        }
+        logs.extend(
+            (1..=VERIFY_LOGS).map_while(|k| self.path_if_there(last, &format!("verify-{k}.log"))),
+        );
+        logs.extend(
+            LOGS_AFTER
+                .iter()
+                .filter_map(|f| self.path_if_there(last, f)),
+        );
+        logs
+    }
+}
+
+/// Bytes of the prompt kept in a report.
+pub const PROMPT_KEPT: usize = 16 * 1024;
+
 /// One job's row: the summary's figures, the detail fold's timeline, and
 /// the artifacts of its attempts.
-fn job_result(
-    job: &Job,
-    timeline: &[Entry],
-    artifact: &dyn Fn(u32, &str) -> Option<String>,
-) -> JobResult {
+fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     let base = job.base_job.as_deref().unwrap_or(&job.id);
     let mut result = JobResult::new(&job.id, base, &job.family);
     result.provider = job.provider.clone();
@@ -111,7 +191,7 @@ fn job_result(
     if let Some((n, patch)) = job.last_patch() {
         result.patch_bytes = patch.bytes;
         result.patch_files = patch.files;
-        result.patch = artifact(n, "patch.diff");
+        result.patch = files.read(n, "patch.diff");
     }
     let first = job.attempts.first();
     result.first_attempt_clean = result.outcome == JobOutcome::Accepted
@@ -140,8 +220,27 @@ fn job_result(
         result.metadata = manifest.metadata.clone();
     }
     result.timeline = timeline.iter().map(entry).collect();
+    if let Some(manifest) = job.manifest.as_ref().and_then(|m| m.manifest()) {
+        result.prompt = Some(crate::verdict::cap(&manifest.prompt, PROMPT_KEPT));
+        result.trace = Some(
+            match manifest.trace {
+                protocol::Trace::Metadata => "metadata",
+                protocol::Trace::Full => "full",
+            }
+            .to_string(),
+        );
+    }
+    if let Some(last) = job.attempt() {
+        let numbers: Vec<u32> = job.attempts.iter().map(|a| a.number).collect();
+        result.logs = files.logs(&numbers, last.number);
+        if result.tests.failing_count + result.tests.missing_count > 0 {
+            result.test_excerpts = files
+                .read(last.number, crate::verdict::EXCERPTS_FILE)
+                .and_then(|text| crate::verdict::read_excerpts(&text));
+        }
+    }
     for attempt in &job.attempts {
-        if let Some(text) = artifact(attempt.number, "transcript.jsonl") {
+        if let Some(text) = files.read(attempt.number, "transcript.jsonl") {
             let steps = super::trajectory::read_transcript(&text);
             super::trajectory::attach(&mut result.timeline, attempt.number, &steps);
         }

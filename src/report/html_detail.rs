@@ -1,167 +1,434 @@
-//! The per-job details of `report.html`: one collapsible section with every
-//! field, the baseline's reason, the failing and missing tests, the step
-//! trajectory and the coloured patch. Every piece of text is HTML-escaped.
+//! A job's details in `report.html`, as blocks the page's script renders
+//! when the job is opened: every field, the cause, the task prompt, each
+//! failing or missing test with what it printed of its own, links to the
+//! job's logs, the integrity evidence, the step trajectory and the patch.
+//! Every string from the job goes through the one escaping function here
+//! (as [`Cell`]s or [`Block::Pre`] text); the script only ever sets it as
+//! text.
 
-use std::fmt::Write;
+use serde::Serialize;
 
 use super::format::{bytes, count, duration_ms};
-use super::html::{badge, check_badge, dash, escape, outcome_badge, patch_cell, tests_cell};
-use super::model::{JobResult, TimelineEntry};
+use super::html_data::{
+    Cell, baseline_cell, check_cell, integrity_cell, outcome_cell, outcome_class, patch_cell,
+    tests_cell,
+};
+use super::model::{JobOutcome, JobResult, TimelineEntry};
 use super::verdict_text;
 
 /// Patch lines shown per job; the rest is summarized in one line.
 pub const PATCH_LINES: usize = 2_000;
 
-/// Writes the details of job number `index` (the target of `#job-<index>`).
-pub fn detail(out: &mut String, index: usize, j: &JobResult) {
-    let _ = writeln!(
-        out,
-        "<details class=\"job\" id=\"job-{index}\"><summary>{} <strong>{}</strong> <span class=\"muted\">{}</span>{}\
-         <span class=\"muted right\">{} steps · {}</span></summary>\n<div class=\"body\">",
-        outcome_badge(j.outcome),
-        escape(&j.instance),
-        escape(&j.family),
-        j.failure_kind
-            .map(|k| format!(" {}", badge("failed", k.as_str())))
-            .unwrap_or_default(),
-        j.steps,
-        duration_ms(j.wall_ms),
-    );
-    let facts = [
-        ("provider", dash(j.provider.as_deref().unwrap_or(""))),
-        (
-            "repeat",
-            j.repeat.map_or_else(|| dash(""), |r| r.to_string()),
-        ),
-        ("attempts", format!("{} of {}", j.attempts, j.max_attempts)),
-        ("steps", j.steps.to_string()),
-        ("invalid decisions", j.invalid_decisions.to_string()),
-        (
-            "tokens in / out",
-            format!("{} / {}", count(j.input_tokens), count(j.output_tokens)),
-        ),
-        ("provider calls", j.provider_calls.to_string()),
-        ("provider latency", duration_ms(j.provider_latency_ms)),
-        ("wall time", duration_ms(j.wall_ms)),
-        ("patch", patch_cell(j)),
-        ("acceptance", check_badge(j.acceptance)),
-        ("tests", tests_cell(j)),
-        ("baseline", check_badge(j.baseline)),
-        ("integrity", integrity_cell(j)),
-    ];
-    out.push_str("<div class=\"facts\">");
-    for (k, v) in facts {
-        let _ = write!(out, "<div><span>{k}</span><span>{v}</span></div>");
+/// One piece of a job's details.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Block {
+    /// The headline: outcome, instance, family, failure kind; steps and time.
+    #[serde(rename = "top")]
+    Top { left: Vec<Cell>, right: String },
+    #[serde(rename = "h")]
+    Heading {
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        muted: Option<String>,
+    },
+    /// A paragraph.
+    #[serde(rename = "n")]
+    Note(Vec<Cell>),
+    /// Preformatted text (`prompt`).
+    #[serde(rename = "pre")]
+    Pre { text: String, c: &'static str },
+    /// A paragraph the page holds once for every job: `texts[key]`.
+    #[serde(rename = "say")]
+    Say { key: &'static str, c: &'static str },
+    /// The values of [`FACT_NAMES`], in order.
+    #[serde(rename = "facts")]
+    Facts(Vec<Cell>),
+    #[serde(rename = "ul")]
+    List { c: &'static str, items: Vec<Item> },
+    /// Files beside the log: `base` (the path from the report to the data
+    /// dir, percent-encoded) and paths relative to the data dir, whose
+    /// segments the script percent-encodes into the link.
+    #[serde(rename = "links")]
+    Links { base: String, paths: Vec<String> },
+    /// A patch or an edit, coloured by line.
+    #[serde(rename = "diff")]
+    Diff(String),
+    /// The trajectory.
+    #[serde(rename = "steps")]
+    Steps(Vec<Group>),
+}
+
+/// A list item: a line of cells and, below it, preformatted text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Item {
+    pub line: Vec<Cell>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c: Option<&'static str>,
+}
+
+impl Item {
+    fn line(line: Vec<Cell>) -> Item {
+        Item {
+            line,
+            pre: None,
+            c: None,
+        }
     }
-    out.push_str("</div>\n");
-    if let Some(cause) = &j.cause
-        && j.outcome == crate::report::model::JobOutcome::Failed
-    {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\"><span class=\"muted\">cause:</span> {}</p>",
-            escape(cause)
-        );
+}
+
+/// A phase of the trajectory (no `step`), or a model step with what the
+/// runtime did for it (its `lines`, built when the step is opened).
+/// Written as `[ok, at, kind, text]` for a phase and `[ok, at, kind,
+/// text, [attempt, step], lines]` for a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub ok: bool,
+    pub at: String,
+    pub kind: String,
+    pub text: String,
+    /// Its attempt and step.
+    pub step: Option<(u32, u32)>,
+    pub lines: Vec<Line>,
+}
+
+impl Serialize for Group {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.step {
+            None => (self.ok, &self.at, &self.kind, &self.text).serialize(serializer),
+            Some(step) => {
+                (self.ok, &self.at, &self.kind, &self.text, step, &self.lines).serialize(serializer)
+            }
+        }
+    }
+}
+
+/// One thing the runtime did for a step: `[ok, kind, text, fields, diff,
+/// observation]`, the last three `null` when the log has no trace of
+/// them (trailing ones left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub ok: bool,
+    pub kind: String,
+    pub text: String,
+    pub fields: Option<String>,
+    pub diff: Option<String>,
+    pub obs: Option<String>,
+}
+
+impl Serialize for Line {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let extra = [&self.fields, &self.diff, &self.obs];
+        let kept = extra.iter().rposition(|e| e.is_some()).map_or(0, |i| i + 1);
+        let mut seq = serializer.serialize_seq(Some(3 + kept))?;
+        seq.serialize_element(&self.ok)?;
+        seq.serialize_element(&self.kind)?;
+        seq.serialize_element(&self.text)?;
+        for e in &extra[..kept] {
+            seq.serialize_element(e)?;
+        }
+        seq.end()
+    }
+}
+
+/// Names of the facts of every job, in the order of [`Block::Facts`].
+pub const FACT_NAMES: [&str; 20] = [
+    "outcome",
+    "provider",
+    "repeat",
+    "attempts",
+    "steps",
+    "invalid decisions",
+    "tokens in / out",
+    "provider calls",
+    "model time",
+    "tool time",
+    "verify time",
+    "acceptance time",
+    "wall time",
+    "cost",
+    "patch",
+    "acceptance",
+    "tests",
+    "baseline",
+    "integrity",
+    "trace",
+];
+
+/// The paragraphs every job may show, by key ([`Block::Say`]).
+pub fn texts() -> std::collections::BTreeMap<&'static str, &'static str> {
+    std::collections::BTreeMap::from([("not_available", NOT_AVAILABLE), ("trace", TRACE_HINT)])
+}
+
+/// Said where a job failed tests whose excerpts are not beside the log.
+pub const NOT_AVAILABLE: &str = "Their own output is not available here: the attempt's \
+     tests/excerpts.json is not \
+     beside this log (a shard merged without its runs/ directory, or a log written before \
+     excerpts were kept)";
+
+/// Said of a job whose trace is `metadata`, above its trajectory.
+pub const TRACE_HINT: &str = "This job's trace is \"metadata\": the log keeps what the runtime \
+     did, not what the model said. With trace = \"full\" in its manifest, each step also shows \
+     the model's decision, the observation it got and its edits as diffs.";
+
+/// The details of `j`; `base` is the path from the report to its data dir
+/// (`../`), for the links to its logs.
+pub fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
+    let mut out = vec![top(j), Block::Facts(facts(j))];
+    if let Some(cause) = j.cause.as_ref().filter(|_| j.outcome == JobOutcome::Failed) {
+        out.push(Block::Note(vec![
+            Cell::styled("muted", "cause:"),
+            Cell::text(cause),
+        ]));
     }
     if let Some(reason) = &j.baseline_reason {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\"><span class=\"muted\">baseline:</span> {}</p>",
-            escape(reason)
-        );
+        out.push(Block::Note(vec![
+            Cell::styled("muted", "baseline:"),
+            Cell::text(reason),
+        ]));
     }
-    test_names(out, j);
-    integrity(out, j);
-    timeline(out, j);
-    out.push_str("<h3>Patch</h3>\n");
+    if let Some(prompt) = &j.prompt {
+        out.push(heading("Task", None));
+        out.push(Block::Pre {
+            text: crate::escape::block(prompt).into_owned(),
+            c: "prompt",
+        });
+    }
+    tests(&mut out, j);
+    logs(&mut out, j, base);
+    integrity(&mut out, j);
+    timeline(&mut out, j);
+    out.push(heading("Patch", None));
     match &j.patch {
-        Some(patch) if !patch.is_empty() => diff(out, patch),
-        _ => out.push_str("<p class=\"muted\">No patch.</p>\n"),
+        Some(patch) if !patch.is_empty() => patch_blocks(&mut out, patch),
+        _ => out.push(Block::Note(vec![Cell::styled("muted", "No patch.")])),
     }
-    out.push_str("</div></details>\n");
+    out
 }
 
-/// The integrity summary, red when there is anything in it.
-pub(super) fn integrity_cell(j: &JobResult) -> String {
-    match &j.integrity {
-        None => dash(""),
-        Some(record) if record.is_clean() => escape(&j.integrity_summary()),
-        Some(_) => format!(
-            "<span class=\"bad-text\">{}</span>",
-            escape(&j.integrity_summary())
-        ),
+fn heading(text: &str, muted: Option<String>) -> Block {
+    Block::Heading {
+        text: text.to_string(),
+        muted,
     }
 }
 
-/// The last attempt's tamper signals and canary evidence, if any.
-fn integrity(out: &mut String, j: &JobResult) {
-    let Some(record) = j.integrity.as_ref().filter(|r| !r.is_clean()) else {
-        return;
-    };
-    out.push_str("<h3>Integrity</h3>\n<ul class=\"tests\">");
-    for forged in &record.forged {
-        let _ = write!(
-            out,
-            "<li><span class=\"bad-text\">forged</span> {}</li>",
-            escape(forged)
-        );
+fn top(j: &JobResult) -> Block {
+    let mut left = vec![
+        Cell::badge(outcome_class(j.outcome), j.outcome.as_str()),
+        Cell::styled("strong", &j.instance),
+        Cell::styled("muted", &j.family),
+    ];
+    if let Some(kind) = j.failure_kind {
+        left.push(Cell::badge("badge failed", kind.as_str()));
     }
-    for signal in &record.signals {
-        let steps = match signal.steps {
-            Some([a, b]) if a == b => format!(" <span class=\"muted\">step {a}</span>"),
-            Some([a, b]) => format!(" <span class=\"muted\">steps {a}-{b}</span>"),
-            None => String::new(),
-        };
-        let _ = write!(
-            out,
-            "<li><span class=\"muted\">{}</span> <code>{}</code>: {}{steps}</li>",
-            signal.kind,
-            escape(&signal.subject),
-            escape(&signal.evidence)
-        );
+    Block::Top {
+        left,
+        right: format!("{} steps · {}", j.steps, duration_ms(j.wall_ms)),
     }
-    let hidden = super::integrity_text::left_out(record);
-    if hidden > 0 {
-        let _ = write!(out, "<li class=\"muted\">and {hidden} more</li>");
-    }
-    out.push_str("</ul>\n");
 }
 
-/// The failing and missing tests, each with its mark, then how many more.
-fn test_names(out: &mut String, j: &JobResult) {
+/// The values of [`FACT_NAMES`].
+fn facts(j: &JobResult) -> Vec<Cell> {
+    let t = &j.time;
+    vec![
+        outcome_cell(j),
+        Cell::text(j.provider.as_deref().unwrap_or("")),
+        j.repeat.map_or(Cell::None, |r| Cell::text(&r.to_string())),
+        Cell::text(&format!("{} of {}", j.attempts, j.max_attempts)),
+        Cell::text(&j.steps.to_string()),
+        Cell::text(&j.invalid_decisions.to_string()),
+        Cell::text(&format!(
+            "{} / {}",
+            count(j.input_tokens),
+            count(j.output_tokens)
+        )),
+        Cell::text(&j.provider_calls.to_string()),
+        Cell::text(&duration_ms(j.provider_latency_ms)),
+        Cell::text(&duration_ms(t.tool_ms)),
+        Cell::text(&duration_ms(t.verify_ms)),
+        Cell::text(&duration_ms(t.acceptance_ms)),
+        Cell::text(&duration_ms(j.wall_ms)),
+        Cell::text(&super::format::usd(j.cost_usd)),
+        patch_cell(j),
+        check_cell(j.acceptance),
+        tests_cell(j),
+        baseline_cell(j.baseline),
+        integrity_cell(j),
+        Cell::text(j.trace.as_deref().unwrap_or("")),
+    ]
+}
+
+/// The failing and missing tests, each with what it printed of its own
+/// when the excerpts are here, else by name; then how many more.
+fn tests(out: &mut Vec<Block>, j: &JobResult) {
     let (shown, rest) = verdict_text::names(&j.tests);
     if shown.is_empty() && rest == 0 {
         return;
     }
-    let _ = writeln!(
-        out,
-        "<h3>Failing and missing tests <span class=\"muted\">({} failing, {} missing)</span></h3>\n<ul class=\"tests\">",
-        j.tests.failing_count, j.tests.missing_count
-    );
-    for (name, mark) in shown {
-        let _ = writeln!(
-            out,
-            "<li>{} <span class=\"mono\">{}</span></li>",
-            badge(mark.as_str(), mark.as_str()),
-            escape(&name)
-        );
+    out.push(heading(
+        "Failing and missing tests",
+        Some(format!(
+            "({} failing, {} missing)",
+            j.tests.failing_count, j.tests.missing_count
+        )),
+    ));
+    let mut items = Vec::new();
+    let class = if j.test_excerpts.is_some() {
+        "excerpts"
+    } else {
+        "tests"
+    };
+    let more = match &j.test_excerpts {
+        Some(excerpts) => {
+            for test in &excerpts.tests {
+                let class = if test.status == "missing" {
+                    "badge missing"
+                } else {
+                    "badge failing"
+                };
+                let mut line = vec![
+                    Cell::badge(class, &test.status),
+                    Cell::styled("mono", &test.name),
+                ];
+                if test.timed_out {
+                    line.push(Cell::styled("bad-text", "timed out"));
+                }
+                let pre = test
+                    .excerpt
+                    .as_deref()
+                    .map(|t| crate::escape::block(t).into_owned());
+                if pre.is_none() {
+                    line.push(Cell::styled(
+                        "muted",
+                        "no output of its own: see the acceptance log",
+                    ));
+                }
+                items.push(Item { line, pre, c: None });
+            }
+            let listed = (excerpts.tests.len() as u64).saturating_add(u64::from(excerpts.left_out));
+            let total = u64::from(j.tests.failing_count) + u64::from(j.tests.missing_count);
+            u32::try_from(total.max(listed) - excerpts.tests.len() as u64).unwrap_or(u32::MAX)
+        }
+        None => {
+            out.push(Block::Say {
+                key: "not_available",
+                c: "note muted",
+            });
+            for (name, mark) in shown {
+                items.push(Item::line(vec![
+                    Cell::badge(
+                        match mark {
+                            verdict_text::Mark::Failing => "badge failing",
+                            verdict_text::Mark::Missing => "badge missing",
+                        },
+                        mark.as_str(),
+                    ),
+                    Cell::styled("mono", &name),
+                ]));
+            }
+            rest
+        }
+    };
+    if let Some(more) = verdict_text::more(more) {
+        items.push(Item {
+            c: Some("muted"),
+            ..Item::line(vec![Cell::text(&more)])
+        });
     }
-    if let Some(more) = verdict_text::more(rest) {
-        let _ = writeln!(out, "<li class=\"muted\">{more}</li>");
+    out.push(Block::List { c: class, items });
+}
+
+/// Links to the job's logs and artifacts, relative to the report.
+fn logs(out: &mut Vec<Block>, j: &JobResult, base: Option<&str>) {
+    if j.logs.is_empty() {
+        return;
     }
-    out.push_str("</ul>\n");
+    out.push(heading("Logs", None));
+    out.push(Block::Links {
+        base: href(base.unwrap_or(""), ""),
+        paths: j
+            .logs
+            .iter()
+            .map(|path| crate::escape::line(path).into_owned())
+            .collect(),
+    });
+}
+
+/// Characters kept as they are in a path segment of a link.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `base` (a relative path to a data dir, `/`-separated) joined with
+/// `path` (relative to the data dir), every segment percent-encoded, so
+/// the link is a relative path whatever a job id or directory holds; it
+/// ends with `/` when `path` is empty and `base` is not.
+pub fn href(base: &str, path: &str) -> String {
+    let joined = base
+        .split('/')
+        .chain(path.split('/'))
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_encoding::utf8_percent_encode(s, SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/");
+    if path.is_empty() && !joined.is_empty() {
+        format!("{joined}/")
+    } else {
+        joined
+    }
+}
+
+/// The last attempt's tamper signals and canary evidence, if any.
+fn integrity(out: &mut Vec<Block>, j: &JobResult) {
+    let Some(record) = j.integrity.as_ref().filter(|r| !r.is_clean()) else {
+        return;
+    };
+    out.push(heading("Integrity", None));
+    let mut items: Vec<Item> = record
+        .forged
+        .iter()
+        .map(|forged| Item::line(vec![Cell::styled("bad-text", "forged"), Cell::text(forged)]))
+        .collect();
+    for signal in &record.signals {
+        let mut line = vec![
+            Cell::styled("muted", signal.kind.as_str()),
+            Cell::styled("mono", &format!("{}:", signal.subject)),
+            Cell::text(&signal.evidence),
+        ];
+        match signal.steps {
+            Some([a, b]) if a == b => line.push(Cell::styled("muted", &format!("step {a}"))),
+            Some([a, b]) => line.push(Cell::styled("muted", &format!("steps {a}-{b}"))),
+            None => {}
+        }
+        items.push(Item::line(line));
+    }
+    let hidden = super::integrity_text::left_out(record);
+    if hidden > 0 {
+        items.push(Item {
+            c: Some("muted"),
+            ..Item::line(vec![Cell::text(&format!("and {hidden} more"))])
+        });
+    }
+    out.push(Block::List { c: "tests", items });
 }
 
 /// The attempt step by step: phases (baseline, patch, acceptance) as
-/// lines, each model step as a collapsed `<details>` holding everything
-/// the runtime did for it (the decision and its key fields, commands,
-/// edits as diffs, verify results, refusals, retries and waits, the
-/// observation the model got). Collapsed steps keep a 1,000-step page
-/// small and quick to open.
-fn timeline(out: &mut String, j: &JobResult) {
-    out.push_str("<h3>Trajectory</h3>\n");
+/// lines, each model step as a collapsed section holding everything the
+/// runtime did for it (the decision and its key fields, commands, edits
+/// as diffs, verify results, refusals, retries and waits, the observation
+/// the model got).
+fn timeline(out: &mut Vec<Block>, j: &JobResult) {
+    out.push(heading("Trajectory", None));
     if j.timeline.is_empty() {
-        out.push_str("<p class=\"muted\">No steps recorded.</p>\n");
+        out.push(Block::Note(vec![Cell::styled(
+            "muted",
+            "No steps recorded.",
+        )]));
         return;
     }
     let mut groups: Vec<&[TimelineEntry]> = Vec::new();
@@ -179,71 +446,67 @@ fn timeline(out: &mut String, j: &JobResult) {
         rest = tail;
     }
     let steps = groups.iter().filter(|g| g[0].step > 0).count();
-    let _ = writeln!(
-        out,
-        "<p class=\"muted\">{steps} model step(s), collapsed: open one for its decision, what the runtime did and what the model was told.</p>\n<ol class=\"trajectory\">"
-    );
-    for group in groups {
-        let first = &group[0];
-        let ok = group.iter().all(|e| e.ok);
-        if first.step == 0 {
-            let _ = writeln!(
-                out,
-                "<li class=\"phase\">{} <span class=\"muted\">{}</span> <span class=\"mono\">{}</span> {}</li>",
-                mark(ok),
-                duration_ms(first.at_ms),
-                escape(&first.kind),
-                escape(&first.detail)
-            );
-            continue;
-        }
-        let decision = group
-            .iter()
-            .find(|e| e.fields.is_some())
-            .or_else(|| group.iter().rev().find(|e| is_step_kind(&e.kind)))
-            .unwrap_or(first);
-        let _ = write!(
-            out,
-            "<li><details class=\"step\"><summary>{} <span class=\"muted\">attempt {} · step {} · {}</span> <span class=\"mono\">{}</span> {}</summary><div class=\"lines\">",
-            mark(ok),
-            first.attempt,
-            first.step,
-            duration_ms(first.at_ms),
-            escape(&decision.kind),
-            escape(decision.fields.as_deref().unwrap_or(&decision.detail)),
-        );
-        for e in group {
-            let _ = write!(
-                out,
-                "<div>{} <span class=\"mono\">{}</span> {}</div>",
-                mark(e.ok),
-                escape(&e.kind),
-                escape(&e.detail)
-            );
-            if let Some(fields) = &e.fields {
-                let _ = write!(out, "<div class=\"mono muted\">{}</div>", escape(fields));
-            }
-            if let Some(d) = &e.diff {
-                diff(out, d);
-            }
-            if let Some(o) = &e.observation {
-                let _ = write!(
-                    out,
-                    "<div class=\"muted\">observation</div><pre class=\"obs\">{}</pre>",
-                    escape(o)
-                );
-            }
-        }
-        out.push_str("</div></details></li>\n");
+    let traced = j.timeline.iter().any(|e| e.fields.is_some());
+    let open = if traced {
+        "its decision, what the runtime did and what the model was told"
+    } else {
+        "what the runtime did for it"
+    };
+    out.push(Block::Note(vec![Cell::styled(
+        "muted",
+        &format!("{steps} model step(s), collapsed: open one for {open}."),
+    )]));
+    if j.trace.as_deref() == Some("metadata") && steps > 0 {
+        out.push(Block::Say {
+            key: "trace",
+            c: "note hint",
+        });
     }
-    out.push_str("</ol>\n");
+    out.push(Block::Steps(groups.into_iter().map(group).collect()));
 }
 
-fn mark(ok: bool) -> &'static str {
-    if ok {
-        "<span class=\"mark ok\" title=\"ok\">✓</span>"
-    } else {
-        "<span class=\"mark bad\" title=\"failed\">✗</span>"
+fn group(group: &[TimelineEntry]) -> Group {
+    let first = &group[0];
+    let ok = group.iter().all(|e| e.ok);
+    let text = |t: &str| crate::escape::line(t).into_owned();
+    if first.step == 0 {
+        return Group {
+            ok,
+            at: duration_ms(first.at_ms),
+            kind: text(&first.kind),
+            text: text(&first.detail),
+            step: None,
+            lines: Vec::new(),
+        };
+    }
+    let decision = group
+        .iter()
+        .find(|e| e.fields.is_some())
+        .or_else(|| group.iter().rev().find(|e| is_step_kind(&e.kind)))
+        .unwrap_or(first);
+    Group {
+        ok,
+        at: duration_ms(first.at_ms),
+        kind: text(&decision.kind),
+        text: text(decision.fields.as_deref().unwrap_or(&decision.detail)),
+        step: Some((first.attempt, first.step)),
+        lines: group
+            .iter()
+            .map(|e| Line {
+                ok: e.ok,
+                kind: text(&e.kind),
+                text: text(&e.detail),
+                fields: e.fields.as_deref().map(text),
+                diff: e
+                    .diff
+                    .as_deref()
+                    .map(|d| crate::escape::block(d).into_owned()),
+                obs: e
+                    .observation
+                    .as_deref()
+                    .map(|o| crate::escape::block(o).into_owned()),
+            })
+            .collect(),
     }
 }
 
@@ -252,38 +515,21 @@ fn is_step_kind(kind: &str) -> bool {
     !matches!(kind, "command" | "edit" | "verify" | "retry" | "agent")
 }
 
-fn diff(out: &mut String, patch: &str) {
-    out.push_str("<pre class=\"diff\">");
-    let mut shown = 0;
-    for line in patch.lines() {
-        if shown == PATCH_LINES {
-            break;
-        }
-        shown += 1;
-        let class = if line.starts_with("+++")
-            || line.starts_with("---")
-            || line.starts_with("diff ")
-            || line.starts_with("index ")
-        {
-            "meta"
-        } else if line.starts_with('+') {
-            "add"
-        } else if line.starts_with('-') {
-            "del"
-        } else if line.starts_with("@@") {
-            "hunk"
-        } else {
-            "ctx"
-        };
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(line));
-    }
-    out.push_str("</pre>\n");
-    let rest = patch.lines().count().saturating_sub(shown);
+/// The patch, cut to [`PATCH_LINES`] lines with a note of the rest.
+fn patch_blocks(out: &mut Vec<Block>, patch: &str) {
+    let total = patch.lines().count();
+    let shown: Vec<&str> = patch.lines().take(PATCH_LINES).collect();
+    out.push(Block::Diff(
+        crate::escape::block(&shown.join("\n")).into_owned(),
+    ));
+    let rest = total.saturating_sub(shown.len());
     if rest > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"muted\">{rest} more lines not shown ({} in total).</p>",
-            bytes(patch.len() as u64)
-        );
+        out.push(Block::Note(vec![Cell::styled(
+            "muted",
+            &format!(
+                "{rest} more lines not shown ({} in total).",
+                bytes(patch.len() as u64)
+            ),
+        )]));
     }
 }

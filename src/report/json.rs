@@ -71,7 +71,7 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 5,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 6,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));

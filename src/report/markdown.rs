@@ -130,7 +130,7 @@ fn jobs(out: &mut String, report: &Report) {
                 },
                 j.acceptance.as_str().to_string(),
                 verdict_text::summary(j).map_or_else(|| "-".to_string(), |s| cell(&s)),
-                j.baseline.as_str().to_string(),
+                j.baseline.baseline_words().to_string(),
                 j.integrity_summary(),
             ]);
             row

@@ -5,8 +5,8 @@
 //! behind the intervals and the paired comparison (`stats.rs`,
 //! `compare.rs`) are pure arithmetic with a fixed-seed generator, so the
 //! same log always gives the same figures. Reports never read
-//! the log, the workspaces or the network, and the HTML never references
-//! anything outside itself.
+//! the workspaces or the network, and the HTML loads nothing from outside
+//! itself (it links a job's logs beside its data dir, as relative paths).
 
 mod chart;
 mod compare;
@@ -17,6 +17,7 @@ mod format;
 mod from_data;
 mod from_log;
 mod html;
+mod html_data;
 mod html_detail;
 mod integrity_text;
 mod json;
@@ -36,8 +37,8 @@ pub use compare::{Comparison, compare, comparisons};
 pub use error::ReportError;
 pub use format::iso8601;
 pub use from_data::{ReportBuildError, report_for, write_report_for, write_report_of_jobs};
-pub use from_log::{LogSource, report_from_logs};
-pub use html::render_html;
+pub use from_log::{Artifacts, LogSource, NoArtifacts, PROMPT_KEPT, report_from_logs};
+pub use html::{render_html, render_html_linked};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;

@@ -15,7 +15,10 @@ use crate::protocol::FailureKind;
 /// manifest hash it ran) and `first_attempt_accepted` (pass@k's sample).
 /// 5: per job `integrity` (the last attempt's tamper signals and canary
 /// evidence); per tally `tampered`, `signalled` and `signals`.
-pub const REPORT_SCHEMA_VERSION: u32 = 5;
+/// 6: per job `prompt`, `trace`, `logs` (the attempt's artifacts, relative
+/// to its data dir) and `test_excerpts` (what each failing or missing test
+/// printed of its own, from `runs/<job>/<n>/tests/excerpts.json`).
+pub const REPORT_SCHEMA_VERSION: u32 = 6;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -152,7 +155,29 @@ pub struct JobResult {
     /// empty.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// The task prompt, as the manifest snapshot in the log holds it
+    /// (`None` for a bare lifecycle task).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The manifest's `trace`: `metadata` (the log only) or `full` (a
+    /// transcript of the model's messages too).
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// The last attempt's logs and artifacts found beside the log, as paths
+    /// relative to its data dir (`runs/<job>/<n>/acceptance.log`), with the
+    /// baseline's log from the attempt that ran it.
+    #[serde(default)]
+    pub logs: Vec<String>,
+    /// What each failing or missing test of the last acceptance run printed
+    /// of its own; `None` when no test failed, or when the artifact is not
+    /// beside this log (a shard merged without its `runs/`).
+    #[serde(default)]
+    pub test_excerpts: Option<crate::verdict::TestExcerpts>,
     pub timeline: Vec<TimelineEntry>,
+    /// Which of the report's `sources` the job was read from (for links
+    /// to its artifacts); not part of `results.json`.
+    #[serde(skip)]
+    pub source: usize,
 }
 
 impl JobResult {
@@ -193,7 +218,12 @@ impl JobResult {
             integrity: None,
             attempt_history: Vec::new(),
             metadata: Default::default(),
+            prompt: None,
+            trace: None,
+            logs: Vec::new(),
+            test_excerpts: None,
             timeline: Vec::new(),
+            source: 0,
         }
     }
 
@@ -323,6 +353,21 @@ impl CheckResult {
             CheckResult::Passed => "passed",
             CheckResult::Failed => "failed",
             CheckResult::Error => "error",
+        }
+    }
+}
+
+impl CheckResult {
+    /// A baseline verdict in the words of the human views (`fails as
+    /// required`, `already passes`, `skipped`, `harness error`, `not run`).
+    pub fn baseline_words(self) -> &'static str {
+        use crate::state::BaselineVerdict;
+        match self {
+            CheckResult::NotRun => "not run",
+            CheckResult::Passed => BaselineVerdict::Passed.words(),
+            CheckResult::Failed => BaselineVerdict::Failed.words(),
+            CheckResult::Skipped => BaselineVerdict::Skipped.words(),
+            CheckResult::Error => BaselineVerdict::Error.words(),
         }
     }
 }

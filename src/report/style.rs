@@ -1,6 +1,6 @@
-//! The inline stylesheet and script of `report.html`: a light theme on the
-//! system font stack, and a few lines that open a job's details when its link
-//! is followed. Nothing here may load anything from outside the page.
+//! The inline stylesheet of `report.html`: a light theme on the system font
+//! stack; tables wrap their text so they fit the window. Nothing here may
+//! load anything from outside the page (the page's policy forbids it too).
 
 /// Inline CSS for `report.html`.
 pub const STYLE: &str = r#"
@@ -19,15 +19,22 @@ code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberatio
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
 .card .n{font-size:22px;font-weight:600}
 .card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-.scroll{overflow-x:auto}
+.table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;white-space:nowrap}
-th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted);white-space:normal;vertical-align:bottom}
+th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600;font-size:12px;color:var(--muted);vertical-align:bottom;overflow-wrap:normal}
 td.num,th.num{text-align:right}
-td.wrap{white-space:normal;word-break:break-word}
+td.num{white-space:nowrap}
+table.jobs th,table.jobs td{padding:6px 5px}
+table.jobs td:first-child{min-width:11em;overflow-wrap:anywhere}
+table.jobs td.num,table.jobs .badge{white-space:normal}
+td .mono,td a{overflow-wrap:anywhere}
+td .sub{font-size:12px;color:var(--muted);margin-top:2px}
+th.sortable{cursor:pointer;user-select:none}th.sortable:hover{color:var(--fg)}
+th[aria-sort=ascending]::after{content:" \25B4"}th[aria-sort=descending]::after{content:" \25BE"}
 tbody tr:hover{background:#f6f8fa80}
 a{color:var(--info);text-decoration:none}a:hover{text-decoration:underline}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;background:var(--gray-bg);color:var(--muted)}
+.badge{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;background:var(--gray-bg);color:var(--muted)}
 .accepted,.passed,.ok{background:var(--good-bg);color:var(--good)}
 .failed,.bad{background:var(--bad-bg);color:var(--bad)}
 .pending{background:var(--info-bg);color:var(--info)}
@@ -42,28 +49,29 @@ svg .value{font-size:13px;font-weight:600;fill:var(--fg)}
 svg .track{fill:var(--soft);stroke:var(--line)}
 svg .bar.good{fill:#2da44e}svg .bar.fair{fill:#d4a72c}svg .bar.poor{fill:#e5534b}
 svg .ci{stroke:var(--fg);stroke-width:1.5;fill:none}
-details.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;background:var(--bg)}
-details.job>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap;list-style:none}
-details.job>summary::-webkit-details-marker{display:none}
-details.job>summary::before{content:"\25B8";color:var(--muted);width:10px}
-details.job[open]>summary::before{content:"\25BE"}
-details.job>summary .right{margin-left:auto}
-details.job[open]>summary{border-bottom:1px solid var(--line);background:var(--soft);border-radius:8px 8px 0 0}
-details.job .body{padding:4px 16px 16px}
+section.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;padding:0 16px 16px;background:var(--bg)}
+.job-top{display:flex;gap:10px;align-items:center;flex-wrap:wrap;padding:10px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+.job-top .right{margin-left:auto}
+.strong{font-weight:600}
+pre.prompt,pre.excerpt{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:4px 0 10px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:24em;overflow:auto}
+ul.excerpts{list-style:none;margin:0;padding:0}
+ul.excerpts>li{padding:4px 0;overflow-wrap:anywhere}
+ul.links{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px 18px}
+.hint{color:var(--warn)}
+.pager{display:flex;gap:12px;align-items:center;flex-wrap:wrap;margin:8px 0}
+.pager button,.filters select,.filters input{font:inherit;font-size:12px}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 16px;margin:12px 0}
-.facts div{display:flex;flex-direction:column}
-.facts span:first-child{color:var(--muted);font-size:12px}
+.facts>div{display:flex;flex-direction:column}
+.facts>div>span:first-child{color:var(--muted);font-size:12px}
 pre.diff{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 0;overflow-x:auto;line-height:1.45;margin:0}
 pre.diff span{display:block;padding:0 12px;min-height:1.45em}
 pre.diff .add{background:#e6ffec;color:#116329}
 pre.diff .del{background:#ffebe9;color:#82071e}
 pre.diff .hunk{color:#0550ae;background:#ddf4ff}
 pre.diff .meta{color:var(--muted);font-weight:600}
-tr.step-failed td{background:#fff5f5}
 p.note{margin:8px 0;word-break:break-word}
 ul.tests{list-style:none;margin:0;padding:0;column-width:28em;column-gap:24px}
 ul.tests li{padding:2px 0;word-break:break-word;break-inside:avoid}
-table.timeline td.wrap{width:100%}
 ol.trajectory{list-style:none;margin:0;padding:0;border-left:2px solid var(--line)}
 ol.trajectory>li{margin:0 0 2px;padding:2px 0 2px 10px;word-break:break-word}
 ol.trajectory li.phase{color:var(--fg)}
@@ -73,25 +81,5 @@ details.step .lines{margin:4px 0 8px 18px;display:flex;flex-direction:column;gap
 pre.obs{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:0;white-space:pre-wrap;word-break:break-word;max-height:18em;overflow:auto}
 .filters{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
 .filters label{font-size:12px;color:var(--muted)}
-th.sortable{cursor:pointer}th.sortable:hover{color:var(--fg)}
 .mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
 "#;
-
-/// Opens the `<details>` a `#job-N` link points to; sorts a `sortable`
-/// table by the header clicked (numbers by value); fills the job filters
-/// from the rows' data attributes and hides the rows they leave out. The
-/// page is complete without it.
-pub const SCRIPT: &str = r#"function openTarget(){var e=document.getElementById(location.hash.slice(1));
-if(e&&e.tagName==='DETAILS'){e.open=true;}}
-window.addEventListener('hashchange',openTarget);openTarget();
-function key(c){var t=c.textContent.trim(),m=t.replace(/[,$]/g,'').match(/^-?[0-9.]+/);return m?parseFloat(m[0]):t.toLowerCase();}
-document.querySelectorAll('table.sortable').forEach(function(t){
-t.querySelectorAll('th').forEach(function(h,i){h.classList.add('sortable');h.title='sort';h.addEventListener('click',function(){
-var b=t.tBodies[0],rs=Array.prototype.slice.call(b.rows),d=h.dataset.dir==='asc'?-1:1;h.dataset.dir=d===1?'asc':'desc';
-rs.sort(function(x,y){var p=key(x.cells[i]),q=key(y.cells[i]);return (p<q?-1:p>q?1:0)*d;});rs.forEach(function(r){b.appendChild(r);});});});});
-(function(){var f=document.getElementById('job-filters'),t=document.getElementById('jobs');if(!f||!t)return;f.hidden=false;
-var rows=Array.prototype.slice.call(t.tBodies[0].rows),sel=f.querySelectorAll('select'),n=document.getElementById('job-count');
-sel.forEach(function(s){var seen={};rows.forEach(function(r){var v=r.dataset[s.dataset.key];if(v&&!seen[v]){seen[v]=1;var o=document.createElement('option');o.value=o.textContent=v;s.appendChild(o);}});
-if(Object.keys(seen).length<2)s.parentNode.hidden=true;s.addEventListener('change',apply);});
-function apply(){var shown=0;rows.forEach(function(r){var ok=true;sel.forEach(function(s){if(s.value&&r.dataset[s.dataset.key]!==s.value)ok=false;});r.hidden=!ok;if(ok)shown++;});n.textContent=shown+' of '+rows.length+' jobs';}
-apply();})();"#;

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
-use super::html::render_html;
+use super::html::render_html_linked;
 use super::json::render_json;
 use super::junit::render_junit;
 use super::markdown::render_markdown;
@@ -26,12 +26,14 @@ pub const REPORT_FILES: [&str; 5] = [
 /// temporary file in `dir`, synced, then renamed over the old one.
 pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
-    let renderers: [fn(&Report) -> String; 5] = [
-        render_markdown,
-        render_tsv,
-        render_json,
-        render_junit,
-        render_html,
+    let links = links_to_sources(report, dir);
+    let html = |report: &Report| render_html_linked(report, &links);
+    let renderers: [&dyn Fn(&Report) -> String; 5] = [
+        &render_markdown,
+        &render_tsv,
+        &render_json,
+        &render_junit,
+        &html,
     ];
     let mut written = Vec::with_capacity(REPORT_FILES.len());
     for (name, render) in REPORT_FILES.iter().zip(renderers) {
@@ -40,6 +42,38 @@ pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Report
         written.push(path);
     }
     Ok(written)
+}
+
+/// The relative path from `dir` to the data dir of each of the report's
+/// sources (the directory of its log), `/`-separated and ending with `/`
+/// (`../` for `DATA/report/`); empty where it cannot be told.
+fn links_to_sources(report: &Report, dir: &Path) -> Vec<String> {
+    let resolved = |path: &Path| path.canonicalize().or_else(|_| std::path::absolute(path));
+    let Ok(out) = resolved(dir) else {
+        return Vec::new();
+    };
+    report
+        .sources
+        .iter()
+        .map(|log| {
+            let data = Path::new(log)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            resolved(data)
+                .ok()
+                .and_then(|data| pathdiff::diff_paths(data, &out))
+                .map(|rel| {
+                    let rel = rel.to_string_lossy().into_owned();
+                    if rel.is_empty() {
+                        rel
+                    } else {
+                        format!("{rel}/")
+                    }
+                })
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Writes `bytes` to `path` (in the existing directory `dir`) atomically:
@@ -91,6 +125,27 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Repor
 mod tests {
     use super::*;
     use crate::report::fixture::sample;
+
+    #[test]
+    fn links_go_from_the_report_to_each_data_dir() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let other = root.path().join("shard 2");
+        std::fs::create_dir_all(data.join("report")).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let report = Report::new(
+            0,
+            vec![
+                data.join("events.log").display().to_string(),
+                other.join("events.log").display().to_string(),
+            ],
+        );
+        assert_eq!(
+            links_to_sources(&report, &data.join("report")),
+            ["../", "../../shard 2/"]
+        );
+        assert_eq!(links_to_sources(&report, &data), ["", "../shard 2/"]);
+    }
 
     #[test]
     fn report_files_are_readable_by_others_under_the_usual_umask() {

@@ -14,6 +14,7 @@ use super::check_verdict::{BaselineFacts, acceptance_of, baseline_declared, base
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
+use super::excerpts::save_excerpts;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::recorder::StoreRecorder;
 use super::setup::{SetupError, run_setup};
@@ -410,6 +411,10 @@ impl Phases<'_> {
         };
         let lang = crate::lang::for_acceptance(acceptance);
         let facts = acceptance_of(&run, self.inventory()?.as_ref(), lang);
+        // The excerpts go first: an acceptance recorded always has them.
+        if let Some(verdict) = facts.verdict.as_ref().filter(|v| !v.passed()) {
+            save_excerpts(runs, &run, verdict, lang).map_err(|e| self.setup_error(e))?;
+        }
         self.record(facts.into_event())?;
         Ok(Ok(()))
     }

@@ -13,6 +13,7 @@ mod check_verdict;
 mod checks;
 mod commands;
 mod error;
+mod excerpts;
 mod fallback;
 mod patch;
 mod patch_save;

@@ -26,7 +26,7 @@ use crate::cache::dependency_hashes;
 use crate::cancel::CancelToken;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::lang::{Language, OneRun, TestBinary};
-use crate::verdict::{TestOutcome, TestResults};
+use crate::verdict::{EXCERPT_BYTES, TestOutcome, TestResults, cap};
 
 /// Largest test binary copied out of the build.
 const MAX_TEST_BINARY: u64 = 1 << 30;
@@ -318,6 +318,8 @@ struct Ran {
     garbled: Option<String>,
     /// What the output says that an honest harness does not.
     anomaly: Option<String>,
+    /// What a test that did not pass printed of its own, capped.
+    output: Option<String>,
 }
 
 impl Unit<'_> {
@@ -411,6 +413,9 @@ impl Unit<'_> {
                 results.tests.insert(inventory.clone(), result);
             }
             if !canaries.contains(&inventory) {
+                if let Some(output) = ran.output {
+                    results.outputs.insert(inventory.clone(), output);
+                }
                 let passed = ran.result == Some(TestOutcome::Passed);
                 summary.add(&inventory, passed, ran.timed_out, ran.outcome.as_ref());
             }
@@ -420,6 +425,26 @@ impl Unit<'_> {
             run.add_note(why);
         }
         Ok(summary.finish(started))
+    }
+
+    /// What the run of `name`, which did not pass, printed of its own: the
+    /// part its harness gives it, else the run's last output (a crash, an
+    /// early exit, a timeout), capped.
+    fn own_output(&self, name: &str, stdout: &str, outcome: &ExecOutcome) -> Option<String> {
+        let text = self.lang.failure_output(name, stdout).or_else(|| {
+            let mut text = String::new();
+            for (label, stream) in [
+                ("stdout", stdout.to_string()),
+                ("stderr", outcome.stderr.to_text()),
+            ] {
+                let stream = stream.trim();
+                if !stream.is_empty() {
+                    text.push_str(&format!("--- {label} ---\n{stream}\n"));
+                }
+            }
+            (!text.is_empty()).then_some(text)
+        })?;
+        Some(cap(text.trim_end(), EXCERPT_BYTES))
     }
 
     /// The runs, in the order of `names`.
@@ -439,6 +464,7 @@ impl Unit<'_> {
                     timed_out: !cancel.is_cancelled(),
                     garbled: None,
                     anomaly: None,
+                    output: None,
                 });
             }
             let argv = self.lang.run_one_argv(&base, name);
@@ -456,12 +482,16 @@ impl Unit<'_> {
                 None if result.is_some() => self.lang.one_run_anomaly(name, &stdout),
                 None => None,
             };
+            let output = (result != Some(TestOutcome::Passed))
+                .then(|| self.own_output(name, &stdout, &outcome))
+                .flatten();
             Ok(Ran {
                 timed_out: outcome.timed_out,
                 outcome: Some(outcome),
                 result,
                 garbled,
                 anomaly,
+                output,
             })
         };
         let workers = parallel.clamp(1, names.len().max(1));
@@ -499,6 +529,7 @@ impl Unit<'_> {
                         timed_out: false,
                         garbled: Some("the runner lost this run".into()),
                         anomaly: None,
+                        output: None,
                     })
                 })
                 .map_err(CheckError::from)

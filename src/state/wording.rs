@@ -6,6 +6,8 @@ use crate::protocol::CheckResult;
 /// The baseline's own verdict. The baseline runs the acceptance tests on
 /// the pristine source, which must fail them: the baseline *passes* when
 /// the tests fail, and *fails* when the pristine source already passes.
+/// Machine formats keep these values ([`BaselineVerdict::as_str`]); every
+/// human view says what they mean ([`BaselineVerdict::words`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BaselineVerdict {
     Passed,
@@ -24,6 +26,17 @@ impl BaselineVerdict {
             BaselineVerdict::Error => "error",
         }
     }
+
+    /// What the verdict means, in the words every human view uses:
+    /// `fails as required`, `already passes`, `skipped`, `harness error`.
+    pub fn words(self) -> &'static str {
+        match self {
+            BaselineVerdict::Passed => "fails as required",
+            BaselineVerdict::Failed => "already passes",
+            BaselineVerdict::Skipped => "skipped",
+            BaselineVerdict::Error => "harness error",
+        }
+    }
 }
 
 /// The baseline verdict of the acceptance tests' `result` on the pristine
@@ -40,10 +53,14 @@ pub fn baseline_verdict(result: CheckResult) -> BaselineVerdict {
 /// One line for the baseline, as every view words it.
 pub fn baseline_wording(result: CheckResult) -> &'static str {
     match baseline_verdict(result) {
-        BaselineVerdict::Passed => "baseline passed (the pristine source fails, as required)",
-        BaselineVerdict::Failed => "baseline failed (the pristine source already passes)",
+        BaselineVerdict::Passed => "baseline fails as required",
+        BaselineVerdict::Failed => {
+            "baseline already passes (the pristine source passes the acceptance tests)"
+        }
         BaselineVerdict::Skipped => "baseline skipped",
-        BaselineVerdict::Error => "baseline error (the test harness could not run or report)",
+        BaselineVerdict::Error => {
+            "baseline harness error (the test harness could not run or report)"
+        }
     }
 }
 
@@ -61,8 +78,19 @@ mod tests {
             baseline_verdict(CheckResult::Passed),
             BaselineVerdict::Failed
         );
-        assert!(baseline_wording(CheckResult::Failed).starts_with("baseline passed"));
-        assert!(baseline_wording(CheckResult::Passed).starts_with("baseline failed"));
+        assert!(baseline_wording(CheckResult::Failed).starts_with("baseline fails as required"));
+        assert!(baseline_wording(CheckResult::Passed).starts_with("baseline already passes"));
         assert_eq!(baseline_wording(CheckResult::Skipped), "baseline skipped");
+        assert!(baseline_wording(CheckResult::Error).starts_with("baseline harness error"));
+        // No human wording says `passed` of a baseline.
+        for result in [
+            CheckResult::Failed,
+            CheckResult::Passed,
+            CheckResult::Skipped,
+            CheckResult::Error,
+        ] {
+            assert!(!baseline_wording(result).contains("passed"));
+            assert!(!baseline_verdict(result).words().contains("passed"));
+        }
     }
 }

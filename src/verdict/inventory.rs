@@ -30,6 +30,10 @@ pub struct TestResults {
     /// reported twice, output after the document's end): facts for the
     /// integrity record, not results.
     pub anomalies: Vec<String>,
+    /// What tests that did not pass printed of their own (libtest's
+    /// `---- NAME stdout ----` block, a JUnit `<failure>`'s text), by name,
+    /// each cut to [`super::EXCERPT_BYTES`] as it is read.
+    pub outputs: BTreeMap<String, String>,
 }
 
 impl TestResults {
@@ -50,6 +54,12 @@ impl TestResults {
         }
         self.timed_out
             .extend(other.timed_out.into_iter().map(named));
+        self.outputs.extend(
+            other
+                .outputs
+                .into_iter()
+                .map(|(name, text)| (named(name), text)),
+        );
         self.complete = self.complete && other.complete;
         Ok(())
     }

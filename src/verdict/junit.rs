@@ -22,8 +22,8 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     }
     let mut reader = Reader::from_str(xml);
     let mut results = TestResults::default();
-    // The open test case: its name and outcome so far.
-    let mut open: Option<(String, TestOutcome)> = None;
+    // The open test case: its name, outcome and failure text so far.
+    let mut open: Option<Case> = None;
     let mut saw_root = false;
     // Open `<testsuites>`/`<testsuite>` elements: the document is whole
     // when the outermost one has closed.
@@ -52,20 +52,47 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
                     saw_root = true;
                     suites += 1;
                 }
-                b"testcase" => open = Some((case_name(&tag)?, TestOutcome::Passed)),
-                other => mark(&mut open, other),
+                b"testcase" => open = Some(Case::new(case_name(&tag)?)),
+                other => {
+                    if let Some(case) = open.as_mut() {
+                        case.start(other, &tag, true);
+                    }
+                }
             },
             Event::Empty(tag) => match tag.local_name().as_ref() {
                 b"testsuites" | b"testsuite" => {
                     saw_root = true;
                     closed |= suites == 0;
                 }
-                b"testcase" => insert(&mut results, case_name(&tag)?, TestOutcome::Passed)?,
-                other => mark(&mut open, other),
+                b"testcase" => insert(&mut results, Case::new(case_name(&tag)?))?,
+                other => {
+                    if let Some(case) = open.as_mut() {
+                        case.start(other, &tag, false);
+                    }
+                }
             },
+            Event::Text(text) => {
+                if let Some(case) = open.as_mut() {
+                    case.text(
+                        &text
+                            .xml_content(XmlVersion::Implicit1_0)
+                            .unwrap_or_default(),
+                    );
+                }
+            }
+            Event::CData(text) => {
+                if let Some(case) = open.as_mut() {
+                    case.text(&text.decode().unwrap_or_default());
+                }
+            }
+            Event::GeneralRef(reference) => {
+                if let Some(case) = open.as_mut() {
+                    case.text(&resolve(&reference));
+                }
+            }
             Event::End(tag) if tag.local_name().as_ref() == b"testcase" => {
-                if let Some((name, outcome)) = open.take() {
-                    insert(&mut results, name, outcome)?;
+                if let Some(case) = open.take() {
+                    insert(&mut results, case)?;
                 }
             }
             Event::End(tag)
@@ -73,6 +100,11 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
             {
                 suites = suites.saturating_sub(1);
                 closed |= suites == 0;
+            }
+            Event::End(_) => {
+                if let Some(case) = open.as_mut() {
+                    case.capture = None;
+                }
             }
             Event::Eof => break,
             _ => {}
@@ -95,23 +127,129 @@ fn after_end(event: &Event<'_>) -> bool {
     }
 }
 
-/// A `<failure>`, `<error>` or `<skipped>` inside the open test case.
-fn mark(open: &mut Option<(String, TestOutcome)>, tag: &[u8]) {
-    if let Some((_, outcome)) = open.as_mut() {
+/// Text inside a test case that is kept: where it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Capture {
+    /// A `<failure>` or `<error>` body.
+    Failure,
+    /// `<system-out>` or `<system-err>`.
+    Output,
+}
+
+/// A `<testcase>` being read.
+struct Case {
+    name: String,
+    outcome: TestOutcome,
+    /// The `message` attributes of its failures and errors.
+    message: String,
+    /// Their bodies (pytest's longrepr).
+    body: String,
+    /// What it printed, as its `<system-out>` and `<system-err>` say.
+    output: String,
+    capture: Option<Capture>,
+}
+
+impl Case {
+    fn new(name: String) -> Case {
+        Case {
+            name,
+            outcome: TestOutcome::Passed,
+            message: String::new(),
+            body: String::new(),
+            output: String::new(),
+            capture: None,
+        }
+    }
+
+    /// A child element: `<failure>`, `<error>` or `<skipped>` mark the
+    /// outcome; a failure's text and the case's output are kept.
+    fn start(&mut self, tag: &[u8], element: &BytesStart<'_>, has_content: bool) {
         match tag {
-            b"failure" | b"error" => *outcome = TestOutcome::Failed,
-            b"skipped" if *outcome == TestOutcome::Passed => *outcome = TestOutcome::Skipped,
+            b"failure" | b"error" => {
+                self.outcome = TestOutcome::Failed;
+                if let Ok(Some(message)) = element.try_get_attribute("message")
+                    && let Ok(value) = message.normalized_value(XmlVersion::Implicit1_0)
+                    && !value.trim().is_empty()
+                {
+                    push_line(&mut self.message, value.trim());
+                }
+                if has_content {
+                    if !self.body.is_empty() {
+                        self.body.push('\n');
+                    }
+                    self.capture = Some(Capture::Failure);
+                }
+            }
+            b"skipped" if self.outcome == TestOutcome::Passed => {
+                self.outcome = TestOutcome::Skipped;
+            }
+            b"system-out" | b"system-err" if has_content => {
+                self.capture = Some(Capture::Output);
+            }
             _ => {}
         }
     }
+
+    fn text(&mut self, text: &str) {
+        match self.capture {
+            Some(Capture::Failure) => self.body.push_str(text),
+            Some(Capture::Output) => self.output.push_str(text),
+            None => {}
+        }
+    }
+
+    /// What a failed case said of its own: its failures' bodies (their
+    /// messages when they have none), then its output.
+    fn failure_text(&self) -> Option<String> {
+        if self.outcome != TestOutcome::Failed {
+            return None;
+        }
+        let mut text = match self.body.trim() {
+            "" => self.message.clone(),
+            body => body.to_string(),
+        };
+        let output = self.output.trim();
+        if !output.is_empty() {
+            push_line(&mut text, output);
+        }
+        (!text.is_empty()).then_some(text)
+    }
 }
 
-fn insert(results: &mut TestResults, name: String, outcome: TestOutcome) -> Result<(), String> {
+fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
+/// An entity or character reference in text, as the character it stands
+/// for (an unknown one as written).
+fn resolve(reference: &quick_xml::events::BytesRef<'_>) -> String {
+    if let Ok(Some(c)) = reference.resolve_char_ref() {
+        return c.to_string();
+    }
+    let name = reference.decode().unwrap_or_default();
+    match quick_xml::escape::resolve_predefined_entity(&name) {
+        Some(text) => text.to_string(),
+        None => format!("&{name};"),
+    }
+}
+
+fn insert(results: &mut TestResults, case: Case) -> Result<(), String> {
     let rank = |o: TestOutcome| match o {
         TestOutcome::Passed => 0,
         TestOutcome::Skipped => 1,
         TestOutcome::Failed => 2,
     };
+    let text = case.failure_text();
+    let (name, outcome) = (case.name, case.outcome);
+    if let Some(text) = text {
+        results
+            .outputs
+            .entry(name.clone())
+            .or_insert_with(|| super::excerpt::cap(&text, super::excerpt::EXCERPT_BYTES));
+    }
     match results.tests.get(&name).copied() {
         None => {
             results.tests.insert(name, outcome);
@@ -165,6 +303,29 @@ mod tests {
         assert_eq!(r.tests["tests.test_calc::test_sub"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_div"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_big"], TestOutcome::Skipped);
+        assert_eq!(r.outputs["tests.test_calc::test_sub"], "trace");
+        assert_eq!(r.outputs["tests.test_calc::test_div"], "x");
+        assert!(!r.outputs.contains_key("tests.test_calc::test_add"));
+    }
+
+    #[test]
+    fn a_failure_keeps_pytest_s_longrepr_with_its_references_resolved() {
+        let xml = r#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_calc" name="test_mean"><failure message="assert 1 == 1.5&#10; +  where 1 = mean([1, 2])">def test_mean():
+&gt;       assert mean([1, 2]) == 1.5
+E       assert 1 == 1.5
+
+tests/test_calc.py:5: AssertionError</failure><system-out><![CDATA[printed <b>]]></system-out></testcase></testsuite></testsuites>"#;
+        let r = parse_junit(xml).unwrap();
+        let text = &r.outputs["tests.test_calc::test_mean"];
+        assert!(
+            text.starts_with(
+                "def test_mean():\n>       assert mean([1, 2]) == 1.5\nE       assert 1 == 1.5"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("AssertionError\nprinted <b>"), "{text}");
+        let bare = r#"<testsuite><testcase name="a"><failure message="only &lt;this&gt;"/></testcase></testsuite>"#;
+        assert_eq!(parse_junit(bare).unwrap().outputs["a"], "only <this>");
     }
 
     #[test]

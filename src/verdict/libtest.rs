@@ -70,6 +70,38 @@ pub fn libtest_summary(output: &str) -> Option<Result<(usize, usize, usize), Str
         .map(parse_summary)
 }
 
+/// What the failed test `name` printed, from a run's `failures:` section:
+/// its `---- NAME stdout ----` block (and a `---- NAME stderr ----` one,
+/// where libtest keeps them apart), without the blank lines around it.
+/// `None` when the output holds no block for it.
+pub fn libtest_failure(name: &str, output: &str) -> Option<String> {
+    let headers = [
+        format!("---- {name} stdout ----"),
+        format!("---- {name} stderr ----"),
+    ];
+    let mut blocks: Vec<String> = Vec::new();
+    let mut open: Option<Vec<&str>> = None;
+    for line in output.lines() {
+        let bare = line.trim_end();
+        let ends_block = bare == "failures:"
+            || bare.starts_with("test result: ")
+            || (bare.starts_with("---- ") && bare.ends_with(" ----"));
+        if ends_block && let Some(lines) = open.take() {
+            blocks.push(lines.join("\n").trim_matches('\n').to_string());
+        }
+        if headers.iter().any(|h| h == bare) {
+            open = Some(Vec::new());
+        } else if let Some(lines) = open.as_mut() {
+            lines.push(line);
+        }
+    }
+    if let Some(lines) = open {
+        blocks.push(lines.join("\n").trim_matches('\n').to_string());
+    }
+    blocks.retain(|b| !b.is_empty());
+    (!blocks.is_empty()).then(|| blocks.join("\n"))
+}
+
 /// `ok. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; ...`
 fn parse_summary(rest: &str) -> Result<(usize, usize, usize), String> {
     let (_, counts) = rest
@@ -124,6 +156,22 @@ mod tests {
         let lying = "test a ... ok\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
         assert!(parse_libtest(lying).is_err());
         assert!(parse_libtest("test a ... ok\ntest a ... ok\n").is_err());
+    }
+
+    #[test]
+    fn a_failed_test_s_own_block_is_its_output() {
+        let one = "running 1 test\ntest m ... FAILED\n\nfailures:\n\n---- m stdout ----\n\nthread 'm' panicked at tests/a.rs:12:9:\nassertion `left == right` failed: n = 1\n  left: 0\n right: 1\nnote: run with `RUST_BACKTRACE=1`\n\n\nfailures:\n    m\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 1 filtered out\n";
+        let text = libtest_failure("m", one).unwrap();
+        assert!(
+            text.starts_with("thread 'm' panicked at tests/a.rs:12:9:"),
+            "{text}"
+        );
+        assert!(text.contains("  left: 0\n right: 1"));
+        assert!(text.ends_with("RUST_BACKTRACE=1`"), "{text:?}");
+        assert_eq!(libtest_failure("other", one), None);
+        assert_eq!(libtest_failure("m", "test m ... FAILED\n"), None);
+        let split = "---- m stdout ----\nout\n---- m stderr ----\nerr\n";
+        assert_eq!(libtest_failure("m", split).as_deref(), Some("out\nerr"));
     }
 
     #[test]

@@ -9,11 +9,16 @@
 //! test missing from a run's results is never a pass, and an exit status
 //! alone never makes one.
 
+mod excerpt;
 mod inventory;
 mod junit;
 mod libtest;
 
 pub use crate::protocol::{Inventory, InventorySource, Verdict};
+pub use excerpt::{
+    EXCERPT_BYTES, EXCERPTS_FILE, EXCERPTS_KEPT, EXCERPTS_VERSION, TestExcerpt, TestExcerpts, cap,
+    excerpts_of, read_excerpts,
+};
 pub use inventory::{InventoryError, TestOutcome, TestResults, judge, judge_all};
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};
-pub use libtest::{libtest_summary, parse_libtest};
+pub use libtest::{libtest_failure, libtest_summary, parse_libtest};

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::lifecycle::DataDir;
 use crate::log::{Fold, Follower};
 use crate::protocol::Record;
-use crate::report::{JobResult, LogSource, Report, report_from_logs};
+use crate::report::{JobResult, LogSource, NoArtifacts, Report, report_from_logs};
 use crate::state::State;
 
 use super::artifacts::{Artifacts, PATCH_CAP};
@@ -102,29 +102,16 @@ impl Run {
     /// Rebuilds the report model from the records (no artifacts: the list
     /// needs none).
     pub fn rebuild(&mut self, now_ms: u64) {
-        self.report = report_from_logs(&[self.source()], now_ms, &|_, _, _, _| None);
+        self.report = report_from_logs(&[self.source()], now_ms, &NoArtifacts);
     }
 
     /// The report row of `instance` with its artifacts (`patch.diff`, a
     /// full trace's `transcript.jsonl`), read beneath `runs/`.
     pub fn job_with_artifacts(&self, instance: &str, now_ms: u64) -> Option<JobResult> {
         self.state.job(instance)?;
-        let artifact = |_: &str, job: &str, attempt: u32, file: &str| {
-            if job != instance {
-                return None;
-            }
-            if file == "patch.diff" {
-                // A huge patch is shown in part; its link serves it whole.
-                let (mut text, cut) = self.artifacts.head(job, attempt, file, PATCH_CAP)?;
-                if cut {
-                    text.push_str(PATCH_CUT);
-                }
-                return Some(text);
-            }
-            // A transcript cut mid-line loses that line only.
-            self.artifacts
-                .head(job, attempt, file, TRANSCRIPT_CAP)
-                .map(|(text, _)| text)
+        let artifact = JobFiles {
+            artifacts: &self.artifacts,
+            instance,
         };
         report_from_logs(&[self.source()], now_ms, &artifact)
             .jobs
@@ -241,5 +228,35 @@ mod tests {
         assert_eq!(ids, ["a", "b"]);
         assert_eq!(model.runs[0].events(), 2);
         assert!(model.runs[0].state.job("b").is_some());
+    }
+}
+
+/// One job's files beneath `runs/`, as the report reads them: a huge patch
+/// in part (its link serves it whole), a transcript cut mid-line losing
+/// that line only.
+struct JobFiles<'a> {
+    artifacts: &'a Artifacts,
+    instance: &'a str,
+}
+
+impl crate::report::Artifacts for JobFiles<'_> {
+    fn read(&self, _: &str, job: &str, attempt: u32, file: &str) -> Option<String> {
+        if job != self.instance {
+            return None;
+        }
+        if file == "patch.diff" {
+            let (mut text, cut) = self.artifacts.head(job, attempt, file, PATCH_CAP)?;
+            if cut {
+                text.push_str(PATCH_CUT);
+            }
+            return Some(text);
+        }
+        self.artifacts
+            .head(job, attempt, file, TRANSCRIPT_CAP)
+            .map(|(text, _)| text)
+    }
+
+    fn exists(&self, _: &str, job: &str, attempt: u32, file: &str) -> bool {
+        job == self.instance && self.artifacts.head(job, attempt, file, 1).is_some()
     }
 }

@@ -125,10 +125,11 @@ fn a_recovered_refusal_then_a_wrong_fix_is_blamed_on_the_failing_test() {
         "{job:#}"
     );
     let html = read(&sb.data().join("report/report.html"));
-    let shown = html
-        .split("<span class=\"muted\">cause:</span> ")
+    let text = crate::harness::html_job_text(&html, job["instance"].as_str().unwrap());
+    let shown = text
+        .split("cause:\nmuted\n")
         .nth(1)
-        .and_then(|rest| rest.split("</p>").next())
+        .and_then(|rest| rest.lines().next())
         .unwrap_or_else(|| panic!("no cause in the HTML report"));
     assert!(
         shown.contains("value_is_new") && !shown.contains("curl"),

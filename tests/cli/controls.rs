@@ -271,8 +271,17 @@ fn progress_facts(stderr: &str, id: &str) -> (Option<u64>, Option<String>) {
         let Some(rest) = line.split_once(&prefix).map(|(_, r)| r) else {
             continue;
         };
-        if let Some(word) = rest.strip_prefix("baseline ") {
-            baseline = word.split_whitespace().next().map(str::to_string);
+        // Progress says what the baseline means; status --json keeps the
+        // machine value.
+        for (words, value) in [
+            ("baseline fails as required", "passed"),
+            ("baseline already passes", "failed"),
+            ("baseline skipped", "skipped"),
+            ("baseline harness error", "error"),
+        ] {
+            if rest.starts_with(words) {
+                baseline = Some(value.to_string());
+            }
         }
         if let Some((_, after)) = rest
             .strip_prefix("attempt ")

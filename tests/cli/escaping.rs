@@ -142,7 +142,11 @@ fn hostile_paths_and_output_lines_reach_no_terminal_or_report_raw() {
     );
     // The human reports show the escapes.
     let html = std::fs::read_to_string(data.join("report/report.html")).unwrap();
-    assert!(html.contains(SHOWN), "report.html");
+    let instance = job["instance"].as_str().unwrap();
+    assert!(
+        crate::harness::html_job_text(&html, instance).contains(SHOWN),
+        "report.html"
+    );
 }
 
 /// Runs `args` on a pseudo-terminal (util-linux `script`), returning what

@@ -152,3 +152,57 @@ pub fn layer_missing(test: &str, reason: &str) {
     }
     eprintln!("skipping {test}: {reason}");
 }
+
+/// The data `report.html` embeds (`<script type="application/json"
+/// id="report-data">`), as the page's script reads it, with each job's
+/// details (a JSON document of their own) parsed too.
+pub fn html_data(html: &str) -> serde_json::Value {
+    const OPEN: &str = "<script type=\"application/json\" id=\"report-data\">";
+    let start = html.find(OPEN).expect("report.html embeds its data") + OPEN.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let mut data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    if let Some(details) = data["details"].as_array_mut() {
+        for detail in details {
+            *detail = serde_json::from_str(detail.as_str().unwrap()).unwrap();
+        }
+    }
+    data
+}
+
+/// Every string of job `instance`'s row in the jobs table and of its
+/// details in `report.html`, one per line (a shared paragraph a detail
+/// names by key, as its text): what the page shows of it.
+pub fn html_job_text(html: &str, instance: &str) -> String {
+    fn walk(v: &serde_json::Value, texts: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, texts, out)),
+            serde_json::Value::Object(map) => match map.get("say") {
+                Some(say) => walk(&texts[say["key"].as_str().unwrap()], texts, out),
+                None => map.values().for_each(|v| walk(v, texts, out)),
+            },
+            _ => {}
+        }
+    }
+    let data = html_data(html);
+    let jobs = data["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "jobs")
+        .expect("a jobs table");
+    let row = jobs["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[1][0] == instance || r[1][0][0] == instance)
+        .unwrap_or_else(|| panic!("no row for {instance} in report.html"));
+    let mut out = String::new();
+    walk(row, &data["texts"], &mut out);
+    let index = row[0].as_u64().unwrap() as usize;
+    walk(&data["details"][index], &data["texts"], &mut out);
+    out
+}

@@ -289,8 +289,13 @@ fn pytest_forged_from_the_code_or_a_named_conftest_is_tampered_and_a_globbed_con
         "{junit}"
     );
     let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    let data = crate::harness::html_data(&html);
     assert!(
-        html.contains("<h3>Integrity</h3>"),
+        data["details"].as_array().unwrap().iter().any(|d| d
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["h"]["text"] == "Integrity")),
         "html lacks the integrity section"
     );
 }

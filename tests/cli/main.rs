@@ -3,6 +3,7 @@
 
 mod acceptance_bypass;
 mod batch;
+mod browser;
 mod build_cache;
 mod carried;
 mod causes;
@@ -15,6 +16,7 @@ mod docs;
 mod escaping;
 mod exec;
 mod exports;
+mod failure_report;
 mod harness;
 mod help;
 mod hints;
@@ -37,6 +39,7 @@ mod race;
 mod replace;
 mod replay;
 mod replies;
+mod report_html;
 mod reports;
 mod resume;
 mod resume_golden;
