@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::attempt::Attempt;
-use super::job::{Job, JobState};
+use super::job::{Baseline, Job, JobState};
 use super::{lifecycle, phases, steps};
 use crate::protocol::{Event, Record};
 
@@ -20,6 +20,10 @@ pub struct State {
     jobs: Vec<Job>,
     #[serde(skip)]
     index: HashMap<String, usize>,
+    /// Reusable baselines by key: the first recorded with each key (see
+    /// [`Baseline::reusable`]), kept when its job is replaced, so a later
+    /// instance with the same key finds it in O(1).
+    baselines: HashMap<String, Baseline>,
     /// `seq` of the last record applied.
     pub last_seq: u64,
     /// Torn tails that writers cut off, as `(line, dropped_bytes)`.
@@ -104,10 +108,33 @@ impl State {
                 self.index.insert(job.id.clone(), self.jobs.len());
                 self.jobs.push(*job);
             }
-            Target::Existing(i) => transition(&mut self.jobs[i], record)?,
+            Target::Existing(i) => {
+                transition(&mut self.jobs[i], record)?;
+                if let Event::Baseline { .. } = record.event {
+                    self.keep_baseline(i);
+                }
+            }
         }
         self.last_seq = record.seq;
         Ok(())
+    }
+
+    /// The reusable baseline recorded with `key`, if any: its verdict and
+    /// where its commands ran.
+    pub fn baseline_for(&self, key: &str) -> Option<&Baseline> {
+        self.baselines.get(key)
+    }
+
+    /// Keeps job `i`'s baseline as the one of its key, unless its key has
+    /// one already.
+    fn keep_baseline(&mut self, i: usize) {
+        let Some(baseline) = self.jobs[i].baseline.as_ref().filter(|b| b.reusable()) else {
+            return;
+        };
+        let Some(key) = &baseline.key else { return };
+        if !self.baselines.contains_key(key) {
+            self.baselines.insert(key.clone(), baseline.clone());
+        }
     }
 
     /// Checks whether `record` could be applied, without applying it.
@@ -275,15 +302,22 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             result,
             inventory,
             reason,
+            timed_out,
             canary,
-            ..
+            key,
+            reused_from,
         } => phases::baseline(
             job,
             &at,
-            *result,
-            inventory.as_ref(),
-            reason.as_ref(),
-            canary.as_ref(),
+            phases::BaselineEvent {
+                result: *result,
+                inventory: inventory.as_ref(),
+                reason: reason.as_ref(),
+                timed_out,
+                canary: canary.as_ref(),
+                key: key.as_ref(),
+                reused_from: reused_from.as_ref(),
+            },
         )?,
         Event::AgentFinished {
             outcome,
