@@ -116,7 +116,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             }
             if let Some(from) = reused_from {
                 text.push_str(&format!(
-                    "; reused from {} attempt {} (same key: nothing ran again)",
+                    "; reused from {} attempt {}",
                     from.job, from.attempt
                 ));
             }
