@@ -212,10 +212,14 @@ fn toolchain(
     let memo_key =
         serde_json::to_string(&(&path, &program, &resolved, &commands.env, &manifest.sandbox))
             .unwrap_or_default();
-    let version = match memo().lock().map(|m| m.get(&memo_key).cloned()) {
-        Ok(Some(version)) => version,
-        _ if resolved.is_err() => String::new(),
-        _ => {
+    // Held while probing, so workers starting together probe once.
+    let mut memo = memo()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let version = match memo.get(&memo_key) {
+        Some(version) => version.clone(),
+        None if resolved.is_err() => String::new(),
+        None => {
             let argv = [program.clone(), "--version".to_string()];
             match commands.run_argv_capped(&argv, PROBE_OUTPUT_CAP, cancel) {
                 // A cancelled probe says nothing: it is not kept.
@@ -229,15 +233,14 @@ fn toolchain(
                         outcome.stdout.to_text().trim(),
                         outcome.stderr.to_text().trim()
                     );
-                    if let Ok(mut memo) = memo().lock() {
-                        memo.insert(memo_key, version.clone());
-                    }
+                    memo.insert(memo_key, version.clone());
                     version
                 }
                 Err(e) => format!("the version probe failed: {e}"),
             }
         }
     };
+    drop(memo);
     Toolchain {
         path,
         program,
