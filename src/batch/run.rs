@@ -42,6 +42,9 @@ pub struct BatchOptions {
     /// `--strict-integrity`: any tamper signal fails an attempt as
     /// `tampered`.
     pub strict_integrity: bool,
+    /// Every instance runs its baseline's commands, even where the data
+    /// dir holds a baseline with the same key (`check`).
+    pub fresh_baselines: bool,
 }
 
 /// What a batch did.
@@ -410,6 +413,7 @@ fn worker(
         budget: budget.clone(),
         workers: options.workers,
         strict_integrity: options.strict_integrity,
+        fresh_baseline: options.fresh_baselines,
     };
     // Claims refused because the lease is still held: a child that another
     // worker forked while this job's last attempt held the lease keeps the

@@ -80,7 +80,13 @@ pub fn check_tasks(
         planned.push((i, jobs.iter().map(|j| j.id.clone()).collect()));
         instances.extend(jobs);
     }
-    run_batch(data, instances, batch)?;
+    // Every run's baseline runs its commands: reusing the first would
+    // show one baseline `runs` times, not that it fails stably.
+    let batch = BatchOptions {
+        fresh_baselines: true,
+        ..batch.clone()
+    };
+    run_batch(data, instances, &batch)?;
     let store = Store::open(dir)?;
     let state = store.state();
     Ok(planned

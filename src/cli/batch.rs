@@ -209,6 +209,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         keep: args.keep,
         max_cost_usd: args.max_cost,
         strict_integrity: args.strict_integrity,
+        fresh_baselines: false,
     };
     let summary = run_batch(&args.data, planned, &options).context("batch failed")?;
     print_results(&args.data, &summary, args.show_report)?;

@@ -124,6 +124,17 @@ pub enum Event {
         /// them, `results = "exit"`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         canary: Option<CanaryBaseline>,
+        /// What determined the verdict, hashed (the baseline key: source and
+        /// acceptance files, the acceptance settings, setup, the toolchain,
+        /// the runtime, the limits that matter). Absent for a skipped
+        /// baseline and in logs written before baselines were reused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The verdict was not run again: it is the one of an earlier
+        /// baseline with the same `key` in this data dir, whose commands
+        /// ran in this instance and attempt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reused_from: Option<BaselineOrigin>,
     },
     /// One provider call and the decision it produced (or why it was refused).
     Decision {
@@ -332,6 +343,14 @@ impl Event {
                 | Event::Verify { .. }
         )
     }
+}
+
+/// Where a baseline's commands ran: the instance and attempt that
+/// recorded it first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaselineOrigin {
+    pub job: String,
+    pub attempt: u32,
 }
 
 /// A test binary's runs, one process per test, as its `command` event

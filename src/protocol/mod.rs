@@ -21,7 +21,8 @@ mod snapshot;
 mod verdict;
 
 pub use event::{
-    CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns, VerifyTrigger,
+    BaselineOrigin, CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns,
+    VerifyTrigger,
 };
 pub use integrity::{CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind};
 pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};

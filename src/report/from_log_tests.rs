@@ -64,6 +64,8 @@ fn baseline() -> Event {
         reason: None,
         timed_out: Vec::new(),
         canary: None,
+        key: None,
+        reused_from: None,
     }
 }
 
@@ -155,6 +157,8 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 reason: None,
                 timed_out: Vec::new(),
                 canary: None,
+                key: None,
+                reused_from: None,
             },
         )
         .push("a", Some(1), acceptance(None))
@@ -183,6 +187,8 @@ fn the_baseline_reason_is_kept() {
                 reason: Some(reason.into()),
                 timed_out: Vec::new(),
                 canary: None,
+                key: None,
+                reused_from: None,
             },
         )
         .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));

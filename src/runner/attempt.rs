@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::cache_use::{CacheUse, harvest};
 use super::carried::Carried;
-use super::check_verdict::{BaselineFacts, acceptance_of, baseline_declared, baseline_of};
+use super::check_verdict::acceptance_of;
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
@@ -28,7 +28,7 @@ use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
-use crate::manifest::{Baseline, Manifest, ProviderConfig, Setup, Trace};
+use crate::manifest::{Manifest, ProviderConfig, Setup, Trace};
 use crate::protocol::{CheckResult, CommandFor, Event, FailureKind, Outcome};
 use crate::provider::{Provider, build_provider};
 use crate::state::{Job, Phase};
@@ -51,6 +51,10 @@ pub struct RunOptions {
     /// Any tamper signal fails the attempt as `tampered`
     /// (`--strict-integrity`; `[acceptance] strict_integrity` too).
     pub strict_integrity: bool,
+    /// Run the baseline's commands even when the data dir holds a
+    /// baseline with the same key (`check`, which shows that baselines
+    /// fail stably).
+    pub fresh_baseline: bool,
 }
 
 /// How an attempt ended.
@@ -195,17 +199,17 @@ fn restart(
     })
 }
 
-struct Phases<'a> {
-    store: &'a mut Store,
-    claim: &'a Claim,
-    manifest: &'a Manifest,
-    cancel: &'a CancelToken,
-    options: &'a RunOptions,
+pub(super) struct Phases<'a> {
+    pub(super) store: &'a mut Store,
+    pub(super) claim: &'a Claim,
+    pub(super) manifest: &'a Manifest,
+    pub(super) cancel: &'a CancelToken,
+    pub(super) options: &'a RunOptions,
 }
 
-type Verdict = (Outcome, Option<FailureKind>);
+pub(super) type Verdict = (Outcome, Option<FailureKind>);
 
-fn fail(kind: FailureKind) -> Verdict {
+pub(super) fn fail(kind: FailureKind) -> Verdict {
     (Outcome::Failed, Some(kind))
 }
 
@@ -239,13 +243,13 @@ impl Phases<'_> {
             .and_then(|b| b.inventory.clone()))
     }
 
-    fn record(&mut self, event: Event) -> Result<(), RunError> {
+    pub(super) fn record(&mut self, event: Event) -> Result<(), RunError> {
         self.store
             .append(Some(&self.claim.job), Some(self.claim.attempt), event)?;
         Ok(())
     }
 
-    fn setup_error(&self, message: impl std::fmt::Display) -> RunError {
+    pub(super) fn setup_error(&self, message: impl std::fmt::Display) -> RunError {
         RunError::Setup {
             job: self.claim.job.clone(),
             message: message.to_string(),
@@ -261,31 +265,21 @@ impl Phases<'_> {
 
         // Setup: once per job cache, shared by attempts, repeats and
         // providers; every attempt records whether it ran or was reused.
-        let cache = JobCache::new(&dirs.cache(), &cache_key(self.manifest));
+        let key = cache_key(self.manifest);
+        let cache = JobCache::new(&dirs.cache(), &key);
         if let Some(setup) = self.manifest.setup.clone()
             && let Err(verdict) = self.setup_phase(&setup, &cache, &runs)?
         {
             return Ok(verdict);
         }
 
-        // Baseline: once per job, before any model call.
+        // Baseline: once per job, before any model call; once per task
+        // in the data dir (reused by key, see `baseline.rs`).
         if let Some(acceptance) = self.manifest.acceptance.clone() {
-            if self.baseline()?.is_none() {
-                let facts = match acceptance.baseline {
-                    Baseline::Skip => BaselineFacts::skipped(),
-                    Baseline::MustFail => {
-                        match self.check(&acceptance, None, &runs, CommandFor::Baseline, &cache)? {
-                            Ok(run) if acceptance.has_explicit_inventory() => baseline_declared(
-                                &run,
-                                &acceptance,
-                                crate::lang::tooling_for(&acceptance),
-                            ),
-                            Ok(run) => baseline_of(&run),
-                            Err(verdict) => return Ok(verdict),
-                        }
-                    }
-                };
-                self.record(facts.into_event())?;
+            if self.baseline()?.is_none()
+                && let Err(verdict) = self.baseline_phase(&acceptance, &runs, &cache, &key)?
+            {
+                return Ok(verdict);
             }
             match self.baseline()? {
                 Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),
@@ -489,7 +483,7 @@ impl Phases<'_> {
     /// logging to `runs/<role>.log`; its result, or the attempt's verdict.
     /// A baseline (the job author's code only) that built dependencies
     /// gives the job its dependency layer, if it has none yet.
-    fn check(
+    pub(super) fn check(
         &mut self,
         acceptance: &crate::manifest::Acceptance,
         patch: Option<&Carried>,

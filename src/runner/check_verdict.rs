@@ -5,7 +5,7 @@ use super::checks::CheckRun;
 use crate::integrity::{acceptance_canaries, baseline_canaries};
 use crate::lang::{Language, Tooling, names_match};
 use crate::protocol::{
-    Acceptance, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind,
+    Acceptance, BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind,
 };
 use crate::verdict::{
     Inventory, InventoryError, TestOutcome, Verdict as TestVerdict, judge, judge_all,
@@ -40,13 +40,33 @@ impl BaselineFacts {
         BaselineFacts::new(CheckResult::Skipped, None, None)
     }
 
-    pub(super) fn into_event(self) -> Event {
+    /// The facts of a recorded baseline, to record again for an instance
+    /// that reuses it.
+    pub(super) fn recorded(baseline: &crate::state::Baseline) -> BaselineFacts {
+        BaselineFacts {
+            result: baseline.result,
+            inventory: baseline.inventory.clone(),
+            reason: baseline.reason.clone(),
+            timed_out: baseline.timed_out.clone(),
+            canary: baseline.canary.clone(),
+        }
+    }
+
+    /// The `baseline` event: under `key` (none for a skipped baseline),
+    /// reused from `reused_from` or run by this attempt.
+    pub(super) fn into_event(
+        self,
+        key: Option<String>,
+        reused_from: Option<BaselineOrigin>,
+    ) -> Event {
         Event::Baseline {
             result: self.result,
             inventory: self.inventory,
             reason: self.reason,
             timed_out: self.timed_out,
             canary: self.canary,
+            key,
+            reused_from,
         }
     }
 }

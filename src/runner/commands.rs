@@ -96,6 +96,12 @@ impl AttemptCommands {
         self.search_path = job_search_path(manifest, &self.toolchain, |dir| Some(expand(dir)));
     }
 
+    /// The search path the commands get (fixed at attempt start, with the
+    /// job's toolchain directories once known).
+    pub fn search_path(&self) -> &SearchPath {
+        &self.search_path
+    }
+
     /// Runs `argv`, with the timeout cut to the time left before the deadline.
     pub fn run_argv(
         &self,

@@ -6,6 +6,8 @@
 //! Never prints; the CLI reports what it returns.
 
 mod attempt;
+mod baseline;
+mod baseline_key;
 mod cache_use;
 mod canaries;
 mod carried;

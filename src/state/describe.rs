@@ -101,6 +101,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             result,
             inventory,
             reason,
+            reused_from,
             ..
         } => {
             let mut text = baseline_wording(*result).to_string();
@@ -113,6 +114,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             }
             if let Some(reason) = reason {
                 text.push_str(&format!(": {reason}"));
+            }
+            if let Some(from) = reused_from {
+                text.push_str(&format!(
+                    "; reused from {} attempt {}",
+                    from.job, from.attempt
+                ));
             }
             let ok = !matches!(
                 baseline_verdict(*result),

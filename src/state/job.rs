@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::attempt::{Attempt, Step};
 use crate::protocol::{
-    CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome, Price, Record,
+    BaselineOrigin, CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome,
+    Price, Record,
 };
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -200,14 +201,35 @@ impl TimeSpent {
 pub type Progress = (bool, Step);
 
 /// What the baseline recorded: its verdict, the test inventory (per-test
-/// results only), and why it is unusable or a note about it.
+/// results only), and why it is unusable or a note about it; what
+/// determined it (its key) and where its commands ran.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Baseline {
     pub result: CheckResult,
     pub inventory: Option<Inventory>,
     pub reason: Option<String>,
+    /// Inventory tests killed at their timeout on the pristine source.
+    pub timed_out: Vec<String>,
     /// Whether canaries run for the job, as the baseline decided.
     pub canary: Option<CanaryBaseline>,
+    /// The baseline key (absent for a skipped baseline and in older logs).
+    pub key: Option<String>,
+    /// The instance and attempt whose commands produced the verdict: this
+    /// job's own, or the one it was reused from.
+    pub origin: BaselineOrigin,
+    /// Reused from another baseline with the same key (nothing ran).
+    pub reused: bool,
+}
+
+impl Baseline {
+    /// Whether a later baseline with the same key may take this verdict
+    /// instead of running: a verdict on the pristine source (it fails, or
+    /// it already passes). A broken harness (`error`) is a fault of the
+    /// machine a fresh run may not share, and a skipped baseline ran
+    /// nothing.
+    pub fn reusable(&self) -> bool {
+        self.key.is_some() && matches!(self.result, CheckResult::Failed | CheckResult::Passed)
+    }
 }
 
 /// A provider call that is being retried: the job waits for its provider.

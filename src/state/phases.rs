@@ -7,7 +7,8 @@ use super::attempt::{AgentEnd, Patch, Phase};
 use super::job::{Baseline, Job};
 use super::reducer::{At, Illegal};
 use crate::protocol::{
-    CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome, Signal, Verdict,
+    BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome,
+    Signal, Verdict,
 };
 
 /// `setup`: the job's trusted `[setup]` ran or was reused, in the shared
@@ -26,25 +27,46 @@ pub(super) fn setup(
     Ok(())
 }
 
-/// `baseline`: the pristine source judged, with its test inventory.
+/// What a `baseline` event says.
+pub(super) struct BaselineEvent<'e> {
+    pub result: CheckResult,
+    pub inventory: Option<&'e Inventory>,
+    pub reason: Option<&'e String>,
+    pub timed_out: &'e [String],
+    pub canary: Option<&'e CanaryBaseline>,
+    pub key: Option<&'e String>,
+    pub reused_from: Option<&'e BaselineOrigin>,
+}
+
+/// `baseline`: the pristine source judged, with its test inventory, by
+/// this attempt's commands or reused from an earlier baseline with the
+/// same key.
 pub(super) fn baseline(
     job: &mut Job,
     at: &At<'_>,
-    result: CheckResult,
-    inventory: Option<&Inventory>,
-    reason: Option<&String>,
-    canary: Option<&CanaryBaseline>,
+    event: BaselineEvent<'_>,
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
-    if result == CheckResult::Error {
+    if event.result == CheckResult::Error {
         // A broken harness is what the job fails for.
-        attempt.causes.last = reason.cloned();
+        attempt.causes.last = event.reason.cloned();
     }
+    let origin = event
+        .reused_from
+        .cloned()
+        .unwrap_or_else(|| BaselineOrigin {
+            job: at.id.to_string(),
+            attempt: attempt.number,
+        });
     job.baseline = Some(Baseline {
-        result,
-        inventory: inventory.cloned(),
-        reason: reason.cloned(),
-        canary: canary.cloned(),
+        result: event.result,
+        inventory: event.inventory.cloned(),
+        reason: event.reason.cloned(),
+        timed_out: event.timed_out.to_vec(),
+        canary: event.canary.cloned(),
+        key: event.key.cloned(),
+        origin,
+        reused: event.reused_from.is_some(),
     });
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 use super::attempt::Attempt;
-use super::job::{Job, JobState};
+use super::job::{Baseline, Job, JobState};
 use super::{lifecycle, phases, steps};
 use crate::protocol::{Event, Record};
 
@@ -25,6 +25,10 @@ pub struct State {
     /// job.
     #[serde(skip)]
     open: BTreeSet<usize>,
+    /// Reusable baselines by key: the first recorded with each key (see
+    /// [`Baseline::reusable`]), kept when its job is replaced, so a later
+    /// instance with the same key finds it in O(1).
+    baselines: HashMap<String, Baseline>,
     /// `seq` of the last record applied.
     pub last_seq: u64,
     /// Torn tails that writers cut off, as `(line, dropped_bytes)`.
@@ -122,10 +126,31 @@ impl State {
                 } else {
                     self.open.remove(&i);
                 }
+                if let Event::Baseline { .. } = record.event {
+                    self.keep_baseline(i);
+                }
             }
         }
         self.last_seq = record.seq;
         Ok(())
+    }
+
+    /// The reusable baseline recorded with `key`, if any: its verdict and
+    /// where its commands ran.
+    pub fn baseline_for(&self, key: &str) -> Option<&Baseline> {
+        self.baselines.get(key)
+    }
+
+    /// Keeps job `i`'s baseline as the one of its key, unless its key has
+    /// one already.
+    fn keep_baseline(&mut self, i: usize) {
+        let Some(baseline) = self.jobs[i].baseline.as_ref().filter(|b| b.reusable()) else {
+            return;
+        };
+        let Some(key) = &baseline.key else { return };
+        if !self.baselines.contains_key(key) {
+            self.baselines.insert(key.clone(), baseline.clone());
+        }
     }
 
     /// Checks whether `record` could be applied, without applying it.
@@ -295,15 +320,22 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             result,
             inventory,
             reason,
+            timed_out,
             canary,
-            ..
+            key,
+            reused_from,
         } => phases::baseline(
             job,
             &at,
-            *result,
-            inventory.as_ref(),
-            reason.as_ref(),
-            canary.as_ref(),
+            phases::BaselineEvent {
+                result: *result,
+                inventory: inventory.as_ref(),
+                reason: reason.as_ref(),
+                timed_out,
+                canary: canary.as_ref(),
+                key: key.as_ref(),
+                reused_from: reused_from.as_ref(),
+            },
         )?,
         Event::AgentFinished {
             outcome,

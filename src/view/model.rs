@@ -163,6 +163,36 @@ impl Model {
     }
 }
 
+/// One job's files beneath `runs/`, as the report reads them: a huge patch
+/// in part (its link serves it whole), a transcript cut mid-line losing
+/// that line only.
+struct JobFiles<'a> {
+    artifacts: &'a Artifacts,
+    instance: &'a str,
+}
+
+impl crate::report::Artifacts for JobFiles<'_> {
+    fn read(&self, _: &str, job: &str, attempt: u32, file: &str) -> Option<String> {
+        if job != self.instance {
+            return None;
+        }
+        if file == "patch.diff" {
+            let (mut text, cut) = self.artifacts.head(job, attempt, file, PATCH_CAP)?;
+            if cut {
+                text.push_str(PATCH_CUT);
+            }
+            return Some(text);
+        }
+        self.artifacts
+            .head(job, attempt, file, TRANSCRIPT_CAP)
+            .map(|(text, _)| text)
+    }
+
+    fn exists(&self, _: &str, job: &str, attempt: u32, file: &str) -> bool {
+        job == self.instance && self.artifacts.head(job, attempt, file, 1).is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,35 +258,5 @@ mod tests {
         assert_eq!(ids, ["a", "b"]);
         assert_eq!(model.runs[0].events(), 2);
         assert!(model.runs[0].state.job("b").is_some());
-    }
-}
-
-/// One job's files beneath `runs/`, as the report reads them: a huge patch
-/// in part (its link serves it whole), a transcript cut mid-line losing
-/// that line only.
-struct JobFiles<'a> {
-    artifacts: &'a Artifacts,
-    instance: &'a str,
-}
-
-impl crate::report::Artifacts for JobFiles<'_> {
-    fn read(&self, _: &str, job: &str, attempt: u32, file: &str) -> Option<String> {
-        if job != self.instance {
-            return None;
-        }
-        if file == "patch.diff" {
-            let (mut text, cut) = self.artifacts.head(job, attempt, file, PATCH_CAP)?;
-            if cut {
-                text.push_str(PATCH_CUT);
-            }
-            return Some(text);
-        }
-        self.artifacts
-            .head(job, attempt, file, TRANSCRIPT_CAP)
-            .map(|(text, _)| text)
-    }
-
-    fn exists(&self, _: &str, job: &str, attempt: u32, file: &str) -> bool {
-        job == self.instance && self.artifacts.head(job, attempt, file, 1).is_some()
     }
 }
