@@ -705,7 +705,7 @@ fn a_killed_batch_leaves_no_process_running() {
 // Throughput, idempotence, sweeps, selection.
 
 #[test]
-fn sixteen_one_second_verifies_on_eight_workers_take_under_four_seconds() {
+fn sixteen_one_second_verifies_on_eight_workers_run_in_parallel() {
     let sb = Sandbox::new();
     let specs: Vec<JobSpec> = (0..16)
         .map(|i| {
@@ -721,7 +721,9 @@ fn sixteen_one_second_verifies_on_eight_workers_take_under_four_seconds() {
     let lines = log_lines(&sb);
     assert_eq!(count(&lines, "attempt_finished"), 16);
     assert_eq!(count(&lines, "verify"), 16, "one verify per job");
-    assert!(took < Duration::from_secs(4), "16 jobs took {took:?}");
+    // In turn they take 16 s; eight at a time about 2 s. A generous bound
+    // that still fails a batch running them one by one, on a loaded host.
+    assert!(took < Duration::from_secs(9), "16 jobs took {took:?}");
 }
 
 #[test]
