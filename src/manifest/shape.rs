@@ -134,6 +134,7 @@ pub(super) static MANIFEST: Shape = Shape {
         ),
         key("trace", Kind::Choice(&["metadata", "full"])),
         key("env", Kind::Strings),
+        key("metadata", Kind::Strings),
         key("acceptance", Kind::Table(&ACCEPTANCE)),
         key("setup", Kind::Table(&SETUP)),
         key("limits", Kind::Table(&LIMITS)),
@@ -162,12 +163,39 @@ pub(super) static ACCEPTANCE: Shape = Shape {
         key("test_timeout", Kind::Duration),
         key("canary", Kind::Bool),
         key("strict_integrity", Kind::Bool),
+        key(
+            "fail_to_pass",
+            Kind::List {
+                noun: "test names",
+                example: "tests::it_works",
+                split: false,
+            },
+        ),
+        key(
+            "pass_to_pass",
+            Kind::List {
+                noun: "test names",
+                example: "tests::it_still_works",
+                split: false,
+            },
+        ),
     ],
 };
 
 pub(super) static SETUP: Shape = Shape {
     title: "[setup]",
-    keys: &[key("commands", Kind::Commands), key("network", Kind::Bool)],
+    keys: &[
+        key("commands", Kind::Commands),
+        key("network", Kind::Bool),
+        key(
+            "inputs",
+            Kind::List {
+                noun: "globs",
+                example: "Cargo.lock",
+                split: false,
+            },
+        ),
+    ],
 };
 
 pub(super) static LIMITS: Shape = Shape {
