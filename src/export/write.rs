@@ -1,5 +1,6 @@
 //! The one I/O edge of the exports: read each log and the attempts'
-//! artifacts, render, and put every file in place atomically. Files of an
+//! artifacts, render, and put every file in place atomically (a reader
+//! never sees half a file; the trajectories are not synced one by one). Files of an
 //! earlier export that this one did not write again (a job no longer in
 //! the report) are removed from the three folders, so they always match
 //! the report beside them.
@@ -14,7 +15,7 @@ use super::trace::{JobTrace, job_trace};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
 use crate::log::read_records;
-use crate::report::{Report, ReportError, read_transcript, write_atomic};
+use crate::report::{Report, ReportError, read_transcript, write_atomic, write_replacing};
 use crate::state::Details;
 
 /// What an export wrote.
@@ -116,7 +117,14 @@ pub fn write_exports(
     for (path, bytes) in &files {
         let dir = path.parent().unwrap_or(out);
         std::fs::create_dir_all(dir).map_err(io("create", dir))?;
-        write_atomic(path, dir, bytes)?;
+        // The logs and predictions synced as the reports are; a trajectory
+        // per attempt is derived again by the next `report` if a crash
+        // loses it.
+        if path.starts_with(&atif_dir) {
+            write_replacing(path, dir, bytes)?;
+        } else {
+            write_atomic(path, dir, bytes)?;
+        }
     }
     let written: BTreeSet<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
     prune(&inspect_dir, "eval", &written)?;

@@ -80,6 +80,18 @@ fn links_to_sources(report: &Report, dir: &Path) -> Vec<String> {
 /// a temporary file in `dir`, synced, renamed over the old one, readable by
 /// others as the umask allows.
 pub fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    replace_file(path, dir, bytes, true)
+}
+
+/// As [`write_atomic`] without the sync: a reader still never sees half a
+/// file, but a crash may lose the new one. For files that are derived
+/// again from the log by the next `report` (the exports, one per attempt),
+/// where a sync each would cost more than the file.
+pub fn write_replacing(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    replace_file(path, dir, bytes, false)
+}
+
+fn replace_file(path: &Path, dir: &Path, bytes: &[u8], sync: bool) -> Result<(), ReportError> {
     use std::os::unix::fs::PermissionsExt;
     // Reports are for others to read (a CI publisher, a web server): the
     // usual 0666 less the umask, not a temporary file's 0600.
@@ -94,7 +106,9 @@ pub fn write_atomic(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), ReportE
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(io("set the mode of", tmp.path()))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
+    if sync {
+        tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
+    }
     tmp.persist(path)
         .map_err(|e| io("rename a temporary file to", path)(e.error))?;
     Ok(())
