@@ -27,6 +27,7 @@ pub mod state;
 pub mod status;
 pub mod verdict;
 pub mod view;
+pub mod words;
 
 // The executor, the sandbox and the cancel token live in their own crate
 // (where all unsafe code is); re-exported under their old paths.

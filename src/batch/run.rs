@@ -344,8 +344,8 @@ fn wait_for_other_runners(
         }
         if !announced {
             eprintln!(
-                "waiting for {} job(s) another runner is running in this data dir: {}",
-                held.len(),
+                "waiting for {} another runner is running in this data dir: {}",
+                crate::words::count(held.len(), "job"),
                 held.join(", ")
             );
             announced = true;

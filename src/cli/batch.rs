@@ -8,7 +8,6 @@ use anyhow::Context;
 
 use super::args::BatchArgs;
 use super::exit::Completion;
-use super::words::{count, plural};
 use crate::batch::{BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, plan, run_batch};
 use crate::cancel::CancelToken;
 use crate::lifecycle::DataDir;
@@ -17,6 +16,7 @@ use crate::manifest::{expand_jobs, load_provider_file};
 use crate::report::write_report_for;
 use crate::state::State;
 use crate::status::{StatusView, render_text};
+use crate::words::{count, plural};
 
 /// A second SIGINT this soon after the first is the same interrupt: GNU
 /// `timeout` signals the command and then its process group, so the batch

@@ -117,12 +117,12 @@ fn render_table(checks: &[TaskCheck]) -> String {
     out.push_str(&format!(
         "{valid}/{} {} valid\n",
         checks.len(),
-        super::words::plural(checks.len(), "job")
+        crate::words::plural(checks.len(), "job")
     ));
     let signals: u64 = checks.iter().map(|c| u64::from(c.judgement.signals)).sum();
     out.push_str(&format!(
         "integrity: {} on the oracle runs\n",
-        super::words::count(signals as usize, "tamper signal")
+        crate::words::count(signals as usize, "tamper signal")
     ));
     for c in checks {
         for note in &c.judgement.notes {

@@ -107,7 +107,7 @@ pub fn demo(
     let data = scratch.path().join("data");
     outln!(
         "demo: running {} with the scripted provider (no model)",
-        super::words::count(files.len(), "bundled job")
+        crate::words::count(files.len(), "bundled job")
     );
     let result = batch(BatchArgs {
         data: data.clone(),

@@ -85,8 +85,8 @@ fn print_report(
         errln!("note: {id}: {note}");
     }
     outln!(
-        "imported {} job(s) into {} in {:.2}s, left out {}; check them with: agent-runtime check {}",
-        report.written.len(),
+        "imported {} into {} in {:.2}s, left out {}; check them with: agent-runtime check {}",
+        crate::words::count(report.written.len(), "job"),
         out.display(),
         took.as_secs_f64(),
         report.skipped.len(),

@@ -152,9 +152,9 @@ pub fn run(
             .and_then(|carried| carried.apply(workspace, &all))
             .with_context(|| format!("failed to apply the patch to {}", workspace.display()))?;
         outln!(
-            "applied the patch to {} ({} file(s))",
+            "applied the patch to {} ({})",
             workspace.display(),
-            applied.written.len() + applied.deleted.len()
+            crate::words::count(applied.written.len() + applied.deleted.len(), "file")
         );
     }
     match report.outcome {
@@ -195,14 +195,14 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
         .with_context(|| format!("failed to clean {}", data.display()))?;
     outln!(
         "removed the directories of {}, {:.1} MiB freed",
-        super::words::count(attempts, "attempt"),
+        crate::words::count(attempts, "attempt"),
         freed as f64 / (1024.0 * 1024.0)
     );
     let caches = crate::lifecycle::collect_caches(&dir, &snapshot.state)
         .with_context(|| format!("failed to clean the caches of {}", data.display()))?;
     outln!(
-        "removed {} cache(s) no job refers to, {:.1} MiB freed",
-        caches.caches,
+        "removed {} no job refers to, {:.1} MiB freed",
+        crate::words::count(caches.caches, "cache"),
         caches.bytes as f64 / (1024.0 * 1024.0)
     );
     Ok(Completion::Success)

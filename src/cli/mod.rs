@@ -46,7 +46,6 @@ mod lifecycle;
 mod status;
 mod validate;
 mod view;
-mod words;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -7,9 +7,9 @@ use anyhow::bail;
 
 use super::args::SchemaName;
 use super::exit::Completion;
-use super::words::count;
 use crate::manifest::{ProviderConfig, expand_jobs, load_checked};
 use crate::provider::load_script;
+use crate::words::count;
 
 /// Prints `ok PATH (id=..., family=...)` per valid manifest on stdout and
 /// one error line per invalid one on stderr; fails if any was invalid.

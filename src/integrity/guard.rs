@@ -7,7 +7,8 @@
 //! (the workspace is quiescent then: no command is running).
 //!
 //! Build dirs (the language table's: `target/`, `__pycache__/`, ...) and
-//! `.git` are never looked into. Everything goes through directory
+//! `.git` are never looked into; a build output the source lacks
+//! (`Cargo.lock`) is not a creation. Everything goes through directory
 //! descriptors ([`crate::beneath`]): no symlink is followed in the
 //! workspace, and a path is resolved once per operation.
 
@@ -61,6 +62,7 @@ pub struct WorkspaceGuard {
     workspace: PathBuf,
     editable: GlobSet,
     skipped: Vec<&'static str>,
+    outputs: Vec<&'static str>,
     restore: bool,
     /// The step of the last check (0: none yet).
     checked_at: u32,
@@ -80,6 +82,7 @@ impl WorkspaceGuard {
             workspace: workspace.to_path_buf(),
             editable,
             skipped,
+            outputs: crate::lang::build_outputs(),
             restore,
             checked_at: 0,
             reported: BTreeSet::new(),
@@ -242,7 +245,9 @@ impl Visitor for Finder<'_> {
             .name
             .to_str()
             .is_some_and(|name| self.guard.skipped.contains(&name));
-        if found.kind == Kind::Dir && skipped {
+        // A build dir's name is skipped whatever it is (a setup may link
+        // `node_modules` from its cache).
+        if skipped && matches!(found.kind, Kind::Dir | Kind::Symlink) {
             return Ok(Step::Next);
         }
         if self.guard.editable.is_match(found.rel) {
@@ -277,8 +282,14 @@ impl Visitor for Finder<'_> {
                 _ => Change::Became(KindName::Other),
             }),
         };
-        if let Some(change) = change {
-            self.found.push((rel, change));
+        let output = found
+            .name
+            .to_str()
+            .is_some_and(|name| self.guard.outputs.contains(&name));
+        match change {
+            Some(Change::Created) if output && found.kind == Kind::File => {}
+            Some(change) => self.found.push((rel, change)),
+            None => {}
         }
         Ok(Step::Next)
     }
@@ -365,6 +376,27 @@ mod tests {
             fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
         }
         (tmp, source, work)
+    }
+
+    #[test]
+    fn a_lock_file_cargo_writes_is_build_output_but_changing_a_shipped_one_is_not() {
+        let (_tmp, source, work) = trees();
+        let mut guard = WorkspaceGuard::new(&source, &work, editable(&["src/**"]), false);
+        fs::write(work.join("Cargo.lock"), "version = 4\n").unwrap();
+        fs::create_dir_all(work.join("tests/deep")).unwrap();
+        fs::create_dir_all(work.join("Cargo.lock.d")).unwrap();
+        guard.before_verify(1);
+        assert!(guard.signals.is_empty(), "{:?}", guard.signals);
+        let (_tmp2, source, work) = trees();
+        fs::write(source.join("Cargo.lock"), "version = 3\n").unwrap();
+        fs::write(work.join("Cargo.lock"), "version = 4\n").unwrap();
+        let lines: Vec<String> = WorkspaceGuard::new(&source, &work, editable(&["src/**"]), false)
+            .finish(1)
+            .iter()
+            .map(Signal::line)
+            .collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("Cargo.lock: changed"), "{lines:?}");
     }
 
     #[test]

@@ -204,6 +204,12 @@ pub trait Language: Sync {
         &[]
     }
 
+    /// Files this language's build writes beside the sources when the
+    /// source has none (`Cargo.lock`): build output, not a change.
+    fn build_outputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether `rel` is a file that configures or extends this language's
     /// test harness (how tests are collected, run or reported): a patch
     /// touching one is a tamper signal, and acceptance uses the pristine
@@ -272,6 +278,17 @@ pub fn build_dirs() -> Vec<&'static str> {
     dirs.sort_unstable();
     dirs.dedup();
     dirs
+}
+
+/// Every language's build outputs (see [`Language::build_outputs`]).
+pub fn build_outputs() -> Vec<&'static str> {
+    let mut files: Vec<&'static str> = LANGUAGES
+        .iter()
+        .flat_map(|lang| lang.build_outputs().iter().copied())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    files
 }
 
 /// Whether `rel` configures or extends any known test harness.

@@ -207,6 +207,11 @@ impl Language for Rust {
         &["target"]
     }
 
+    /// Cargo writes a lock file for a package that ships none.
+    fn build_outputs(&self) -> &'static [&'static str] {
+        &["Cargo.lock"]
+    }
+
     /// Build scripts (run before the tests are compiled) and cargo's
     /// configuration (`runner`, `rustflags`, `[env]`), at any depth.
     fn is_harness_file(&self, rel: &str) -> bool {

@@ -344,8 +344,8 @@ fn failures(out: &mut String, report: &Report, summary: &Summary) {
     {
         let _ = writeln!(
             out,
-            "<p class=\"note\">{} tampered job(s) (forged results or, under strict integrity, tamper signals), counted apart from failed fixes.</p>",
-            tampered.count
+            "<p class=\"note\">{} (forged results or, under strict integrity, tamper signals), counted apart from failed fixes.</p>",
+            crate::words::count(tampered.count as usize, "tampered job")
         );
     }
     // Each instance links to its details, by its place in the report.

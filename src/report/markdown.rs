@@ -166,10 +166,10 @@ fn integrity(out: &mut String, report: &Report, summary: &Summary) {
     out.push_str("## Integrity\n\n");
     let _ = writeln!(
         out,
-        "{} tamper signal(s) in {} job(s); signals are facts with their evidence, not verdicts \
+        "{} in {}; signals are facts with their evidence, not verdicts \
          (a canary reported passed or dropped fails an attempt as tampered).\n",
-        summary.totals.signals,
-        lines.len()
+        crate::words::count(summary.totals.signals as usize, "tamper signal"),
+        crate::words::count(lines.len(), "job")
     );
     for line in lines {
         let _ = writeln!(out, "- {line}");
@@ -463,7 +463,8 @@ fn failures(out: &mut String, summary: &Summary) {
         .sum();
     if infrastructure > 0 {
         out.push_str(&format!(
-            "{infrastructure} failure(s) of the infrastructure (not the model's): {}.\n\n",
+            "{} of the infrastructure (not the model's): {}.\n\n",
+            crate::words::count(infrastructure as usize, "failure"),
             summary
                 .failures
                 .iter()
@@ -481,8 +482,8 @@ fn failures(out: &mut String, summary: &Summary) {
     {
         let instances: Vec<String> = tampered.instances.iter().map(|i| cell(i)).collect();
         out.push_str(&format!(
-            "{} tampered job(s) (forged results or, under strict integrity, tamper signals): {}.\n\n",
-            tampered.count,
+            "{} (forged results or, under strict integrity, tamper signals): {}.\n\n",
+            crate::words::count(tampered.count as usize, "tampered job"),
             instances.join(", ")
         ));
     }

@@ -85,9 +85,9 @@ pub(super) fn plant(
         planted.canaries.push((canary.name, rel.clone()));
     }
     report.text.push_str(&format!(
-        "canaries: {} planted in {} hidden test file(s)\n",
+        "canaries: {} planted in {}\n",
         planted.canaries.len(),
-        files.len()
+        crate::words::count(files.len(), "hidden test file")
     ));
     Ok(planted)
 }

@@ -73,8 +73,11 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             };
             if job.lifecycle.state == JobState::Failed {
                 text.push_str(&format!(
-                    "; infra_error after {} restart(s)",
-                    job.lifecycle.restarts.saturating_sub(1)
+                    "; infra_error after {}",
+                    crate::words::count(
+                        job.lifecycle.restarts.saturating_sub(1) as usize,
+                        "restart"
+                    )
                 ));
             }
             said("interrupted", 0, text, false)
@@ -234,7 +237,10 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             said(
                 "patch",
                 0,
-                format!("patch: {files} file(s), {bytes} bytes{partial}"),
+                format!(
+                    "patch: {}, {bytes} bytes{partial}",
+                    crate::words::count(*files as usize, "file")
+                ),
                 true,
             )
         }

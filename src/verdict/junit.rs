@@ -198,16 +198,25 @@ impl Case {
         }
     }
 
-    /// What a failed case said of its own: its failures' bodies (their
-    /// messages when they have none), then its output.
+    /// What a failed case said of its own: its failures' messages where
+    /// their bodies do not repeat them (pytest's longrepr does), their
+    /// bodies, then its output.
     fn failure_text(&self) -> Option<String> {
         if self.outcome != TestOutcome::Failed {
             return None;
         }
-        let mut text = match self.body.trim() {
-            "" => self.message.clone(),
-            body => body.to_string(),
+        let body = self.body.trim();
+        let repeated = self
+            .message
+            .lines()
+            .next()
+            .is_some_and(|first| body.contains(first.trim()));
+        let mut text = if repeated {
+            String::new()
+        } else {
+            self.message.clone()
         };
+        push_line(&mut text, body);
         let output = self.output.trim();
         if !output.is_empty() {
             push_line(&mut text, output);
@@ -217,6 +226,9 @@ impl Case {
 }
 
 fn push_line(text: &mut String, line: &str) {
+    if line.is_empty() {
+        return;
+    }
     if !text.is_empty() {
         text.push('\n');
     }
@@ -303,7 +315,7 @@ mod tests {
         assert_eq!(r.tests["tests.test_calc::test_sub"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_div"], TestOutcome::Failed);
         assert_eq!(r.tests["tests.test_calc::test_big"], TestOutcome::Skipped);
-        assert_eq!(r.outputs["tests.test_calc::test_sub"], "trace");
+        assert_eq!(r.outputs["tests.test_calc::test_sub"], "boom\ntrace");
         assert_eq!(r.outputs["tests.test_calc::test_div"], "x");
         assert!(!r.outputs.contains_key("tests.test_calc::test_add"));
     }
@@ -326,6 +338,11 @@ tests/test_calc.py:5: AssertionError</failure><system-out><![CDATA[printed <b>]]
         assert!(text.ends_with("AssertionError\nprinted <b>"), "{text}");
         let bare = r#"<testsuite><testcase name="a"><failure message="only &lt;this&gt;"/></testcase></testsuite>"#;
         assert_eq!(parse_junit(bare).unwrap().outputs["a"], "only <this>");
+        let apart = r#"<testsuite><testcase name="a"><failure message="left: 1, right: 5">out.txt is wrong</failure></testcase></testsuite>"#;
+        assert_eq!(
+            parse_junit(apart).unwrap().outputs["a"],
+            "left: 1, right: 5\nout.txt is wrong"
+        );
     }
 
     #[test]

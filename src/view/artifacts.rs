@@ -3,7 +3,6 @@
 //! no `..` or absolute path resolves, a FIFO never blocks, and reads are
 //! capped before anything is allocated.
 
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -15,8 +14,6 @@ use crate::lifecycle::DataDir;
 
 /// Bytes of an artifact served whole at most.
 pub const SERVE_CAP: u64 = 32 << 20;
-/// Bytes of a per-test output excerpt shown on a job's page.
-pub const EXCERPT_CAP: u64 = 16 << 10;
 /// Bytes of `patch.diff` shown on a job's page (the link serves it whole).
 pub const PATCH_CAP: u64 = 512 << 10;
 /// Entries of an attempt's `tests/` listed on a job's page.
@@ -39,7 +36,7 @@ pub struct Artifacts {
 /// One file of an attempt, as a job's page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Listed {
-    /// Its path below the attempt's directory (`patch.diff`, `tests/x.txt`).
+    /// Its path below the attempt's directory (`patch.diff`, `tests/excerpts.json`).
     pub name: String,
     /// Where the viewer serves it.
     pub href: String,
@@ -168,38 +165,9 @@ pub fn href(run: usize, rel: &Path) -> String {
     out
 }
 
-/// The file of `files` (names in an attempt's `tests/`) that holds the
-/// output of test `name`: its name less the extension is the test's name,
-/// with every character but letters, digits, `-`, `_` and `.` as `_` on
-/// both sides (test names hold `::`, `/`, `[...]`).
-pub fn test_file_for<'f>(name: &str, files: &'f [std::ffi::OsString]) -> Option<&'f OsStr> {
-    let wanted = normalize(name);
-    files.iter().map(|f| f.as_os_str()).find(|file| {
-        let text = String::from_utf8_lossy(file.as_bytes());
-        let stem = match text.rsplit_once('.') {
-            Some((stem, "txt" | "log" | "out")) => stem,
-            _ => &text,
-        };
-        normalize(stem) == wanted
-    })
-}
-
-fn normalize(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
 
     fn data() -> (tempfile::TempDir, Artifacts) {
         let tmp = tempfile::tempdir().unwrap();
@@ -270,24 +238,10 @@ mod tests {
     }
 
     #[test]
-    fn links_encode_every_name_and_tests_match_their_files() {
+    fn links_encode_every_name() {
         assert_eq!(
             href(0, Path::new("a job/1/tests/<x>.txt")),
             "/runs/0/a%20job/1/tests/%3Cx%3E.txt"
         );
-        let files: Vec<OsString> = ["lib__tests__adds.txt", "test_x.py__test_y_1_.log", "other"]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        assert_eq!(
-            test_file_for("lib::tests::adds", &files),
-            Some(OsStr::new("lib__tests__adds.txt"))
-        );
-        assert_eq!(
-            test_file_for("test_x.py::test_y[1]", &files),
-            Some(OsStr::new("test_x.py__test_y_1_.log"))
-        );
-        assert_eq!(test_file_for("other", &files), Some(OsStr::new("other")));
-        assert_eq!(test_file_for("missing", &files), None);
     }
 }

@@ -2,12 +2,13 @@
 //! snapshot the log holds, the report model's whole row (cause, per-test
 //! verdict, timeline with a full trace's excerpts, patch, time, cost,
 //! integrity, every attempt), each failing or missing test with the
-//! output excerpt its attempt kept under `tests/` (or none), and the files
+//! output excerpt its attempt kept (`tests/excerpts.json`; or none), and
+//! the files
 //! of every attempt with the links that serve them.
 
 use serde::Serialize;
 
-use super::artifacts::{EXCERPT_CAP, Excerpt, Listed, attempt_dir, href, test_file_for};
+use super::artifacts::{Excerpt, Listed, attempt_dir, href};
 use super::model::Run;
 use super::rows::{JobRow, job_row};
 use crate::report::JobResult;
@@ -69,7 +70,7 @@ pub fn job_page<'a>(
         .and_then(|j| j.manifest.as_deref())
         .and_then(|snapshot| snapshot.manifest());
     let tests_attempt = job.and_then(|j| j.attempt()).map(|a| a.number);
-    let failing = tests_attempt.map_or_else(Vec::new, |n| failing_tests(index, run, result, n));
+    let failing = tests_attempt.map_or_else(Vec::new, |n| failing_tests(index, result, n));
     let mut numbers: Vec<u32> = result.attempt_history.iter().map(|a| a.attempt).collect();
     numbers.sort_unstable();
     numbers.dedup();
@@ -105,27 +106,40 @@ pub fn job_page<'a>(
 }
 
 /// The failing, then the missing tests of the last acceptance run (the
-/// names the report keeps), each with its excerpt from attempt `n`'s
-/// `tests/` where one exists.
-fn failing_tests(index: usize, run: &Run, result: &JobResult, n: u32) -> Vec<FailingTest> {
-    let files = run.artifacts.test_files(&result.instance, n);
+/// names the report keeps), each with its excerpt where attempt `n` kept
+/// one: the report row read them from its `tests/excerpts.json`.
+fn failing_tests(index: usize, result: &JobResult, n: u32) -> Vec<FailingTest> {
+    let kept = |name: &str| {
+        let excerpts = result.test_excerpts.as_ref()?;
+        let text = excerpts
+            .tests
+            .iter()
+            .find(|t| t.name == name)?
+            .excerpt
+            .clone()?;
+        Some(Excerpt {
+            bytes: text.len() as u64,
+            cut: false,
+            text,
+        })
+    };
+    let json = href(
+        index,
+        &attempt_dir(&result.instance, n).join(crate::verdict::EXCERPTS_FILE),
+    );
     let tests = &result.tests;
-    let named = tests
+    tests
         .failing_tests
         .iter()
         .map(|name| (name, "failing"))
-        .chain(tests.missing_tests.iter().map(|name| (name, "missing")));
-    named
+        .chain(tests.missing_tests.iter().map(|name| (name, "missing")))
         .map(|(name, status)| {
-            let file = test_file_for(name, &files);
-            let rel = file.map(|f| attempt_dir(&result.instance, n).join("tests").join(f));
+            let excerpt = kept(name);
             FailingTest {
                 name: name.clone(),
                 status,
-                excerpt: rel
-                    .as_ref()
-                    .and_then(|rel| run.artifacts.excerpt(rel, EXCERPT_CAP).ok()),
-                href: rel.map(|rel| href(index, &rel)),
+                href: excerpt.is_some().then(|| json.clone()),
+                excerpt,
             }
         })
         .collect()

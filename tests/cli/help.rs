@@ -356,7 +356,7 @@ fn a_second_batch_waits_for_the_jobs_another_runner_holds() {
     assert!(
         second
             .stderr
-            .contains("waiting for 1 job(s) another runner is running"),
+            .contains("waiting for 1 job another runner is running"),
         "{}",
         second.stderr
     );

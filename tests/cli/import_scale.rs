@@ -87,8 +87,7 @@ fn three_hundred_eighty_five_exercises_finish_with_j2_and_resume_after_kill_9() 
         &run.stderr[run.stderr.len().saturating_sub(4000)..]
     );
     assert!(
-        run.stdout
-            .contains(&format!("{total}/{total} job(s) valid")),
+        run.stdout.contains(&format!("{total}/{total} jobs valid")),
         "{}",
         run.stdout
     );

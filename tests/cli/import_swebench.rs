@@ -126,7 +126,7 @@ fn import(sb: &Sandbox, name: &str, line: &str, extra: &[&str]) -> PathBuf {
     args.extend_from_slice(extra);
     let run = sb.run(&args);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stdout.contains("imported 1 job(s)"), "{run:#?}");
+    assert!(run.stdout.contains("imported 1 job"), "{run:#?}");
     out.join("acme__shapes-1")
 }
 
@@ -143,6 +143,12 @@ fn check(sb: &Sandbox, job: &Path, data: &str) -> crate::harness::Run {
 
 #[test]
 fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
+    if let Err(why) = crate::python_job::python_with_pytest() {
+        eprintln!(
+            "skipping an_instance_imports_without_its_future_and_its_gold_patch_is_accepted: {why}"
+        );
+        return;
+    }
     let sb = Sandbox::new();
     let repos = sb.path().join("repos");
     let (base, fix, blob) = repository(&repos);
@@ -190,7 +196,7 @@ fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
     // check: the gold patch (a new file, a deleted file) is accepted.
     let run = check(&sb, &job, "check-data");
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stdout.contains("1/1 job(s) valid"), "{run:#?}");
+    assert!(run.stdout.contains("1/1 job valid"), "{run:#?}");
     // The gold patch deleted legacy.py in the oracle's run.
     let patch = std::fs::read_to_string(
         sb.path()
@@ -237,6 +243,12 @@ fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
 
 #[test]
 fn an_instance_whose_fail_to_pass_test_already_passes_is_invalid_naming_it() {
+    if let Err(why) = crate::python_job::python_with_pytest() {
+        eprintln!(
+            "skipping an_instance_whose_fail_to_pass_test_already_passes_is_invalid_naming_it: {why}"
+        );
+        return;
+    }
     let sb = Sandbox::new();
     let repos = sb.path().join("repos");
     let (base, fix, _) = repository(&repos);

@@ -278,7 +278,7 @@ fn a_failed_setup_is_setup_failed_before_any_model_call_with_its_output_kept() {
     // Reports count it as a failure of the infrastructure, not the model's.
     let report = std::fs::read_to_string(sb.data().join("report/report.md")).unwrap();
     assert!(
-        report.contains("1 failure(s) of the infrastructure (not the model's): 1 setup_failed"),
+        report.contains("1 failure of the infrastructure (not the model's): 1 setup_failed"),
         "{report}"
     );
     assert!(report.contains("setup_failed (infrastructure)"), "{report}");

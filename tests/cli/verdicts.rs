@@ -434,7 +434,7 @@ fn a_broken_harness_is_a_harness_error_before_any_model_call_counted_as_infrastr
     );
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(
-        md.contains("2 failure(s) of the infrastructure (not the model's): 2 harness_error"),
+        md.contains("2 failures of the infrastructure (not the model's): 2 harness_error"),
         "{md}"
     );
 }

@@ -212,23 +212,6 @@ fn hostile_batch(sb: &Sandbox) -> PathBuf {
     sb.data()
 }
 
-/// Where an attempt keeps the output of test `name` under `tests/`, as
-/// the viewer looks for it: every character but letters, digits, `-`, `_`
-/// and `.` as `_`, then `.txt`.
-pub fn excerpt_file(name: &str) -> String {
-    let stem: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{stem}.txt")
-}
-
 /// Sends `request` as it is and returns the status line.
 fn raw(port: u16, request: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -336,40 +319,25 @@ fn view_refuses_foreign_hosts_and_tokenless_requests_and_serves_a_strict_page() 
             .contains(HOSTILE),
         "{doc}"
     );
-    // The failing test, its assertion message once the attempt kept an
-    // excerpt of its output, "not available" (no excerpt) before.
+    // The failing test with what its own run said, from the excerpts the
+    // attempt kept (`tests/excerpts.json`), served from where it lies.
     let failing = &doc["failing"][0];
     let name = failing["name"].as_str().unwrap().to_string();
     assert!(name.contains("out_is_done"), "{doc}");
     assert_eq!(failing["status"], "failing");
-    assert!(failing["excerpt"].is_null(), "{failing}");
-    let file: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let tests = data.join("runs/hostile/1/tests");
-    std::fs::create_dir_all(&tests).unwrap();
-    std::fs::write(
-        tests.join(format!("{file}.txt")),
-        "assertion failed: left == right (left: 1, right: 5)\n",
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let doc = viewer.get("/api/job?run=0&id=hostile", true, None).json();
-        if let Some(text) = doc["failing"][0]["excerpt"]["text"].as_str() {
-            assert!(text.contains("left: 1, right: 5"), "{doc}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "no excerpt: {doc}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    assert_eq!(
+        failing["excerpt"]["text"],
+        "assertion failed: left == right (left: 1, right: 5)\nout.txt is wrong",
+        "{failing}"
+    );
+    let kept = failing["href"].as_str().unwrap();
+    assert!(
+        kept.ends_with("/hostile/1/tests/excerpts.json"),
+        "{failing}"
+    );
+    let served = viewer.get(kept, true, None);
+    assert_eq!(served.status, 200);
+    assert!(served.body.contains("out_is_done"), "{}", served.body);
     let patch = doc["patch_href"].as_str().unwrap().to_string();
     let served = viewer.get(&patch, true, None);
     assert_eq!(served.status, 200);
