@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// A held lease. Dropping it (or the process dying) releases it.
 #[derive(Debug)]
@@ -73,6 +74,47 @@ pub fn is_live(path: &Path) -> bool {
     }
 }
 
+/// How long a lease may outlive the runner that took it: a child it forked
+/// holds the lock until it has exec'd or died of the runner's death, which
+/// the kernel delivers but does not wait for.
+const ORPHANED_LEASE_GRACE: Duration = Duration::from_secs(5);
+
+/// Whether the attempt whose lease is at `path`, started by process `pid`,
+/// still has its runner: the lease is held, and either `pid` is alive or
+/// the lock is still held after [`ORPHANED_LEASE_GRACE`] (by something
+/// else than a child dying with the runner).
+fn has_runner(path: &Path, pid: u32) -> bool {
+    if !is_live(path) {
+        return false;
+    }
+    if pid_alive(pid) {
+        return true;
+    }
+    let deadline = Instant::now() + ORPHANED_LEASE_GRACE;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        if !is_live(path) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether a process `pid` exists (a zombie counts; one we may not signal
+/// too). Pid 0 is none we can name: alive.
+fn pid_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    if raw == 0 {
+        return true;
+    }
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
 /// Open attempts of `state` whose lease nobody holds (their runner is
 /// gone), as `(job, attempt, pid)`. Only asks the OS; writes nothing.
 pub fn stale_attempts(
@@ -86,7 +128,7 @@ pub fn stale_attempts(
                 .open
                 .map(|open| (job.id.clone(), open.attempt, open.pid))
         })
-        .filter(|(id, attempt, _)| !is_live(&dir.lease(id, *attempt)))
+        .filter(|(id, attempt, pid)| !has_runner(&dir.lease(id, *attempt), *pid))
         .collect()
 }
 
@@ -105,5 +147,30 @@ mod tests {
         drop(lease);
         assert!(!is_live(&path));
         Lease::acquire(&path).unwrap();
+    }
+
+    #[test]
+    fn a_lease_outliving_its_dead_runner_is_waited_for_but_a_live_runner_s_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/1.lock");
+        // A dead runner (a reaped child's pid) whose lease something else
+        // still holds, for a moment.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let lease = Lease::acquire(&path).unwrap();
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(lease);
+        });
+        let started = Instant::now();
+        assert!(!has_runner(&path, dead));
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        holder.join().unwrap();
+        // A live runner holding its lease is live at once.
+        let _held = Lease::acquire(&path).unwrap();
+        let started = Instant::now();
+        assert!(has_runner(&path, std::process::id()));
+        assert!(started.elapsed() < Duration::from_millis(250));
     }
 }
