@@ -12,8 +12,7 @@
 //! base, 30 s cap. Waiting watches the cancel token, so a cancel never
 //! waits out a backoff.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -110,20 +109,10 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 }
 
 /// A random number in `[0, 1)` for jitter: not cryptographic, only
-/// different between calls and processes.
+/// different between calls and processes (fastrand seeds each thread's
+/// generator afresh).
 pub fn jitter() -> f64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut x = nanos ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id());
-    // splitmix64
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x >> 11) as f64 / (1u64 << 53) as f64
+    fastrand::f64()
 }
 
 /// One failed request, as the retry loop sees it.

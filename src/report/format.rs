@@ -208,46 +208,24 @@ pub fn p_value(p: f64) -> String {
 
 /// `2026-01-01 00:00:00 UTC` from milliseconds since the Unix epoch.
 pub fn utc(ms: u64) -> String {
-    let secs = ms / 1_000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
+    timestamp(ms).strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
 /// ISO 8601 in UTC with milliseconds, `2026-01-01T00:00:00.000+00:00`,
 /// from milliseconds since the Unix epoch (what other tools' formats read).
 pub fn iso8601(ms: u64) -> String {
-    let secs = ms / 1_000;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(secs / 86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}+00:00",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60,
-        ms % 1_000
-    )
+    timestamp(ms)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3f+00:00")
+        .to_string()
 }
 
-/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's
-/// `civil_from_days`, restricted to dates after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+/// The instant `ms` after the epoch; one past what a timestamp can hold
+/// (year 9999) reads as the last instant it can.
+fn timestamp(ms: u64) -> jiff::Timestamp {
+    i64::try_from(ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+        .unwrap_or(jiff::Timestamp::MAX)
 }
 
 #[cfg(test)]
@@ -310,5 +288,7 @@ mod tests {
             iso8601(951_782_400_000 + 3_661_042),
             "2000-02-29T01:01:01.042+00:00"
         );
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000+00:00");
+        assert!(utc(u64::MAX).starts_with("9999-12-"), "{}", utc(u64::MAX));
     }
 }

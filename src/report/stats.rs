@@ -136,12 +136,12 @@ pub fn bootstrap_mean_with(values: &[f64], resamples: u32, seed: u64) -> Option<
     if values.is_empty() || resamples == 0 {
         return None;
     }
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = fastrand::Rng::with_seed(seed);
     let len = values.len();
     let mut means: Vec<f64> = (0..resamples)
         .map(|_| {
             let sum: f64 = (0..len)
-                .map(|_| values.get(rng.below(len)).copied().unwrap_or(0.0))
+                .map(|_| values.get(rng.usize(..len)).copied().unwrap_or(0.0))
                 .sum();
             sum / len as f64
         })
@@ -155,35 +155,6 @@ pub fn bootstrap_mean_with(values: &[f64], resamples: u32, seed: u64) -> Option<
         .get(high_at.min(means.len().saturating_sub(1)))
         .copied()?;
     Some(Interval { low, high })
-}
-
-/// SplitMix64 (Steele, Lea and Flood, 2014): a tiny, fast generator whose
-/// whole state is one word, so a seed fixes every draw. Statistical quality
-/// is ample for resampling indices; it is not for anything secret.
-#[derive(Debug, Clone)]
-struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform index below `n` (`n > 0`), by multiply-and-shift: the
-    /// high word of a 64×64-bit product, without a modulo's bias towards
-    /// small indices beyond one part in 2^64 / n.
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
 }
 
 #[cfg(test)]
@@ -297,25 +268,6 @@ mod tests {
         assert!(sign_test(5_000, 5_000) == 1.0);
         let a = sign_test(520, 480);
         assert!(a > 0.2 && a < 0.25, "{a}");
-    }
-
-    #[test]
-    fn splitmix_matches_its_reference_output() {
-        let mut rng = SplitMix64::new(0);
-        assert_eq!(rng.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(rng.next_u64(), 0x6E78_9E6A_A1B9_65F4);
-        assert_eq!(rng.next_u64(), 0x06C4_5D18_8009_454F);
-    }
-
-    #[test]
-    fn indices_stay_below_the_bound() {
-        let mut rng = SplitMix64::new(7);
-        let mut seen = [0u32; 3];
-        for _ in 0..3000 {
-            let i = rng.below(3);
-            seen[i] += 1;
-        }
-        assert!(seen.iter().all(|&n| n > 900), "{seen:?}");
     }
 
     #[test]
