@@ -37,7 +37,10 @@ pub struct RunFacts {
 }
 
 /// A task's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum TaskVerdict {
     /// The baseline fails as required, the same way, every run, and the
@@ -65,16 +68,7 @@ pub enum TaskVerdict {
 
 impl TaskVerdict {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TaskVerdict::Valid => "valid",
-            TaskVerdict::InvalidBaseline => "invalid_baseline",
-            TaskVerdict::Unsolvable => "unsolvable",
-            TaskVerdict::Flaky => "flaky",
-            TaskVerdict::NoOracle => "no_oracle",
-            TaskVerdict::HarnessError => "harness_error",
-            TaskVerdict::Incomplete => "incomplete",
-            TaskVerdict::Leaky => "leaky",
-        }
+        self.into()
     }
 }
 
@@ -307,6 +301,14 @@ fn flaky_tests(runs: &[RunFacts], has_oracle: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdict_names_are_serde_s() {
+        use strum::VariantArray;
+        for &v in TaskVerdict::VARIANTS {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str(), "{v:?}");
+        }
+    }
 
     fn inventory(f2p: &[&str], p2p: &[&str]) -> Option<Inventory> {
         Some(Inventory {

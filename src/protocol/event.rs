@@ -376,7 +376,18 @@ fn is_zero_u32(n: &u32) -> bool {
 }
 
 /// The verdict of a baseline or acceptance run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum CheckResult {
     Passed,
@@ -390,17 +401,23 @@ pub enum CheckResult {
 
 impl CheckResult {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CheckResult::Passed => "passed",
-            CheckResult::Failed => "failed",
-            CheckResult::Skipped => "skipped",
-            CheckResult::Error => "error",
-        }
+        self.into()
     }
 }
 
 /// How an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Succeeded,
@@ -409,15 +426,27 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Succeeded => "succeeded",
-            Outcome::Failed => "failed",
-        }
+        self.into()
     }
 }
 
 /// Why an attempt or job failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     StepLimit,
@@ -462,28 +491,7 @@ pub enum FailureKind {
 
 impl FailureKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::StepLimit => "step_limit",
-            FailureKind::WallTimeout => "wall_timeout",
-            FailureKind::TokenBudget => "token_budget",
-            FailureKind::InvalidDecisions => "invalid_decisions",
-            FailureKind::ProviderError => "provider_error",
-            FailureKind::NoEdit => "no_edit",
-            FailureKind::VerifyFailed => "verify_failed",
-            FailureKind::Cancelled => "cancelled",
-            FailureKind::Interrupted => "interrupted",
-            FailureKind::InvalidBaseline => "invalid_baseline",
-            FailureKind::AcceptanceFailed => "acceptance_failed",
-            FailureKind::SandboxUnavailable => "sandbox_unavailable",
-            FailureKind::PatchRejected => "patch_rejected",
-            FailureKind::TestsFailed => "tests_failed",
-            FailureKind::TestsMissing => "tests_missing",
-            FailureKind::InfraError => "infra_error",
-            FailureKind::BudgetExceeded => "budget_exceeded",
-            FailureKind::SetupFailed => "setup_failed",
-            FailureKind::HarnessError => "harness_error",
-            FailureKind::Tampered => "tampered",
-        }
+        self.into()
     }
 
     /// Whether the failure is the infrastructure's (the machine, the
@@ -497,14 +505,20 @@ impl FailureKind {
     }
 }
 
-impl std::fmt::Display for FailureKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// What a command ran for (the `role` of a `command` event).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum CommandFor {
     /// A `run_tool` decision.
@@ -518,24 +532,24 @@ pub enum CommandFor {
 
 impl CommandFor {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CommandFor::Tool => "tool",
-            CommandFor::Verify => "verify",
-            CommandFor::Baseline => "baseline",
-            CommandFor::Acceptance => "acceptance",
-            CommandFor::Setup => "setup",
-        }
-    }
-}
-
-impl std::fmt::Display for CommandFor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
 /// What made the runtime verify (the `trigger` of a `verify` event).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyTrigger {
     /// A `verify` decision.
@@ -544,18 +558,21 @@ pub enum VerifyTrigger {
     Finish,
 }
 
-impl std::fmt::Display for VerifyTrigger {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            VerifyTrigger::Decision => "decision",
-            VerifyTrigger::Finish => "finish",
-        })
-    }
-}
-
 /// The `kind` of a `decision` event: what the model asked for, or
 /// `invalid` when the reply was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     ReadFile,
@@ -570,25 +587,41 @@ pub enum DecisionKind {
 
 impl DecisionKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DecisionKind::ReadFile => "read_file",
-            DecisionKind::ListFiles => "list_files",
-            DecisionKind::WriteFile => "write_file",
-            DecisionKind::ReplaceText => "replace_text",
-            DecisionKind::RunTool => "run_tool",
-            DecisionKind::Verify => "verify",
-            DecisionKind::Finish => "finish",
-            DecisionKind::Invalid => "invalid",
-        }
-    }
-}
-
-impl std::fmt::Display for DecisionKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+    use crate::protocol::{ProviderKind, SignalKind};
+    use strum::VariantArray;
+
+    /// Every variant's `as_str` (and `Display`) is the name serde writes.
+    fn same_names<T: Serialize + Copy + std::fmt::Debug>(all: &[T], name: fn(T) -> &'static str) {
+        for &v in all {
+            let serde = serde_json::to_value(v).unwrap();
+            assert_eq!(serde.as_str(), Some(name(v)), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn the_logged_names_are_serde_s() {
+        same_names(CheckResult::VARIANTS, CheckResult::as_str);
+        same_names(Outcome::VARIANTS, Outcome::as_str);
+        same_names(FailureKind::VARIANTS, FailureKind::as_str);
+        same_names(CommandFor::VARIANTS, CommandFor::as_str);
+        same_names(DecisionKind::VARIANTS, DecisionKind::as_str);
+        same_names(SignalKind::VARIANTS, SignalKind::as_str);
+        same_names(ProviderKind::VARIANTS, ProviderKind::as_str);
+        for &v in VerifyTrigger::VARIANTS {
+            let serde = serde_json::to_value(v).unwrap();
+            assert_eq!(serde.as_str(), Some(v.to_string().as_str()), "{v:?}");
+        }
+        assert_eq!(FailureKind::Tampered.to_string(), "tampered");
+    }
 }

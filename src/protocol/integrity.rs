@@ -13,7 +13,22 @@ use serde::{Deserialize, Serialize};
 pub const SIGNALS_KEPT: usize = 100;
 
 /// What a tamper signal is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum SignalKind {
     /// A non-editable file of the workspace was changed, created or
@@ -33,18 +48,7 @@ pub enum SignalKind {
 
 impl SignalKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            SignalKind::WorkspaceChanged => "workspace_changed",
-            SignalKind::TestInfrastructure => "test_infrastructure",
-            SignalKind::HarnessInternals => "harness_internals",
-            SignalKind::ResultAnomaly => "result_anomaly",
-        }
-    }
-}
-
-impl std::fmt::Display for SignalKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 

@@ -16,7 +16,18 @@ pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default retries of a transient provider error.
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     Script,
@@ -27,12 +38,7 @@ pub enum ProviderKind {
 
 impl ProviderKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Script => "script",
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Command => "command",
-        }
+        self.into()
     }
 
     /// The keys (besides `kind`) this kind accepts.

@@ -296,7 +296,20 @@ impl TestVerdict {
 }
 
 /// Where a job ended up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum JobOutcome {
     /// Finished and judged good (acceptance passed, or verify when there is none).
@@ -311,12 +324,7 @@ pub enum JobOutcome {
 
 impl JobOutcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            JobOutcome::Accepted => "accepted",
-            JobOutcome::Failed => "failed",
-            JobOutcome::Cancelled => "cancelled",
-            JobOutcome::Pending => "pending",
-        }
+        self.into()
     }
 
     /// Whether the job has finished one way or another.
@@ -325,14 +333,21 @@ impl JobOutcome {
     }
 }
 
-impl std::fmt::Display for JobOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Result of the acceptance tests or of the baseline check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum CheckResult {
     /// Not reached (yet).
@@ -347,13 +362,7 @@ pub enum CheckResult {
 
 impl CheckResult {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CheckResult::NotRun => "not_run",
-            CheckResult::Skipped => "skipped",
-            CheckResult::Passed => "passed",
-            CheckResult::Failed => "failed",
-            CheckResult::Error => "error",
-        }
+        self.into()
     }
 }
 
@@ -383,12 +392,6 @@ impl From<crate::state::BaselineVerdict> for CheckResult {
     }
 }
 
-impl std::fmt::Display for CheckResult {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One step of a job's history, for the timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimelineEntry {
@@ -411,4 +414,24 @@ pub struct TimelineEntry {
     pub observation: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+    use strum::VariantArray;
+
+    #[test]
+    fn the_report_s_names_are_serde_s() {
+        for &v in JobOutcome::VARIANTS {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str(), "{v:?}");
+            assert_eq!(v.to_string(), v.as_str());
+        }
+        for &v in CheckResult::VARIANTS {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str(), "{v:?}");
+        }
+        for &v in crate::state::JobState::VARIANTS {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str(), "{v:?}");
+        }
+    }
 }

@@ -13,7 +13,8 @@ pub use crate::state::NOT_VERIFIED;
 
 /// Whether a named test failed (reported, not passed) or is missing (not
 /// reported at all).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Mark {
     Failing,
     Missing,
@@ -21,10 +22,7 @@ pub enum Mark {
 
 impl Mark {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Mark::Failing => "failing",
-            Mark::Missing => "missing",
-        }
+        self.into()
     }
 
     /// The verb of a one-line message: `x failed`, `x missing`.

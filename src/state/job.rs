@@ -11,7 +11,18 @@ use crate::protocol::{
 };
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Queued,
@@ -23,13 +34,7 @@ pub enum JobState {
 
 impl JobState {
     pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Queued => "queued",
-            JobState::Running => "running",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-            JobState::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// The state as the end of a sentence about the job: "it is queued",
@@ -50,12 +55,6 @@ impl JobState {
             self,
             JobState::Succeeded | JobState::Failed | JobState::Cancelled
         )
-    }
-}
-
-impl std::fmt::Display for JobState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

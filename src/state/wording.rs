@@ -8,7 +8,8 @@ use crate::protocol::CheckResult;
 /// the tests fail, and *fails* when the pristine source already passes.
 /// Machine formats keep these values ([`BaselineVerdict::as_str`]); every
 /// human view says what they mean ([`BaselineVerdict::words`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum BaselineVerdict {
     Passed,
     Failed,
@@ -19,12 +20,7 @@ pub enum BaselineVerdict {
 
 impl BaselineVerdict {
     pub fn as_str(self) -> &'static str {
-        match self {
-            BaselineVerdict::Passed => "passed",
-            BaselineVerdict::Failed => "failed",
-            BaselineVerdict::Skipped => "skipped",
-            BaselineVerdict::Error => "error",
-        }
+        self.into()
     }
 
     /// What the verdict means, in the words every human view uses:
