@@ -8,14 +8,16 @@
 //! observation after it a `tool_result` block; consecutive turns of one
 //! role are merged, as the API wants roles to alternate.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{ProviderRequest, Role, Usage};
 use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
+use super::reply::{Block, Message, MessageUsage, ReplyError, WithUsage, read};
 use super::retry::RetryPolicy;
 use super::tools::{anthropic_tools, as_tool_call, call_id, call_to_text, calls_to_text};
-use super::usage::{UsageError, token_count};
+use super::usage::UsageError;
 use crate::manifest::AnthropicConfig;
 
 /// The API version this provider speaks.
@@ -75,7 +77,7 @@ impl Dialect for Anthropic {
         body
     }
 
-    fn reply_text(&self, response: &Value) -> Result<String, String> {
+    fn reply_text(&self, response: &Value) -> Result<String, ReplyError> {
         reply_text(response)
     }
 
@@ -138,42 +140,39 @@ fn text_block(text: &str) -> Value {
 
 /// The reply text: the `tool_use` blocks as decision text, else the text
 /// blocks joined.
-pub fn reply_text(response: &Value) -> Result<String, String> {
-    let Some(blocks) = response["content"].as_array() else {
-        return Err("no content in the response".to_string());
-    };
-    let calls: Vec<String> = blocks
+pub fn reply_text(response: &Value) -> Result<String, ReplyError> {
+    if response.get("content").is_none_or(|c| !c.is_array()) {
+        return Err(ReplyError::NoContent);
+    }
+    let message: Message = read(response, "an Anthropic message")?;
+    let calls: Vec<String> = message
+        .content
         .iter()
-        .filter(|block| block["type"] == "tool_use")
-        .map(|block| call_to_text(block["name"].as_str().unwrap_or_default(), &block["input"]))
+        .filter_map(|block| match block {
+            Block::ToolUse { name, input } => {
+                Some(call_to_text(name.as_deref().unwrap_or_default(), input))
+            }
+            _ => None,
+        })
         .collect();
     if !calls.is_empty() {
         return Ok(calls_to_text(calls));
     }
-    Ok(blocks
+    Ok(message
+        .content
         .iter()
-        .filter(|block| block["type"] == "text")
-        .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join(""))
+        .filter_map(|block| match block {
+            Block::Text { text } => text.as_deref(),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Input tokens (cache reads and writes included) and output tokens; a
 /// count that is negative or beyond what one reply can use is an error.
 fn usage(response: &Value) -> Result<Option<Usage>, UsageError> {
-    let usage = &response["usage"];
-    let cached = token_count(usage, "cache_read_input_tokens")?.unwrap_or(0);
-    let written = token_count(usage, "cache_creation_input_tokens")?.unwrap_or(0);
-    let input = token_count(usage, "input_tokens")?;
-    let output = token_count(usage, "output_tokens")?;
-    let (Some(input), Some(output)) = (input, output) else {
-        return Ok(None);
-    };
-    Usage {
-        input: input.saturating_add(written).saturating_add(cached),
-        cached,
-        output,
-    }
-    .checked()
-    .map(Some)
+    let usage = WithUsage::<MessageUsage>::deserialize(response)
+        .unwrap_or_default()
+        .usage;
+    usage.checked()
 }

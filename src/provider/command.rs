@@ -28,11 +28,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::api::{Provider, ProviderReply, ProviderRequest, Role, Usage};
+use super::api::{Provider, ProviderReply, ProviderRequest, Role};
 use super::error::ProviderError;
 use super::http::{Secret, cut, one_line};
+use super::reply::{Envelope, ReplyError, read};
 use super::tokens::{estimate_request, estimate_tokens};
-use super::usage::token_count;
 use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::{AllowList, ExecOutcome, ExecRequest, SearchPath, run};
@@ -294,74 +294,57 @@ pub struct ParsedOutput {
 
 /// Reads a program's stdout: an envelope, the last `result` event of an
 /// NDJSON stream, or (not streaming) plain reply text.
-pub fn parse_output(stdout: &str, stream: bool) -> Result<ParsedOutput, String> {
+pub fn parse_output(stdout: &str, stream: bool) -> Result<ParsedOutput, ReplyError> {
+    let envelope = |text: &str| {
+        serde_json::from_str::<Value>(text.trim())
+            .ok()
+            .filter(Value::is_object)
+            .and_then(|value| read::<Envelope>(&value, "an envelope").ok())
+            .filter(Envelope::is_one)
+    };
     if stream {
         let result = stdout
             .lines()
             .rev()
-            .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
-            .find(|event| event["type"] == "result");
+            .filter_map(envelope)
+            .find(|event| event.kind == "result");
         return match result {
-            Some(envelope) => from_envelope(&envelope),
-            None => Err("the event stream has no result event".to_string()),
+            Some(envelope) => from_envelope(envelope),
+            None => Err(ReplyError::NoResultEvent),
         };
     }
     let trimmed = stdout.trim();
     if trimmed.is_empty() {
-        return Err("printed nothing".to_string());
+        return Err(ReplyError::PrintedNothing);
     }
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(envelope @ Value::Object(_)) if is_envelope(&envelope) => from_envelope(&envelope),
-        _ => Ok(ParsedOutput {
+    match envelope(trimmed) {
+        Some(envelope) => from_envelope(envelope),
+        None => Ok(ParsedOutput {
             text: trimmed.to_string(),
             usage: None,
         }),
     }
 }
 
-fn is_envelope(value: &Value) -> bool {
-    value["type"] == "result"
-        || value.get("result").is_some()
-        || value.get("structured_output").is_some()
-}
-
-fn from_envelope(envelope: &Value) -> Result<ParsedOutput, String> {
-    if envelope["is_error"] == true {
-        let why = envelope["result"]
-            .as_str()
-            .or_else(|| envelope["subtype"].as_str())
+fn from_envelope(envelope: Envelope) -> Result<ParsedOutput, ReplyError> {
+    if envelope.is_error == true {
+        let why = envelope
+            .result
+            .as_ref()
+            .and_then(Value::as_str)
+            .or_else(|| envelope.subtype.as_str())
             .unwrap_or("no detail");
-        return Err(format!(
-            "the program reported an error: {}",
-            cut(&one_line(why), MAX_STDERR)
-        ));
+        return Err(ReplyError::Reported(cut(&one_line(why), MAX_STDERR)));
     }
-    let text = match (&envelope["structured_output"], &envelope["result"]) {
-        (structured @ (Value::Object(_) | Value::Array(_)), _) => structured.to_string(),
-        (Value::String(text), _) | (_, Value::String(text)) => text.clone(),
-        _ => {
-            return Err(
-                "the result envelope has neither `structured_output` nor `result`".to_string(),
-            );
-        }
+    let text = match (&envelope.structured_output, &envelope.result) {
+        (Some(structured @ (Value::Object(_) | Value::Array(_))), _) => structured.to_string(),
+        (Some(Value::String(text)), _) | (_, Some(Value::String(text))) => text.clone(),
+        _ => return Err(ReplyError::EmptyEnvelope),
     };
-    let usage = &envelope["usage"];
-    let count = |field: &str| token_count(usage, field).map_err(|e| e.to_string());
-    let written = count("cache_creation_input_tokens")?.unwrap_or(0);
-    let cached = count("cache_read_input_tokens")?.unwrap_or(0);
-    let tokens = match (count("input_tokens")?, count("output_tokens")?) {
-        (Some(input), Some(output)) => {
-            let checked = Usage {
-                input: input.saturating_add(written).saturating_add(cached),
-                cached,
-                output,
-            }
-            .checked()
-            .map_err(|e| e.to_string())?;
-            Some((checked.input, checked.output))
-        }
-        _ => None,
-    };
+    let tokens = envelope
+        .usage
+        .checked()?
+        .map(|usage| (usage.input, usage.output));
     Ok(ParsedOutput {
         text,
         usage: tokens,
@@ -390,6 +373,7 @@ mod tests {
         assert!(
             parse_output("{\"type\":\"system\"}\n", true)
                 .unwrap_err()
+                .to_string()
                 .contains("no result event")
         );
         assert_eq!(
@@ -404,6 +388,7 @@ mod tests {
         assert!(
             parse_output(failed, false)
                 .unwrap_err()
+                .to_string()
                 .contains("model overloaded")
         );
         assert!(parse_output("  \n", false).is_err());

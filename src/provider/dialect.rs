@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Usage};
 use super::error::ProviderError;
 use super::http::HttpClient;
+use super::reply::ReplyError;
 use super::retry::{RetryPolicy, run_with_retries};
 use super::tokens::{estimate_request, estimate_tokens};
 use super::usage::UsageError;
@@ -25,7 +26,7 @@ pub trait Dialect: Send + std::fmt::Debug {
     /// The JSON body sent for `request`.
     fn request_body(&self, request: &ProviderRequest) -> Value;
     /// The reply text of a response, or why there is none.
-    fn reply_text(&self, response: &Value) -> Result<String, String>;
+    fn reply_text(&self, response: &Value) -> Result<String, ReplyError>;
     /// The tokens the response reports, if it does; an error when a count
     /// is negative or more than one reply can use.
     fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError>;
@@ -113,7 +114,7 @@ impl<D: Dialect> Provider for HttpProvider<D> {
             Ok(text) => text,
             Err(why) => {
                 let billed = usage.ok().flatten().map(|u| (u.input, u.output));
-                return Err(unusable(why, billed));
+                return Err(unusable(why.to_string(), billed));
             }
         };
         let usage = match usage {

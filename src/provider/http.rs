@@ -252,14 +252,11 @@ fn is_loopback(url: &str) -> bool {
 /// What a server said went wrong: `error.message` (OpenAI and Anthropic),
 /// `error` as a string, `message`, or the start of the body.
 fn error_detail(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let from_json = parsed.as_ref().and_then(|value| {
-        value["error"]["message"]
-            .as_str()
-            .or_else(|| value["error"].as_str())
-            .or_else(|| value["message"].as_str())
-            .map(str::to_string)
-    });
+    let parsed: Option<super::reply::ErrorBody> = serde_json::from_str(body).ok();
+    let from_json = parsed
+        .as_ref()
+        .and_then(super::reply::ErrorBody::detail)
+        .map(str::to_string);
     let detail = from_json.unwrap_or_else(|| body.to_string());
     let detail = one_line(&detail);
     if detail.is_empty() {

@@ -19,6 +19,7 @@ mod factory;
 mod http;
 mod openai;
 mod preflight;
+mod reply;
 mod retry;
 mod script;
 mod tokens;

@@ -16,16 +16,18 @@
 //! The key, when configured, goes in `Authorization: Bearer`; it is never
 //! logged and never part of an error.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{ProviderRequest, Role, Usage};
 use super::dialect::{Dialect, HttpProvider};
 use super::http::{HttpClient, Secret};
+use super::reply::{ChatCompletion, ChatUsage, ContentPart, ReplyError, WithUsage, read};
 use super::retry::RetryPolicy;
 use super::tools::{
     as_tool_call, call_id, call_text_to_text, call_to_text, calls_to_text, openai_tools,
 };
-use super::usage::{UsageError, token_count};
+use super::usage::UsageError;
 use crate::decision::decision_schema;
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 
@@ -103,7 +105,7 @@ impl Dialect for OpenAi {
         body
     }
 
-    fn reply_text(&self, response: &Value) -> Result<String, String> {
+    fn reply_text(&self, response: &Value) -> Result<String, ReplyError> {
         reply_text(response)
     }
 
@@ -163,34 +165,34 @@ pub fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
 
 /// The reply text of a chat completion: its tool calls as decision text,
 /// else its content.
-pub fn reply_text(response: &Value) -> Result<String, String> {
-    let Some(message) = response["choices"].get(0).map(|choice| &choice["message"]) else {
-        return Err("no choices in the response".to_string());
+pub fn reply_text(response: &Value) -> Result<String, ReplyError> {
+    let completion: ChatCompletion = read(response, "a chat completion")?;
+    let Some(message) = completion.choices.into_iter().next().map(|c| c.message) else {
+        return Err(ReplyError::NoChoices);
     };
-    if let Some(calls) = message["tool_calls"].as_array().filter(|c| !c.is_empty()) {
-        let mut texts = Vec::with_capacity(calls.len());
-        for call in calls {
-            let function = &call["function"];
-            let Some(name) = function["name"].as_str() else {
-                return Err("a tool call has no function name".to_string());
+    if !message.tool_calls.is_empty() {
+        let mut texts = Vec::with_capacity(message.tool_calls.len());
+        for call in &message.tool_calls {
+            let Some(name) = call.function.name.as_deref() else {
+                return Err(ReplyError::NoFunctionName);
             };
-            texts.push(match &function["arguments"] {
+            texts.push(match &call.function.arguments {
                 Value::String(arguments) => call_text_to_text(name, arguments),
                 other => call_to_text(name, other),
             });
         }
         return Ok(calls_to_text(texts));
     }
-    match &message["content"] {
-        Value::String(text) => Ok(text.clone()),
+    match message.content {
+        Value::String(text) => Ok(text),
         Value::Null => Ok(String::new()),
         // Some servers send content parts: keep the text ones.
-        Value::Array(parts) => Ok(parts
-            .iter()
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("")),
-        _ => Err("the message content is not text".to_string()),
+        parts @ Value::Array(_) => {
+            let parts: Vec<ContentPart> =
+                read(&parts, "a chat completion").map_err(|_| ReplyError::ContentNotText)?;
+            Ok(parts.into_iter().filter_map(|part| part.text).collect())
+        }
+        _ => Err(ReplyError::ContentNotText),
     }
 }
 
@@ -198,10 +200,15 @@ pub fn reply_text(response: &Value) -> Result<String, String> {
 /// came from the cache) and `usage.completion_tokens`, when reported.
 /// A count that is negative or beyond what one reply can use is an error.
 fn usage(response: &Value) -> Result<Option<Usage>, UsageError> {
-    let usage = &response["usage"];
-    let input = token_count(usage, "prompt_tokens")?;
-    let output = token_count(usage, "completion_tokens")?;
-    let cached = token_count(&usage["prompt_tokens_details"], "cached_tokens")?;
+    let usage = WithUsage::<ChatUsage>::deserialize(response)
+        .unwrap_or_default()
+        .usage;
+    let input = usage.prompt_tokens.get("prompt_tokens")?;
+    let output = usage.completion_tokens.get("completion_tokens")?;
+    let cached = usage
+        .prompt_tokens_details
+        .cached_tokens
+        .get("cached_tokens")?;
     let (Some(input), Some(output)) = (input, output) else {
         return Ok(None);
     };

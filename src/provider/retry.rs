@@ -14,8 +14,6 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::api::ProviderRetry;
 use super::error::ProviderError;
 use crate::cancel::CancelToken;
@@ -84,13 +82,8 @@ pub fn status_is_retryable(status: u16) -> bool {
 /// Whether an error body says the account is out of quota: `error.code` or
 /// `error.type` is `insufficient_quota`.
 pub fn is_insufficient_quota(body: &str) -> bool {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
-        return false;
-    };
-    let error = &value["error"];
-    ["code", "type"]
-        .iter()
-        .any(|key| error[*key].as_str() == Some("insufficient_quota"))
+    serde_json::from_str::<super::reply::ErrorBody>(body)
+        .is_ok_and(|error| error.has_code("insufficient_quota"))
 }
 
 /// Whether a response with `status` and `body` is worth retrying.

@@ -27,7 +27,15 @@ pub enum UsageError {
 /// (the caller estimates then), an error when it is negative, a fraction
 /// or more than [`MAX_TOKENS_PER_REPLY`].
 pub fn token_count(object: &Value, field: &str) -> Result<Option<u64>, UsageError> {
-    let Some(number) = object.get(field).and_then(Value::as_number) else {
+    count_of(object.get(field).and_then(Value::as_number), field)
+}
+
+/// A reported `number` named `field`, checked as [`token_count`] does.
+pub fn count_of(
+    number: Option<&serde_json::Number>,
+    field: &str,
+) -> Result<Option<u64>, UsageError> {
+    let Some(number) = number else {
         return Ok(None);
     };
     let text = number.to_string();
