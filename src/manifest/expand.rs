@@ -57,19 +57,76 @@ fn expand_one(arg: &Path) -> Result<Vec<PathBuf>, ExpandError> {
             hint: with_toml.is_file().then(|| with_toml.display().to_string()),
         });
     }
-    let paths = glob::glob(&text).map_err(|e| ExpandError::BadPattern {
-        pattern: text.to_string(),
-        message: e.msg.to_string(),
-    })?;
-    // Entries that cannot be read while matching are skipped: the files we
-    // could not see would fail to load anyway, with a better message.
-    let files: Vec<PathBuf> = paths.flatten().filter(|p| p.is_file()).collect();
+    let files = glob_files(&text)?;
     if files.is_empty() {
         return Err(ExpandError::NoMatch {
             pattern: text.to_string(),
         });
     }
     Ok(files)
+}
+
+/// The files matching glob `pattern` (`*` and `?` within one name, `**`
+/// across directories, `[...]` a class), walked from its literal leading
+/// directories. Entries that cannot be read while matching are skipped:
+/// the files we could not see would fail to load anyway, with a better
+/// message.
+fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, ExpandError> {
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ExpandError::BadPattern {
+            pattern: pattern.to_string(),
+            message: e.kind().to_string(),
+        })?
+        .compile_matcher();
+    let components: Vec<&str> = pattern.split('/').collect();
+    let literal = components
+        .iter()
+        .take_while(|c| !c.contains(['*', '?', '[', '{']))
+        .count()
+        .min(components.len().saturating_sub(1));
+    let base = match components[..literal].join("/") {
+        root if root.is_empty() && pattern.starts_with('/') => "/".to_string(),
+        root => root,
+    };
+    // Without `**` a match lies exactly as deep as the pattern's names.
+    let depth = if pattern.contains("**") {
+        MAX_GLOB_DEPTH
+    } else {
+        components.len() - literal
+    };
+    let mut files = Vec::new();
+    walk(Path::new(&base), depth, &mut |path| {
+        if matcher.is_match(path) && path.is_file() {
+            files.push(path.to_path_buf());
+        }
+    });
+    Ok(files)
+}
+
+/// How deep `**` walks.
+const MAX_GLOB_DEPTH: usize = 32;
+
+/// Calls `found` with every entry below `dir` (as `dir` joined with its
+/// names; `dir` empty meaning the current directory), `depth` levels deep.
+fn walk(dir: &Path, depth: usize, found: &mut dyn FnMut(&Path)) {
+    if depth == 0 {
+        return;
+    }
+    let listed = if dir.as_os_str().is_empty() {
+        std::fs::read_dir(".")
+    } else {
+        std::fs::read_dir(dir)
+    };
+    let Ok(entries) = listed else { return };
+    for entry in entries.flatten() {
+        let path = dir.join(entry.file_name());
+        found(&path);
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            walk(&path, depth - 1, found);
+        }
+    }
 }
 
 fn toml_files_in(dir: &Path) -> Result<Vec<PathBuf>, ExpandError> {

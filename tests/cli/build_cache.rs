@@ -1,4 +1,4 @@
-//! The dependency build layer, offline (a crate depending on `glob`, which
+//! The dependency build layer, offline (a crate depending on `strsim`, which
 //! the runtime's own build already put in the local registry): the trusted
 //! baseline build gives the job a layer of its dependencies' outputs, the
 //! agent's workspace and the acceptance copy each start from their own copy
@@ -15,10 +15,10 @@ use serde_json::Value;
 use crate::harness::{Sandbox, log_lines};
 use crate::setup::{fix_script, only_cache, tree_bytes};
 
-/// The version of `glob` in the runtime's own lock file.
-fn glob_version() -> String {
+/// The version of `strsim` in the runtime's own lock file.
+fn dependency_version() -> String {
     let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
-    let at = lock.find("name = \"glob\"\nversion = \"").unwrap() + 25;
+    let at = lock.find("name = \"strsim\"\nversion = \"").unwrap() + 27;
     lock[at..].split('"').next().unwrap().to_string()
 }
 
@@ -30,17 +30,16 @@ fn write_source(root: &Path) -> Result<PathBuf, String> {
         source.join("Cargo.toml"),
         format!(
             "[package]\nname = \"layered\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             # The attack poisons its own copy of glob; doc tests would link it.\n\
+             # The attack poisons its own copy of strsim; doc tests would link it.\n\
              [lib]\ndoctest = false\n\n\
-             [dependencies]\nglob = \"={}\"\n\n[workspace]\n",
-            glob_version()
+             [dependencies]\nstrsim = \"={}\"\n\n[workspace]\n",
+            dependency_version()
         ),
     )
     .unwrap();
     std::fs::write(
         source.join("src/lib.rs"),
-        "pub fn matches(pattern: &str, name: &str) -> bool {\n    \
-         glob::Pattern::new(pattern).map(|p| !p.matches(name)).unwrap_or(false)\n}\n",
+        "pub fn close(a: &str, b: &str) -> bool {\n    strsim::levenshtein(a, b) > 1\n}\n",
     )
     .unwrap();
     let cargo = option_env!("CARGO").unwrap_or("cargo");
@@ -51,15 +50,15 @@ fn write_source(root: &Path) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "glob is not in the local registry (run `cargo fetch` first): {}",
+            "strsim is not in the local registry (run `cargo fetch` first): {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
     Ok(source)
 }
 
-const FIXED: &str = "pub fn matches(pattern: &str, name: &str) -> bool {\n    \
-     glob::Pattern::new(pattern).map(|p| p.matches(name)).unwrap_or(false)\n}\n";
+const FIXED: &str =
+    "pub fn close(a: &str, b: &str) -> bool {\n    strsim::levenshtein(a, b) <= 1\n}\n";
 
 /// The agent's attack, run by its verify: overwrite the dependency outputs
 /// in its own target dir (its copy: allowed, and harmless to the phases
@@ -101,7 +100,7 @@ mod attack {
         let mut report = String::new();
         let mut own = Vec::new();
         files(Path::new("target/debug/deps"), &mut own);
-        for path in own.iter().filter(|p| p.to_string_lossy().contains("libglob-")) {
+        for path in own.iter().filter(|p| p.to_string_lossy().contains("libstrsim-")) {
             report.push_str(&format!("own {}", try_write(path)));
         }
         // The layer lives in DATA/cache, three levels up from DATA/work/<job>/<n>.
@@ -111,7 +110,7 @@ mod attack {
         }
         let home = std::env::var("CARGO_HOME").unwrap_or_default();
         files(&Path::new(&home).join("registry/src"), &mut reach);
-        for path in reach.iter().filter(|p| p.to_string_lossy().contains("glob")).take(50) {
+        for path in reach.iter().filter(|p| p.to_string_lossy().contains("strsim")).take(50) {
             report.push_str(&try_write(path));
         }
         report.push_str(&format!("reached {} file(s)\n", reach.len()));
@@ -125,9 +124,9 @@ fn write_job(root: &Path, source: &Path) -> PathBuf {
     std::fs::create_dir_all(&acceptance).unwrap();
     std::fs::write(
         acceptance.join("hidden.rs"),
-        "#[test]\nfn star_matches() {\n    assert!(layered::matches(\"*.rs\", \"lib.rs\"));\n}\n\n\
-         #[test]\nfn star_does_not_match_others() {\n    \
-         assert!(!layered::matches(\"*.rs\", \"lib.toml\"));\n}\n",
+        "#[test]\nfn one_edit_is_close() {\n    assert!(layered::close(\"kitten\", \"sitten\"));\n}\n\n\
+         #[test]\nfn three_edits_are_not() {\n    \
+         assert!(!layered::close(\"kitten\", \"sitting\"));\n}\n",
     )
     .unwrap();
     fix_script(&root.join("fix.jsonl"), FIXED);
@@ -142,7 +141,7 @@ fn write_job(root: &Path, source: &Path) -> PathBuf {
         &manifest,
         format!(
             r#"id = "layered"
-prompt = "Make matches(pattern, name) say whether name matches pattern."
+prompt = "Make close(a, b) say whether a and b are at most one edit apart."
 source = "{}"
 editable = ["src/**/*.rs"]
 allow = ["cargo test **"]
@@ -167,11 +166,11 @@ script = "fix.jsonl"
 }
 
 /// Modification times of the dependency's outputs in a build's target dir.
-fn glob_outputs(target: &Path) -> BTreeMap<String, std::time::SystemTime> {
+fn dependency_outputs(target: &Path) -> BTreeMap<String, std::time::SystemTime> {
     std::fs::read_dir(target.join("debug/deps"))
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("libglob-"))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("libstrsim-"))
         .map(|e| {
             (
                 e.file_name().to_string_lossy().into_owned(),
@@ -197,13 +196,13 @@ fn dependencies_build_once_and_an_agent_cannot_poison_the_layer() {
     let manifest = manifest.to_str().unwrap();
     sb.run(&["batch", "DATA", manifest, "--keep", "all"]).ok();
 
-    // The baseline harvested the layer: glob's outputs, nothing of the
+    // The baseline harvested the layer: strsim's outputs, nothing of the
     // crate itself or of the hidden tests.
     let layer = only_cache(&sb.data()).join("deps");
     let before = tree_bytes(&layer);
     let names: Vec<String> = before.keys().map(|p| p.display().to_string()).collect();
     assert!(
-        names.iter().any(|n| n.contains("deps/libglob-")),
+        names.iter().any(|n| n.contains("deps/libstrsim-")),
         "{names:?}"
     );
     assert!(
@@ -212,12 +211,16 @@ fn dependencies_build_once_and_an_agent_cannot_poison_the_layer() {
             .any(|n| n.contains("layered") || n.contains("hidden")),
         "local units never enter the layer: {names:?}"
     );
-    // Verify and acceptance used their own copies: glob was not rebuilt
+    // Verify and acceptance used their own copies: strsim was not rebuilt
     // (same outputs, same times as the layer's).
-    let in_layer = glob_outputs(&layer);
+    let in_layer = dependency_outputs(&layer);
     assert!(!in_layer.is_empty());
     for build in ["work/layered/1/target", "work/layered/1-acceptance/target"] {
-        assert_eq!(glob_outputs(&sb.data().join(build)), in_layer, "{build}");
+        assert_eq!(
+            dependency_outputs(&sb.data().join(build)),
+            in_layer,
+            "{build}"
+        );
     }
 
     // A second instance of the job (another provider: same job cache) whose
@@ -254,20 +257,20 @@ fn dependencies_build_once_and_an_agent_cannot_poison_the_layer() {
     assert_eq!(tree_bytes(&layer), before);
     // And the acceptance build took a fresh copy, not the poisoned one.
     // And the acceptance build started from a fresh copy of the layer, not
-    // the poisoned workspace: cargo found glob fresh. (The lib's unit tests,
+    // the poisoned workspace: cargo found strsim fresh. (The lib's unit tests,
     // the agent's code, run in acceptance too and poison that copy in turn,
     // after the build, where it no longer matters.)
     let log =
         std::fs::read_to_string(sb.data().join("runs/layered@attack/1/acceptance.log")).unwrap();
-    let glob = log
+    let built = log
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|m| {
             m["reason"] == "compiler-artifact"
                 && m["package_id"]
                     .as_str()
-                    .is_some_and(|p| p.contains("#glob@"))
+                    .is_some_and(|p| p.contains("#strsim@"))
         })
         .unwrap();
-    assert_eq!(glob["fresh"], true, "{glob}");
+    assert_eq!(built["fresh"], true, "{built}");
 }
