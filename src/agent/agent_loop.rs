@@ -26,7 +26,7 @@ use crate::provider::{Provider, ProviderError};
 /// Appends events for the attempt being run, and says what they add up
 /// to, so the loop keeps no count of its own of what the log counts.
 pub trait Recorder {
-    fn record(&mut self, event: Event) -> Result<(), String>;
+    fn record(&mut self, event: Event) -> Result<(), RecordError>;
 
     /// What the agent phase recorded so far used: its steps and tokens,
     /// as the state counts them.
@@ -108,11 +108,16 @@ pub struct AgentResult {
     pub infra: Option<String>,
 }
 
+/// Why a [`Recorder`] could not append an event: its store's error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct RecordError(pub Box<dyn std::error::Error + Send + Sync>);
+
 /// The loop could not go on for a reason that is not the model's doing.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error("failed to record an event: {0}")]
-    Record(String),
+    Record(#[source] RecordError),
 }
 
 /// Everything one agent phase needs.

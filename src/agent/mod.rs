@@ -16,8 +16,8 @@ mod transcript;
 mod workspace;
 
 pub use agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, Recorder, Used,
-    VerifyGuard, run_agent,
+    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, RecordError,
+    Recorder, Used, VerifyGuard, run_agent,
 };
 pub use budget::Budget;
 pub use cause::{CAUSE_CAP, first_cause};

@@ -56,18 +56,37 @@ fn epoch(job: &JobTrace<'_>) -> u32 {
 }
 
 /// `C`, `I`, or no score (and why, as the sample's error).
-fn scored(job: &JobTrace<'_>) -> Result<&'static str, String> {
+fn scored(job: &JobTrace<'_>) -> Result<&'static str, Unscored> {
     let row = job.row;
     match (row.outcome, row.failure_kind) {
         (JobOutcome::Accepted, _) => Ok("C"),
-        (JobOutcome::Failed, Some(kind)) if kind.is_infrastructure() => Err(format!(
-            "{kind}: {}",
-            row.cause.as_deref().unwrap_or("not the model's doing")
-        )),
+        (JobOutcome::Failed, Some(kind)) if kind.is_infrastructure() => {
+            Err(Unscored::Infrastructure {
+                kind,
+                cause: row
+                    .cause
+                    .clone()
+                    .unwrap_or_else(|| "not the model's doing".to_string()),
+            })
+        }
         (JobOutcome::Failed, _) => Ok("I"),
-        (JobOutcome::Cancelled, _) => Err("cancelled".into()),
-        (JobOutcome::Pending, _) => Err("not finished".into()),
+        (JobOutcome::Cancelled, _) => Err(Unscored::Cancelled),
+        (JobOutcome::Pending, _) => Err(Unscored::Pending),
     }
+}
+
+/// Why a sample has no score.
+#[derive(Debug, thiserror::Error)]
+enum Unscored {
+    #[error("{kind}: {cause}")]
+    Infrastructure {
+        kind: crate::protocol::FailureKind,
+        cause: String,
+    },
+    #[error("cancelled")]
+    Cancelled,
+    #[error("not finished")]
+    Pending,
 }
 
 fn sample(job: &JobTrace<'_>) -> Value {
@@ -117,7 +136,7 @@ fn sample(job: &JobTrace<'_>) -> Value {
         Err(why) => {
             sample.insert(
                 "error".into(),
-                json!({ "message": why, "traceback": "", "traceback_ansi": "" }),
+                json!({ "message": why.to_string(), "traceback": "", "traceback_ansi": "" }),
             );
         }
     }

@@ -31,43 +31,76 @@ fn git(dir: &Path) -> Command {
     command
 }
 
-fn run(mut command: Command, what: &str) -> Result<Vec<u8>, String> {
+/// Why a git or tar command did not do its part.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("failed to run {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} failed: {said}")]
+    Failed { what: String, said: String },
+    #[error("the clone has no commit {0}")]
+    NoCommit(String),
+    #[error("git archive gave no output")]
+    NoOutput,
+    #[error("cannot remove {path}: {source}")]
+    Remove {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl GitError {
+    fn spawn(program: impl Into<String>) -> impl FnOnce(std::io::Error) -> GitError {
+        let program = program.into();
+        move |source| GitError::Spawn { program, source }
+    }
+
+    /// `what` failed, saying the last line of `stderr`.
+    fn failed(what: impl Into<String>, stderr: &[u8]) -> GitError {
+        let stderr = String::from_utf8_lossy(stderr);
+        GitError::Failed {
+            what: what.into(),
+            said: stderr.lines().last().unwrap_or("").trim().to_string(),
+        }
+    }
+}
+
+fn run(mut command: Command, what: &str) -> Result<Vec<u8>, GitError> {
     let output = command
         .output()
-        .map_err(|e| format!("failed to run git ({what}): {e}"))?;
+        .map_err(GitError::spawn(format!("git ({what})")))?;
     if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!(
-            "git {what} failed: {}",
-            stderr.lines().last().unwrap_or("").trim()
-        ));
+        return Err(GitError::failed(format!("git {what}"), &output.stderr));
     }
     Ok(output.stdout)
 }
 
 /// The full id of `commit` in the clone at `repo`, if it has it.
-pub fn resolve(repo: &Path, commit: &str) -> Result<String, String> {
+pub fn resolve(repo: &Path, commit: &str) -> Result<String, GitError> {
     let mut command = git(repo);
     command.args(["rev-parse", "--verify", "--quiet"]);
     command.arg(format!("{commit}^{{commit}}"));
     let out = run(command, &format!("rev-parse {commit}"))
-        .map_err(|_| format!("the clone has no commit {commit}"))?;
+        .map_err(|_| GitError::NoCommit(commit.to_string()))?;
     Ok(String::from_utf8_lossy(&out).trim().to_string())
 }
 
 /// Writes the tree of `commit` in `repo` into `dest` (which must exist):
 /// `git archive` piped into `tar`, so modes and symlinks come along.
-pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String> {
+pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), GitError> {
     let mut archive = git(repo);
     archive
         .args(["archive", "--format=tar", commit])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = archive
-        .spawn()
-        .map_err(|e| format!("failed to run git archive: {e}"))?;
+    let mut child = archive.spawn().map_err(GitError::spawn("git archive"))?;
     let Some(stdout) = child.stdout.take() else {
-        return Err("git archive gave no output".into());
+        return Err(GitError::NoOutput);
     };
     let tar = Command::new("tar")
         .arg("-x")
@@ -77,22 +110,20 @@ pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String>
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| format!("failed to run tar: {e}"))?;
+        .map_err(GitError::spawn("tar"))?;
     let archived = child
         .wait_with_output()
-        .map_err(|e| format!("failed to wait for git archive: {e}"))?;
+        .map_err(GitError::spawn("git archive (waiting for it)"))?;
     if !archived.status.success() {
-        let stderr = String::from_utf8_lossy(&archived.stderr);
-        return Err(format!(
-            "git archive {commit} failed: {}",
-            stderr.lines().last().unwrap_or("").trim()
+        return Err(GitError::failed(
+            format!("git archive {commit}"),
+            &archived.stderr,
         ));
     }
     if !tar.status.success() {
-        let stderr = String::from_utf8_lossy(&tar.stderr);
-        return Err(format!(
-            "tar could not unpack the tree of {commit}: {}",
-            stderr.lines().last().unwrap_or("").trim()
+        return Err(GitError::failed(
+            format!("unpacking the tree of {commit} with tar"),
+            &tar.stderr,
         ));
     }
     Ok(())
@@ -101,7 +132,7 @@ pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String>
 /// Makes `dir` (holding a tree) a new git repository whose only commit
 /// is that tree: no remote, tag, reflog, stash, hook or packed ref.
 /// Returns the commit's id.
-pub fn fresh_repository(dir: &Path, message: &str) -> Result<String, String> {
+pub fn fresh_repository(dir: &Path, message: &str) -> Result<String, GitError> {
     let mut init = git(dir);
     init.args(["init", "--quiet", "--template=", "--initial-branch=main"]);
     run(init, "init")?;
@@ -140,9 +171,15 @@ pub fn fresh_repository(dir: &Path, message: &str) -> Result<String, String> {
     ] {
         let path = git_dir.join(leftover);
         if path.is_dir() {
-            fs::remove_dir_all(&path).map_err(|e| format!("cannot remove {leftover}: {e}"))?;
+            fs::remove_dir_all(&path).map_err(|source| GitError::Remove {
+                path: leftover.to_string(),
+                source,
+            })?;
         } else if path.exists() {
-            fs::remove_file(&path).map_err(|e| format!("cannot remove {leftover}: {e}"))?;
+            fs::remove_file(&path).map_err(|source| GitError::Remove {
+                path: leftover.to_string(),
+                source,
+            })?;
         }
     }
     let mut head = git(dir);

@@ -68,14 +68,21 @@ struct Instance {
 }
 
 /// A list, or a JSON-encoded string of one (SWE-bench ships both).
-fn names(value: &serde_json::Value) -> Result<Vec<String>, String> {
+fn names(value: &serde_json::Value) -> Result<Vec<String>, NamesError> {
     match value {
         serde_json::Value::Null => Ok(Vec::new()),
-        serde_json::Value::String(text) => {
-            serde_json::from_str(text).map_err(|e| format!("a string that is not a JSON list: {e}"))
-        }
-        other => serde_json::from_value(other.clone()).map_err(|e| e.to_string()),
+        serde_json::Value::String(text) => serde_json::from_str(text).map_err(NamesError::Encoded),
+        other => Vec::<String>::deserialize(other).map_err(NamesError::NotNames),
     }
+}
+
+/// Why a test list could not be read.
+#[derive(Debug, thiserror::Error)]
+enum NamesError {
+    #[error("a string that is not a JSON list: {0}")]
+    Encoded(#[source] serde_json::Error),
+    #[error(transparent)]
+    NotNames(serde_json::Error),
 }
 
 /// Imports every instance of the JSON-lines file; names what it left out.
@@ -166,7 +173,7 @@ fn import_one(
     };
     let base = match git::resolve(&clone, &instance.base_commit) {
         Ok(base) => base,
-        Err(why) => return Ok(Err(why)),
+        Err(why) => return Ok(Err(why.to_string())),
     };
     let id = job_id(&instance.instance_id);
     let job = JobFiles::create(&options.out, &id)?;
@@ -174,7 +181,7 @@ fn import_one(
     fs::create_dir_all(&source).map_err(super::write_err(&source))?;
     if let Err(why) = git::export_tree(&clone, &base, &source) {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err(why));
+        return Ok(Err(why.to_string()));
     }
     let mut notes = Vec::new();
 
@@ -234,7 +241,7 @@ fn import_one(
     let message = format!("{} at {}", instance.repo, instance.base_commit);
     if let Err(why) = git::fresh_repository(&source, &message) {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err(why));
+        return Ok(Err(why.to_string()));
     }
 
     let prompt = instance

@@ -55,6 +55,25 @@ impl Change {
     }
 }
 
+/// Why a check or a restore could not be made.
+#[derive(Debug, thiserror::Error)]
+enum GuardError {
+    #[error("{}: {source}", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Walk(#[from] AtPath),
+    #[error(transparent)]
+    Beneath(Beneath),
+    #[error("a directory is in the way")]
+    InTheWay,
+    #[error("the source has {0} there")]
+    Special(&'static str),
+}
+
 /// Watches one workspace for changes to its non-editable files.
 #[derive(Debug)]
 pub struct WorkspaceGuard {
@@ -141,8 +160,13 @@ impl WorkspaceGuard {
     }
 
     /// The changes, in path order.
-    fn scan(&self) -> Result<Vec<(PathBuf, Change)>, String> {
-        let open = |path: &Path| Dir::open(path).map_err(|e| format!("{}: {e}", path.display()));
+    fn scan(&self) -> Result<Vec<(PathBuf, Change)>, GuardError> {
+        let open = |path: &Path| {
+            Dir::open(path).map_err(|source| GuardError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
         let (source, workspace) = (open(&self.source)?, open(&self.workspace)?);
         let mut finder = Finder {
             guard: self,
@@ -150,10 +174,10 @@ impl WorkspaceGuard {
             in_source: false,
             found: Vec::new(),
         };
-        beneath::walk(&workspace, &mut finder).map_err(|e| e.to_string())?;
+        beneath::walk(&workspace, &mut finder)?;
         finder.other = &workspace;
         finder.in_source = true;
-        beneath::walk(&source, &mut finder).map_err(|e| e.to_string())?;
+        beneath::walk(&source, &mut finder)?;
         let mut found = finder.found;
         found.sort();
         found.dedup();
@@ -162,10 +186,15 @@ impl WorkspaceGuard {
 
     /// Puts the source's entry at `rel` back in the workspace, or removes
     /// what the source does not have.
-    fn restore(&self, rel: &Path, change: Change) -> Result<(), String> {
-        let text = |e: Beneath| e.to_string();
-        let source = Dir::open(&self.source).map_err(|e| e.to_string())?;
-        let workspace = Dir::open(&self.workspace).map_err(|e| e.to_string())?;
+    fn restore(&self, rel: &Path, change: Change) -> Result<(), GuardError> {
+        let text = GuardError::Beneath;
+        let open = |path: &Path| {
+            Dir::open(path).map_err(|source| GuardError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let (source, workspace) = (open(&self.source)?, open(&self.workspace)?);
         let (parent, leaf) = parent_restoring(&workspace, rel).map_err(text)?;
         if change == Change::Created {
             return parent.remove_tree(leaf).map_err(text);
@@ -185,7 +214,7 @@ impl WorkspaceGuard {
                 let (from, name) = source.open_parent(rel).map_err(text)?;
                 let target = from.read_link(name).map_err(text)?;
                 if let Err(Beneath::IsDirectory) = parent.remove_tree(leaf) {
-                    return Err("a directory is in the way".into());
+                    return Err(GuardError::InTheWay);
                 }
                 parent.replace_symlink(leaf, &target).map_err(text)
             }
@@ -196,7 +225,7 @@ impl WorkspaceGuard {
                     parent.subdir_creating(leaf).map(drop).map_err(text)
                 }
             },
-            other => Err(format!("the source has {} there", other.describe())),
+            other => Err(GuardError::Special(other.describe())),
         }
     }
 }

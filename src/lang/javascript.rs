@@ -11,7 +11,7 @@
 //! cache's `node_modules` into each tree.
 
 use super::tooling::{CacheLink, Exercise, Tooling, TrackJob};
-use super::{Language, Listing, RunModel};
+use super::{Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
 /// Jest, with jest-junit.
@@ -55,8 +55,10 @@ impl Language for JavaScript {
         runner.to_vec()
     }
 
-    fn read_listing(&self, _stdout: &str, _exit: Option<i32>) -> Result<Listing, String> {
-        Err("jest cannot list its tests without running them".into())
+    fn read_listing(&self, _stdout: &str, _exit: Option<i32>) -> Result<Listing, ListingError> {
+        Err(ListingError::Unsupported(
+            "jest cannot list its tests without running them",
+        ))
     }
 
     fn inventory_name(&self, _unit: &str, listed: &str) -> String {

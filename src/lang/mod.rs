@@ -119,7 +119,7 @@ pub trait Language: Sync {
 
     /// Reads a listing's standard output (`exit` is its exit code). An
     /// error means the runner could not list at all.
-    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, String>;
+    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, ListingError>;
 
     /// [`RunModel::PerTest`]: the command that runs the one test `name`
     /// (as listed) of `runner`, ignored tests included.
@@ -278,6 +278,25 @@ pub fn build_dirs() -> Vec<&'static str> {
     dirs.sort_unstable();
     dirs.dedup();
     dirs
+}
+
+/// Why a test runner's listing says nothing of its tests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListingError {
+    /// `runner` (`pytest`, `the test binary`) exited `exit` (`None`:
+    /// killed) instead of listing `tests` (`the tests`, `its tests`).
+    #[error("{runner} could not list {tests} ({})", match .exit {
+        Some(code) => format!("exit {code}"),
+        None => "killed".to_string(),
+    })]
+    Failed {
+        runner: &'static str,
+        tests: &'static str,
+        exit: Option<i32>,
+    },
+    /// The runner has no way to list.
+    #[error("{0}")]
+    Unsupported(&'static str),
 }
 
 /// Every language's build outputs (see [`Language::build_outputs`]).

@@ -5,7 +5,7 @@
 //! else.
 
 use super::canary::{draw_failing, draw_name, style_of};
-use super::{Canary, Language, Listing, RunModel};
+use super::{Canary, Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
 /// pytest, writing JUnit XML.
@@ -66,7 +66,7 @@ impl Language for Python {
     /// summary's `ERROR PATH` lines. Exit 0, 5 (nothing collected) and 2
     /// with collection errors are listings; anything else (1: pytest is
     /// not installed; 4: a usage error) is not.
-    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, String> {
+    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, ListingError> {
         let mut listing = Listing::default();
         let mut lines = stdout.lines();
         for line in lines.by_ref() {
@@ -103,8 +103,11 @@ impl Language for Python {
         match exit {
             Some(0 | 5) => Ok(listing),
             Some(2) if !listing.uncollectable.is_empty() => Ok(listing),
-            Some(code) => Err(format!("pytest could not list the tests (exit {code})")),
-            None => Err("pytest could not list the tests (killed)".into()),
+            code => Err(ListingError::Failed {
+                runner: "pytest",
+                tests: "the tests",
+                exit: code,
+            }),
         }
     }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::canary::{draw_failing, draw_name, style_of};
 use super::rust_scan::{scan, scan_tests};
-use super::{Canary, Language, Listing, OneRun, RunModel, TestBinary};
+use super::{Canary, Language, Listing, ListingError, OneRun, RunModel, TestBinary};
 use crate::manifest::{Acceptance, ResultsFormat};
 use crate::verdict::{TestOutcome, libtest_failure, libtest_summary};
 
@@ -54,11 +54,12 @@ impl Language for Rust {
     }
 
     /// `NAME: test` lines; benchmarks are not tests.
-    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, String> {
+    fn read_listing(&self, stdout: &str, exit: Option<i32>) -> Result<Listing, ListingError> {
         if exit != Some(0) {
-            return Err(match exit {
-                Some(code) => format!("the test binary could not list its tests (exit {code})"),
-                None => "the test binary could not list its tests (killed)".into(),
+            return Err(ListingError::Failed {
+                runner: "the test binary",
+                tests: "its tests",
+                exit,
             });
         }
         let tests = stdout
@@ -85,7 +86,7 @@ impl Language for Rust {
     fn read_one(&self, _name: &str, stdout: &str) -> OneRun {
         match libtest_summary(stdout) {
             None => OneRun::NotReported,
-            Some(Err(why)) => OneRun::Garbled(why),
+            Some(Err(why)) => OneRun::Garbled(why.to_string()),
             Some(Ok(counts)) => match counts {
                 (0, 0, 0) => OneRun::NotReported,
                 (1, 0, 0) => OneRun::Reported(TestOutcome::Passed),

@@ -360,7 +360,7 @@ fn acceptance(
                     Some(near) if !text.starts_with("junit:") => {
                         format!("{message}; did you mean \"{near}\"?")
                     }
-                    _ => message,
+                    _ => message.to_string(),
                 };
                 fields.err("acceptance.results", message)
             }))

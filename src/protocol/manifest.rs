@@ -191,10 +191,19 @@ pub enum ResultsFormat {
     Exit,
 }
 
-impl std::str::FromStr for ResultsFormat {
-    type Err = String;
+/// Why a `results` value names no format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultsFormatError {
+    #[error("junit:{0}: the path must be relative to the crate root, without '..'")]
+    JunitPath(String),
+    #[error("unknown results format {0:?} (libtest, junit:PATH, exit)")]
+    Unknown(String),
+}
 
-    fn from_str(text: &str) -> Result<ResultsFormat, String> {
+impl std::str::FromStr for ResultsFormat {
+    type Err = ResultsFormatError;
+
+    fn from_str(text: &str) -> Result<ResultsFormat, ResultsFormatError> {
         match text {
             "libtest" => Ok(ResultsFormat::Libtest),
             "exit" => Ok(ResultsFormat::Exit),
@@ -206,23 +215,19 @@ impl std::str::FromStr for ResultsFormat {
                     if clean {
                         Ok(ResultsFormat::Junit(path.to_string()))
                     } else {
-                        Err(format!(
-                            "junit:{path}: the path must be relative to the crate root, without '..'"
-                        ))
+                        Err(ResultsFormatError::JunitPath(path.to_string()))
                     }
                 }
-                None => Err(format!(
-                    "unknown results format {other:?} (libtest, junit:PATH, exit)"
-                )),
+                None => Err(ResultsFormatError::Unknown(other.to_string())),
             },
         }
     }
 }
 
 impl TryFrom<String> for ResultsFormat {
-    type Error = String;
+    type Error = ResultsFormatError;
 
-    fn try_from(text: String) -> Result<ResultsFormat, String> {
+    fn try_from(text: String) -> Result<ResultsFormat, ResultsFormatError> {
         text.parse()
     }
 }

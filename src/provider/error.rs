@@ -58,6 +58,9 @@ pub enum ProviderError {
     /// unset).
     #[error("{name}: {message}")]
     Config { name: String, message: String },
+    /// Neither the job nor the command line names a provider.
+    #[error("the job has no [provider] and none was given with --provider")]
+    NoProvider,
     /// The cancel token was set. Retries made before it are not carried:
     /// the attempt ends as cancelled either way.
     #[error("cancelled while waiting for the provider")]

@@ -29,32 +29,69 @@ pub fn preflight(config: &ProviderConfig, name: &str) -> Result<(), ProviderErro
     })
 }
 
+/// Why a server cannot be reached.
+#[derive(Debug, thiserror::Error)]
+enum Unreachable {
+    #[error("{url}: {why}")]
+    BadUrl { url: String, why: String },
+    #[error("unsupported scheme {0}")]
+    Scheme(String),
+    #[error("{0} is not an http(s) URL")]
+    NotHttp(String),
+    #[error("no host in {0}")]
+    NoHost(String),
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0} has no address")]
+    NoAddress(String),
+    #[error("{addr}: {source}")]
+    Connect {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Whether a TCP connection to the host and port of `url` opens.
-fn reachable(url: &str) -> Result<(), String> {
+fn reachable(url: &str) -> Result<(), Unreachable> {
     let (host, port) = host_port(url)?;
     let addrs = (host.as_str(), port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
-    let mut last = format!("{host} has no address");
+        .map_err(|source| Unreachable::Resolve {
+            host: host.clone(),
+            source,
+        })?;
+    let mut last = Unreachable::NoAddress(host.clone());
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
             Ok(_) => return Ok(()),
-            Err(e) => last = format!("{addr}: {e}"),
+            Err(source) => last = Unreachable::Connect { addr, source },
         }
     }
     Err(last)
 }
 
 /// `http://host:port/...` → (host, port), the port defaulting by scheme.
-fn host_port(url: &str) -> Result<(String, u16), String> {
-    let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+fn host_port(url: &str) -> Result<(String, u16), Unreachable> {
+    let uri: ureq::http::Uri =
+        url.parse()
+            .map_err(|e: ureq::http::uri::InvalidUri| Unreachable::BadUrl {
+                url: url.to_string(),
+                why: e.to_string(),
+            })?;
     let default = match uri.scheme_str() {
         Some("http") => 80,
         Some("https") => 443,
-        Some(other) => return Err(format!("unsupported scheme {other}")),
-        None => return Err(format!("{url} is not an http(s) URL")),
+        Some(other) => return Err(Unreachable::Scheme(other.to_string())),
+        None => return Err(Unreachable::NotHttp(url.to_string())),
     };
-    let host = uri.host().ok_or_else(|| format!("no host in {url}"))?;
+    let host = uri
+        .host()
+        .ok_or_else(|| Unreachable::NoHost(url.to_string()))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     Ok((host.to_string(), uri.port_u16().unwrap_or(default)))
 }

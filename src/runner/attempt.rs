@@ -607,10 +607,10 @@ impl Phases<'_> {
         let mut guard =
             workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
         let verdict = match self.build_provider() {
-            Err(message) => {
+            Err(why) => {
                 self.record(Event::ProviderFailed {
                     step: 0,
-                    message,
+                    message: why.to_string(),
                     input_tokens: 0,
                     output_tokens: 0,
                 })?;
@@ -726,19 +726,15 @@ impl Phases<'_> {
         }
     }
 
-    fn build_provider(&self) -> Result<Box<dyn Provider>, String> {
+    fn build_provider(&self) -> Result<Box<dyn Provider>, crate::provider::ProviderError> {
         let (name, config) = match &self.options.provider {
             Some((name, config)) => (name.clone(), config.clone()),
             None => match &self.manifest.provider {
                 Some(config) => (config.kind().as_str().to_string(), config.clone()),
-                None => {
-                    return Err(
-                        "the job has no [provider] and none was given with --provider".into(),
-                    );
-                }
+                None => return Err(crate::provider::ProviderError::NoProvider),
             },
         };
-        build_provider(&config, &name).map_err(|e| e.to_string())
+        build_provider(&config, &name)
     }
 }
 

@@ -407,7 +407,7 @@ fn one_run(
                 run.listed = Some(names);
             }
             Err(why) if timed_out => run.add_note(format!("{why}: the listing timed out")),
-            Err(why) => run.harness = Some(with_tail(&why, &stderr)),
+            Err(why) => run.harness = Some(with_tail(&why.to_string(), &stderr)),
         }
         // Nothing would run: the verdict is already known.
         if run.harness.is_some() || run.listed.as_ref().is_some_and(Vec::is_empty) {
@@ -447,7 +447,7 @@ fn one_run(
                 };
                 run.harness = Some(with_tail(&format!("{what} ({why})"), &stderr));
             }
-            run.add_note(why);
+            run.add_note(why.to_string());
             TestResults::default()
         }
     };
@@ -506,13 +506,40 @@ impl CheckLog {
     }
 }
 
-fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, String> {
-    let root = Dir::open(dir).map_err(|e| format!("cannot open the check copy: {e}"))?;
+fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, JunitFileError> {
+    let root = Dir::open(dir).map_err(JunitFileError::Copy)?;
     let (bytes, _) = root
         .read_capped(Path::new(rel), MAX_JUNIT)
-        .map_err(|e| format!("no usable JUnit file {rel}: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{rel} is not UTF-8"))?;
-    parse_junit(&text).map_err(|e| format!("{rel}: {e}"))
+        .map_err(|source| JunitFileError::Unusable {
+            rel: rel.to_string(),
+            source,
+        })?;
+    let text = String::from_utf8(bytes).map_err(|_| JunitFileError::NotUtf8(rel.to_string()))?;
+    parse_junit(&text).map_err(|source| JunitFileError::Results {
+        rel: rel.to_string(),
+        source,
+    })
+}
+
+/// Why a run's JUnit file says nothing.
+#[derive(Debug, thiserror::Error)]
+enum JunitFileError {
+    #[error("cannot open the check copy: {0}")]
+    Copy(#[source] std::io::Error),
+    #[error("no usable JUnit file {rel}: {source}")]
+    Unusable {
+        rel: String,
+        #[source]
+        source: crate::beneath::Error,
+    },
+    #[error("{0} is not UTF-8")]
+    NotUtf8(String),
+    #[error("{rel}: {source}")]
+    Results {
+        rel: String,
+        #[source]
+        source: crate::verdict::ResultsError,
+    },
 }
 
 /// The last lines of a command's stderr, on one line: what a broken

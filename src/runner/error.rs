@@ -16,7 +16,7 @@ pub enum RunError {
     #[error("job {job:?}: stored manifest is unusable: {source}")]
     Manifest { job: String, source: ManifestError },
     #[error("failed to record an event: {0}")]
-    Record(String),
+    Record(#[source] crate::agent::RecordError),
     #[error("job {job:?}: {message}")]
     Setup { job: String, message: String },
     /// A fault of the infrastructure met inside a phase (an unreachable

@@ -83,7 +83,7 @@ fn oracle_tests(
     })?;
     if let Err(why) = applied {
         let _ = fs::remove_dir_all(&dir);
-        return Ok(Err(why));
+        return Ok(Err(why.to_string()));
     }
     let commands = check_commands(&oracle_spec, &dir, Some(lang))?;
     let listed = match lang.model() {
@@ -102,16 +102,18 @@ fn oracle_tests(
                 outcome,
                 tests: None,
             });
-            read.and_then(|listing| match listing.uncollectable.is_empty() {
-                true => Ok(listing
-                    .tests
-                    .iter()
-                    .map(|t| lang.inventory_name("", t))
-                    .collect()),
-                false => Err(format!(
-                    "its tests do not collect either: {}",
-                    listing.uncollectable.join(", ")
-                )),
+            read.map_err(|e| e.to_string()).and_then(|listing| {
+                match listing.uncollectable.is_empty() {
+                    true => Ok(listing
+                        .tests
+                        .iter()
+                        .map(|t| lang.inventory_name("", t))
+                        .collect()),
+                    false => Err(format!(
+                        "its tests do not collect either: {}",
+                        listing.uncollectable.join(", ")
+                    )),
+                }
             })
         }
     };
@@ -130,20 +132,27 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// Writes the oracle's fix into `tree`: a patch applied, or a script's
 /// `write_file` and `replace_text` decisions made (editable paths only, as
 /// the model's would be), up to its `finish`.
-fn apply_oracle(spec: &CheckSpec<'_>, oracle: &Oracle, tree: &Path) -> Result<(), String> {
+fn apply_oracle(spec: &CheckSpec<'_>, oracle: &Oracle, tree: &Path) -> Result<(), OracleError> {
     let editable = &spec.manifest.editable;
+    let at = |path: &Path| {
+        let path = path.display().to_string();
+        move |why: &dyn std::fmt::Display| OracleError {
+            path,
+            why: why.to_string(),
+        }
+    };
     match oracle {
         Oracle::Patch(path) => {
-            let text = fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let globs = crate::agent::editable_set(editable).map_err(|e| e.to_string())?;
+            let text =
+                fs::read_to_string(path).map_err(|e| at(path)(&format!("cannot read it: {e}")))?;
+            let globs = crate::agent::editable_set(editable).map_err(|e| at(path)(&e))?;
             apply_patch(tree, &text, &globs)
                 .map(|_| ())
-                .map_err(|e| format!("{}: {e}", path.display()))
+                .map_err(|e| at(path)(&e))
         }
         Oracle::Script(path) => {
-            let script = crate::provider::load_script(path).map_err(|e| e.to_string())?;
-            let workspace = Workspace::open(tree, editable).map_err(|e| e.to_string())?;
+            let script = crate::provider::load_script(path).map_err(|e| at(path)(&e))?;
+            let workspace = Workspace::open(tree, editable).map_err(|e| at(path)(&e))?;
             for reply in &script.replies {
                 match parse_decision(reply) {
                     Ok(Decision::WriteFile { path, content }) => {
@@ -163,6 +172,14 @@ fn apply_oracle(spec: &CheckSpec<'_>, oracle: &Oracle, tree: &Path) -> Result<()
             Ok(())
         }
     }
+}
+
+/// The oracle's fix could not be made: `path` is the oracle's file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {why}")]
+struct OracleError {
+    path: String,
+    why: String,
 }
 
 /// The test functions the hidden test files define (those named in

@@ -540,21 +540,40 @@ impl Unit<'_> {
 
 /// Copies a built binary (opened beneath the copy, no symlinks) to `to`,
 /// read-only and executable.
-fn copy_binary(root: &Dir, rel: &Path, to: &Path) -> Result<(), String> {
+fn copy_binary(root: &Dir, rel: &Path, to: &Path) -> Result<(), CopyError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let (mut from, meta) = root.open_file(rel).map_err(|e| e.to_string())?;
+    let (mut from, meta) = root.open_file(rel)?;
     if meta.size > MAX_TEST_BINARY {
-        return Err(format!("{} bytes, over {MAX_TEST_BINARY}", meta.size));
+        return Err(CopyError::TooLarge(meta.size));
     }
     let mut out = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o555)
         .open(to)
-        .map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    std::io::copy(&mut (&mut from).take(MAX_TEST_BINARY), &mut out)
-        .map_err(|e| format!("cannot copy: {e}"))?;
+        .map_err(|source| CopyError::Create {
+            to: to.to_path_buf(),
+            source,
+        })?;
+    std::io::copy(&mut (&mut from).take(MAX_TEST_BINARY), &mut out).map_err(CopyError::Copy)?;
     Ok(())
+}
+
+/// Why a test binary could not be copied.
+#[derive(Debug, thiserror::Error)]
+enum CopyError {
+    #[error(transparent)]
+    Open(#[from] crate::beneath::Error),
+    #[error("{0} bytes, over {MAX_TEST_BINARY}")]
+    TooLarge(u64),
+    #[error("cannot create {}: {source}", .to.display())]
+    Create {
+        to: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot copy: {0}")]
+    Copy(#[source] std::io::Error),
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! An attempt's events, appended to the store as the agent loop records
 //! them, and what the state says they add up to.
 
-use crate::agent::{Recorder, Used};
+use crate::agent::{RecordError, Recorder, Used};
 use crate::lifecycle::Store;
 use crate::protocol::Event;
 
@@ -13,11 +13,11 @@ pub(super) struct StoreRecorder<'a> {
 }
 
 impl Recorder for StoreRecorder<'_> {
-    fn record(&mut self, event: Event) -> Result<(), String> {
+    fn record(&mut self, event: Event) -> Result<(), RecordError> {
         self.store
             .append(Some(&self.job), Some(self.attempt), event)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| RecordError(Box::new(e)))
     }
 
     fn used(&self) -> Used {

@@ -38,7 +38,7 @@ pub struct TestResults {
 
 impl TestResults {
     /// Adds another binary's results; a name seen twice is an error.
-    pub fn merge(&mut self, other: TestResults, prefix: &str) -> Result<(), String> {
+    pub fn merge(&mut self, other: TestResults, prefix: &str) -> Result<(), super::ResultsError> {
         let named = |name: String| {
             if prefix.is_empty() {
                 name
@@ -49,7 +49,7 @@ impl TestResults {
         for (name, outcome) in other.tests {
             let name = named(name);
             if self.tests.insert(name.clone(), outcome).is_some() {
-                return Err(format!("test {name:?} is reported twice"));
+                return Err(super::ResultsError::ReportedTwice(name));
             }
         }
         self.timed_out

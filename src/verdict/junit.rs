@@ -7,6 +7,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 
 use super::inventory::{TestOutcome, TestResults};
+use super::results_error::ResultsError;
 
 /// Largest document read (a report is a few KB per hundred tests).
 pub const MAX_JUNIT_BYTES: usize = 16 << 20;
@@ -16,9 +17,9 @@ pub const MAX_JUNIT_BYTES: usize = 16 << 20;
 /// element closes. A test reported twice keeps its worst outcome (never a
 /// pass it was also reported failed), and that, like anything after the
 /// root element closed, is an anomaly of the results.
-pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
+pub fn parse_junit(xml: &str) -> Result<TestResults, ResultsError> {
     if xml.len() > MAX_JUNIT_BYTES {
-        return Err(format!("the JUnit file is over {MAX_JUNIT_BYTES} bytes"));
+        return Err(ResultsError::TooLarge(MAX_JUNIT_BYTES));
     }
     let mut reader = Reader::from_str(xml);
     let mut results = TestResults::default();
@@ -33,11 +34,9 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
     // until a root closes once more.
     let mut trailing = false;
     loop {
-        let event = reader.read_event().map_err(|e| {
-            format!(
-                "the JUnit file does not parse at byte {}: {e}",
-                reader.buffer_position()
-            )
+        let event = reader.read_event().map_err(|e| ResultsError::Xml {
+            at: reader.buffer_position(),
+            why: e.to_string(),
         })?;
         if closed && !after_end(&event) {
             results
@@ -64,7 +63,7 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
                     saw_root = true;
                     closed |= suites == 0;
                 }
-                b"testcase" => insert(&mut results, Case::new(case_name(&tag)?))?,
+                b"testcase" => insert(&mut results, Case::new(case_name(&tag)?)),
                 other => {
                     if let Some(case) = open.as_mut() {
                         case.start(other, &tag, false);
@@ -92,7 +91,7 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
             }
             Event::End(tag) if tag.local_name().as_ref() == b"testcase" => {
                 if let Some(case) = open.take() {
-                    insert(&mut results, case)?;
+                    insert(&mut results, case);
                 }
             }
             Event::End(tag)
@@ -111,7 +110,7 @@ pub fn parse_junit(xml: &str) -> Result<TestResults, String> {
         }
     }
     if !saw_root {
-        return Err("the JUnit file has no <testsuite> or <testsuites>".into());
+        return Err(ResultsError::NoSuite);
     }
     // A document cut off (after a `</testcase>`, say) is not whole.
     results.complete = open.is_none() && (closed || (trailing && suites == 0));
@@ -248,7 +247,7 @@ fn resolve(reference: &quick_xml::events::BytesRef<'_>) -> String {
     }
 }
 
-fn insert(results: &mut TestResults, case: Case) -> Result<(), String> {
+fn insert(results: &mut TestResults, case: Case) {
     let rank = |o: TestOutcome| match o {
         TestOutcome::Passed => 0,
         TestOutcome::Skipped => 1,
@@ -275,21 +274,23 @@ fn insert(results: &mut TestResults, case: Case) -> Result<(), String> {
             }
         }
     }
-    Ok(())
 }
 
-fn case_name(tag: &BytesStart<'_>) -> Result<String, String> {
-    let attr = |key: &str| -> Result<Option<String>, String> {
+fn case_name(tag: &BytesStart<'_>) -> Result<String, ResultsError> {
+    let attr = |key: &str| -> Result<Option<String>, ResultsError> {
         match tag.try_get_attribute(key) {
             Ok(Some(a)) => a
                 .normalized_value(XmlVersion::Implicit1_0)
                 .map(|v| Some(v.into_owned()))
-                .map_err(|e| format!("bad {key} attribute: {e}")),
+                .map_err(|e| ResultsError::Attribute {
+                    key: key.to_string(),
+                    why: e.to_string(),
+                }),
             Ok(None) => Ok(None),
-            Err(e) => Err(format!("bad testcase attributes: {e}")),
+            Err(e) => Err(ResultsError::Attributes(e.to_string())),
         }
     };
-    let name = attr("name")?.ok_or("a <testcase> has no name")?;
+    let name = attr("name")?.ok_or(ResultsError::NoName)?;
     Ok(match attr("classname")? {
         Some(class) if !class.is_empty() => format!("{class}::{name}"),
         _ => name,

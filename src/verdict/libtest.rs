@@ -2,13 +2,14 @@
 //! test, then a `test result:` summary that must agree with them.
 
 use super::inventory::{TestOutcome, TestResults};
+use super::results_error::ResultsError;
 
 /// Reads the per-test lines and the summary of one test binary's output.
 /// Lines inside the `failures:` section (captured output of failed tests,
 /// which a test could fill with anything) are not read as results. A run
 /// without a summary (the process ended early) is `complete: false`; a
 /// summary that disagrees with the per-test lines is an error.
-pub fn parse_libtest(output: &str) -> Result<TestResults, String> {
+pub fn parse_libtest(output: &str) -> Result<TestResults, ResultsError> {
     let mut results = TestResults::default();
     let mut in_failures = false;
     let mut summary = None;
@@ -39,7 +40,7 @@ pub fn parse_libtest(output: &str) -> Result<TestResults, String> {
             _ => continue,
         };
         if results.tests.insert(name.to_string(), outcome).is_some() {
-            return Err(format!("test {name:?} is reported twice"));
+            return Err(ResultsError::ReportedTwice(name.to_string()));
         }
     }
     if let Some((passed, failed, ignored)) = summary {
@@ -50,10 +51,10 @@ pub fn parse_libtest(output: &str) -> Result<TestResults, String> {
             count(TestOutcome::Skipped),
         );
         if seen != (passed, failed, ignored) {
-            return Err(format!(
-                "the summary ({passed} passed, {failed} failed, {ignored} ignored) disagrees with the per-test lines ({} passed, {} failed, {} ignored)",
-                seen.0, seen.1, seen.2
-            ));
+            return Err(ResultsError::SummaryDisagrees {
+                summary: (passed, failed, ignored),
+                lines: seen,
+            });
         }
         results.complete = true;
     }
@@ -62,7 +63,7 @@ pub fn parse_libtest(output: &str) -> Result<TestResults, String> {
 
 /// The counts (passed, failed, ignored) of the last `test result:` line
 /// of `output`, if there is one: what a one-test run says of its test.
-pub fn libtest_summary(output: &str) -> Option<Result<(usize, usize, usize), String>> {
+pub fn libtest_summary(output: &str) -> Option<Result<(usize, usize, usize), ResultsError>> {
     output
         .lines()
         .rev()
@@ -103,10 +104,9 @@ pub fn libtest_failure(name: &str, output: &str) -> Option<String> {
 }
 
 /// `ok. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; ...`
-fn parse_summary(rest: &str) -> Result<(usize, usize, usize), String> {
-    let (_, counts) = rest
-        .split_once(". ")
-        .ok_or_else(|| format!("unreadable summary {rest:?}"))?;
+fn parse_summary(rest: &str) -> Result<(usize, usize, usize), ResultsError> {
+    let unreadable = || ResultsError::UnreadableSummary(rest.to_string());
+    let (_, counts) = rest.split_once(". ").ok_or_else(unreadable)?;
     let mut found = [None; 3];
     for part in counts.split(';') {
         let mut words = part.split_whitespace();
@@ -119,14 +119,11 @@ fn parse_summary(rest: &str) -> Result<(usize, usize, usize), String> {
             "ignored" => 2,
             _ => continue,
         };
-        found[slot] = Some(
-            n.parse::<usize>()
-                .map_err(|_| format!("unreadable summary {rest:?}"))?,
-        );
+        found[slot] = Some(n.parse::<usize>().map_err(|_| unreadable())?);
     }
     match found {
         [Some(p), Some(f), Some(i)] => Ok((p, f, i)),
-        _ => Err(format!("unreadable summary {rest:?}")),
+        _ => Err(unreadable()),
     }
 }
 

@@ -13,6 +13,7 @@ mod excerpt;
 mod inventory;
 mod junit;
 mod libtest;
+mod results_error;
 
 pub use crate::protocol::{Inventory, InventorySource, Verdict};
 pub use excerpt::{
@@ -22,3 +23,4 @@ pub use excerpt::{
 pub use inventory::{InventoryError, TestOutcome, TestResults, judge, judge_all};
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};
 pub use libtest::{libtest_failure, libtest_summary, parse_libtest};
+pub use results_error::ResultsError;
