@@ -151,4 +151,3 @@ fn notes_that_do_not_fit_are_counted() {
     … 2 more notes
     ");
 }
-
