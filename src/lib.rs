@@ -25,6 +25,7 @@ pub mod report;
 pub mod runner;
 pub mod state;
 pub mod status;
+pub mod table;
 pub mod verdict;
 pub mod view;
 pub mod words;

@@ -275,15 +275,9 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     let snapshot = read_snapshot::<State>(&dir.log())?;
     let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
     view.jobs.retain(|row| summary.planned.contains(&row.id));
-    out!("{}", render_text(&view, super::status::table_width()));
-    outln!(
-        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} run now",
-        summary.accepted,
-        summary.planned.len(),
-        summary.failed,
-        summary.cancelled,
-        summary.pending,
-        count(summary.attempts_run, "attempt")
+    out!(
+        "{}",
+        summary_text(&view, summary, super::status::table_width())
     );
     for (job, error) in &summary.job_errors {
         errln!("error: job {job} could not run: {error}");
@@ -349,6 +343,30 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
     Ok(())
 }
 
+/// The results table of the batch's jobs and the counts under it, fitted
+/// to `width` when given (the counts broken at spaces, never in a word).
+fn summary_text(view: &StatusView, summary: &BatchSummary, width: Option<usize>) -> String {
+    let mut out = render_text(view, width);
+    let accepted = format!(
+        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} run now",
+        summary.accepted,
+        summary.planned.len(),
+        summary.failed,
+        summary.cancelled,
+        summary.pending,
+        count(summary.attempts_run, "attempt")
+    );
+    let lines = match width {
+        Some(width) => crate::table::wrap(&accepted, width),
+        None => vec![accepted],
+    };
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
     let (report, files) = write_report_for(data, out)?;
     for file in files {
@@ -374,4 +392,64 @@ pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
         plural(report.jobs.len(), "job")
     );
     Ok(Completion::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::fixture::{batch, row};
+    use crate::table::width;
+
+    /// The end of a batch: every job terminal, one failed.
+    fn finished() -> (StatusView, BatchSummary) {
+        let mut view = batch();
+        for r in &mut view.jobs {
+            if r.state != "failed" {
+                r.state = "succeeded".into();
+                r.acceptance = Some("passed".into());
+                r.waiting = None;
+            }
+        }
+        let mut cancelled = row("rust-prefix_format", "rust", "cancelled");
+        cancelled.failure_kind = Some("cancelled".into());
+        view.jobs.push(cancelled);
+        let summary = BatchSummary {
+            planned: view.jobs.iter().map(|r| r.id.clone()).collect(),
+            accepted: 4,
+            failed: 1,
+            cancelled: 1,
+            pending: 0,
+            attempts_run: 9,
+            job_errors: Vec::new(),
+            interrupted: false,
+            stopped_by: None,
+            cost: None,
+            report_dir: PathBuf::from("data/report"),
+            report_files: Vec::new(),
+            report_error: None,
+        };
+        (view, summary)
+    }
+
+    #[test]
+    fn the_batch_summary_at_80_and_60_columns() {
+        let (view, summary) = finished();
+        for (columns, name) in [(80, "summary_80"), (60, "summary_60")] {
+            let text = summary_text(&view, &summary, Some(columns));
+            for line in text.lines() {
+                assert!(width(line) <= columns, "{} columns: {line}", width(line));
+            }
+            insta::assert_snapshot!(name, text);
+        }
+    }
+
+    #[test]
+    fn into_a_pipe_the_batch_summary_is_whole() {
+        let (view, summary) = finished();
+        let text = summary_text(&view, &summary, None);
+        assert!(text.contains("python-wrong_comparator@openai#2"), "{text}");
+        assert!(
+            text.ends_with("accepted 4/6 (failed 1, cancelled 1, pending 0); 9 attempts run now\n")
+        );
+    }
 }

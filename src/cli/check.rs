@@ -9,6 +9,7 @@ use super::exit::Completion;
 use crate::batch::{BatchOptions, ProgressMode};
 use crate::check::{TaskCheck, TaskVerdict, check_tasks};
 use crate::manifest::expand_jobs;
+use crate::table::{Column, Shorten, Table, wrap};
 
 /// Version of the `check --json` document.
 pub const CHECK_SCHEMA_VERSION: u32 = 2;
@@ -50,7 +51,7 @@ pub fn check(
         });
         outln!("{}", crate::escape::to_json_pretty(&doc)?);
     } else {
-        out!("{}", render_table(&checks));
+        out!("{}", render_table(&checks, super::status::table_width()));
     }
     Ok(if options.interrupt.is_cancelled() {
         Completion::Interrupted
@@ -64,78 +65,146 @@ pub fn check(
     })
 }
 
-/// The table, then one line per job that is not valid, saying why.
-fn render_table(checks: &[TaskCheck]) -> String {
-    let headers = ["JOB", "BASELINE", "ORACLE", "FLAKY TESTS", "VERDICT"];
-    let rows: Vec<[String; 5]> = checks
-        .iter()
-        .map(|c| {
-            let j = &c.judgement;
-            // Test names and reasons come from the job's commands: escaped
-            // before the columns are measured.
-            let shown = |text: &str| crate::escape::line(text).into_owned();
-            [
-                shown(&c.job),
-                format!("fails {}/{}", j.baseline.ok, j.baseline.of),
-                if c.has_oracle {
-                    format!("accepted {}/{}", j.oracle.ok, j.oracle.of)
-                } else {
-                    "-".into()
-                },
-                if j.flaky_tests.is_empty() {
-                    "-".into()
-                } else {
-                    shown(&j.flaky_tests.join(", "))
-                },
-                j.verdict.as_str().into(),
-            ]
-        })
-        .collect();
-    let mut widths = headers.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+/// The table, then one line per job that is not valid, saying why; fitted
+/// to `width` when given: the flaky tests are cut after a name (header
+/// `FLAKY`), then long ids end in `…`, then the flaky tests, the oracle and
+/// the baseline columns go; the lines under the table are broken at spaces.
+fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
+    let mut table = Table::new(vec![
+        Column::new("JOB").shorten_at(2, Shorten::Anywhere, 20),
+        Column::new("BASELINE").drop_at(5),
+        Column::new("ORACLE").drop_at(4),
+        Column::new("FLAKY TESTS")
+            .short_header(1, "FLAKY")
+            .shorten_at(1, Shorten::AtWords, 16)
+            .drop_at(3),
+        Column::new("VERDICT"),
+    ]);
+    for c in checks {
+        let j = &c.judgement;
+        // Test names and reasons come from the job's commands: escaped
+        // before the columns are measured.
+        let shown = |text: &str| crate::escape::line(text).into_owned();
+        table.push([
+            shown(&c.job),
+            format!("fails {}/{}", j.baseline.ok, j.baseline.of),
+            if c.has_oracle {
+                format!("accepted {}/{}", j.oracle.ok, j.oracle.of)
+            } else {
+                "-".into()
+            },
+            if j.flaky_tests.is_empty() {
+                "-".into()
+            } else {
+                shown(&j.flaky_tests.join(", "))
+            },
+            j.verdict.as_str().into(),
+        ]);
     }
-    let mut out = String::new();
-    let mut line = |cells: [&str; 5]| {
-        let mut text = String::new();
-        for (cell, width) in cells.iter().zip(widths) {
-            text.push_str(&format!("{cell:<width$}  "));
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(headers);
-    for row in &rows {
-        line(row.each_ref().map(String::as_str));
-    }
+    let mut out = table.render(width);
     let valid = checks
         .iter()
         .filter(|c| c.judgement.verdict == TaskVerdict::Valid)
         .count();
-    out.push_str(&format!(
-        "{valid}/{} {} valid\n",
-        checks.len(),
-        crate::words::plural(checks.len(), "job")
-    ));
-    let signals: u64 = checks.iter().map(|c| u64::from(c.judgement.signals)).sum();
-    out.push_str(&format!(
-        "integrity: {} on the oracle runs\n",
-        crate::words::count(signals as usize, "tamper signal")
-    ));
+    let mut lines = vec![
+        format!(
+            "{valid}/{} {} valid",
+            checks.len(),
+            crate::words::plural(checks.len(), "job")
+        ),
+        format!(
+            "integrity: {} on the oracle runs",
+            crate::words::count(
+                checks.iter().map(|c| c.judgement.signals as usize).sum(),
+                "tamper signal"
+            )
+        ),
+    ];
     for c in checks {
         for note in &c.judgement.notes {
-            out.push_str(&format!("{}: note: {note}\n", c.job));
+            lines.push(format!("{}: note: {note}", c.job));
         }
         if let Some(reason) = &c.judgement.reason {
-            out.push_str(&format!(
-                "{}: {}: {}\n",
+            lines.push(format!(
+                "{}: {}: {}",
                 c.job,
                 c.judgement.verdict.as_str(),
                 crate::escape::line(reason)
             ));
         }
     }
+    for line in lines {
+        match width {
+            Some(width) => wrap(&line, width).into_iter().for_each(|part| {
+                out.push_str(&part);
+                out.push('\n');
+            }),
+            None => {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Tally, TaskJudgement};
+    use crate::table::width;
+
+    fn check(job: &str, verdict: TaskVerdict, flaky: &[&str], reason: Option<&str>) -> TaskCheck {
+        TaskCheck {
+            job: job.to_string(),
+            family: "rust".to_string(),
+            runs: 3,
+            has_oracle: true,
+            judgement: TaskJudgement {
+                verdict,
+                baseline: Tally { ok: 3, of: 3 },
+                oracle: Tally { ok: 3, of: 3 },
+                flaky_tests: flaky.iter().map(|t| t.to_string()).collect(),
+                reason: reason.map(str::to_string),
+                notes: Vec::new(),
+                leaks: Vec::new(),
+                signals: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn the_check_table_fits_60_columns_without_splitting_a_word() {
+        let checks = [
+            check("rust-off_by_one", TaskVerdict::Valid, &[], None),
+            check(
+                "python-wrong_comparator_with_a_long_name",
+                TaskVerdict::Flaky,
+                &["tests::edge_case_one", "tests::edge_case_two"],
+                Some(
+                    "2 tests changed their result between identical runs: tests::edge_case_one, tests::edge_case_two",
+                ),
+            ),
+        ];
+        let text = render_table(&checks, Some(60));
+        for line in text.lines() {
+            assert!(width(line) <= 60, "{} columns: {line}", width(line));
+        }
+        insta::assert_snapshot!(text, @r"
+        JOB                   BASELINE   ORACLE        VERDICT
+        rust-off_by_one       fails 3/3  accepted 3/3  valid
+        python-wrong_compar…  fails 3/3  accepted 3/3  flaky
+        1/2 jobs valid
+        integrity: 0 tamper signals on the oracle runs
+        python-wrong_comparator_with_a_long_name: flaky: 2 tests
+        changed their result between identical runs:
+        tests::edge_case_one, tests::edge_case_two
+        ");
+        let whole = render_table(&checks, None);
+        assert!(whole.contains("FLAKY TESTS"), "{whole}");
+        assert!(
+            whole.contains("tests::edge_case_one, tests::edge_case_two"),
+            "{whole}"
+        );
+    }
 }

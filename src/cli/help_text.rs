@@ -76,6 +76,7 @@ Exit codes:
 pub const WATCH: &str = "Examples:
   agent-runtime watch ./one                                live view from another terminal
   agent-runtime watch ./runtime-data --interval-ms 1000
+  LINES=20 agent-runtime watch ./runtime-data              at most 19 lines a frame, header kept
 
 Exit codes:
   0    every job reached a final state

@@ -9,7 +9,7 @@ use super::exit::Completion;
 use crate::lifecycle::{DataDir, stale_attempts};
 use crate::log::read_snapshot;
 use crate::state::{Snapshot, State};
-use crate::status::{StatusView, render_json, render_notes, render_text};
+use crate::status::{Screen, StatusView, render_frame, render_json, render_notes, render_text};
 
 /// `(job, attempt)` of the open attempts whose runner is gone.
 pub(super) fn stale_set(dir: &DataDir, snapshot: &Snapshot) -> HashSet<(String, u32)> {
@@ -56,21 +56,21 @@ pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
         let snapshot = read_snapshot(&dir.log())?;
         let stale = stale_set(&dir, &snapshot);
         let view = StatusView::new(&snapshot, &stale);
-        let mut frame = render_text(&view, table_width());
-        for note in render_notes(&view) {
-            frame.push_str(&note);
-            frame.push('\n');
-        }
         let waiting = unattended(&snapshot, &stale);
         idle_since = match (waiting.is_empty(), idle_since) {
             (true, _) => None,
             (false, None) => Some(Instant::now()),
             (false, since) => since,
         };
-        if idle_since.is_some_and(|since| since.elapsed() >= IDLE_NOTE_AFTER) {
-            frame.push_str(&crate::escape::line(&idle_note(data, &waiting)));
-            frame.push('\n');
-        }
+        let idle = idle_since
+            .is_some_and(|since| since.elapsed() >= IDLE_NOTE_AFTER)
+            .then(|| crate::escape::line(&idle_note(data, &waiting)).into_owned());
+        // The screen is asked again for each frame: a terminal can be resized.
+        let screen = Screen {
+            columns: table_width(),
+            lines: table_lines(),
+        };
+        let frame = render_frame(&view, screen, idle.as_deref());
         if frame != last {
             let mut out = std::io::stdout().lock();
             if tty {
@@ -135,12 +135,28 @@ fn idle_note(data: &Path, queued: &[String]) -> String {
 /// How wide tables may be: `COLUMNS` when set, else the width of the
 /// terminal standard output is, else no limit (a pipe or a file).
 pub(super) fn table_width() -> Option<usize> {
-    if let Some(columns) = std::env::var("COLUMNS")
+    terminal_size("COLUMNS", 20, |w| w.ws_col)
+}
+
+/// How many lines `watch`'s frame may take: `LINES` when set, else the
+/// height of the terminal standard output is, else no limit.
+pub(super) fn table_lines() -> Option<usize> {
+    terminal_size("LINES", 2, |w| w.ws_row)
+}
+
+/// `variable` when it holds a number of at least `least`, else the
+/// terminal's own (`side` of its size), else `None`.
+fn terminal_size(
+    variable: &str,
+    least: usize,
+    side: fn(&rustix::termios::Winsize) -> u16,
+) -> Option<usize> {
+    if let Some(size) = std::env::var(variable)
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&c| c >= 20)
+        .filter(|&c| c >= least)
     {
-        return Some(columns);
+        return Some(size);
     }
     let stdout = std::io::stdout();
     if !rustix::termios::isatty(&stdout) {
@@ -148,6 +164,6 @@ pub(super) fn table_width() -> Option<usize> {
     }
     rustix::termios::tcgetwinsize(&stdout)
         .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&c| c >= 20)
+        .map(|w| usize::from(side(&w)))
+        .filter(|&c| c >= least)
 }

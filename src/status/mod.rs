@@ -1,9 +1,17 @@
 //! `status` and `watch` views: pure functions from a replayed log to text or
 //! JSON. The only input besides the log is which open attempts have lost
-//! their lease, which the caller finds out.
+//! their lease, which the caller finds out; the terminal's size is given.
+//! Tables are drawn by the one table model (`crate::table`).
 
+mod frame;
+mod table;
 mod view;
 
-pub use view::{
-    STATUS_SCHEMA_VERSION, StatusRow, StatusView, render_json, render_notes, render_text,
-};
+#[cfg(test)]
+pub(crate) mod fixture;
+#[cfg(test)]
+mod tests;
+
+pub use frame::{Screen, render_frame};
+pub use table::render_text;
+pub use view::{STATUS_SCHEMA_VERSION, StatusRow, StatusView, render_json, render_notes};

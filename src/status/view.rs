@@ -1,8 +1,6 @@
 //! Rows and their renderings.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt::Write;
 
 use serde::Serialize;
 
@@ -148,115 +146,6 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
             .map(|said| said.text),
         stale_lease,
     }
-}
-
-/// The human table, fitted to `width` columns when given (a terminal's):
-/// the family column goes first (it is also left out when every family is
-/// its job's id), then long job ids are shortened with `…`.
-pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
-    let headers = [
-        "JOB",
-        "FAMILY",
-        "STATE",
-        "ATTEMPT",
-        "STEPS",
-        "LAST STEP",
-        "FAILURE",
-        "ACCEPTANCE",
-    ];
-    // Cells borrow from the rows; only the few computed ones allocate.
-    let cells: Vec<[Cow<'_, str>; 8]> = view
-        .jobs
-        .iter()
-        .map(|r| {
-            // Cells are escaped before they are measured: a provider's
-            // message or a family name cannot drive the terminal or break
-            // the columns.
-            [
-                escape::line(r.id.as_str()),
-                escape::line(r.family.as_str()),
-                match (&r.waiting, r.stale_lease) {
-                    (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
-                    (Some(why), false) => Cow::Owned(format!(
-                        "{} (waiting for provider: {})",
-                        r.state,
-                        escape::line(why)
-                    )),
-                    (None, false) => Cow::Borrowed(r.state.as_str()),
-                },
-                Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
-                Cow::Owned(r.steps.to_string()),
-                escape::line(r.last_step.as_deref().unwrap_or("-")),
-                Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
-                Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
-            ]
-        })
-        .collect();
-    let mut widths = headers.map(str::len);
-    for row in &cells {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let total = |widths: &[usize; 8], shown: &[bool; 8]| -> usize {
-        let columns: Vec<usize> = (0..8).filter(|&i| shown[i]).map(|i| widths[i]).collect();
-        columns.iter().sum::<usize>() + 2 * columns.len().saturating_sub(1)
-    };
-    let mut shown = [true; 8];
-    shown[1] = view.jobs.iter().any(|r| r.family != r.id);
-    if let Some(limit) = width {
-        if shown[1] && total(&widths, &shown) > limit {
-            shown[1] = false;
-        }
-        let over = total(&widths, &shown).saturating_sub(limit);
-        widths[0] = widths[0].saturating_sub(over).max(10.min(widths[0]));
-    }
-    let mut out = String::with_capacity((cells.len() + 2) * (widths.iter().sum::<usize>() + 16));
-    let mut line = |fields: [&str; 8]| {
-        let start = out.len();
-        let last = (0..8).rev().find(|&i| shown[i]).unwrap_or(0);
-        for (i, (field, width)) in fields.iter().zip(widths).enumerate() {
-            if !shown[i] {
-                continue;
-            }
-            let len = field.chars().count();
-            if len > width {
-                // Only the job column is ever narrower than its cells.
-                out.extend(field.chars().take(width.saturating_sub(1)));
-                out.push('…');
-            } else {
-                out.push_str(field);
-            }
-            if i < last {
-                let pad = width.saturating_sub(len.min(width)) + 2;
-                out.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        let trimmed = out[start..].trim_end().len();
-        out.truncate(start + trimmed);
-        out.push('\n');
-    };
-    line(headers);
-    for row in &cells {
-        line(row.each_ref().map(|c| c.as_ref()));
-    }
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for r in &view.jobs {
-        match counts.iter_mut().find(|(s, _)| *s == r.state) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((&r.state, 1)),
-        }
-    }
-    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-    let _ = writeln!(
-        out,
-        "{} job{}{}{}",
-        view.jobs.len(),
-        if view.jobs.len() == 1 { "" } else { "s" },
-        if summary.is_empty() { "" } else { ": " },
-        summary.join(", ")
-    );
-    out
 }
 
 /// Notes below the table, one per line: what each running job did last

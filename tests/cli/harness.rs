@@ -47,8 +47,10 @@ impl Sandbox {
             }
         }
         command.current_dir(self.path());
-        // Tables are cut to COLUMNS when it is set; tests read them whole.
+        // Tables are cut to COLUMNS (and watch's frame to LINES) when it is
+        // set; tests read them whole.
         command.env_remove("COLUMNS");
+        command.env_remove("LINES");
         command
     }
 

@@ -49,6 +49,7 @@ mod seccomp;
 mod seed;
 mod setup;
 mod stats;
+mod tables;
 mod tokens;
 mod toolchains;
 mod tracks;

@@ -1,0 +1,98 @@
+//! The status table, as `status`, `watch` and the batch summary draw it.
+
+use std::borrow::Cow;
+
+use super::view::{StatusRow, StatusView};
+use crate::escape;
+use crate::table::{Column, Shorten, Table, wrap};
+use crate::words::count;
+
+/// The columns and the fixed order in which they give way to a narrow
+/// terminal: the family goes first, then a long state is cut after a word
+/// (`running (waiting…`), three headers get shorter (`TRY`, `STEP`,
+/// `ACCEPT`), ids longer than 20 columns end in `…`, then the last step,
+/// the steps, the acceptance, the failure kind and the attempts go. The id
+/// and the state always stay (an id too long even then is cut to fit).
+fn columns(families: bool) -> Vec<Column> {
+    vec![
+        Column::new("JOB").shorten_at(6, Shorten::Anywhere, 20),
+        Column::new("FAMILY").drop_at(1).omitted(!families),
+        Column::new("STATE").shorten_at(2, Shorten::AtWords, 9),
+        Column::new("ATTEMPT").short_header(3, "TRY").drop_at(11),
+        Column::new("STEPS").right().drop_at(8),
+        Column::new("LAST STEP").short_header(4, "STEP").drop_at(7),
+        Column::new("FAILURE").drop_at(10),
+        Column::new("ACCEPTANCE")
+            .short_header(5, "ACCEPT")
+            .drop_at(9),
+    ]
+}
+
+/// One row's cells. Text from outside (ids, families, a provider's
+/// message) is escaped before it is measured: it cannot drive the
+/// terminal or break the columns.
+fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
+    [
+        escape::line(r.id.as_str()),
+        escape::line(r.family.as_str()),
+        match (&r.waiting, r.stale_lease) {
+            (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
+            (Some(why), false) => Cow::Owned(format!(
+                "{} (waiting for provider: {})",
+                r.state,
+                escape::line(why)
+            )),
+            (None, false) => Cow::Borrowed(r.state.as_str()),
+        },
+        Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
+        Cow::Owned(r.steps.to_string()),
+        escape::line(r.last_step.as_deref().unwrap_or("-")),
+        Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
+        Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
+    ]
+}
+
+/// The table of `rows` (the family column only when some family is not its
+/// job's id in `view`).
+pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = &'a StatusRow>) -> Table<'a> {
+    let families = view.jobs.iter().any(|r| r.family != r.id);
+    let mut table = Table::new(columns(families));
+    for row in rows {
+        table.push(cells(row));
+    }
+    table
+}
+
+/// `3 jobs: 2 succeeded, 1 failed`, broken at spaces to fit `width`.
+pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for r in &view.jobs {
+        match counts.iter_mut().find(|(s, _)| *s == r.state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&r.state, 1)),
+        }
+    }
+    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let line = format!(
+        "{}{}{}",
+        count(view.jobs.len(), "job"),
+        if summary.is_empty() { "" } else { ": " },
+        summary.join(", ")
+    );
+    match width {
+        Some(width) => wrap(&line, width),
+        None => vec![line],
+    }
+}
+
+/// The human table, fitted to `width` columns when given (a terminal's,
+/// or `COLUMNS`; see [`columns`] for what gives way first), then the
+/// counts. Into a pipe nothing is cut.
+pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
+    let mut out = table(view, view.jobs.iter()).render(width);
+    for line in counts_lines(view, width) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}

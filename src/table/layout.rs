@@ -1,0 +1,229 @@
+//! A table's rows, the columns that fit a width, and the lines drawn.
+
+use std::borrow::Cow;
+
+use super::column::{Align, Column, Shorten};
+use super::text::{cut, cut_words, width};
+
+/// Columns are this many spaces apart.
+const GAP: usize = 2;
+
+/// Rows of cells under columns, drawn to fit a width.
+#[derive(Debug, Clone)]
+pub struct Table<'a> {
+    columns: Vec<Column>,
+    /// Row after row, one cell per column.
+    cells: Vec<Cow<'a, str>>,
+    /// The widest cell of each column (headers apart).
+    widest: Vec<usize>,
+}
+
+/// One column as drawn: which, how wide, under which header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub column: usize,
+    pub width: usize,
+    pub header: String,
+}
+
+impl<'a> Table<'a> {
+    pub fn new(columns: Vec<Column>) -> Table<'a> {
+        let widest = vec![0; columns.len()];
+        Table {
+            columns,
+            cells: Vec::new(),
+            widest,
+        }
+    }
+
+    /// Adds a row: one cell per column, in order (missing cells are empty,
+    /// extra ones ignored). Cells are shown as given: text from outside
+    /// is escaped before it gets here.
+    pub fn push<I>(&mut self, row: I)
+    where
+        I: IntoIterator,
+        I::Item: Into<Cow<'a, str>>,
+    {
+        let start = self.cells.len();
+        self.cells
+            .extend(row.into_iter().take(self.columns.len()).map(Into::into));
+        self.cells
+            .resize(start + self.columns.len(), Cow::Borrowed(""));
+        for (widest, cell) in self.widest.iter_mut().zip(&self.cells[start..]) {
+            *widest = (*widest).max(width(cell));
+        }
+    }
+
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.cells
+            .len()
+            .checked_div(self.columns.len())
+            .unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The columns drawn within `limit` columns (all of them at their
+    /// widest when `None`): the fit order's turns are taken one by one
+    /// until the table fits. If it still does not, the last resort:
+    /// shortenable columns narrow further (to `…`), then columns go from
+    /// the right, then the one left is cut to the limit. No line is ever
+    /// wider than `limit`.
+    pub fn fit(&self, limit: Option<usize>) -> Vec<Shown> {
+        let n = self.columns.len();
+        let mut shown: Vec<bool> = self.columns.iter().map(|c| !c.omitted).collect();
+        let mut header: Vec<&str> = self.columns.iter().map(|c| c.header.as_str()).collect();
+        // The widest cell of a column once its cells are shortened.
+        let mut cap: Vec<Option<usize>> = vec![None; n];
+        let mut forced: Vec<Option<usize>> = vec![None; n];
+        let column_width =
+            |i: usize, header: &[&str], cap: &[Option<usize>], forced: &[Option<usize>]| {
+                forced[i].unwrap_or_else(|| width(header[i]).max(cap[i].unwrap_or(self.widest[i])))
+            };
+        let total =
+            |shown: &[bool], header: &[&str], cap: &[Option<usize>], forced: &[Option<usize>]| {
+                let widths: Vec<usize> = (0..n)
+                    .filter(|&i| shown[i])
+                    .map(|i| column_width(i, header, cap, forced))
+                    .collect();
+                widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1)
+            };
+        if let Some(limit) = limit {
+            // The fit order: (turn, column, abbreviate before drop).
+            let mut turns: Vec<(u32, usize, bool)> = Vec::new();
+            for (i, column) in self.columns.iter().enumerate() {
+                if let Some(a) = &column.abbreviation {
+                    turns.push((a.rank, i, false));
+                }
+                if let Some(rank) = column.drop {
+                    turns.push((rank, i, true));
+                }
+            }
+            turns.sort_unstable();
+            for (_, i, drop) in turns {
+                if total(&shown, &header, &cap, &forced) <= limit {
+                    break;
+                }
+                if drop {
+                    shown[i] = false;
+                } else if let Some(a) = &self.columns[i].abbreviation {
+                    if let Some(short) = &a.header {
+                        header[i] = short;
+                    }
+                    if let Some((how, to)) = a.cells {
+                        cap[i] = Some(self.widest_shortened(i, how, to));
+                    }
+                }
+            }
+            // The last resort, in three moves.
+            for i in 0..n {
+                let over = total(&shown, &header, &cap, &forced).saturating_sub(limit);
+                if over == 0 {
+                    break;
+                }
+                if shown[i] && self.columns[i].shorten().is_some() {
+                    let now = column_width(i, &header, &cap, &forced);
+                    forced[i] = Some(now.saturating_sub(over).max(1));
+                }
+            }
+            while total(&shown, &header, &cap, &forced) > limit
+                && shown.iter().filter(|s| **s).count() > 1
+            {
+                if let Some(last) = shown.iter().rposition(|s| *s) {
+                    shown[last] = false;
+                }
+            }
+            if let Some(only) = shown.iter().position(|s| *s)
+                && column_width(only, &header, &cap, &forced) > limit
+            {
+                forced[only] = Some(limit);
+            }
+        }
+        (0..n)
+            .filter(|&i| shown[i])
+            .map(|i| {
+                let width = column_width(i, &header, &cap, &forced);
+                Shown {
+                    column: i,
+                    width,
+                    header: cut(header[i], width).into_owned(),
+                }
+            })
+            .collect()
+    }
+
+    /// The header line and one line per row, fitted to `limit`.
+    pub fn render(&self, limit: Option<usize>) -> String {
+        let fit = self.fit(limit);
+        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
+        let mut out = String::with_capacity((self.len() + 1) * (line_width + 1));
+        self.line(&mut out, &fit, |s| Cow::Owned(s.header.clone()));
+        let n = self.columns.len();
+        for row in self.cells.chunks_exact(n.max(1)) {
+            self.line(&mut out, &fit, |s| self.shortened(s, &row[s.column]));
+        }
+        out
+    }
+
+    /// The widest cell of column `i` once cells wider than `to` are
+    /// shortened `how`.
+    fn widest_shortened(&self, i: usize, how: Shorten, to: usize) -> usize {
+        if self.widest[i] <= to {
+            return self.widest[i];
+        }
+        let n = self.columns.len();
+        self.cells
+            .iter()
+            .skip(i)
+            .step_by(n)
+            .map(|cell| {
+                let w = width(cell);
+                if w <= to {
+                    return w;
+                }
+                match how {
+                    Shorten::AtWords => width(&cut_words(cell, to)),
+                    Shorten::Anywhere => width(&cut(cell, to)),
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A cell within its column's width.
+    fn shortened<'c>(&self, shown: &Shown, cell: &'c str) -> Cow<'c, str> {
+        match self.columns[shown.column].shorten() {
+            Some(Shorten::AtWords) => cut_words(cell, shown.width),
+            // A column that has no way of its own is cut only as a last
+            // resort, when it is the one column left.
+            Some(Shorten::Anywhere) | None => cut(cell, shown.width),
+        }
+    }
+
+    fn line<'x>(&self, out: &mut String, fit: &[Shown], cell: impl Fn(&Shown) -> Cow<'x, str>) {
+        let start = out.len();
+        for (k, shown) in fit.iter().enumerate() {
+            if k > 0 {
+                out.extend(std::iter::repeat_n(' ', GAP));
+            }
+            let text = cell(shown);
+            let pad = shown.width.saturating_sub(width(&text));
+            match self.columns[shown.column].align {
+                Align::Left => {
+                    out.push_str(&text);
+                    out.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    out.push_str(&text);
+                }
+            }
+        }
+        let kept = out[start..].trim_end_matches(' ').len();
+        out.truncate(start + kept);
+        out.push('\n');
+    }
+}
