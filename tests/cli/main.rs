@@ -28,6 +28,7 @@ mod import_swebench;
 mod infra;
 mod integrity;
 mod interrupt;
+mod layer_hooks;
 mod lifecycle;
 mod log_integrity;
 mod mock_model;
