@@ -380,7 +380,7 @@ fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Ev
         role,
         program: argv[0].into(),
         resolved: format!("/usr/bin/{}", argv[0]),
-        argc: argv.len() as u32 - 1,
+        argc: argv.len() as u32,
         exit_code: Some(exit_code),
         signal: None,
         duration_ms: 42,

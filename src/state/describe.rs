@@ -192,7 +192,8 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 (_, _, None, None) => "killed".to_string(),
             };
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
-            let args = count(*argc as usize, "arg");
+            // `argc` counts the program too.
+            let args = count((*argc as usize).saturating_sub(1), "arg");
             let text = format!("{role} `{program}` ({args}) {status} in {duration_ms} ms");
             said("command", *step, text, ok)
         }
