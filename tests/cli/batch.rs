@@ -1030,3 +1030,27 @@ fn progress_is_one_plain_line_per_event_in_ci() {
         .count();
     assert!(prefixed >= 8, "{}", run.stderr);
 }
+
+/// The plain progress lines of a small scripted batch, one worker so their
+/// order is fixed: a job that finishes without an edit, and one that
+/// writes, verifies and is done.
+#[test]
+fn progress_lines_snapshot() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("shown", "write_verify_finish.jsonl"),
+            JobSpec::new("lazy", "no_edit.jsonl").attempts(1),
+        ],
+    );
+    let run = run_in(
+        sb.path(),
+        &["batch", "DATA", jobs.to_str().unwrap(), "-j", "1"],
+        &[("CI", "true")],
+    )
+    .code(1);
+    let progress: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with('[')).collect();
+    crate::snapshot::redacted(Some(sb.path()))
+        .bind(|| insta::assert_snapshot!(progress.join("\n")));
+}

@@ -133,3 +133,31 @@ fn doctor_says_the_hooks_are_on_and_what_they_removed() {
         "{network}"
     );
 }
+
+/// `doctor` with every layer a hook can remove removed reads the same on
+/// every machine, but for what the hooks cannot touch: the cgroup line,
+/// `required=` (which looks at the cgroup first), capabilities (root
+/// only) and the programs, redacted.
+#[test]
+fn doctor_with_every_removable_layer_removed() {
+    if !hooks_built("doctor_with_every_removable_layer_removed") {
+        return;
+    }
+    let out = Command::new(BIN)
+        .arg("doctor")
+        .env(
+            TEST_HOOKS_ENV,
+            agent_runtime::sandbox::REMOVABLE_LAYERS.join(","),
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut settings = crate::snapshot::redacted(None);
+    settings.add_filter(r"(?m)^cgroup: .*$", "cgroup: [HOST]");
+    settings.add_filter(r"(?m)^capabilities: .*\n", "");
+    settings.add_filter(r"(?m)^required=.*$", "required=[HOST]");
+    settings.add_filter(r"(?m)^(search path|program [a-z0-9]+): .*$", "$1: [HOST]");
+    settings.add_filter(r"\b(cgroup-v[12]|nocaps)\b,?", "");
+    settings.add_filter(r",(\n|$)", "$1");
+    settings.bind(|| insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout)));
+}

@@ -49,6 +49,7 @@ mod sandbox;
 mod seccomp;
 mod seed;
 mod setup;
+mod snapshot;
 mod stats;
 mod tokens;
 mod toolchains;
