@@ -29,7 +29,7 @@ fn the_top_level_help_starts_with_demo_and_points_to_the_docs() {
 fn the_help_of_each_main_command_is_pinned() {
     let sb = Sandbox::new();
     crate::snapshot::redacted(Some(sb.path())).bind(|| {
-        for command in ["batch", "check", "validate", "report", "exec", "doctor"] {
+        for command in ["batch", "check", "validate", "report", "gc", "doctor"] {
             let help = sb.run(&[command, "--help"]).ok().stdout;
             insta::assert_snapshot!(format!("help_{command}"), help);
         }

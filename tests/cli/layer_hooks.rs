@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe, test_hooks};
 
-use crate::harness::BIN;
+use crate::harness::{BIN, layer_missing};
 
 const REQUIRE: &str = "AGENT_RUNTIME_REQUIRE_LAYERS";
 
@@ -86,7 +86,23 @@ fn a_test_that_probes_in_process_fails_without_landlock_when_layers_are_required
 
 #[test]
 fn a_test_that_asks_the_binary_fails_without_landlock_when_layers_are_required() {
-    if !hooks_built("a_test_that_asks_the_binary_fails_without_landlock") {
+    let test = "a_test_that_asks_the_binary_fails_without_landlock";
+    if !hooks_built(test) {
+        return;
+    }
+    // The test it reruns asks for every layer `required` applies: where
+    // one is missing anyway, that one, not Landlock, would be named.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["exec", "--sandbox", "required", "--workspace"])
+        .arg(dir.path())
+        .args(["--", "true"])
+        .env_remove(TEST_HOOKS_ENV)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        layer_missing(test, &format!("`required` does not run here: {why}"));
         return;
     }
     fails_when_required_and_skips_otherwise(
