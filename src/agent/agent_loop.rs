@@ -437,8 +437,8 @@ fn precheck(run: &AgentRun<'_>, decision: &Decision) -> Result<(), Refused> {
                 observation: e.to_string(),
                 logged: match e {
                     crate::exec::Refusal::NoMatch { .. } => format!(
-                        "`{program}` with {} argument(s) does not match any allow rule",
-                        args.len()
+                        "`{program}` with {} does not match any allow rule",
+                        crate::words::count(args.len(), "argument")
                     ),
                     other => other.to_string(),
                 },

@@ -215,8 +215,9 @@ pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
             "the oracle's fix is not accepted".to_string()
         } else {
             let names: Vec<&str> = failing.into_iter().collect();
+            let verb = if names.len() == 1 { "fails" } else { "fail" };
             format!(
-                "the oracle's fix is not accepted: {} fail(s)",
+                "the oracle's fix is not accepted: {} {verb}",
                 names.join(", ")
             )
         };

@@ -1,5 +1,5 @@
-//! `exec` and `doctor`: the executor and the sandbox probe, for users and
-//! benchmarks.
+//! `exec`: the executor, for users and benchmarks, and the programs
+//! `doctor` and `validate --verbose` show.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,7 +16,7 @@ use crate::exec::{
 };
 use crate::manifest::CACHE_PLACEHOLDER;
 use crate::runner::job_search_path;
-use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy, probe};
+use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
 
 /// `exec` options, resolved from the command line.
 #[derive(Debug)]
@@ -157,41 +157,12 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-pub fn doctor() -> anyhow::Result<Completion> {
-    let probe = probe();
-    for status in probe.statuses() {
-        let state = if status.available {
-            "available"
-        } else {
-            "unavailable"
-        };
-        outln!("{}: {state} ({})", status.layer, status.detail);
-    }
-    if nix::unistd::geteuid().is_root() {
-        outln!("capabilities: dropped for every sandboxed command (running as root)");
-    }
-    outln!("auto={}", probe.auto_layers().join(","));
-    let required = SandboxPolicy {
-        mode: SandboxMode::Required,
-        ..SandboxPolicy::default()
-    };
-    let grants = crate::sandbox::Grants::default();
-    match crate::sandbox::prepare(&required, &grants, Duration::from_secs(1)) {
-        Ok(prepared) => outln!("required=ok ({})", prepared.layers.join(",")),
-        Err(err) => outln!("required=unavailable ({err})"),
-    }
-    for line in programs(&SearchPath::fixed()) {
-        outln!("{line}");
-    }
-    Ok(Completion::Success)
-}
-
 /// The programs `doctor` and `validate --verbose` show.
 const SHOWN_PROGRAMS: [&str; 3] = ["cargo", "python3", "node"];
 
 /// `search path: ...`, then per shown program where it resolves and what
 /// really runs (its links followed), or why it is not found.
-fn programs(path: &SearchPath) -> Vec<String> {
+pub(super) fn programs(path: &SearchPath) -> Vec<String> {
     let mut lines = vec![format!("search path: {}", path.to_env())];
     for name in SHOWN_PROGRAMS {
         lines.push(match path.describe(name) {

@@ -37,6 +37,7 @@ mod args;
 mod batch;
 mod check;
 mod demo;
+mod doctor;
 mod exec;
 mod exit;
 mod help_text;
@@ -133,7 +134,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             env,
             argv,
         }),
-        Command::Doctor => exec::doctor(),
+        Command::Doctor => doctor::doctor(),
         Command::Replay {
             data,
             instance,

@@ -46,7 +46,7 @@ pub enum CorruptReason {
     SeqOrder { seq: u64, previous: u64 },
     /// Writers number records one by one, so a gap means records were
     /// removed (by hand, or by a broken copy).
-    #[error("seq {seq} follows seq {previous}: {} record(s) are missing before this line", .seq - .previous - 1)]
+    #[error("seq {seq} follows seq {previous}: {} missing before this line", missing_records(.seq - .previous - 1))]
     SeqGap { seq: u64, previous: u64 },
     #[error("empty line")]
     Empty,
@@ -110,6 +110,12 @@ pub fn scan(bytes: &[u8], first_line: u64, last_seq: u64) -> Result<Scan, Corrup
         good_len: complete_len as u64,
         torn,
     })
+}
+
+/// "1 record is" or "N records are", for the gap of a `SeqGap`.
+fn missing_records(n: u64) -> String {
+    let verb = if n == 1 { "is" } else { "are" };
+    format!("{} {verb}", crate::words::count(n as usize, "record"))
 }
 
 #[cfg(test)]
@@ -201,7 +207,7 @@ mod tests {
                 previous: 2
             }
         );
-        assert!(err.to_string().contains("1 record(s) are missing"));
+        assert!(err.to_string().contains("1 record is missing"));
         // Continuing a scan: the first new record must follow the last known seq.
         let err = scan(&log(&[5]), 10, 5).unwrap_err();
         assert_eq!(err.line, 10);

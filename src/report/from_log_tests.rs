@@ -1,8 +1,11 @@
 //! The fold over real event records: per-test verdicts, the baseline's
-//! reason, and what a new attempt starts over.
+//! reason, what a new attempt starts over, and the timeline in the
+//! words every view uses.
 
 use super::*;
-use crate::protocol::{CheckResult as Check, Event, FailureKind};
+use crate::protocol::{
+    CheckResult as Check, CommandFor, DecisionKind, Event, FailureKind, VerifyTrigger,
+};
 use crate::verdict::{Inventory, Verdict};
 
 /// Records of one job, numbered as a writer would.
@@ -355,4 +358,170 @@ fn a_success_on_a_retry_is_not_the_first_attempts() {
     let job = log.report();
     assert_eq!(job.outcome, JobOutcome::Accepted);
     assert_eq!(job.first_attempt_accepted, Some(false));
+}
+
+fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
+    Event::Decision {
+        step,
+        kind,
+        reason: reason.map(String::from),
+        reply_bytes: 120,
+        reply_hash: "0123456789abcdef".into(),
+        input_tokens: 900 + u64::from(step) * 40,
+        cached_input_tokens: 0,
+        output_tokens: 20,
+        latency_ms: 350,
+    }
+}
+
+fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Event {
+    Event::Command {
+        step,
+        role,
+        program: argv[0].into(),
+        resolved: format!("/usr/bin/{}", argv[0]),
+        argc: argv.len() as u32,
+        exit_code: Some(exit_code),
+        signal: None,
+        duration_ms: 42,
+        stdout_bytes: 10,
+        stderr_bytes: 0,
+        truncated: false,
+        timed_out: false,
+        cancelled: false,
+        oom: false,
+        sandbox: vec!["landlock-abi6".into()],
+        tests: None,
+    }
+}
+
+fn verify(step: u32, passed: bool, cause: Option<&str>) -> Event {
+    Event::Verify {
+        step,
+        trigger: VerifyTrigger::Decision,
+        passed,
+        cause: cause.map(String::from),
+    }
+}
+
+/// Two attempts as the report's timeline shows them: the first had a
+/// command refused, met a provider retry and ended on a failed verify;
+/// the second fixed the file and was accepted.
+#[test]
+fn timeline_snapshot() {
+    let edit = |step: u32, bytes: u64| Event::Edit {
+        step,
+        path: "src/lib.rs".into(),
+        before: Some("aaaa".into()),
+        after: "bbbb".into(),
+        bytes,
+    };
+    let agent = |steps: u32, kind: Option<FailureKind>| Event::AgentFinished {
+        outcome: if kind.is_some() {
+            Outcome::Failed
+        } else {
+            Outcome::Succeeded
+        },
+        failure_kind: kind,
+        steps,
+        integrity: Vec::new(),
+    };
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), baseline())
+        .push(
+            "a",
+            Some(1),
+            command_run(0, CommandFor::Baseline, &["cargo", "test"], 101),
+        )
+        .push("a", Some(1), decision(1, DecisionKind::ReadFile, None))
+        .push(
+            "a",
+            Some(1),
+            decision(
+                2,
+                DecisionKind::RunTool,
+                Some("`curl` with 1 argument does not match any allow rule"),
+            ),
+        )
+        .push(
+            "a",
+            Some(1),
+            Event::ProviderRetry {
+                step: 3,
+                retry: 1,
+                reason: "HTTP 503".into(),
+                wait_ms: 500,
+            },
+        )
+        .push("a", Some(1), decision(3, DecisionKind::ReplaceText, None))
+        .push("a", Some(1), edit(3, 1))
+        .push("a", Some(1), decision(4, DecisionKind::Verify, None))
+        .push(
+            "a",
+            Some(1),
+            command_run(4, CommandFor::Verify, &["cargo", "test"], 101),
+        )
+        .push("a", Some(1), verify(4, false, Some("test t::a ... FAILED")))
+        .push("a", Some(1), agent(4, Some(FailureKind::VerifyFailed)))
+        .push("a", Some(1), finished(Some(FailureKind::VerifyFailed)))
+        .push("a", None, Event::Retried {})
+        .push("a", Some(2), started(2))
+        .push("a", Some(2), decision(1, DecisionKind::WriteFile, None))
+        .push("a", Some(2), edit(1, 64))
+        .push("a", Some(2), decision(2, DecisionKind::Verify, None))
+        .push(
+            "a",
+            Some(2),
+            command_run(2, CommandFor::Verify, &["cargo", "test"], 0),
+        )
+        .push("a", Some(2), verify(2, true, None))
+        .push("a", Some(2), decision(3, DecisionKind::Finish, None))
+        .push("a", Some(2), agent(3, None))
+        .push(
+            "a",
+            Some(2),
+            Event::Patch {
+                bytes: 210,
+                files: 1,
+                hash: "cafe".into(),
+                files_hash: None,
+                partial: false,
+                integrity: Vec::new(),
+            },
+        )
+        .push(
+            "a",
+            Some(2),
+            command_run(0, CommandFor::Acceptance, &["cargo", "test"], 0),
+        )
+        .push(
+            "a",
+            Some(2),
+            acceptance(Some(Verdict {
+                f2p_passed: 2,
+                f2p_total: 2,
+                p2p_passed: 3,
+                p2p_total: 3,
+                ..Verdict::default()
+            })),
+        )
+        .push("a", Some(2), finished(None));
+    let job = log.report();
+    let lines: Vec<String> = job
+        .timeline
+        .iter()
+        .map(|t| {
+            format!(
+                "{:>5} ms  attempt {} step {}  {:<12} {:<4} {}",
+                t.at_ms,
+                t.attempt,
+                t.step,
+                t.kind,
+                if t.ok { "ok" } else { "FAIL" },
+                t.detail
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
 }

@@ -293,3 +293,22 @@ fn empty_report_renders() {
     assert!(html.contains("No failures."));
     assert_eq!(data(&html)["details"], serde_json::json!([]));
 }
+
+/// What the page shows of the first two jobs, as its data: the jobs
+/// table's headers, filters and rows, and the details (attempts, patch,
+/// trajectory) of the accepted job.
+#[test]
+fn html_data_snapshot() {
+    let data = data(&render_html(&sample()));
+    let jobs = table(&data, "jobs");
+    let excerpt = serde_json::json!({
+        "jobs_headers": jobs["headers"],
+        "jobs_filters": jobs["filters"],
+        "jobs_rows": [jobs["rows"][0], jobs["rows"][1]],
+        "time_headers": table(&data, "time")["headers"],
+        "details_of_job_0": detail(&data, 0),
+    });
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"(\d+\.\d{6})\d+", "$1");
+    settings.bind(|| insta::assert_snapshot!(serde_json::to_string_pretty(&excerpt).unwrap()));
+}

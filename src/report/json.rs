@@ -193,4 +193,13 @@ mod tests {
     fn output_is_deterministic() {
         assert_eq!(render_json(&sample()), render_json(&sample()));
     }
+
+    #[test]
+    fn json_snapshot() {
+        // Intervals and estimates to six places: their last digits may
+        // differ with the platform's math library.
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(r"(\d+\.\d{6})\d+", "$1");
+        settings.bind(|| insta::assert_snapshot!(render_json(&sample())));
+    }
 }

@@ -54,8 +54,8 @@ pub(super) fn inventory(
         names = hidden_tests(&spec.acceptance.dir, lang, None);
     }
     report.text.push_str(&format!(
-        "the hidden files define {} test function(s)\n",
-        names.len()
+        "the hidden files define {}\n",
+        crate::words::count(names.len(), "test function")
     ));
     Ok((InventorySource::HiddenFiles, names))
 }

@@ -6,6 +6,7 @@
 use super::job::{Job, JobState};
 use super::wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 use crate::protocol::{CheckResult, DecisionKind, Event, Outcome, Record, Verdict};
+use crate::words::count;
 
 /// What an event says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +51,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         } => {
             // Every attempt's, as `status` and the reports count steps.
             let steps = job.total_steps();
-            let steps = format!("{steps} step{}", if steps == 1 { "" } else { "s" });
+            let steps = count(steps as usize, "step");
             let text = match (outcome, failure_kind) {
                 (Outcome::Succeeded, _) => format!("attempt {n} succeeded ({steps})"),
                 (Outcome::Failed, kind) => {
@@ -191,7 +192,9 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 (_, _, None, None) => "killed".to_string(),
             };
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
-            let text = format!("{role} `{program}` ({argc} args) {status} in {duration_ms} ms");
+            // `argc` counts the program too.
+            let args = count((*argc as usize).saturating_sub(1), "arg");
+            let text = format!("{role} `{program}` ({args}) {status} in {duration_ms} ms");
             said("command", *step, text, ok)
         }
         Event::Edit {
@@ -199,7 +202,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         } => said(
             "edit",
             *step,
-            format!("edited {path} ({bytes} bytes)"),
+            format!("edited {path} ({})", count(*bytes as usize, "byte")),
             true,
         ),
         Event::Verify {
@@ -222,8 +225,11 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             ..
         } => {
             let text = match failure_kind {
-                Some(kind) => format!("agent phase failed after {steps} steps: {kind}"),
-                None => format!("agent phase done after {steps} steps"),
+                Some(kind) => format!(
+                    "agent phase failed after {}: {kind}",
+                    count(*steps as usize, "step")
+                ),
+                None => format!("agent phase done after {}", count(*steps as usize, "step")),
             };
             said("agent", *steps, text, *outcome == Outcome::Succeeded)
         }

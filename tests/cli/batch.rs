@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::harness::{BIN, Run, Sandbox, log_lines};
+use crate::harness::{BIN, Run, Sandbox, log_lines, runs_below};
 
 fn fixture(name: &str) -> String {
     format!("{}/evaluation/bench/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -641,7 +641,10 @@ fn a_crash_after_the_agent_finished_resumes_at_acceptance() {
     wait_until(Duration::from_secs(60), "the patch event", || {
         log_lines(&sb).iter().any(|l| l["type"] == "patch")
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // The kill lands while acceptance (`sleep 3`) runs.
+    wait_until(Duration::from_secs(60), "the acceptance command", || {
+        runs_below(child.id(), "sleep")
+    });
     let tree = descendants(child.id());
     kill_and_check_no_leftovers(&mut child, &tree, &data);
 
@@ -688,10 +691,7 @@ fn a_killed_batch_leaves_no_process_running() {
     let args = ["batch", data.to_str().unwrap(), jobs.to_str().unwrap()];
     let mut child = spawn_batch(sb.path(), &args, "hang");
     wait_until(Duration::from_secs(60), "the sleep 30 tool command", || {
-        descendants(child.id()).iter().any(|&(pid, _)| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.starts_with(b"sleep\0") || c.windows(7).any(|w| w == b"/sleep\0"))
-        })
+        runs_below(child.id(), "sleep")
     });
     let tree = descendants(child.id());
     assert!(
@@ -949,7 +949,10 @@ fn ctrl_c_stops_the_batch_saves_state_and_a_rerun_finishes() {
             .iter()
             .any(|l| l["job"] == "long" && l["type"] == "decision" && l["kind"] == "run_tool")
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // The interrupt lands while the tool (`sleep`) runs.
+    wait_until(Duration::from_secs(60), "the long tool's sleep", || {
+        runs_below(child.id(), "sleep")
+    });
     let sent = Instant::now();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let code = wait_for_exit(&mut child, Duration::from_secs(15));
@@ -1029,4 +1032,28 @@ fn progress_is_one_plain_line_per_event_in_ci() {
         .filter(|l| l.starts_with('[') && l.contains("] "))
         .count();
     assert!(prefixed >= 8, "{}", run.stderr);
+}
+
+/// The plain progress lines of a small scripted batch, one worker so their
+/// order is fixed: a job that finishes without an edit, and one that
+/// writes, verifies and is done.
+#[test]
+fn progress_lines_snapshot() {
+    let sb = Sandbox::new();
+    let jobs = write_jobs(
+        &sb.path().join("jobs"),
+        &[
+            JobSpec::new("shown", "write_verify_finish.jsonl"),
+            JobSpec::new("lazy", "no_edit.jsonl").attempts(1),
+        ],
+    );
+    let run = run_in(
+        sb.path(),
+        &["batch", "DATA", jobs.to_str().unwrap(), "-j", "1"],
+        &[("CI", "true")],
+    )
+    .code(1);
+    let progress: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with('[')).collect();
+    crate::snapshot::redacted(Some(sb.path()))
+        .bind(|| insta::assert_snapshot!(progress.join("\n")));
 }

@@ -196,3 +196,27 @@ fn a_test_that_fails_one_run_in_two_is_flaky_and_named() {
         "{job:#}"
     );
 }
+
+/// What `check` prints: the table, the count of valid jobs, the integrity
+/// line and why each other job is not valid.
+#[test]
+fn check_output_snapshot() {
+    let sb = Sandbox::new();
+    let good = shell_job(&sb, "good", false, GOOD_FIX);
+    let wrong = shell_job(&sb, "wrong", false, WRONG_FIX);
+    let passing = format!("{}/evaluation/controls/passing_baseline.toml", root());
+    let run = sb.run(&[
+        "check",
+        "--runs",
+        "1",
+        "-j",
+        "1",
+        "--data",
+        "CHECK",
+        good.to_str().unwrap(),
+        wrong.to_str().unwrap(),
+        &passing,
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    crate::snapshot::redacted(Some(sb.path())).bind(|| insta::assert_snapshot!(run.stdout));
+}

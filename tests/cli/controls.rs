@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BIN, Run, Sandbox, log_lines};
+use crate::harness::{BIN, Run, Sandbox, log_lines, runs_below, wait_until};
 
 fn control(name: &str) -> String {
     format!(
@@ -207,7 +207,10 @@ fn a_cancel_from_another_process_stops_a_running_command() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // The cancel lands while the command (`sleep`) runs.
+    wait_until(Duration::from_secs(60), "the long command to start", || {
+        runs_below(runner.id(), "sleep")
+    });
     let cancelled_at = Instant::now();
     sb.run(&["cancel", "DATA", "cancel"]).ok();
     let status = runner.wait().unwrap();

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_agent-runtime");
 
@@ -142,6 +143,53 @@ pub fn log_lines(sb: &Sandbox) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Polls `done` every 20 ms until it holds; fails naming `what` once
+/// `limit` has passed. For waiting on something another process does (a
+/// record in the log, a file, a process), never a fixed sleep.
+#[track_caller]
+pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `program` (its file name) runs among the descendants of the
+/// process `root`: the command a runner is in the middle of, inside its
+/// sandbox's PID namespace or not.
+pub fn runs_below(root: u32, program: &str) -> bool {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut below = vec![root];
+    let mut i = 0;
+    while i < below.len() {
+        let parent = below[i];
+        below.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    below[1..].iter().any(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+            let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            argv0.rsplit(|b| *b == b'/').next() == Some(program.as_bytes())
+        })
+    })
 }
 
 /// A sandbox test that cannot run here because a layer is missing: prints

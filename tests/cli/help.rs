@@ -24,6 +24,18 @@ fn the_top_level_help_starts_with_demo_and_points_to_the_docs() {
     assert!(help.contains("-V, --version"));
 }
 
+/// The help of the commands a newcomer reaches for first, each pinned.
+#[test]
+fn the_help_of_each_main_command_is_pinned() {
+    let sb = Sandbox::new();
+    crate::snapshot::redacted(Some(sb.path())).bind(|| {
+        for command in ["batch", "check", "validate", "report", "gc", "doctor"] {
+            let help = sb.run(&[command, "--help"]).ok().stdout;
+            insta::assert_snapshot!(format!("help_{command}"), help);
+        }
+    });
+}
+
 #[test]
 fn every_argument_of_every_command_is_described() {
     let sb = Sandbox::new();

@@ -325,25 +325,48 @@ fn watch_exits_once_every_job_is_terminal() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    // Its frames, line by line, as it prints them.
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = watch.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut text = String::new();
+    let read_until = |needle: &str, text: &mut String| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("watch never printed {needle:?}:\n{text}"));
+            text.push_str(&line);
+            text.push('\n');
+            if line.contains(needle) {
+                return;
+            }
+        }
+    };
     sb.run(&["cancel", "DATA", "a"]).ok();
-    std::thread::sleep(Duration::from_millis(200));
+    // The frame that shows the cancel: watch has seen it and goes on.
+    read_until("1 cancelled", &mut text);
     assert!(
         watch.try_wait().unwrap().is_none(),
         "watch exited with a job still queued"
     );
     sb.run(&["cancel", "DATA", "b"]).ok();
+    read_until("2 jobs: 2 cancelled", &mut text);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(status) = watch.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "watch did not exit");
+        assert!(Instant::now() < deadline, "watch did not exit:\n{text}");
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(status.success());
-    let out = watch.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("2 jobs: 2 cancelled"), "{text}");
+    assert!(status.success(), "{text}");
+    reader.join().unwrap();
 }
 
 #[test]

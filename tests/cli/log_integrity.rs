@@ -119,7 +119,7 @@ fn a_record_deleted_from_the_middle_is_corruption_named_by_line() {
         .code(2)
         .one_line_error()
         .stderr_has("line 4")
-        .stderr_has("1 record(s) are missing");
+        .stderr_has("1 record is missing");
     sb.run(&["enqueue", "DATA", "e"])
         .code(2)
         .stderr_has("line 4");

@@ -6,7 +6,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::harness::{Run, Sandbox, log_lines};
+use crate::harness::{Run, Sandbox, log_lines, wait_until};
 use crate::mock_model::{assistant_turns, read_request, reply};
 
 /// Answers one chat-completions request: a write first, then (once the
@@ -84,8 +84,12 @@ fn a_provider_down_for_20_s_is_waited_out_and_every_job_completes() {
         .spawn()
         .unwrap();
 
-    // While the provider is down, the wait is on record and `status` says so.
-    std::thread::sleep(Duration::from_secs(8));
+    // While the provider is down, the wait is on record and `status` says
+    // so: as soon as the first retry is in the log, well before the
+    // provider is back.
+    wait_until(down_for / 2, "a provider retry in the log", || {
+        log_lines(&sb).iter().any(|l| l["type"] == "provider_retry")
+    });
     let waiting = sb.run(&["status", "DATA"]).ok();
     assert!(
         waiting

@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BIN, Sandbox, log_lines};
+use crate::harness::{BIN, Sandbox, log_lines, runs_below, wait_until};
 
 fn manifest(sb: &Sandbox) -> std::path::PathBuf {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -52,7 +52,10 @@ fn a_crash_after_the_agent_phase_resumes_at_acceptance() {
         assert!(Instant::now() < deadline, "the agent phase never finished");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // The kill lands while acceptance (`sleep 2`) runs.
+    wait_until(Duration::from_secs(60), "the acceptance command", || {
+        runs_below(runner.id(), "sleep")
+    });
     runner.kill().unwrap();
     runner.wait().unwrap();
     let decisions_before = log_lines(&sb)

@@ -254,3 +254,45 @@ fn schema_decision_prints_the_published_schema() {
     assert_eq!(schema["oneOf"].as_array().unwrap().len(), 7);
     assert_eq!(jobs.run(&["schema", "nope"]).status.code(), Some(2));
 }
+
+/// What `validate` says of a folder of jobs with a bit of everything: a
+/// valid job, one without a provider, misspelt keys and values, a wrong
+/// shape and a bad duration, a crate's `Cargo.toml`, a file that is not
+/// TOML.
+#[test]
+fn validate_output_snapshot() {
+    let jobs = Jobs::new();
+    jobs.write("a_good.toml", &format!("id = \"good\"\n{GOOD}"));
+    jobs.write(
+        "b_no_provider.toml",
+        &format!(
+            "id = \"bare\"\n{}",
+            GOOD.split("[provider]").next().unwrap()
+        ),
+    );
+    jobs.write(
+        "c_typos.toml",
+        &format!(
+            "id = \"typos\"\n{}",
+            GOOD.replace("[acceptance]", "trace = \"ful\"\n\n[limits]\nmax_step = 3\nwall_time = \"15 minutes\"\n\n[acceptance]")
+                .replace("editable = [\"src/**/*.rs\"]", "editable = \"src/**/*.rs\"")
+        ),
+    );
+    jobs.write(
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    jobs.write(
+        "d_broken.toml",
+        "id = \"broken\"\nprompt = \"unterminated\n",
+    );
+    let out = jobs.run(&["validate", "jobs"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = format!(
+        "exit {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        out.status.code().unwrap_or(-1),
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    crate::snapshot::redacted(Some(jobs.root())).bind(|| insta::assert_snapshot!(text));
+}

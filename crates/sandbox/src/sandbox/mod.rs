@@ -27,6 +27,7 @@ mod rlimits;
 mod seccomp;
 mod skeleton;
 mod sys;
+mod test_hooks;
 
 pub use caps::protect_runner;
 pub use cgroup::{
@@ -46,3 +47,4 @@ pub use prepare::{
 pub use probe::{LayerStatus, Probe, probe};
 pub use seccomp::{DENIED, DeniedGroup, denied_count};
 pub use skeleton::set_skeleton_base;
+pub use test_hooks::{REMOVABLE_LAYERS, TEST_HOOKS_ENV, TestHooks, test_hooks};

@@ -1,5 +1,6 @@
 //! What this machine supports, found once per process and shared by
-//! `auto`, `required` and `doctor`.
+//! `auto`, `required` and `doctor` (less what a test hook removes, in a
+//! build with them: see `test_hooks.rs`).
 
 use std::sync::OnceLock;
 
@@ -7,6 +8,7 @@ use nix::sys::resource::{Resource, getrlimit};
 
 use super::landlock::{self, MIN_REQUIRED_ABI};
 use super::network::{self, NetIsolation};
+use super::test_hooks::{TestHooks, test_hooks};
 
 /// Availability of each layer, with the reason when one is missing.
 #[derive(Debug, Clone)]
@@ -34,15 +36,23 @@ pub struct LayerStatus {
 /// The probe, run on first use.
 pub fn probe() -> &'static Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
-    PROBE.get_or_init(|| Probe {
-        landlock_abi: landlock::kernel_abi(),
-        network: network::probe(),
-        namespaces: super::namespaces::probe(),
-        rlimits: getrlimit(Resource::RLIMIT_CORE)
-            .map(|_| ())
-            .map_err(|errno| format!("getrlimit failed: {errno}")),
-        seccomp: super::seccomp::probe(),
-        keyrings: super::seccomp::keyrings_present(),
+    PROBE.get_or_init(|| {
+        let found = Probe {
+            landlock_abi: landlock::kernel_abi(),
+            network: network::probe(),
+            namespaces: super::namespaces::probe(),
+            rlimits: getrlimit(Resource::RLIMIT_CORE)
+                .map(|_| ())
+                .map_err(|errno| format!("getrlimit failed: {errno}")),
+            seccomp: super::seccomp::probe(),
+            keyrings: super::seccomp::keyrings_present(),
+        };
+        #[cfg(all(feature = "test-hooks", debug_assertions))]
+        let found = match test_hooks() {
+            Some(hooks) => hooks.apply(found),
+            None => found,
+        };
+        found
     })
 }
 
@@ -149,6 +159,8 @@ impl Probe {
                 available: self.keyrings,
                 detail: if self.keyrings {
                     "a fresh, empty session keyring per command".to_string()
+                } else if test_hooks().is_some_and(|hooks| hooks.removes("keyring")) {
+                    TestHooks::reason("keyring")
                 } else {
                     "the kernel has no keyrings (nothing to hide)".to_string()
                 },
