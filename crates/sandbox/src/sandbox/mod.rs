@@ -30,8 +30,8 @@ mod sys;
 
 pub use caps::protect_runner;
 pub use cgroup::{
-    CGROUP_ENV, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, cgroup_support,
-    enter_from_child,
+    CGROUP_ENV, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, PeakStart, Peaks,
+    cgroup_support, enter_from_child,
 };
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
