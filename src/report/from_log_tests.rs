@@ -270,6 +270,7 @@ fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
         cancelled: false,
         oom: false,
         sandbox: Vec::new(),
+        resources: None,
         tests: None,
     }
 }
@@ -355,4 +356,71 @@ fn a_success_on_a_retry_is_not_the_first_attempts() {
     let job = log.report();
     assert_eq!(job.outcome, JobOutcome::Accepted);
     assert_eq!(job.first_attempt_accepted, Some(false));
+}
+
+/// A `command` event that says what it cost.
+fn costly(role: crate::protocol::CommandFor, used: crate::protocol::Resources) -> Event {
+    let mut event = command(role, 1_500);
+    if let Event::Command { resources, .. } = &mut event {
+        *resources = Some(used);
+    }
+    event
+}
+
+#[test]
+fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
+    use crate::protocol::{CommandFor, Resources};
+    let hog = Resources {
+        cpu_ms: Some(1_012),
+        peak_memory_bytes: Some(213_606_400),
+        pids_peak: Some(3),
+    };
+    let killed = Resources {
+        cpu_ms: None,
+        peak_memory_bytes: Some(1 << 20),
+        pids_peak: Some(9),
+    };
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push("a", Some(1), costly(CommandFor::Baseline, hog))
+        // An older log's command says nothing of it.
+        .push("a", Some(1), command(CommandFor::Tool, 10))
+        .push("a", Some(1), costly(CommandFor::Acceptance, killed))
+        .push("a", Some(1), finished(None));
+    let job = log.report();
+    assert_eq!(
+        job.resources,
+        Resources {
+            cpu_ms: Some(1_012),
+            peak_memory_bytes: Some(213_606_400),
+            pids_peak: Some(9),
+        }
+    );
+    let commands: Vec<_> = job
+        .timeline
+        .iter()
+        .filter(|e| e.kind == "command")
+        .collect();
+    assert_eq!(commands.len(), 3);
+    assert_eq!(commands[0].resources, Some(hog));
+    assert!(
+        commands[0]
+            .detail
+            .ends_with("in 1500 ms, cpu 1.01 s, memory peak 203.7 MiB, pids peak 3"),
+        "{}",
+        commands[0].detail
+    );
+    assert_eq!(commands[1].resources, None);
+    assert!(
+        commands[1].detail.ends_with("in 10 ms"),
+        "{}",
+        commands[1].detail
+    );
+    assert!(
+        commands[2]
+            .detail
+            .ends_with("in 1500 ms, memory peak 1.0 MiB, pids peak 9"),
+        "{}",
+        commands[2].detail
+    );
 }
