@@ -254,6 +254,15 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
 }
 
 fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
+    command_costing(role, duration_ms, None)
+}
+
+/// A `command` event that says what it cost (or not, like older logs).
+fn command_costing(
+    role: crate::protocol::CommandFor,
+    duration_ms: u64,
+    resources: Option<crate::protocol::Resources>,
+) -> Event {
     Event::Command {
         step: 0,
         role,
@@ -270,7 +279,7 @@ fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
         cancelled: false,
         oom: false,
         sandbox: Vec::new(),
-        resources: None,
+        resources,
         tests: None,
     }
 }
@@ -358,15 +367,6 @@ fn a_success_on_a_retry_is_not_the_first_attempts() {
     assert_eq!(job.first_attempt_accepted, Some(false));
 }
 
-/// A `command` event that says what it cost.
-fn costly(role: crate::protocol::CommandFor, used: crate::protocol::Resources) -> Event {
-    let mut event = command(role, 1_500);
-    if let Event::Command { resources, .. } = &mut event {
-        *resources = Some(used);
-    }
-    event
-}
-
 #[test]
 fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
     use crate::protocol::{CommandFor, Resources};
@@ -382,10 +382,18 @@ fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
     };
     let mut log = Log::new("a");
     log.push("a", Some(1), started(1))
-        .push("a", Some(1), costly(CommandFor::Baseline, hog))
+        .push(
+            "a",
+            Some(1),
+            command_costing(CommandFor::Baseline, 1_500, Some(hog)),
+        )
         // An older log's command says nothing of it.
         .push("a", Some(1), command(CommandFor::Tool, 10))
-        .push("a", Some(1), costly(CommandFor::Acceptance, killed))
+        .push(
+            "a",
+            Some(1),
+            command_costing(CommandFor::Acceptance, 1_500, Some(killed)),
+        )
         .push("a", Some(1), finished(None));
     let job = log.report();
     assert_eq!(
