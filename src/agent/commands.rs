@@ -7,7 +7,7 @@ use super::agent_loop::{
 };
 use super::cause::{cause_line, first_cause};
 use crate::exec::{ExecError, ExecOutcome};
-use crate::protocol::{CommandFor, Event, FailureKind, TestRuns, VerifyTrigger};
+use crate::protocol::{CommandFor, Event, FailureKind, Resources, TestRuns, VerifyTrigger};
 
 /// Why a command of the loop did not give an outcome.
 pub(super) enum CommandFailure {
@@ -76,8 +76,19 @@ pub fn command_event_of_tests(
         cancelled: out.cancelled,
         oom: out.oom,
         sandbox: out.sandbox_layers.clone(),
+        resources: resources(&out.resources),
         tests,
     }
+}
+
+/// The log's record of what a command cost; `None` when nothing is known.
+fn resources(used: &crate::exec::Resources) -> Option<Resources> {
+    let logged = Resources {
+        cpu_ms: used.cpu_ms,
+        peak_memory_bytes: used.peak_memory_bytes,
+        pids_peak: used.pids_peak,
+    };
+    (!logged.is_empty()).then_some(logged)
 }
 
 /// Runs the verify command; Ok((passed, output text)) or the attempt's end.

@@ -137,6 +137,11 @@ fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
     writeln!(out, "leaked={}", outcome.leaked)?;
     writeln!(out, "drain_timed_out={}", outcome.drain_timed_out)?;
     writeln!(out, "sandbox={}", outcome.sandbox_layers.join(","))?;
+    let figure = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let used = &outcome.resources;
+    writeln!(out, "cpu_ms={}", figure(used.cpu_ms))?;
+    writeln!(out, "peak_memory_bytes={}", figure(used.peak_memory_bytes))?;
+    writeln!(out, "pids_peak={}", figure(used.pids_peak))?;
     if let Some(kib) = peak_rss_kib() {
         writeln!(out, "peak_rss_kib={kib}")?;
     }

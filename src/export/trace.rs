@@ -216,6 +216,7 @@ mod tests {
                 ok: true,
             },
             call,
+            resources: None,
         }
     }
 

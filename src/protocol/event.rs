@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal};
+use super::resources::Resources;
 use super::snapshot::ManifestSnapshot;
 use super::verdict::{Inventory, Verdict};
 
@@ -193,6 +194,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         oom: bool,
         sandbox: Vec<String>,
+        /// What it cost the machine (CPU time, memory and task peaks);
+        /// absent when nothing could be told, and in older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resources: Option<Resources>,
         /// A test binary whose tests ran one per process: this one event
         /// stands for its listing and every run (the other fields sum or
         /// combine them).

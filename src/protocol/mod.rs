@@ -17,6 +17,7 @@ mod manifest;
 mod price;
 mod provider;
 mod record;
+mod resources;
 mod snapshot;
 mod verdict;
 
@@ -40,5 +41,6 @@ pub use provider::{
     ProviderKind, ScriptConfig,
 };
 pub use record::Record;
+pub use resources::Resources;
 pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};
 pub use verdict::{Inventory, InventorySource, Verdict};

@@ -38,6 +38,7 @@ fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool)
         fields: None,
         observation: None,
         diff: None,
+        resources: None,
     }
 }
 
@@ -83,6 +84,11 @@ fn accepted() -> JobResult {
     j.time.tool_ms = 6_100;
     j.time.verify_ms = 5_800;
     j.time.acceptance_ms = 2_300;
+    j.resources = crate::protocol::Resources {
+        cpu_ms: Some(9_870),
+        peak_memory_bytes: Some(412 << 20),
+        pids_peak: Some(37),
+    };
     j.wall_ms = 18_350;
     j.patch_bytes = CLEAN_PATCH.len() as u64;
     j.patch_files = 1;
@@ -104,6 +110,21 @@ fn accepted() -> JobResult {
         },
         step(1, 2, 1_810, "edit", "src/lib.rs 3f2a..9c1d", true),
         step(1, 3, 2_900, "run_tool", "cargo exit 0 in 6.1 s", true),
+        TimelineEntry {
+            resources: Some(crate::protocol::Resources {
+                cpu_ms: Some(5_200),
+                peak_memory_bytes: Some(412 << 20),
+                pids_peak: Some(37),
+            }),
+            ..step(
+                1,
+                3,
+                9_000,
+                "command",
+                "tool `cargo` (1 arg) exit 0 in 6100 ms, cpu 5.20 s, memory peak 412.0 MiB, pids peak 37",
+                true,
+            )
+        },
         step(1, 4, 9_200, "verify", "cargo exit 0 in 5.8 s", true),
         step(1, 5, 15_300, "finish", "fixed the range", true),
         step(

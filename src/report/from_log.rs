@@ -169,6 +169,7 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     result.output_tokens = usage.output_tokens;
     result.provider_latency_ms = usage.latency_ms;
     result.time = usage.time;
+    result.resources = usage.resources;
     result.cost_usd = job.price.map(|_| job.cost_usd);
     if let (Some(start), Some(end)) = (job.first_started_ms, job.ended_ms) {
         result.wall_ms = end.saturating_sub(start);
@@ -293,6 +294,7 @@ fn entry(e: &Entry) -> TimelineEntry {
         fields: None,
         observation: None,
         diff: None,
+        resources: e.resources,
     }
 }
 

@@ -257,6 +257,15 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
 }
 
 fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
+    command_costing(role, duration_ms, None)
+}
+
+/// A `command` event that says what it cost (or not, like older logs).
+fn command_costing(
+    role: crate::protocol::CommandFor,
+    duration_ms: u64,
+    resources: Option<crate::protocol::Resources>,
+) -> Event {
     Event::Command {
         step: 0,
         role,
@@ -273,6 +282,7 @@ fn command(role: crate::protocol::CommandFor, duration_ms: u64) -> Event {
         cancelled: false,
         oom: false,
         sandbox: Vec::new(),
+        resources,
         tests: None,
     }
 }
@@ -392,6 +402,7 @@ fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Ev
         oom: false,
         sandbox: vec!["landlock-abi6".into()],
         tests: None,
+        resources: None,
     }
 }
 
@@ -524,4 +535,70 @@ fn timeline_snapshot() {
         })
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
+fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
+    use crate::protocol::{CommandFor, Resources};
+    let hog = Resources {
+        cpu_ms: Some(1_012),
+        peak_memory_bytes: Some(213_606_400),
+        pids_peak: Some(3),
+    };
+    let killed = Resources {
+        cpu_ms: None,
+        peak_memory_bytes: Some(1 << 20),
+        pids_peak: Some(9),
+    };
+    let mut log = Log::new("a");
+    log.push("a", Some(1), started(1))
+        .push(
+            "a",
+            Some(1),
+            command_costing(CommandFor::Baseline, 1_500, Some(hog)),
+        )
+        // An older log's command says nothing of it.
+        .push("a", Some(1), command(CommandFor::Tool, 10))
+        .push(
+            "a",
+            Some(1),
+            command_costing(CommandFor::Acceptance, 1_500, Some(killed)),
+        )
+        .push("a", Some(1), finished(None));
+    let job = log.report();
+    assert_eq!(
+        job.resources,
+        Resources {
+            cpu_ms: Some(1_012),
+            peak_memory_bytes: Some(213_606_400),
+            pids_peak: Some(9),
+        }
+    );
+    let commands: Vec<_> = job
+        .timeline
+        .iter()
+        .filter(|e| e.kind == "command")
+        .collect();
+    assert_eq!(commands.len(), 3);
+    assert_eq!(commands[0].resources, Some(hog));
+    assert!(
+        commands[0]
+            .detail
+            .ends_with("in 1500 ms, cpu 1.01 s, memory peak 203.7 MiB, pids peak 3"),
+        "{}",
+        commands[0].detail
+    );
+    assert_eq!(commands[1].resources, None);
+    assert!(
+        commands[1].detail.ends_with("in 10 ms"),
+        "{}",
+        commands[1].detail
+    );
+    assert!(
+        commands[2]
+            .detail
+            .ends_with("in 1500 ms, memory peak 1.0 MiB, pids peak 9"),
+        "{}",
+        commands[2].detail
+    );
 }

@@ -134,7 +134,7 @@ impl Serialize for Line {
 }
 
 /// Names of the facts of every job, in the order of [`Block::Facts`].
-pub const FACT_NAMES: [&str; 20] = [
+pub const FACT_NAMES: [&str; 23] = [
     "outcome",
     "provider",
     "repeat",
@@ -148,6 +148,9 @@ pub const FACT_NAMES: [&str; 20] = [
     "verify time",
     "acceptance time",
     "wall time",
+    "cpu time",
+    "memory peak",
+    "pids peak",
     "cost",
     "patch",
     "acceptance",
@@ -251,6 +254,9 @@ fn facts(j: &JobResult) -> Vec<Cell> {
         Cell::text(&duration_ms(t.verify_ms)),
         Cell::text(&duration_ms(t.acceptance_ms)),
         Cell::text(&duration_ms(j.wall_ms)),
+        figure(j.resources.cpu_ms.map(duration_ms)),
+        figure(j.resources.peak_memory_bytes.map(bytes)),
+        figure(j.resources.pids_peak.map(|n| n.to_string())),
         Cell::text(&super::format::usd(j.cost_usd)),
         patch_cell(j),
         check_cell(j.acceptance),
@@ -259,6 +265,11 @@ fn facts(j: &JobResult) -> Vec<Cell> {
         integrity_cell(j),
         Cell::text(j.trace.as_deref().unwrap_or("")),
     ]
+}
+
+/// A figure of what the commands cost, a dash where none told it.
+fn figure(text: Option<String>) -> Cell {
+    text.map_or(Cell::None, |t| Cell::text(&t))
 }
 
 /// The failing and missing tests, each with what it printed of its own

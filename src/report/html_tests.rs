@@ -173,7 +173,17 @@ fn tables_and_details_are_data_one_per_job() {
         "replaced 1 occurrence in src/lib.rs <ok>"
     );
     assert_eq!(steps[1][5][1].as_array().unwrap().len(), 3);
-    assert_eq!(data["fact_names"][17], "baseline");
+    assert_eq!(data["fact_names"][20], "baseline");
+    assert_eq!(data["fact_names"][13], "cpu time");
+    let facts = blocks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|b| b["facts"].as_array())
+        .unwrap();
+    assert_eq!(facts[13], "9.9 s");
+    assert_eq!(facts[14], "412.0 MiB");
+    assert_eq!(facts[15], "37");
 }
 
 #[test]

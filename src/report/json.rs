@@ -71,7 +71,19 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 6,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 7,"));
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let job = &value["jobs"][0];
+        assert_eq!(job["resources"]["cpu_ms"], 9_870);
+        assert_eq!(job["resources"]["pids_peak"], 37);
+        let command = job["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["kind"] == "command")
+            .unwrap();
+        assert_eq!(command["resources"]["peak_memory_bytes"], 412 << 20);
+        assert!(job["timeline"][0].get("resources").is_none());
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::FailureKind;
+use crate::protocol::{FailureKind, Resources};
 
 /// Version of the report data model as written to `results.json`.
 /// 2: per-test acceptance verdicts (`f2p_passed` ... `baseline_reason`).
@@ -18,7 +18,10 @@ use crate::protocol::FailureKind;
 /// 6: per job `prompt`, `trace`, `logs` (the attempt's artifacts, relative
 /// to its data dir) and `test_excerpts` (what each failing or missing test
 /// printed of its own, from `runs/<job>/<n>/tests/excerpts.json`).
-pub const REPORT_SCHEMA_VERSION: u32 = 6;
+/// 7: per job `resources` (what its commands cost the machine: CPU time
+/// summed, the highest memory and task peak) and per timeline entry of a
+/// command its own `resources`.
+pub const REPORT_SCHEMA_VERSION: u32 = 7;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -102,6 +105,11 @@ pub struct JobResult {
     /// Where the time went besides the model.
     #[serde(flatten)]
     pub time: TimeSpent,
+    /// What the job's commands cost the machine, every attempt's: their
+    /// CPU time summed, the highest memory and task peak of any one; a
+    /// figure no command told is left out.
+    #[serde(default)]
+    pub resources: Resources,
     /// Wall time from first attempt start to the job's end, in milliseconds.
     pub wall_ms: u64,
     /// When its first attempt started and its last attempt ended, in
@@ -202,6 +210,7 @@ impl JobResult {
             provider_calls: 0,
             cost_usd: None,
             time: TimeSpent::default(),
+            resources: Resources::default(),
             wall_ms: 0,
             started_ms: None,
             ended_ms: None,
@@ -414,6 +423,9 @@ pub struct TimelineEntry {
     pub observation: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// On a command's entry: what it cost the machine, where it was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
 }
 
 #[cfg(test)]

@@ -152,6 +152,7 @@ mod tests {
             fields: None,
             observation: None,
             diff: None,
+            resources: None,
         }
     }
 

@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 41] = [
+pub const TSV_COLUMNS: [&str; 44] = [
     "instance",
     "job",
     "family",
@@ -49,6 +49,9 @@ pub const TSV_COLUMNS: [&str; 41] = [
     "canaries",
     "canary_forged",
     "integrity",
+    "cpu_ms",
+    "peak_memory_bytes",
+    "pids_peak",
 ];
 
 /// Renders `results.tsv`.
@@ -62,7 +65,7 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 41] {
+fn row(j: &JobResult) -> [String; 44] {
     let t = &j.tests;
     let integrity = j.integrity.as_ref();
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
@@ -122,7 +125,15 @@ fn row(j: &JobResult) -> [String; 41] {
             .map(|r| r.forged().to_string())
             .unwrap_or_default(),
         integrity.map(evidence).unwrap_or_default(),
+        figure(j.resources.cpu_ms),
+        figure(j.resources.peak_memory_bytes),
+        figure(j.resources.pids_peak),
     ]
+}
+
+/// A figure that may be unknown: empty then.
+fn figure(n: Option<u64>) -> String {
+    n.map(|n| n.to_string()).unwrap_or_default()
 }
 
 /// Every piece of evidence of a record in one field: forged canaries,

@@ -596,6 +596,7 @@ mod tests {
             drain_timed_out: false,
             oom: false,
             sandbox_layers: Vec::new(),
+            resources: crate::exec::Resources::default(),
         }
     }
 

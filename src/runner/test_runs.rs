@@ -1,12 +1,13 @@
 //! A test binary's runs, one process per test, summed up into the one
 //! `command` event the log keeps for the binary: counts, the slowest test,
-//! bytes and flags combined, the first failing run's exit.
+//! bytes and flags combined, CPU time summed and the highest single run's
+//! peaks, the first failing run's exit.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::checks::CheckCommand;
-use crate::exec::{Captured, ExecOutcome};
+use crate::exec::{Captured, ExecOutcome, Resources};
 use crate::protocol::TestRuns;
 
 /// A binary's runs summed up into one command.
@@ -42,6 +43,7 @@ impl Summary {
             drain_timed_out: false,
             oom: false,
             sandbox_layers: Vec::new(),
+            resources: Resources::default(),
         });
         Summary {
             outcome,
@@ -99,6 +101,7 @@ impl Summary {
         o.leaked |= one.leaked;
         o.drain_timed_out |= one.drain_timed_out;
         o.oom |= one.oom;
+        o.resources.add(&one.resources);
     }
 
     /// The one command: the listing's exit when there are no runs, else

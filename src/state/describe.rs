@@ -5,7 +5,7 @@
 
 use super::job::{Job, JobState};
 use super::wording::{BaselineVerdict, baseline_verdict, baseline_wording};
-use crate::protocol::{CheckResult, DecisionKind, Event, Outcome, Record, Verdict};
+use crate::protocol::{CheckResult, DecisionKind, Event, Outcome, Record, Resources, Verdict};
 use crate::words::count;
 
 /// What an event says.
@@ -23,6 +23,37 @@ pub struct Said {
     pub text: String,
     /// Whether it went as it should.
     pub ok: bool,
+}
+
+/// What a command cost, in words (`cpu 1.13 s, memory peak 203.7 MiB,
+/// pids peak 3`), the known figures only; `None` when none is known.
+pub fn resources_words(used: &Resources) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(ms) = used.cpu_ms {
+        parts.push(if ms < 1_000 {
+            format!("cpu {ms} ms")
+        } else {
+            format!("cpu {:.2} s", ms as f64 / 1_000.0)
+        });
+    }
+    if let Some(bytes) = used.peak_memory_bytes {
+        const KIB: f64 = 1024.0;
+        let n = bytes as f64;
+        let size = if bytes < 1024 {
+            format!("{bytes} B")
+        } else if n < KIB * KIB {
+            format!("{:.1} KiB", n / KIB)
+        } else if n < KIB * KIB * KIB {
+            format!("{:.1} MiB", n / (KIB * KIB))
+        } else {
+            format!("{:.2} GiB", n / (KIB * KIB * KIB))
+        };
+        parts.push(format!("memory peak {size}"));
+    }
+    if let Some(pids) = used.pids_peak {
+        parts.push(format!("pids peak {pids}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// Said of an acceptance run judged by its exit status alone.
@@ -182,6 +213,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             duration_ms,
             timed_out,
             cancelled,
+            resources,
             ..
         } => {
             let status = match (timed_out, cancelled, exit_code, signal) {
@@ -194,7 +226,11 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             let ok = *exit_code == Some(0) && !timed_out && !cancelled;
             // `argc` counts the program too.
             let args = count((*argc as usize).saturating_sub(1), "arg");
-            let text = format!("{role} `{program}` ({args}) {status} in {duration_ms} ms");
+            let mut text = format!("{role} `{program}` ({args}) {status} in {duration_ms} ms");
+            if let Some(used) = resources.as_ref().and_then(resources_words) {
+                text.push_str(", ");
+                text.push_str(&used);
+            }
             said("command", *step, text, ok)
         }
         Event::Edit {

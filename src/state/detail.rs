@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
-use crate::protocol::{DecisionKind, Event, Record};
+use crate::protocol::{DecisionKind, Event, Record, Resources};
 
 /// One entry of a job's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct Entry {
     /// For a `decision`: the provider call's figures, for the views that
     /// show each step's usage (the trajectory exports).
     pub call: Option<Call>,
+    /// For a `command`: what it cost the machine, where it was told.
+    pub resources: Option<Resources>,
 }
 
 /// One provider call, as its `decision` event recorded it.
@@ -122,18 +124,23 @@ impl Details {
         let at_ms = job
             .first_started_ms
             .map_or(0, |start| record.ts_ms.saturating_sub(start));
-        let entry = |said, call| Entry {
+        let entry = |said, call, resources| Entry {
             attempt: n,
             at_ms,
             ts_ms: record.ts_ms,
             said,
             call,
+            resources,
         };
         for said in integrity_evidence(record) {
-            timeline.push(entry(said, None));
+            timeline.push(entry(said, None, None));
         }
         if let Some(said) = describe(record, job) {
-            timeline.push(entry(said, Call::of(&record.event)));
+            let resources = match &record.event {
+                Event::Command { resources, .. } => *resources,
+                _ => None,
+            };
+            timeline.push(entry(said, Call::of(&record.event), resources));
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::attempt::{Attempt, Step};
 use crate::protocol::{
     BaselineOrigin, CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome,
-    Price, Record,
+    Price, Record, Resources,
 };
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -163,6 +163,9 @@ pub struct Usage {
     /// Sum of provider call latencies, in milliseconds: model time.
     pub latency_ms: u64,
     pub time: TimeSpent,
+    /// What the commands cost the machine: their CPU time summed, the
+    /// highest memory and task peak of any one of them.
+    pub resources: Resources,
 }
 
 /// Where time went besides the model, in milliseconds: `run_tool`

@@ -13,7 +13,7 @@ mod steps;
 mod wording;
 
 pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
-pub use describe::{NOT_VERIFIED, Said, describe, verdict_summary};
+pub use describe::{NOT_VERIFIED, Said, describe, resources_words, verdict_summary};
 pub use detail::{Call, Details, Entry};
 pub use job::{
     Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, TimeSpent, Usage, Waiting,

@@ -409,8 +409,11 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
         } => steps::provider_failed(job, &at, *step, message, *input_tokens, *output_tokens)?,
         Event::Verify { cause, .. } => steps::verify(job, &at, cause.as_ref())?,
         Event::Command {
-            role, duration_ms, ..
-        } => steps::command(job, &at, *role, *duration_ms)?,
+            role,
+            duration_ms,
+            resources,
+            ..
+        } => steps::command(job, &at, *role, *duration_ms, resources.as_ref())?,
         Event::Edit { .. } => steps::in_attempt(job, &at)?,
     }
     if !matches!(record.event, Event::ProviderRetry { .. }) {

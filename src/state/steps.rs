@@ -5,7 +5,7 @@
 
 use super::job::{Job, Waiting};
 use super::reducer::{At, Illegal};
-use crate::protocol::{CommandFor, DecisionKind, add_usd};
+use crate::protocol::{CommandFor, DecisionKind, Resources, add_usd};
 
 /// One provider call's tokens and what its reply was.
 pub(super) struct Call<'e> {
@@ -111,14 +111,19 @@ pub(super) fn verify(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Resu
     Ok(())
 }
 
-/// `command`: a command ran; its time counts where it belongs.
+/// `command`: a command ran; its time counts where it belongs, and what
+/// it cost the machine joins the job's figures.
 pub(super) fn command(
     job: &mut Job,
     at: &At<'_>,
     role: CommandFor,
     duration_ms: u64,
+    resources: Option<&Resources>,
 ) -> Result<(), Illegal> {
     at.open_attempt(job)?;
+    if let Some(used) = resources {
+        job.usage.resources.add(used);
+    }
     let time = &mut job.usage.time;
     let spent = match role {
         CommandFor::Tool => &mut time.tool_ms,

@@ -43,6 +43,7 @@ mod replay;
 mod replies;
 mod report_html;
 mod reports;
+mod resources;
 mod resume;
 mod resume_golden;
 mod sandbox;

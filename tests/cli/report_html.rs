@@ -27,6 +27,7 @@ fn entry(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool
         fields: None,
         observation: None,
         diff: None,
+        resources: None,
     }
 }
 

@@ -81,7 +81,7 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runtime.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 6);
+    assert_eq!(results["schema_version"], 7);
     let jobs = results["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), expected.len());
     for (id, outcome, kind) in expected {
@@ -205,7 +205,7 @@ fn wrong_fix_is_named_in_every_format(dir: &std::path::Path) {
 
     let tsv = read("results.tsv");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
-    assert_eq!(header.len(), 41);
+    assert_eq!(header.len(), 44);
     let row: Vec<&str> = tsv
         .lines()
         .find(|l| l.starts_with("wrong_fix\t"))

@@ -96,6 +96,10 @@
     return p === null || p === undefined ? '-' : (100 * p).toFixed(1) + '%';
   }
 
+  function known(v) {
+    return v !== null && v !== undefined;
+  }
+
   function bytes(n) {
     if (n === null || n === undefined) return '';
     if (n < 1024) return n + ' B';
@@ -407,6 +411,8 @@
     } else if (row.state === 'running' && row.last) {
       main.append(el('p', { class: 'muted' }, 'now: ' + row.last));
     }
+    // What the job's commands cost the machine (each figure may be unknown).
+    const used = r.resources || {};
     main.append(el('h2', null, 'Figures'), facts([
       ['data dir', page.run_label],
       ['family', r.family],
@@ -426,6 +432,9 @@
       ['setup time', ms(r.setup_ms)],
       ['baseline + acceptance time', ms(r.acceptance_ms)],
       ['waiting for provider', ms(r.wait_ms)],
+      ['cpu time', ms(used.cpu_ms)],
+      ['memory peak', known(used.peak_memory_bytes) ? bytes(used.peak_memory_bytes) : '-'],
+      ['pids peak', known(used.pids_peak) ? used.pids_peak : '-'],
       ['baseline', page.baseline || r.baseline],
       ['acceptance', r.acceptance],
       ['tests', row.tests || '-'],

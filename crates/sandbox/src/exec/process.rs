@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
@@ -77,6 +78,34 @@ pub(crate) fn leader_exited(pid: Pid) -> std::io::Result<bool> {
         Ok(_) => Ok(true),
         Err(nix::errno::Errno::EINTR) => Ok(false),
         Err(errno) => Err(std::io::Error::from(errno)),
+    }
+}
+
+/// Reaps `pid` with wait4(2): its wait status and the user plus system
+/// time of it and of every process reaped beneath it (the kernel sums a
+/// child's reaped descendants into its rusage).
+pub(crate) fn reap(pid: Pid) -> std::io::Result<(std::process::ExitStatus, Duration)> {
+    use std::os::unix::process::ExitStatusExt;
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain integers; all zero is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes the status and the rusage into locals.
+        let rc = unsafe { libc::wait4(pid.as_raw(), &mut status, 0, &mut usage) };
+        if rc == pid.as_raw() {
+            return Ok((
+                std::process::ExitStatus::from_raw(status),
+                super::resources::cpu_time(&usage),
+            ));
+        }
+        let err = std::io::Error::last_os_error();
+        if rc >= 0 || err.raw_os_error() != Some(libc::EINTR) {
+            return Err(if rc >= 0 {
+                std::io::Error::other(format!("wait4 returned pid {rc}, not {pid}"))
+            } else {
+                err
+            });
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 
 use super::allow::AllowList;
 use super::output::Captured;
+use super::resources::Resources;
 use super::search_path::SearchPath;
 use super::toolchain::Toolchain;
 use crate::sandbox::SandboxPolicy;
@@ -100,6 +101,8 @@ pub struct ExecOutcome {
     /// of the command.
     pub oom: bool,
     pub sandbox_layers: Vec<String>,
+    /// What it cost the machine: CPU time, memory and task peaks.
+    pub resources: Resources,
 }
 
 impl ExecOutcome {

@@ -13,10 +13,12 @@ use nix::unistd::Pid;
 use super::env::command_env;
 use super::error::ExecError;
 use super::pipes::Pipes;
-use super::process::{group_members, leader_exited, pidfd, signal_group, spawn};
+use super::process::{group_members, leader_exited, pidfd, reap, signal_group, spawn};
 use super::request::{ExecOutcome, ExecRequest};
 use crate::cancel::CancelToken;
-use crate::sandbox::{Grants, NETWORK_READ, Prepared, SCRATCH, prepare, private_root_available};
+use crate::sandbox::{
+    Grants, NETWORK_READ, PooledCgroup, Prepared, SCRATCH, prepare, private_root_available,
+};
 
 /// Longest wait between looks at the clock and the cancel token.
 const TICK: Duration = Duration::from_millis(10);
@@ -131,6 +133,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         drain_timed_out: watch.drain_timed_out,
         oom: watch.oom,
         sandbox_layers,
+        resources: watch.resources,
     })
 }
 
@@ -142,6 +145,7 @@ struct Watched {
     leaked: bool,
     drain_timed_out: bool,
     oom: bool,
+    resources: super::resources::Resources,
 }
 
 /// The supervision loop: drain output, and on timeout or cancel send
@@ -203,14 +207,22 @@ fn watch(
     // reported the command's own status and whether anything outlived it.
     let leaked = exit_page.is_none() && group_members(pid) > 0;
     signal_group(pid, Signal::SIGKILL);
-    let waited = child.wait().map_err(ExecError::io("reap the command"))?;
-    let (status, mut leaked) = match exit_page {
-        None => (waited, leaked),
+    // The rusage of the leader sums every process reaped beneath it: in a
+    // PID namespace the waiter waited for init, which reaped the command
+    // and every orphan (the kernel reaps what is left as init exits).
+    let (waited, cpu) = reap(pid).map_err(ExecError::io("reap the command"))?;
+    let (status, mut leaked, cpu) = match exit_page {
+        None => (waited, leaked, Some(cpu)),
         Some(page) => match page.read() {
-            Some(init) => (init.status, init.leaked),
+            Some(init) => (init.status, init.leaked, Some(cpu)),
             // Init never reported: it was killed (timeout or cancel), and
-            // the command with it.
-            None => (std::process::ExitStatus::from_raw(libc::SIGKILL), false),
+            // the command with it; the tree was never reaped where its
+            // time could be counted.
+            None => (
+                std::process::ExitStatus::from_raw(libc::SIGKILL),
+                false,
+                None,
+            ),
         },
     };
     // Whatever the group kill could not reach (a process that left the
@@ -223,6 +235,16 @@ fn watch(
         }
         oom = cgroup.oom_killed();
     }
+    let peaks = prepared
+        .cgroup
+        .as_ref()
+        .map(PooledCgroup::peaks)
+        .unwrap_or_default();
+    let resources = super::resources::Resources {
+        cpu_ms: cpu.map(super::resources::millis),
+        peak_memory_bytes: peaks.memory_bytes,
+        pids_peak: peaks.pids,
+    };
     let drain_timed_out = pipes.drain_until(Instant::now() + DRAIN_LIMIT);
     let (stdout, stderr) = pipes.finish();
     Ok((
@@ -235,6 +257,7 @@ fn watch(
             leaked,
             drain_timed_out,
             oom,
+            resources,
         },
     ))
 }

@@ -36,6 +36,10 @@ use super::init_image::Image;
 use super::mounts::MountPlan;
 use super::sys;
 
+/// Tasks every command has at once with a PID namespace, all in its
+/// cgroup: the waiter, the init and the command.
+pub(crate) const TASKS: u64 = 3;
+
 /// Namespaces a command enters, decided in the runner.
 #[derive(Debug)]
 pub(crate) struct Namespaces {

@@ -13,7 +13,8 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 use super::cgroup::{
-    CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, cgroup_support, enter_from_child,
+    CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, PeakStart, Peaks, cgroup_support,
+    enter_from_child,
 };
 use super::error::SandboxError;
 use super::exit_page::ExitPage;
@@ -166,12 +167,24 @@ pub fn prepare(
         processes: None,
         ..policy.limits.clone()
     };
+    // PID and mount namespaces, where this machine has them (decided
+    // here: a cgroup's peaks depend on them).
+    let namespaces_ok = probe
+        .namespaces
+        .clone()
+        .and_then(|()| super::skeleton::skeleton().map(|_| ()));
     if policy.limits.memory.is_some() || policy.limits.processes.is_some() {
+        // The tasks every command has at once in its cgroup.
+        let floor = if namespaces_ok.is_ok() {
+            namespaces::TASKS
+        } else {
+            1
+        };
         let made = cgroup_support()
             .as_ref()
             .map_err(Clone::clone)
             .and_then(|support| {
-                PooledCgroup::take(support, CgroupLimits::from(&policy.limits))
+                PooledCgroup::take(support, CgroupLimits::from(&policy.limits), floor)
                     .map(|cg| (cg, support.layer_name()))
             });
         match made {
@@ -252,10 +265,6 @@ pub fn prepare(
     // PID and mount namespaces, and the network with them.
     let mut exit = None;
     let mut net_layer = None;
-    let namespaces_ok = probe
-        .namespaces
-        .clone()
-        .and_then(|()| super::skeleton::skeleton().map(|_| ()));
     match namespaces_ok {
         Ok(()) => {
             let mut flags = namespaces::base_flags();
@@ -433,37 +442,52 @@ fn cached_plan(grants: Vec<MountGrant>, scratch: bool) -> Result<Arc<MountPlan>,
     })
 }
 
-/// Command cgroups that ended empty, kept for the next command with the
-/// same limits: making and removing one costs more than a step of most
-/// commands (v1 makes three directories).
-static IDLE_CGROUPS: Mutex<Vec<(CgroupLimits, CommandCgroup)>> = Mutex::new(Vec::new());
+/// Command cgroups that ended empty and can still tell a command's peaks,
+/// kept for the next command with the same limits and floor: making and
+/// removing one costs more than a step of most commands (v1 makes three
+/// directories).
+static IDLE_CGROUPS: Mutex<Vec<(PoolKey, CommandCgroup)>> = Mutex::new(Vec::new());
 /// How many idle cgroups a runner keeps.
 const IDLE_MAX: usize = 4;
 
+/// What an idle cgroup must match: the limits, and the floor of tasks its
+/// `pids.peak` was checked against.
+type PoolKey = (CgroupLimits, u64);
+
 /// A command's cgroup, taken from the idle ones or made; given back when
-/// dropped if nothing was left in it, else killed and removed.
+/// dropped if nothing was left in it and its peaks can still be told
+/// (see [`CommandCgroup::peaks_reusable`]), else killed and removed.
 #[derive(Debug)]
 pub struct PooledCgroup {
-    limits: CgroupLimits,
+    key: PoolKey,
     cgroup: Option<CommandCgroup>,
     /// OOM kills counted before this command (a reused cgroup keeps its
     /// counters).
     oom_before: u64,
+    /// The counters this command's peaks are read against.
+    peaks_start: Option<PeakStart>,
 }
 
 impl PooledCgroup {
-    fn take(support: &CgroupSupport, limits: CgroupLimits) -> Result<PooledCgroup, String> {
+    fn take(
+        support: &CgroupSupport,
+        limits: CgroupLimits,
+        floor: u64,
+    ) -> Result<PooledCgroup, String> {
+        let key = (limits, floor);
         let idle = IDLE_CGROUPS.lock().ok().and_then(|mut idle| {
-            let at = idle.iter().position(|(l, _)| *l == limits)?;
+            let at = idle.iter().position(|(k, _)| *k == key)?;
             Some(idle.swap_remove(at).1)
         });
+        let fresh = idle.is_none();
         let cgroup = match idle {
             Some(cgroup) => cgroup,
             None => CommandCgroup::create(support, &limits)?,
         };
         Ok(PooledCgroup {
-            limits,
+            key,
             oom_before: cgroup.oom_kills(),
+            peaks_start: Some(cgroup.start_peaks(fresh, floor)),
             cgroup: Some(cgroup),
         })
     }
@@ -490,6 +514,14 @@ impl PooledCgroup {
             .as_ref()
             .is_some_and(|cgroup| cgroup.oom_kills() > self.oom_before)
     }
+
+    /// This command's memory and task peaks, once it is over.
+    pub fn peaks(&self) -> Peaks {
+        match (&self.cgroup, &self.peaks_start) {
+            (Some(cgroup), Some(start)) => cgroup.peaks(start),
+            _ => Peaks::default(),
+        }
+    }
 }
 
 impl Drop for PooledCgroup {
@@ -497,11 +529,16 @@ impl Drop for PooledCgroup {
         let Some(cgroup) = self.cgroup.take() else {
             return;
         };
-        if cgroup.population() == 0
+        let reusable = self
+            .peaks_start
+            .take()
+            .is_some_and(|start| cgroup.peaks_reusable(&start));
+        if reusable
+            && cgroup.population() == 0
             && let Ok(mut idle) = IDLE_CGROUPS.lock()
             && idle.len() < IDLE_MAX
         {
-            idle.push((self.limits, cgroup));
+            idle.push((self.key, cgroup));
         }
         // Otherwise dropping the cgroup kills what is left and removes it.
     }

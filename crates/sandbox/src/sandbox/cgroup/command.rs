@@ -15,6 +15,7 @@ use nix::unistd::Pid;
 use super::super::policy::ResourceLimits;
 use super::enter::EnterFds;
 use super::fs::{self, Backoff};
+use super::peaks::{PeakFiles, PeakStart, Peaks};
 use super::support::{CgroupSupport, Kind, V1_PREFIX, V2_PREFIX};
 
 /// How long a kill may take to empty the cgroup before giving up.
@@ -56,6 +57,8 @@ pub struct CommandCgroup {
     dirs: Vec<PathBuf>,
     /// Where `memory.*` files are.
     memory: PathBuf,
+    /// Where `pids.*` files are.
+    pids: PathBuf,
     /// Whose `cgroup.procs` lists the command's processes (v1: the freezer
     /// or pids cgroup; v2: the only one). Also the v2 `cgroup.kill` and
     /// `cgroup.freeze` directory.
@@ -102,6 +105,7 @@ impl CommandCgroup {
                 let mut cgroup = CommandCgroup::empty(
                     Version::V1,
                     memory.clone(),
+                    pids.clone(),
                     freezer.clone().unwrap_or_else(|| pids.clone()),
                     freezer.clone(),
                 );
@@ -126,7 +130,8 @@ impl CommandCgroup {
             }
             Kind::V2(parent) => {
                 let dir = parent.dir.join(format!("{V2_PREFIX}{pid}-{n}"));
-                let mut cgroup = CommandCgroup::empty(Version::V2, dir.clone(), dir.clone(), None);
+                let mut cgroup =
+                    CommandCgroup::empty(Version::V2, dir.clone(), dir.clone(), dir.clone(), None);
                 cgroup.make_dir(&dir)?;
                 if let Some(bytes) = limits.memory {
                     fs::write_value(&dir.join("memory.max"), bytes.to_string().as_bytes())?;
@@ -152,6 +157,7 @@ impl CommandCgroup {
     fn empty(
         version: Version,
         memory: PathBuf,
+        pids: PathBuf,
         members: PathBuf,
         freezer: Option<PathBuf>,
     ) -> CommandCgroup {
@@ -159,6 +165,7 @@ impl CommandCgroup {
             version,
             dirs: Vec::with_capacity(3),
             memory,
+            pids,
             members,
             freezer,
             procs: Vec::with_capacity(3),
@@ -267,6 +274,40 @@ impl CommandCgroup {
             Version::V1 => count("memory.oom_control", Some("oom_kill"))
                 .or_else(|| count("memory.failcnt", None))
                 .unwrap_or(0),
+        }
+    }
+
+    /// Resets the memory peak for the next command and notes the counters
+    /// its peaks are read against; call it before the command is spawned.
+    /// `fresh`: the cgroup was just made. `floor`: the tasks every command
+    /// has at once (see [`PeakStart`]).
+    pub fn start_peaks(&self, fresh: bool, floor: u64) -> PeakStart {
+        self.peak_files().start(fresh, floor)
+    }
+
+    /// The peaks of the command begun with `start`, once it is over.
+    pub fn peaks(&self, start: &PeakStart) -> Peaks {
+        self.peak_files().read(start)
+    }
+
+    /// Whether another command can use this cgroup after the one begun
+    /// with `start` and still be told its own peaks.
+    pub fn peaks_reusable(&self, start: &PeakStart) -> bool {
+        let pids = fs::read_small(&self.pids.join("pids.peak"))
+            .ok()
+            .and_then(|text| super::peaks::parse_count(&text));
+        start.reusable(pids)
+    }
+
+    fn peak_files(&self) -> PeakFiles<'_> {
+        PeakFiles {
+            memory_dir: &self.memory,
+            pids_dir: &self.pids,
+            memory_peak: match self.version {
+                Version::V1 => "memory.max_usage_in_bytes",
+                Version::V2 => "memory.peak",
+            },
+            per_file_reset: self.version == Version::V2,
         }
     }
 

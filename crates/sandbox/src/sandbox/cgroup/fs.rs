@@ -38,7 +38,7 @@ pub(crate) fn read_small(path: &Path) -> io::Result<String> {
 }
 
 /// Reads what `file` holds from its current offset, up to 4 KiB.
-pub(crate) fn read_from(file: &mut File) -> io::Result<String> {
+pub(crate) fn read_from(file: &mut impl Read) -> io::Result<String> {
     let mut buf = [0u8; 4096];
     let mut len = 0;
     while let Some(rest) = buf.get_mut(len..)

@@ -21,8 +21,10 @@
 //! The executor's side: [`CommandCgroup::create`] before spawn; in the
 //! child, [`enter_from_child`] first (before namespaces, capabilities and
 //! Landlock); keep the `CommandCgroup` until the command is over; read
-//! [`CommandCgroup::population`] for leaked processes and
-//! [`CommandCgroup::oom_killed`] before [`CommandCgroup::remove`].
+//! [`CommandCgroup::population`] for leaked processes,
+//! [`CommandCgroup::oom_killed`] and [`CommandCgroup::peaks`] (begun with
+//! [`CommandCgroup::start_peaks`] before spawn) before
+//! [`CommandCgroup::remove`].
 //!
 //! It never spawns a command, never moves a process other than the runner
 //! (once, as above) and the child, never kills a process outside a command
@@ -33,10 +35,12 @@ mod command;
 mod enter;
 mod fs;
 mod layout;
+mod peaks;
 mod support;
 #[cfg(test)]
 mod tests;
 
 pub use command::{CgroupLimits, CommandCgroup};
 pub use enter::{EnterFds, enter_from_child};
+pub use peaks::{PeakStart, Peaks};
 pub use support::{CGROUP_ENV, CgroupSupport, cgroup_support};
