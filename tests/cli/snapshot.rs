@@ -18,6 +18,11 @@ pub fn redacted(tmp: Option<&Path>) -> insta::Settings {
         settings.add_filter(&literal(&tmp.to_string_lossy()), "[TMP]");
     }
     settings.add_filter(&literal(env!("CARGO_MANIFEST_DIR")), "[REPO]");
+    // What a command cost is the machine's: its figures, whichever are known.
+    settings.add_filter(
+        r"(, cpu \d+(\.\d+)? (ms|s))?(, memory peak \d+(\.\d+)? [KMG]?i?B)?(, pids peak \d+)?",
+        "",
+    );
     settings.add_filter(r"\b\d+(\.\d+)? (ms|s)\b", "[DURATION]");
     settings.add_filter(r"\b\d+ m \d+ s\b", "[DURATION]");
     settings.add_filter(r"\b\d+ in / \d+ out\b", "[N] in / [N] out");
