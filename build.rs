@@ -25,7 +25,7 @@ fn main() {
     files.sort();
     let mut out = String::from(
         "/// `(path relative to the crate root, contents)` of every bundled file.\n\
-         pub static BUNDLED: &[(&str, &[u8])] = &[\n",
+         pub(crate) static BUNDLED: &[(&str, &[u8])] = &[\n",
     );
     for (rel, abs) in &files {
         let _ = writeln!(out, "    ({rel:?}, include_bytes!({abs:?})),");

@@ -4,7 +4,7 @@
 use sha2::{Digest, Sha256};
 
 /// First 16 lowercase hex digits of SHA-256 of `bytes`.
-pub fn short_hash(bytes: &[u8]) -> String {
+pub(crate) fn short_hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }

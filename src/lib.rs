@@ -1,34 +1,50 @@
 //! agent-runtime: runs automated coding tasks with language models on a
 //! short leash. See `docs/architecture.md` for the module map.
+//!
+//! The library is the binary's: everything is `pub(crate)` unless the
+//! binary, the integration tests or the benchmarks need it, and the
+//! `unreachable_pub` lint keeps it so. The public surface:
+//!
+//! - [`cli::main`], the binary's entry point;
+//! - the log and its reading: [`log`] (writing and replaying `events.log`),
+//!   [`protocol`] (what it records), [`state`] (the one fold of it),
+//!   [`lifecycle`] (a data dir's store and leases);
+//! - what tests check directly: [`report`] (the report model and its
+//!   statistics), [`verdict`] (per-test verdicts and excerpts), [`table`]
+//!   (display widths), [`agent`] (copying a tree as the runner does);
+//! - the executor, the sandbox and the cancel token, from the sandbox
+//!   crate: `exec`, `sandbox`, `cancel`.
+
+#![warn(unreachable_pub)]
 
 pub mod agent;
-pub mod batch;
-pub mod beneath;
-pub mod cache;
-pub mod check;
+pub(crate) mod batch;
+pub(crate) mod beneath;
+pub(crate) mod cache;
+pub(crate) mod check;
 pub mod cli;
-pub mod decision;
-pub mod escape;
-pub mod export;
-pub mod gitdiff;
-pub mod hash;
-pub mod import;
-pub mod integrity;
-pub mod lang;
+pub(crate) mod decision;
+pub(crate) mod escape;
+pub(crate) mod export;
+pub(crate) mod gitdiff;
+pub(crate) mod hash;
+pub(crate) mod import;
+pub(crate) mod integrity;
+pub(crate) mod lang;
 pub mod lifecycle;
 pub mod log;
-pub mod manifest;
+pub(crate) mod manifest;
 pub mod protocol;
-pub mod provider;
-pub mod replay;
+pub(crate) mod provider;
+pub(crate) mod replay;
 pub mod report;
-pub mod runner;
+pub(crate) mod runner;
 pub mod state;
-pub mod status;
+pub(crate) mod status;
 pub mod table;
 pub mod verdict;
-pub mod view;
-pub mod words;
+pub(crate) mod view;
+pub(crate) mod words;
 
 // The executor, the sandbox and the cancel token live in their own crate
 // (where all unsafe code is); re-exported under their old paths.

@@ -2,12 +2,12 @@
 //! `1 jobs` or `job(s)`.
 
 /// `n` and the noun, singular for one (`1 attempt`, `0 attempts`).
-pub fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     format!("{n} {}", plural(n, noun))
 }
 
 /// The noun alone, as `count` would write it.
-pub fn plural(n: usize, noun: &str) -> String {
+pub(crate) fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         noun.to_string()
     } else if noun.ends_with('s') || noun.ends_with('x') || noun.ends_with("ch") {

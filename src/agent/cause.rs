@@ -30,7 +30,7 @@ pub fn first_cause(stdout: &str, stderr: &str) -> Option<String> {
 
 /// [`first_cause`] of one text, or else its first line, capped: the
 /// cause of a command that did not run (a refusal, a missing program).
-pub fn cause_line(text: &str) -> String {
+pub(super) fn cause_line(text: &str) -> String {
     first_cause("", text).unwrap_or_else(|| cap(text.lines().next().unwrap_or_default()))
 }
 

@@ -27,7 +27,7 @@ const SKIP_IN_LISTINGS: &[&str] = &[".git", "target"];
 pub const LIST_LIMIT: usize = 500;
 /// Largest file `replace_text` reads, and largest existing file `write_file`
 /// replaces (its hash goes into the log).
-pub const EDIT_CAP: u64 = 16 * 1024 * 1024;
+pub(super) const EDIT_CAP: u64 = 16 * 1024 * 1024;
 /// Permission bits of a file `write_file` creates.
 const NEW_FILE_MODE: u32 = 0o644;
 

@@ -9,6 +9,6 @@ mod plan;
 mod progress;
 mod run;
 
-pub use plan::{PlanOptions, Shard, plan};
-pub use progress::{Progress, ProgressMode};
-pub use run::{BatchError, BatchOptions, BatchSummary, Rerun, run_batch};
+pub(crate) use plan::{PlanOptions, Shard, plan};
+pub(crate) use progress::ProgressMode;
+pub(crate) use run::{BatchError, BatchOptions, BatchSummary, Rerun, run_batch};

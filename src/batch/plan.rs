@@ -36,7 +36,7 @@ impl Shard {
 
 /// What to plan.
 #[derive(Debug, Clone, Default)]
-pub struct PlanOptions {
+pub(crate) struct PlanOptions {
     pub providers: Vec<ProviderFile>,
     pub repeat: u32,
     pub attempts: Option<u32>,
@@ -46,7 +46,7 @@ pub struct PlanOptions {
 
 /// One instance per manifest × provider × repeat, filtered by family and
 /// shard, in manifest order.
-pub fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob> {
+pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob> {
     let repeat = options.repeat.max(1);
     let mut out = Vec::new();
     for manifest in manifests {

@@ -19,7 +19,7 @@ use crate::state::{State, describe};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressMode {
+pub(crate) enum ProgressMode {
     /// indicatif bars; `color` unless `NO_COLOR` is set.
     Bars { color: bool },
     /// One plain line per event.
@@ -30,7 +30,7 @@ pub enum ProgressMode {
 
 impl ProgressMode {
     /// Bars on a terminal outside CI, plain lines otherwise.
-    pub fn detect() -> ProgressMode {
+    pub(crate) fn detect() -> ProgressMode {
         use std::io::IsTerminal;
         let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
         if std::io::stderr().is_terminal() && !ci {
@@ -45,7 +45,7 @@ impl ProgressMode {
 
 /// A running reporter.
 #[derive(Debug)]
-pub struct Progress {
+pub(crate) struct Progress {
     stop: CancelToken,
     handle: Option<JoinHandle<()>>,
 }
@@ -53,7 +53,7 @@ pub struct Progress {
 impl Progress {
     /// Follows `log` from `offset` (whose last record had `last_seq`),
     /// starting from `state`, reporting on the `planned` jobs.
-    pub fn start(
+    pub(crate) fn start(
         log: &Path,
         offset: u64,
         last_seq: u64,
@@ -84,7 +84,7 @@ impl Progress {
     }
 
     /// Shows the last events and stops.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.stop.cancel();
         if let Some(handle) = self.handle.take() {
             let _ = handle.join();

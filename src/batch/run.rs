@@ -17,14 +17,14 @@ use crate::state::{JobState, State};
 
 /// `--rerun`: which finished instances to run again from scratch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rerun {
+pub(crate) enum Rerun {
     Failed,
     All,
 }
 
 /// How to run a batch.
 #[derive(Debug, Clone)]
-pub struct BatchOptions {
+pub(crate) struct BatchOptions {
     pub workers: usize,
     pub rerun: Option<Rerun>,
     /// `--replace`: a job whose manifest changed is enqueued again under
@@ -49,7 +49,7 @@ pub struct BatchOptions {
 
 /// What a batch did.
 #[derive(Debug, Clone)]
-pub struct BatchSummary {
+pub(crate) struct BatchSummary {
     pub planned: Vec<String>,
     pub accepted: usize,
     pub failed: usize,
@@ -74,14 +74,14 @@ pub struct BatchSummary {
 }
 
 impl BatchSummary {
-    pub fn all_accepted(&self) -> bool {
+    pub(crate) fn all_accepted(&self) -> bool {
         self.accepted == self.planned.len()
     }
 }
 
 /// Failures that stop a batch.
 #[derive(Debug, thiserror::Error)]
-pub enum BatchError {
+pub(crate) enum BatchError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("job {job}: {source}")]
@@ -117,7 +117,7 @@ pub(super) fn retryable(job: &crate::state::Job) -> bool {
 }
 
 /// Runs `plan` in the data dir `data`.
-pub fn run_batch(
+pub(crate) fn run_batch(
     data: &Path,
     plan: Vec<NewJob>,
     options: &BatchOptions,

@@ -14,7 +14,7 @@ use super::walk::MAX_DEPTH;
 /// Copies the tree at `from` into the new directory `to` (which must not
 /// exist; its parent must), leaving out entries named in `skip` at any
 /// depth. Returns a handle on `to`.
-pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<Dir, AtPath> {
+pub(crate) fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<Dir, AtPath> {
     let root = Path::new("");
     let source = Dir::open(from).map_err(|e| AtPath::new(root, e))?;
     let dest = Dir::create(to).map_err(|e| AtPath::new(root, e))?;
@@ -78,7 +78,7 @@ fn copy_file(from: &Dir, to: &Dir, name: &OsStr) -> Result<(), Error> {
 /// replacing what is there under the same name: a file or symlink is
 /// replaced atomically (never written through), a non-directory where
 /// `from` has a directory is removed first.
-pub fn overlay(from: &Path, to: &Path) -> Result<(), AtPath> {
+pub(crate) fn overlay(from: &Path, to: &Path) -> Result<(), AtPath> {
     let root = Path::new("");
     let source = Dir::open(from).map_err(|e| AtPath::new(root, e))?;
     let dest = Dir::open(to).map_err(|e| AtPath::new(root, e))?;

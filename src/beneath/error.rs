@@ -111,7 +111,7 @@ impl Error {
 /// A file name for a message: UTF-8 parts as they are (control characters
 /// escaped), any other byte as `\xNN`, so a name that is not UTF-8 is shown
 /// exactly and never confused with a valid one.
-pub fn escape_name(name: &OsStr) -> String {
+pub(crate) fn escape_name(name: &OsStr) -> String {
     let mut out = String::new();
     for chunk in name.as_bytes().utf8_chunks() {
         for c in chunk.valid().chars() {

@@ -31,8 +31,8 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use copy::{copy_tree, overlay};
-pub use dir::{Dir, Meta};
-pub use error::{AtPath, Error, Kind, escape_name};
-pub use read::{read_open, same_content};
-pub use walk::{Entry, Found, MAX_DEPTH, Step, Visitor, walk};
+pub(crate) use copy::{copy_tree, overlay};
+pub(crate) use dir::Dir;
+pub(crate) use error::{AtPath, Error, Kind, escape_name};
+pub(crate) use read::{read_open, same_content};
+pub(crate) use walk::{Found, Step, Visitor, walk};

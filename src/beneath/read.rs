@@ -32,7 +32,7 @@ impl Dir {
 /// Reads an open regular file from its current offset, `meta` being what
 /// `fstat` said of it: more than `cap` bytes are refused before anything is
 /// allocated, and also when the file grows while it is read.
-pub fn read_open(file: &File, meta: Meta, cap: u64) -> Result<Vec<u8>, Error> {
+pub(crate) fn read_open(file: &File, meta: Meta, cap: u64) -> Result<Vec<u8>, Error> {
     if meta.size > cap {
         return Err(Error::TooLarge {
             size: meta.size,
@@ -53,7 +53,7 @@ pub fn read_open(file: &File, meta: Meta, cap: u64) -> Result<Vec<u8>, Error> {
 /// Whether two open files hold the same bytes from their current offsets
 /// on, compared a chunk at a time (memory stays at two chunks, however
 /// large the files).
-pub fn same_content(a: &mut File, b: &mut File) -> std::io::Result<bool> {
+pub(crate) fn same_content(a: &mut File, b: &mut File) -> std::io::Result<bool> {
     let (mut left, mut right) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
     loop {
         let n = fill(a, &mut left)?;

@@ -15,7 +15,7 @@ use super::error::{AtPath, Error, Kind};
 
 /// Deepest directory a walk or a copy enters (each level holds one
 /// descriptor open).
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// One entry of a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct Entry {
 
 /// An entry met by [`walk`].
 #[derive(Debug)]
-pub struct Found<'a> {
+pub(crate) struct Found<'a> {
     /// The directory holding the entry: open the entry from here, by name.
     pub dir: &'a Dir,
     /// The entry's path relative to the walk's root (names as bytes).
@@ -40,7 +40,7 @@ pub struct Found<'a> {
 
 /// What the walk does after an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Enter it, if it is a directory.
     Descend,
     /// Go on with the next entry.
@@ -50,7 +50,7 @@ pub enum Step {
 }
 
 /// What a walk calls for each entry, in name order, depth first.
-pub trait Visitor {
+pub(crate) trait Visitor {
     type Error: From<AtPath>;
 
     fn visit(&mut self, found: &Found<'_>) -> Result<Step, Self::Error>;
@@ -134,7 +134,7 @@ impl Dir {
 
 /// Walks the tree under `root`, depth first in name order. Returns `false`
 /// when the visitor stopped it.
-pub fn walk<V: Visitor>(root: &Dir, visitor: &mut V) -> Result<bool, V::Error> {
+pub(crate) fn walk<V: Visitor>(root: &Dir, visitor: &mut V) -> Result<bool, V::Error> {
     walk_in(root, Path::new(""), 0, visitor)
 }
 

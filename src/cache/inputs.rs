@@ -27,7 +27,7 @@ const MAX_INPUT: u64 = 16 << 20;
 
 /// The inputs of a job's shared setup.
 #[derive(Debug, Clone)]
-pub struct SetupInputs {
+pub(crate) struct SetupInputs {
     pub tooling: &'static dyn Tooling,
     /// Relative to the source root, `/`-separated, sorted.
     pub files: Vec<String>,
@@ -37,7 +37,11 @@ impl SetupInputs {
     /// The files of `source` that `tooling` names as setup inputs, and
     /// those the job's `[setup] inputs` globs add (symlinks and unreadable
     /// entries left out).
-    pub fn find(source: &Path, tooling: &'static dyn Tooling, extra: &[String]) -> SetupInputs {
+    pub(crate) fn find(
+        source: &Path,
+        tooling: &'static dyn Tooling,
+        extra: &[String],
+    ) -> SetupInputs {
         let mut builder = GlobSetBuilder::new();
         let named = tooling.setup_inputs().iter().copied();
         for glob in named.chain(extra.iter().map(String::as_str)) {
@@ -82,7 +86,7 @@ impl SetupInputs {
 
     /// What the key hashes: each input's name and the part of its text
     /// that decides the setup, in name order.
-    pub fn key_material(&self, source: &Path) -> Vec<(String, String)> {
+    pub(crate) fn key_material(&self, source: &Path) -> Vec<(String, String)> {
         self.files
             .iter()
             .map(|rel| {
@@ -98,7 +102,7 @@ impl SetupInputs {
 
     /// Makes `dest` (which must not exist) a copy of the inputs, plus the
     /// empty files the language needs beside them.
-    pub fn copy_to(&self, source: &Path, dest: &Path) -> std::io::Result<()> {
+    pub(crate) fn copy_to(&self, source: &Path, dest: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dest)?;
         for rel in &self.files {
             let to = dest.join(rel);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Failures handling a job cache (the runtime's I/O, not a verdict).
 #[derive(Debug, thiserror::Error)]
-pub enum CacheError {
+pub(crate) enum CacheError {
     #[error("failed to {action} {}: {source}", .path.display())]
     Io {
         action: &'static str,
@@ -33,19 +33,19 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Cache
 
 /// What `setup.done` records about the run that filled the cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetupMarker {
+pub(crate) struct SetupMarker {
     pub duration_ms: u64,
 }
 
 /// One job's cache directory.
 #[derive(Debug, Clone)]
-pub struct JobCache {
+pub(crate) struct JobCache {
     root: PathBuf,
 }
 
 /// Held while a runner fills the cache; released when dropped.
 #[derive(Debug)]
-pub struct CacheLock {
+pub(crate) struct CacheLock {
     _file: File,
 }
 
@@ -55,18 +55,14 @@ const CARGO_CONFIG: [&str; 2] = ["config.toml", "config"];
 
 impl JobCache {
     /// The cache named `key` under `cache_dir` (`DATA/cache`).
-    pub fn new(cache_dir: &Path, key: &str) -> JobCache {
+    pub(crate) fn new(cache_dir: &Path, key: &str) -> JobCache {
         JobCache {
             root: cache_dir.join(key),
         }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// The cache's key (its directory's name).
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         self.root
             .file_name()
             .and_then(|n| n.to_str())
@@ -75,23 +71,23 @@ impl JobCache {
 
     /// The directory `{cache}` names: writable for the setup commands,
     /// read-only for every later command.
-    pub fn setup_dir(&self) -> PathBuf {
+    pub(crate) fn setup_dir(&self) -> PathBuf {
         self.root.join("setup")
     }
 
     /// The job's own `CARGO_HOME` (`registry/` and `git/` filled by setup).
-    pub fn cargo_home(&self) -> PathBuf {
+    pub(crate) fn cargo_home(&self) -> PathBuf {
         self.setup_dir().join("cargo")
     }
 
     /// The dependency build layer: a target dir holding only the
     /// dependencies' build outputs.
-    pub fn layer_dir(&self) -> PathBuf {
+    pub(crate) fn layer_dir(&self) -> PathBuf {
         self.root.join("deps")
     }
 
     /// Waits for and takes the cache's lock.
-    pub fn lock(&self) -> Result<CacheLock, CacheError> {
+    pub(crate) fn lock(&self) -> Result<CacheLock, CacheError> {
         let parent = self.root.parent().unwrap_or(Path::new("/"));
         fs::create_dir_all(parent).map_err(io("create", parent))?;
         let path = self.root.with_extension("lock");
@@ -110,7 +106,7 @@ impl JobCache {
     }
 
     /// The marker of a setup that succeeded, if there is one.
-    pub fn setup_marker(&self) -> Option<SetupMarker> {
+    pub(crate) fn setup_marker(&self) -> Option<SetupMarker> {
         let text = fs::read_to_string(self.setup_marker_path()).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -118,7 +114,7 @@ impl JobCache {
     /// Empties the setup directory for a fresh run: no marker, an empty
     /// `setup/`, and a `CARGO_HOME` holding the runner's cargo
     /// configuration (copied, so the job sees the same registry settings).
-    pub fn reset_setup(&self, runner_cargo_home: Option<&Path>) -> Result<(), CacheError> {
+    pub(crate) fn reset_setup(&self, runner_cargo_home: Option<&Path>) -> Result<(), CacheError> {
         let marker = self.setup_marker_path();
         if marker.exists() {
             fs::remove_file(&marker).map_err(io("remove", &marker))?;
@@ -141,7 +137,7 @@ impl JobCache {
     }
 
     /// Records that setup succeeded (atomically: a marker is whole or absent).
-    pub fn mark_setup(&self, marker: &SetupMarker) -> Result<(), CacheError> {
+    pub(crate) fn mark_setup(&self, marker: &SetupMarker) -> Result<(), CacheError> {
         let path = self.setup_marker_path();
         let tmp = self.root.join("setup.done.tmp");
         let text = serde_json::to_string(marker).unwrap_or_default();
@@ -150,12 +146,12 @@ impl JobCache {
     }
 
     /// Whether a dependency layer was harvested.
-    pub fn has_layer(&self) -> bool {
+    pub(crate) fn has_layer(&self) -> bool {
         self.layer_dir().is_dir()
     }
 
     /// Where a harvest is assembled before it is renamed into place.
-    pub fn layer_staging(&self) -> PathBuf {
+    pub(crate) fn layer_staging(&self) -> PathBuf {
         self.root.join("deps.tmp")
     }
 }

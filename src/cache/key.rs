@@ -47,7 +47,7 @@ struct SharedParts<'a> {
 /// The inputs of `manifest`'s setup when its cache is shared: a job with
 /// `[setup]` whose acceptance runs a language of the table (which names
 /// the inputs). `None` for a job-scoped cache.
-pub fn shared_inputs(manifest: &Manifest) -> Option<SetupInputs> {
+pub(crate) fn shared_inputs(manifest: &Manifest) -> Option<SetupInputs> {
     let setup = manifest.setup.as_ref()?;
     let tooling = crate::lang::tooling_for(manifest.acceptance.as_ref()?)?;
     Some(SetupInputs::find(&manifest.source, tooling, &setup.inputs))
@@ -63,7 +63,7 @@ pub fn shared_inputs(manifest: &Manifest) -> Option<SetupInputs> {
 /// acceptance command and the sandbox settings. Never the provider, the
 /// prompt or the limits: those do not change what is fetched or built.
 /// 32 hex digits.
-pub fn cache_key(manifest: &Manifest) -> String {
+pub(crate) fn cache_key(manifest: &Manifest) -> String {
     if let Some(inputs) = shared_inputs(manifest) {
         let material = inputs.key_material(&manifest.source);
         let parts = SharedParts {
@@ -109,7 +109,7 @@ fn job_key(manifest: &Manifest) -> String {
 /// metadata only keeps it cheap on large sources; an edit changes the
 /// modification time, as it does for cargo's own freshness checks. A tree
 /// that cannot be read hashes what could be read, plus the error.
-pub fn tree_digest(root: &Path) -> String {
+pub(crate) fn tree_digest(root: &Path) -> String {
     let mut hasher = Sha256::new();
     walk(root, Path::new(""), 0, &mut hasher);
     hex(&hasher.finalize()[..16])

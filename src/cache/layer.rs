@@ -28,7 +28,7 @@ const LAYER_DIRS: [&str; 3] = ["deps", "build", ".fingerprint"];
 /// Failures copying a layer (the runtime's I/O).
 #[derive(Debug, thiserror::Error)]
 #[error("failed to {action} {}: {source}", .path.display())]
-pub struct LayerError {
+pub(crate) struct LayerError {
     action: &'static str,
     path: PathBuf,
     source: io::Error,
@@ -46,7 +46,7 @@ fn err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LayerErro
 /// The hashes cargo gave the dependencies' units, from the JSON messages
 /// of a build: artifacts and build-script runs of every package whose id
 /// is not a local `path+` one.
-pub fn dependency_hashes(cargo_json: &str) -> BTreeSet<String> {
+pub(crate) fn dependency_hashes(cargo_json: &str) -> BTreeSet<String> {
     let mut hashes = BTreeSet::new();
     for line in cargo_json.lines() {
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
@@ -94,7 +94,7 @@ fn unit_hash(name: &str) -> Option<&str> {
 /// Whether `rel` (relative to a target dir) lies in a dependency's entry:
 /// `<profile>/{deps,build,.fingerprint}/<name>-<hash>...` (or with a target
 /// triple before the profile) whose hash is one of `hashes`.
-pub fn is_layer_entry(rel: &Path, hashes: &BTreeSet<String>) -> bool {
+pub(crate) fn is_layer_entry(rel: &Path, hashes: &BTreeSet<String>) -> bool {
     let parts: Vec<&str> = rel
         .components()
         .map(|c| match c {
@@ -115,7 +115,7 @@ pub fn is_layer_entry(rel: &Path, hashes: &BTreeSet<String>) -> bool {
 /// new layer `dest`, through `staging` (renamed into place once whole).
 /// Symlinks are not copied. Returns the number of files; with none, no
 /// layer is made.
-pub fn harvest_layer(
+pub(crate) fn harvest_layer(
     target: &Path,
     hashes: &BTreeSet<String>,
     staging: &Path,
@@ -164,7 +164,7 @@ fn harvest_dir(
 /// Copies the layer into the target dir `target` of a build about to run,
 /// unless `target` already exists (a source that ships its own). Returns
 /// the number of files copied.
-pub fn seed_layer(layer: &Path, target: &Path) -> Result<u64, LayerError> {
+pub(crate) fn seed_layer(layer: &Path, target: &Path) -> Result<u64, LayerError> {
     if !layer.is_dir() || target.exists() {
         return Ok(0);
     }

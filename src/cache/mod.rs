@@ -23,8 +23,7 @@ mod key;
 mod layer;
 mod unused;
 
-pub use inputs::SetupInputs;
-pub use job_cache::{CacheError, JobCache, SetupMarker};
-pub use key::{cache_key, shared_inputs, tree_digest};
-pub use layer::{LayerError, dependency_hashes, harvest_layer, is_layer_entry, seed_layer};
-pub use unused::{Removed, remove_unused};
+pub(crate) use job_cache::{CacheError, JobCache, SetupMarker};
+pub(crate) use key::{cache_key, shared_inputs, tree_digest};
+pub(crate) use layer::{LayerError, dependency_hashes, harvest_layer, seed_layer};
+pub(crate) use unused::{Removed, remove_unused};

@@ -14,7 +14,7 @@ pub struct Removed {
 
 /// Removes every cache under `cache_dir` (`DATA/cache`) whose key is not
 /// in `used`, with its lock file, unless a runner holds its lock.
-pub fn remove_unused(cache_dir: &Path, used: &BTreeSet<String>) -> std::io::Result<Removed> {
+pub(crate) fn remove_unused(cache_dir: &Path, used: &BTreeSet<String>) -> std::io::Result<Removed> {
     let mut removed = Removed::default();
     let entries = match fs::read_dir(cache_dir) {
         Ok(entries) => entries,

@@ -10,7 +10,7 @@ use crate::verdict::Inventory;
 
 /// What one run of a task recorded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunFacts {
+pub(crate) struct RunFacts {
     /// The run reached an end (not pending, not a fault of the machine).
     pub finished: bool,
     /// The baseline's result: the acceptance tests on the pristine source
@@ -74,7 +74,7 @@ impl TaskVerdict {
 
 /// How many runs ended which way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Runs that behaved as a valid task must (baseline failed as
     /// required; oracle accepted).
     pub ok: u32,
@@ -84,7 +84,7 @@ pub struct Tally {
 
 /// The judgement of one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TaskJudgement {
+pub(crate) struct TaskJudgement {
     pub verdict: TaskVerdict,
     pub baseline: Tally,
     pub oracle: Tally,
@@ -107,7 +107,7 @@ pub struct TaskJudgement {
 
 /// `judgement`, made `leaky` when `leaks` holds evidence: a task whose
 /// answer the model can read is not a valid task, whatever its runs say.
-pub fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> TaskJudgement {
+pub(crate) fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> TaskJudgement {
     if leaks.is_empty() {
         return judgement;
     }
@@ -129,7 +129,7 @@ pub fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> TaskJudge
 
 /// Judges a task from its runs; `has_oracle` says whether the runs applied
 /// a known-good fix.
-pub fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
+pub(crate) fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
     let mut baseline = Tally::default();
     let mut oracle = Tally::default();
     for run in runs.iter().filter(|r| r.finished) {

@@ -16,7 +16,7 @@ use crate::decision::{Decision, parse_decision};
 use crate::manifest::{Manifest, Oracle};
 
 /// Non-space characters an added line needs to count as distinctive.
-pub const MIN_LINE: usize = 20;
+pub(super) const MIN_LINE: usize = 20;
 /// Largest source file searched for oracle lines.
 const MAX_FILE: u64 = 4 << 20;
 /// Most source files searched.
@@ -26,7 +26,7 @@ const SKIP: &[&str] = &[".git", "target", "node_modules", "__pycache__"];
 
 /// The evidence of every leak of `manifest`'s answer, one line each;
 /// empty when none is found.
-pub fn find_leaks(manifest: &Manifest) -> Vec<String> {
+pub(crate) fn find_leaks(manifest: &Manifest) -> Vec<String> {
     let mut leaks = git_leaks(&manifest.source);
     leaks.extend(oracle_line_leaks(manifest));
     leaks

@@ -9,7 +9,8 @@ mod leaks;
 mod oracle;
 mod run;
 
-pub use judge::{RunFacts, Tally, TaskJudgement, TaskVerdict, judge_task, with_leaks};
-pub use leaks::find_leaks;
-pub use oracle::{OracleError, oracle_applies_first, oracle_script};
-pub use run::{CheckError, ORACLE_PROVIDER, TaskCheck, check_tasks};
+pub(crate) use judge::TaskVerdict;
+pub(crate) use run::{TaskCheck, check_tasks};
+
+#[cfg(test)]
+pub(crate) use judge::{Tally, TaskJudgement};

@@ -10,7 +10,7 @@ use crate::manifest::{Manifest, Oracle};
 
 /// Why an oracle cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum OracleError {
+pub(crate) enum OracleError {
     #[error("oracle {path}: {message}")]
     Patch { path: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]
@@ -24,7 +24,7 @@ pub enum OracleError {
 /// The script file the check runs for `manifest`: the oracle's script, or
 /// one written under `dir` (a patch oracle's decisions, or, without an
 /// oracle, a single `finish`, so only the baseline is judged).
-pub fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, OracleError> {
+pub(crate) fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, OracleError> {
     let (name, text) = match &manifest.oracle {
         Some(Oracle::Script(path)) => return Ok(path.clone()),
         Some(Oracle::Patch(path)) => (
@@ -57,7 +57,7 @@ pub fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, OracleE
 /// oracle's decisions: a patch oracle (so the files it deletes are
 /// deleted, which decisions cannot do; the files it writes are written
 /// again by the decisions, with the same bytes).
-pub fn oracle_applies_first(manifest: &Manifest) -> Option<PathBuf> {
+pub(crate) fn oracle_applies_first(manifest: &Manifest) -> Option<PathBuf> {
     match &manifest.oracle {
         Some(Oracle::Patch(path)) => Some(path.clone()),
         _ => None,

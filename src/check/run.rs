@@ -17,11 +17,11 @@ use crate::protocol::FailureKind;
 use crate::state::{Job, JobState};
 
 /// The provider name of a task's check runs (`<job>@oracle#<k>`).
-pub const ORACLE_PROVIDER: &str = "oracle";
+pub(crate) const ORACLE_PROVIDER: &str = "oracle";
 
 /// Why a check could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum CheckError {
+pub(crate) enum CheckError {
     #[error(transparent)]
     Oracle(#[from] OracleError),
     #[error(transparent)]
@@ -32,7 +32,7 @@ pub enum CheckError {
 
 /// One task's check.
 #[derive(Debug, Clone, Serialize)]
-pub struct TaskCheck {
+pub(crate) struct TaskCheck {
     pub job: String,
     pub family: String,
     pub runs: u32,
@@ -42,7 +42,7 @@ pub struct TaskCheck {
 }
 
 /// Checks `manifests` in the data dir `data`, `runs` times each.
-pub fn check_tasks(
+pub(crate) fn check_tasks(
     data: &Path,
     manifests: &[Manifest],
     runs: u32,

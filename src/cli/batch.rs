@@ -88,7 +88,7 @@ pub(super) fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-pub fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
+pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     let files = expand_jobs(&args.jobs)?;
     let manifests = super::validate::load_all(&files)?;
     let providers = args
@@ -367,7 +367,7 @@ fn summary_text(view: &StatusView, summary: &BatchSummary, width: Option<usize>)
     out
 }
 
-pub fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
+pub(super) fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
     let (report, files) = write_report_for(data, out)?;
     for file in files {
         outln!("wrote {}", file.display());

@@ -12,9 +12,9 @@ use crate::manifest::expand_jobs;
 use crate::table::{Column, Shorten, Table, wrap};
 
 /// Version of the `check --json` document.
-pub const CHECK_SCHEMA_VERSION: u32 = 2;
+pub(super) const CHECK_SCHEMA_VERSION: u32 = 2;
 
-pub fn check(
+pub(super) fn check(
     jobs: &[PathBuf],
     runs: u32,
     parallel: Option<u32>,

@@ -54,7 +54,7 @@ fn unpack_bundled(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir.join("jobs"))
 }
 
-pub fn demo(
+pub(super) fn demo(
     jobs: Option<PathBuf>,
     parallel: Option<u32>,
     keep: bool,

@@ -23,7 +23,7 @@ pub(super) struct Findings {
     pub programs: Vec<String>,
 }
 
-pub fn doctor() -> anyhow::Result<Completion> {
+pub(super) fn doctor() -> anyhow::Result<Completion> {
     let probe = probe();
     let required = SandboxPolicy {
         mode: SandboxMode::Required,

@@ -20,7 +20,7 @@ use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
 
 /// `exec` options, resolved from the command line.
 #[derive(Debug)]
-pub struct ExecArgs {
+pub(super) struct ExecArgs {
     pub allow: Vec<String>,
     pub workspace: Option<PathBuf>,
     pub timeout: Duration,
@@ -35,7 +35,7 @@ pub struct ExecArgs {
     pub argv: Vec<String>,
 }
 
-pub fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
+pub(super) fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
     let allow = if args.allow.is_empty() {
         // A program given as a path gets no default rule, so the check
         // below refuses it with the reason.
@@ -188,7 +188,7 @@ pub(super) fn programs(path: &SearchPath) -> Vec<String> {
 /// What `validate --verbose` shows of a job: its toolchain directories,
 /// then its search path and programs as an attempt would fix them
 /// (directories in the job cache exist only after its setup).
-pub fn job_programs(manifest: &crate::manifest::Manifest) -> Vec<String> {
+pub(super) fn job_programs(manifest: &crate::manifest::Manifest) -> Vec<String> {
     let mut lines = Vec::new();
     let cached: Vec<&String> = manifest
         .sandbox

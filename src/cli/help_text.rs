@@ -2,7 +2,7 @@
 //! commands where it has them) and every exit code the command can give.
 //! The codes are those of `exit.rs`.
 
-pub const DEMO: &str = "Examples:
+pub(super) const DEMO: &str = "Examples:
   agent-runtime demo                                       the bundled jobs, offline, nothing left behind
   agent-runtime demo --keep                                keep the data dir and report.html; prints where
   agent-runtime demo -j 2 --jobs my-jobs/                  your own manifests with their scripted providers
@@ -13,7 +13,7 @@ Exit codes:
   2    usage error, or a manifest of --jobs is invalid (nothing is run)
   130  interrupted by Ctrl-C";
 
-pub const BATCH: &str = "Examples:
+pub(super) const BATCH: &str = "Examples:
   agent-runtime batch ./runtime-data jobs/ -j 4            reports in ./runtime-data/report/
   agent-runtime batch ./runtime-data jobs/ -j 4            again: finished jobs are skipped
   agent-runtime batch ./runtime-data jobs/ --replace       after editing a manifest: its jobs run again
@@ -30,7 +30,7 @@ Exit codes:
        a manifest changed without --replace: nothing is written), or a log that cannot be read
   130  interrupted by Ctrl-C (state is saved; run the same command again to finish)";
 
-pub const CHECK: &str = "Examples:
+pub(super) const CHECK: &str = "Examples:
   agent-runtime check jobs/ --runs 3                       9/9 jobs valid, exit 0
   agent-runtime check jobs/off_by_one.toml --runs 10       look for flaky tests
   agent-runtime check jobs/ --json > check.json
@@ -41,7 +41,7 @@ Exit codes:
   2    usage or manifest error (nothing is run), or a log that cannot be read
   130  interrupted by Ctrl-C (state is saved; run the same command again to finish)";
 
-pub const RUN: &str = "Examples:
+pub(super) const RUN: &str = "Examples:
   agent-runtime enqueue ./one --job jobs/off_by_one.toml
   agent-runtime run ./one off_by_one                       outcome=succeeded, exit 0
   agent-runtime run ./one off_by_one --provider local.toml
@@ -54,7 +54,7 @@ Exit codes:
        (nothing is written)
   130  interrupted by Ctrl-C (the next run recovers the attempt)";
 
-pub const ENQUEUE: &str = "Examples:
+pub(super) const ENQUEUE: &str = "Examples:
   agent-runtime enqueue ./tasks demo-task                  enqueued=true
   agent-runtime enqueue ./one --job jobs/off_by_one.toml   enqueued=true id=off_by_one
   agent-runtime enqueue ./one --job jobs/ --replace        after editing a manifest
@@ -64,7 +64,7 @@ Exit codes:
   2    usage error, an invalid id or manifest, or a changed manifest without --replace
        (nothing is written)";
 
-pub const STATUS: &str = "Examples:
+pub(super) const STATUS: &str = "Examples:
   agent-runtime status ./runtime-data                      one row per job, from the log
   agent-runtime status ./runtime-data --json | jq '.jobs[] | select(.state == \"failed\")'
   COLUMNS=60 agent-runtime status ./runtime-data           a table 60 columns wide
@@ -73,7 +73,7 @@ Exit codes:
   0    the log was read (whatever the jobs' states)
   2    no log, or a log that cannot be read (corrupt, or from a newer version)";
 
-pub const WATCH: &str = "Examples:
+pub(super) const WATCH: &str = "Examples:
   agent-runtime watch ./one                                live view from another terminal
   agent-runtime watch ./runtime-data --interval-ms 1000
   LINES=20 agent-runtime watch ./runtime-data              at most 19 lines a frame, header kept
@@ -83,7 +83,7 @@ Exit codes:
   2    no log, or a log that cannot be read
   130  stopped with Ctrl-C (nothing is written either way)";
 
-pub const REPORT: &str = "Examples:
+pub(super) const REPORT: &str = "Examples:
   agent-runtime report ./runtime-data                      reports in ./runtime-data/report/
   agent-runtime report ./shard-1 ./shard-2 --out merged-report
   agent-runtime report ./runtime-data --out /tmp/report
@@ -93,7 +93,7 @@ Exit codes:
   2    usage error (several DATA dirs need --out), a log that cannot be read, or a report that
        cannot be written";
 
-pub const CANCEL: &str = "Examples:
+pub(super) const CANCEL: &str = "Examples:
   agent-runtime cancel ./tasks demo-task                   cancelled=true
   agent-runtime cancel ./sweep off_by_one@local#2
 
@@ -101,7 +101,7 @@ Exit codes:
   0    cancelled
   2    no log, no such job, or a job that already finished";
 
-pub const RETRY: &str = "Examples:
+pub(super) const RETRY: &str = "Examples:
   agent-runtime retry ./data off_by_one                    requeued=true next_attempt=2
   agent-runtime batch ./data jobs/ --rerun failed          when its attempts are used up
 
@@ -109,7 +109,7 @@ Exit codes:
   0    requeued
   2    no log, no such job, a job that has not failed, or one with no attempts left";
 
-pub const REPLAY: &str = "Examples:
+pub(super) const REPLAY: &str = "Examples:
   agent-runtime replay ./sweep off_by_one@local#2 --out replay-1
   agent-runtime batch ./replayed replay-1/job.toml         the same decisions, no model
 
@@ -118,7 +118,7 @@ Exit codes:
   2    no such job or attempt, an attempt without a full trace, DIR exists, or a log that cannot
        be read";
 
-pub const GC: &str = "Examples:
+pub(super) const GC: &str = "Examples:
   agent-runtime gc ./runtime-data                          workspaces of succeeded attempts go
   agent-runtime gc ./runtime-data --keep none              every workspace and build dir; artifacts stay
 
@@ -126,7 +126,7 @@ Exit codes:
   0    cleaned (it prints what it freed)
   2    no log, a log that cannot be read, or a directory that cannot be removed";
 
-pub const EXEC: &str = "Examples:
+pub(super) const EXEC: &str = "Examples:
   agent-runtime exec --allow 'ls **' -- ls -la
   agent-runtime exec -- cargo test --offline               allowed as `cargo **`
   agent-runtime exec --allow 'cargo test **' --timeout 30s -- cargo test
@@ -139,7 +139,7 @@ Exit codes:
   2    the command was refused, could not start, or a required sandbox layer is missing
   130  interrupted by Ctrl-C (the command's processes are killed)";
 
-pub const DOCTOR: &str = "Examples:
+pub(super) const DOCTOR: &str = "Examples:
   agent-runtime doctor                                     which layers `auto` uses here
   agent-runtime doctor | grep unavailable
 
@@ -147,7 +147,7 @@ Exit codes:
   0    the report was printed (a missing layer is reported, not an error)
   2    usage error";
 
-pub const VALIDATE: &str = "Examples:
+pub(super) const VALIDATE: &str = "Examples:
   agent-runtime validate jobs/
   agent-runtime validate -v jobs/off_by_one.toml           with its search path and programs
   agent-runtime validate local.toml                        a provider file is checked too
@@ -156,14 +156,14 @@ Exit codes:
   0    every file is valid (warnings do not count)
   2    some file is invalid (every error is printed, one per line), or an argument names no file";
 
-pub const SCHEMA: &str = "Examples:
+pub(super) const SCHEMA: &str = "Examples:
   agent-runtime schema decision > decision.schema.json
 
 Exit codes:
   0    the schema was printed
   2    usage error";
 
-pub const VIEW: &str = "Examples:
+pub(super) const VIEW: &str = "Examples:
   agent-runtime view ./data                                open the printed URL in a browser
   agent-runtime view ./sweep --port 8080                   while `batch ./sweep ...` runs
   agent-runtime view ./run-1 ./run-2                       compare two runs of the same jobs
@@ -172,7 +172,7 @@ Exit codes:
   0    stopped by Ctrl-C after serving
   2    usage error, a DATA that is not a directory, or a port that cannot be bound";
 
-pub const IMPORT: &str = "Examples:
+pub(super) const IMPORT: &str = "Examples:
   agent-runtime import exercism ../polyglot-benchmark/rust --out jobs-rust
   agent-runtime check jobs-rust/ --runs 1                  every imported task valid?
   agent-runtime import swebench instances.jsonl --repo repos --out jobs-swe

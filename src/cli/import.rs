@@ -9,7 +9,7 @@ use crate::import::{
     ExercismOptions, ImportReport, SetupChoice, SwebenchOptions, import_exercism, import_swebench,
 };
 
-pub fn import(which: ImportCommand) -> anyhow::Result<Completion> {
+pub(super) fn import(which: ImportCommand) -> anyhow::Result<Completion> {
     let started = Instant::now();
     let (report, out) = match which {
         ImportCommand::Exercism {

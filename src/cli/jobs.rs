@@ -10,7 +10,11 @@ use crate::manifest::{expand_jobs, load_provider_file};
 use crate::protocol::Outcome;
 use crate::runner::{RunOptions, SeedEnv, run_job};
 
-pub fn enqueue_jobs(data: &Path, jobs: &[PathBuf], replace: bool) -> anyhow::Result<Completion> {
+pub(super) fn enqueue_jobs(
+    data: &Path,
+    jobs: &[PathBuf],
+    replace: bool,
+) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
     // Load everything first: one bad manifest (or two with one id) means
     // nothing is enqueued.
@@ -71,7 +75,7 @@ fn seed_job(
     Ok((workspace, Some(new)))
 }
 
-pub fn run(
+pub(super) fn run(
     data: &Path,
     id: &str,
     workspace: Option<&Path>,
@@ -185,7 +189,7 @@ pub fn run(
 
 /// `gc DATA [--keep]`: removes the workspaces and build dirs of finished
 /// attempts the policy does not keep.
-pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completion> {
+pub(super) fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
     if !dir.log().is_file() {
         anyhow::bail!("no log at {}", dir.log().display());
@@ -209,7 +213,7 @@ pub fn gc(data: &Path, keep: crate::lifecycle::Keep) -> anyhow::Result<Completio
 }
 
 /// `replay`: writes the replay job and says how to run it.
-pub fn replay(
+pub(super) fn replay(
     data: &Path,
     instance: &str,
     attempt: Option<u32>,

@@ -6,7 +6,7 @@ use super::exit::Completion;
 use crate::lifecycle::{DataDir, Store, StoreError};
 use crate::state::Illegal;
 
-pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completion> {
+pub(super) fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completion> {
     crate::protocol::validate_id(id)?;
     let mut store = Store::open(DataDir::new(data))?;
     let created = store.enqueue(id, attempts)?;
@@ -14,7 +14,7 @@ pub fn enqueue(data: &Path, id: &str, attempts: u32) -> anyhow::Result<Completio
     Ok(Completion::Success)
 }
 
-pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
+pub(super) fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
     crate::protocol::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     store.cancel(id)?;
@@ -22,7 +22,7 @@ pub fn cancel(data: &Path, id: &str) -> anyhow::Result<Completion> {
     Ok(Completion::Success)
 }
 
-pub fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
+pub(super) fn retry(data: &Path, id: &str) -> anyhow::Result<Completion> {
     crate::protocol::validate_instance_id(id)?;
     let mut store = open_existing(data)?;
     let attempt = match store.retry(id) {

@@ -23,7 +23,7 @@ fn view_of(dir: &DataDir, snapshot: &Snapshot) -> StatusView {
     StatusView::new(snapshot, &stale_set(dir, snapshot))
 }
 
-pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
+pub(super) fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
     let snapshot = read_snapshot::<State>(&dir.log())?;
     let view = view_of(&dir, &snapshot);
@@ -47,7 +47,7 @@ pub fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
 /// for none.
 const IDLE_NOTE_AFTER: Duration = Duration::from_secs(2);
 
-pub fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
+pub(super) fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
     let tty = std::io::stdout().is_terminal();
     let mut last = String::new();

@@ -14,7 +14,7 @@ use crate::words::count;
 /// Prints `ok PATH (id=..., family=...)` per valid manifest on stdout and
 /// one error line per invalid one on stderr; fails if any was invalid.
 /// With `verbose`, each job's search path and programs follow its line.
-pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
+pub(super) fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
     let mut files = Vec::new();
     let mut arg_errors = Vec::new();
     // Expand each argument alone so one bad argument does not hide the rest.
@@ -73,7 +73,7 @@ pub fn validate(jobs: &[PathBuf], verbose: bool) -> anyhow::Result<Completion> {
 
 /// Loads every manifest of `files`, printing every error of each one that
 /// is invalid (one line each); fails after all of them if any was.
-pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manifest>> {
+pub(super) fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<crate::manifest::Manifest>> {
     let mut manifests = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
     for file in files {
@@ -188,7 +188,7 @@ fn check(
 }
 
 /// Prints the requested schema as pretty JSON.
-pub fn schema(which: SchemaName) -> anyhow::Result<Completion> {
+pub(super) fn schema(which: SchemaName) -> anyhow::Result<Completion> {
     match which {
         SchemaName::Decision => out!("{}", crate::decision::decision_schema_text()),
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::exit::Completion;
 use crate::view::Viewer;
 
-pub fn view(data: &[PathBuf], port: Option<u16>) -> anyhow::Result<Completion> {
+pub(super) fn view(data: &[PathBuf], port: Option<u16>) -> anyhow::Result<Completion> {
     let viewer = Viewer::bind(data, port)?;
     outln!("view: {}", viewer.url());
     errln!(

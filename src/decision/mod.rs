@@ -16,9 +16,9 @@ mod parse_tests;
 #[cfg(test)]
 mod scan_tests;
 
-pub use parse::parse_decision;
-pub use schema::{decision_schema, decision_schema_text, field_schemas};
-pub use union::{
-    Decision, DecisionError, FieldSpec, FieldType, KINDS, KindSpec, decision_from_object,
-    json_type, known_kinds,
-};
+pub(crate) use parse::parse_decision;
+pub(crate) use schema::{decision_schema, decision_schema_text, field_schemas};
+pub(crate) use union::{Decision, KINDS, json_type};
+
+#[cfg(test)]
+pub(crate) use union::DecisionError;

@@ -26,7 +26,7 @@ use super::union::{Decision, DecisionError, decision_from_object, json_type};
 const MAX_STRING_NESTING: usize = 2;
 
 /// Parses one model reply into a decision.
-pub fn parse_decision(text: &str) -> Result<Decision, DecisionError> {
+pub(crate) fn parse_decision(text: &str) -> Result<Decision, DecisionError> {
     parse_nested(text, 0)
 }
 

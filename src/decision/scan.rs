@@ -50,7 +50,7 @@ pub(super) struct Scan {
 
 impl Scan {
     /// How many of `broken_with_kind` hold none of the good objects.
-    pub fn broken_alone(&self) -> usize {
+    pub(super) fn broken_alone(&self) -> usize {
         self.broken_with_kind
             .iter()
             .filter(|b| {

@@ -8,7 +8,7 @@ use super::union::{FieldType, KINDS, KindSpec};
 
 /// The decision union: an object that is exactly one of the kinds, each
 /// with a `const` tag, its required fields and nothing else.
-pub fn decision_schema() -> Value {
+pub(crate) fn decision_schema() -> Value {
     let variants: Vec<Value> = KINDS
         .iter()
         .map(|spec| {
@@ -40,7 +40,7 @@ pub fn decision_schema() -> Value {
 /// The JSON Schema of each field of a kind (the `kind` tag excluded), and
 /// the names of the required ones. Shared by the decision schema and the
 /// tool definitions, so they never disagree.
-pub fn field_schemas(spec: &KindSpec) -> (Map<String, Value>, Vec<Value>) {
+pub(crate) fn field_schemas(spec: &KindSpec) -> (Map<String, Value>, Vec<Value>) {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for field in spec.fields {
@@ -64,7 +64,7 @@ pub fn field_schemas(spec: &KindSpec) -> (Map<String, Value>, Vec<Value>) {
 }
 
 /// The schema as published: pretty JSON with a final newline.
-pub fn decision_schema_text() -> String {
+pub(crate) fn decision_schema_text() -> String {
     let mut text = serde_json::to_string_pretty(&decision_schema()).unwrap_or_default();
     text.push('\n');
     text

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 /// One step the model asks the runtime to take.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Decision {
+pub(crate) enum Decision {
     ReadFile {
         path: String,
     },
@@ -42,12 +42,12 @@ fn current_dir() -> String {
 
 impl Decision {
     /// The `kind` tag, as written on the wire.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         self.logged_kind().as_str()
     }
 
     /// The kind as the log records it.
-    pub fn logged_kind(&self) -> crate::protocol::DecisionKind {
+    pub(crate) fn logged_kind(&self) -> crate::protocol::DecisionKind {
         use crate::protocol::DecisionKind as K;
         match self {
             Decision::ReadFile { .. } => K::ReadFile,
@@ -63,13 +63,13 @@ impl Decision {
 
 /// The JSON type of a decision field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldType {
+pub(crate) enum FieldType {
     String,
     StringList,
 }
 
 impl FieldType {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             FieldType::String => "a string",
             FieldType::StringList => "an array of strings",
@@ -79,7 +79,7 @@ impl FieldType {
 
 /// One field of one decision kind.
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSpec {
+pub(crate) struct FieldSpec {
     pub name: &'static str,
     pub ty: FieldType,
     pub required: bool,
@@ -88,7 +88,7 @@ pub struct FieldSpec {
 
 /// One decision kind: its tag, what it does and its fields.
 #[derive(Debug, Clone, Copy)]
-pub struct KindSpec {
+pub(crate) struct KindSpec {
     pub kind: &'static str,
     pub description: &'static str,
     pub fields: &'static [FieldSpec],
@@ -116,7 +116,7 @@ const PATH: FieldSpec = field(
 );
 
 /// Every decision kind, in the order they are documented.
-pub const KINDS: &[KindSpec] = &[
+pub(crate) const KINDS: &[KindSpec] = &[
     KindSpec {
         kind: "read_file",
         description: "Read a file of the workspace.",
@@ -200,14 +200,14 @@ pub const KINDS: &[KindSpec] = &[
 ];
 
 /// The known kinds as one comma-separated list, for messages.
-pub fn known_kinds() -> String {
+pub(crate) fn known_kinds() -> String {
     KINDS.iter().map(|k| k.kind).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a reply is not a decision. The text is sent back to the model as an
 /// observation, so it says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecisionError {
+pub(crate) enum DecisionError {
     #[error("empty reply; send one JSON object such as {{\"kind\":\"verify\"}}")]
     Empty,
     #[error(
@@ -248,7 +248,7 @@ pub enum DecisionError {
 }
 
 /// The JSON type name of a value, for messages.
-pub fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -261,7 +261,7 @@ pub fn json_type(value: &Value) -> &'static str {
 
 /// Checks one JSON object against [`KINDS`] and builds the decision.
 /// A `null` optional field counts as absent.
-pub fn decision_from_object(object: &Map<String, Value>) -> Result<Decision, DecisionError> {
+pub(crate) fn decision_from_object(object: &Map<String, Value>) -> Result<Decision, DecisionError> {
     let kind = match object.get("kind") {
         None => {
             return Err(DecisionError::MissingKind {

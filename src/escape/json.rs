@@ -6,31 +6,35 @@
 use std::io;
 
 use serde::Serialize;
-use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::visible::is_hidden;
 
 /// A serde_json [`Formatter`] that escapes hidden characters in strings and
 /// otherwise writes what `inner` writes.
 #[derive(Debug, Clone)]
-pub struct EscapingFormatter<F> {
+pub(crate) struct EscapingFormatter<F> {
     inner: F,
 }
 
 impl<F> EscapingFormatter<F> {
-    pub fn new(inner: F) -> EscapingFormatter<F> {
+    pub(crate) fn new(inner: F) -> EscapingFormatter<F> {
         EscapingFormatter { inner }
     }
 }
 
 /// `value` as pretty JSON (two-space indent, as `serde_json::to_string_pretty`).
-pub fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+pub(crate) fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     write_with(value, EscapingFormatter::new(PrettyFormatter::new()))
 }
 
 /// `value` as compact JSON.
-pub fn to_json_compact<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    write_with(value, EscapingFormatter::new(CompactFormatter))
+#[cfg(test)]
+pub(crate) fn to_json_compact<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    write_with(
+        value,
+        EscapingFormatter::new(serde_json::ser::CompactFormatter),
+    )
 }
 
 fn write_with<T: Serialize + ?Sized, F: Formatter>(

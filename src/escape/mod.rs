@@ -13,5 +13,5 @@
 mod json;
 mod visible;
 
-pub use json::{EscapingFormatter, to_json_compact, to_json_pretty};
-pub use visible::{Layout, block, escape, is_hidden, line};
+pub(crate) use json::to_json_pretty;
+pub(crate) use visible::{block, line};

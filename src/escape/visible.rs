@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 /// What a piece of text may keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// One line (a table cell, a cause, a progress line): line breaks and
     /// tabs are escaped too.
     Line,
@@ -17,7 +17,7 @@ pub enum Layout {
 /// Arabic letter mark, the left-to-right and right-to-left marks, the line
 /// and paragraph separators, the bidi embeddings and overrides
 /// (U+202A–U+202E) and isolates (U+2066–U+2069).
-pub fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     matches!(
         c,
         '\u{0}'..='\u{1f}'
@@ -37,7 +37,7 @@ pub fn is_hidden(c: char) -> bool {
 /// point in lowercase hex, as Rust writes it: ESC is `\u{1b}`, U+202E is
 /// `\u{202e}`. Other text, backslashes included, is unchanged, so escaping
 /// escaped text changes nothing. Borrows when nothing needs escaping.
-pub fn escape(text: &str, layout: Layout) -> Cow<'_, str> {
+pub(crate) fn escape(text: &str, layout: Layout) -> Cow<'_, str> {
     let hidden = |c: char| is_hidden(c) && !(layout == Layout::Block && matches!(c, '\n' | '\t'));
     let Some(first) = text.find(hidden) else {
         return Cow::Borrowed(text);
@@ -55,12 +55,12 @@ pub fn escape(text: &str, layout: Layout) -> Cow<'_, str> {
 }
 
 /// [`escape`] for one line.
-pub fn line(text: &str) -> Cow<'_, str> {
+pub(crate) fn line(text: &str) -> Cow<'_, str> {
     escape(text, Layout::Line)
 }
 
 /// [`escape`] for several lines.
-pub fn block(text: &str) -> Cow<'_, str> {
+pub(crate) fn block(text: &str) -> Cow<'_, str> {
     escape(text, Layout::Block)
 }
 

@@ -16,13 +16,13 @@ use super::trace::{AttemptTrace, JobTrace, StepTrace};
 use crate::report::iso8601;
 
 /// The ATIF version written.
-pub const ATIF_VERSION: &str = "ATIF-v1.4";
+pub(crate) const ATIF_VERSION: &str = "ATIF-v1.4";
 
 /// What `notes` says of an attempt without a transcript.
 const METADATA_NOTE: &str = "trace = \"metadata\": the model's messages were not kept; each agent step carries the decision's kind (the tool call's function_name), the reply's size and hash (extra), its tokens, and what the log recorded of the step as its observation";
 
 /// The trajectory of `attempt` of `job`.
-pub fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
+pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
     let row = job.row;
     let mut steps = vec![json!({
         "step_id": 1,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// Failure exporting a data dir's runs.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error(transparent)]
     Log(#[from] crate::log::LogError),
     #[error(transparent)]

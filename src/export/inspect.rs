@@ -21,7 +21,7 @@ const SCORER: &str = "acceptance";
 /// The members of one log, in the order written: `header.json`,
 /// `summaries.json`, then the samples. `family` and `model` name the log;
 /// `generated_ms` dates a log whose jobs never started.
-pub fn eval_members(
+pub(crate) fn eval_members(
     family: &str,
     model: &str,
     jobs: &[JobTrace<'_>],

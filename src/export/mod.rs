@@ -18,16 +18,12 @@ mod predictions;
 mod trace;
 mod write;
 
-pub use atif::{ATIF_VERSION, trajectory};
-pub use error::ExportError;
-pub use inspect::eval_members;
-pub use predictions::{Prediction, prediction_files};
-pub use trace::{AttemptTrace, JobTrace, StepTrace, job_trace, model_label};
-pub use write::{Exported, write_exports};
+pub(crate) use error::ExportError;
+pub(crate) use write::write_exports;
 
 /// `name` as one file name: characters outside `[A-Za-z0-9._@#+-]` become
 /// `_` (a model named `org/model` is `org_model`).
-pub fn file_name(name: &str) -> String {
+pub(crate) fn file_name(name: &str) -> String {
     let cleaned: String = name
         .chars()
         .map(|c| {

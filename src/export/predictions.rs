@@ -12,7 +12,7 @@ use serde_json::json;
 
 /// One instance's prediction.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prediction {
+pub(crate) struct Prediction {
     pub instance_id: String,
     pub model: String,
     pub repeat: u32,
@@ -21,7 +21,7 @@ pub struct Prediction {
 
 /// The files' names (without a directory) and their lines, in name order;
 /// instances in each file in the order given.
-pub fn prediction_files(predictions: &[Prediction]) -> Vec<(String, String)> {
+pub(crate) fn prediction_files(predictions: &[Prediction]) -> Vec<(String, String)> {
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     for p in predictions {
         let name = match p.repeat {

@@ -12,7 +12,7 @@ use crate::state::{Call, Entry, Job};
 
 /// One job instance, ready to export.
 #[derive(Debug, Clone)]
-pub struct JobTrace<'a> {
+pub(crate) struct JobTrace<'a> {
     pub row: &'a JobResult,
     /// The task prompt (part of the manifest snapshot).
     pub prompt: String,
@@ -27,7 +27,7 @@ pub struct JobTrace<'a> {
 
 /// One attempt.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AttemptTrace {
+pub(crate) struct AttemptTrace {
     pub number: u32,
     /// When its first and last events were recorded (ms since the epoch).
     pub started_ms: u64,
@@ -39,7 +39,7 @@ pub struct AttemptTrace {
 
 /// One step of an attempt: a provider call and what followed it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepTrace {
+pub(crate) struct StepTrace {
     pub step: u32,
     pub ts_ms: u64,
     /// The call as its `decision` event recorded it; `None` for a step
@@ -59,7 +59,7 @@ pub struct StepTrace {
 impl StepTrace {
     /// The decision kind (`invalid` for a refused reply, `provider_error`
     /// for a failed call).
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         self.call
             .as_ref()
             .map_or("provider_error", |c| c.kind.as_str())
@@ -67,7 +67,7 @@ impl StepTrace {
 
     /// The decision's own fields (`path`, `content`, `program`...), from
     /// the reply: only with a full trace, and only for a valid decision.
-    pub fn arguments(&self) -> serde_json::Map<String, serde_json::Value> {
+    pub(crate) fn arguments(&self) -> serde_json::Map<String, serde_json::Value> {
         let parsed = self
             .reply
             .as_deref()
@@ -85,7 +85,7 @@ impl StepTrace {
     /// What the step's observation holds in the export: the transcript's
     /// observation, else the refusal of an invalid reply and the log's
     /// words for the rest of the step.
-    pub fn observed(&self) -> String {
+    pub(crate) fn observed(&self) -> String {
         if let Some(text) = &self.observation {
             return text.clone();
         }
@@ -99,7 +99,7 @@ impl StepTrace {
 }
 
 /// The name a job's model goes by in the exports.
-pub fn model_label(job: &Job) -> String {
+pub(crate) fn model_label(job: &Job) -> String {
     if let Some(provider) = &job.provider {
         return provider.clone();
     }
@@ -115,7 +115,7 @@ pub fn model_label(job: &Job) -> String {
 
 /// The trace of `job`, whose report row is `row`, from its detail
 /// timeline and `transcript(n)` (attempt `n`'s transcript, when kept).
-pub fn job_trace<'a>(
+pub(crate) fn job_trace<'a>(
     row: &'a JobResult,
     job: &Job,
     timeline: &[Entry],

@@ -20,7 +20,7 @@ use crate::state::Details;
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exported {
+pub(crate) struct Exported {
     /// The Inspect logs, one per family and model.
     pub inspect: Vec<PathBuf>,
     /// The ATIF trajectories written (one per attempt).
@@ -33,7 +33,7 @@ pub struct Exported {
 
 /// Exports the jobs of `report` (derived from the logs of `data_dirs`)
 /// into `out/inspect/`, `out/atif/` and `out/predictions/`.
-pub fn write_exports(
+pub(crate) fn write_exports(
     data_dirs: &[PathBuf],
     report: &Report,
     out: &Path,

@@ -16,7 +16,7 @@ const NEW_FILE_MODE: u32 = 0o644;
 
 /// What a patch did to a tree, paths in the order the patch names them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// Files created or changed (a rename's or copy's destination too).
     pub written: Vec<String>,
     /// Files removed (a rename's source too).
@@ -25,7 +25,7 @@ pub struct Applied {
 
 /// Why a patch was not applied.
 #[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
+pub(crate) enum ApplyError {
     #[error("the patch does not parse: {0}")]
     Parse(String),
     #[error("the patch names {0:?}, which is not a plain relative path")]
@@ -44,7 +44,7 @@ pub enum ApplyError {
 /// Applies `text` to the tree at `root`. `allowed` says which paths the
 /// patch may touch (every path it names is checked before anything is
 /// written); files are read up to `cap` bytes.
-pub fn apply_to_tree(
+pub(crate) fn apply_to_tree(
     root: &Path,
     text: &[u8],
     allowed: &dyn Fn(&str) -> bool,

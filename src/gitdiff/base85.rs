@@ -16,7 +16,7 @@ const ALPHABET: &[u8; 85] =
 const LINE: usize = 52;
 
 /// Appends the lines encoding `data` (already deflated) to `out`.
-pub fn encode_lines(data: &[u8], out: &mut String) {
+pub(crate) fn encode_lines(data: &[u8], out: &mut String) {
     for run in data.chunks(LINE) {
         let n = run.len() as u8;
         out.push(char::from(if n <= 26 {

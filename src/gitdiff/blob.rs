@@ -4,7 +4,7 @@
 use sha1::{Digest, Sha1};
 
 /// The id git writes for "no file" in an `index` line.
-pub const NULL_ID: &str = "0000000000000000000000000000000000000000";
+pub(crate) const NULL_ID: &str = "0000000000000000000000000000000000000000";
 
 /// Bytes git looks at to call a file binary (`FIRST_FEW_BYTES` in git's
 /// `xdiff-interface.c`).
@@ -12,7 +12,7 @@ const SNIFF: usize = 8000;
 
 /// The mode git records for a file: it keeps only the executable bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Regular,
     Executable,
     Symlink,
@@ -21,7 +21,7 @@ pub enum Mode {
 impl Mode {
     /// The mode of a regular file with permission bits `bits`: executable
     /// when its owner may execute it, as git decides.
-    pub fn of_file(bits: u32) -> Mode {
+    pub(crate) fn of_file(bits: u32) -> Mode {
         if bits & 0o100 != 0 {
             Mode::Executable
         } else {
@@ -30,7 +30,7 @@ impl Mode {
     }
 
     /// As a patch writes it: `100644`, `100755`, `120000`.
-    pub fn as_git(self) -> &'static str {
+    pub(crate) fn as_git(self) -> &'static str {
         match self {
             Mode::Regular => "100644",
             Mode::Executable => "100755",
@@ -39,7 +39,7 @@ impl Mode {
     }
 
     /// The permission bits a file of this mode is written with.
-    pub fn permissions(self) -> u32 {
+    pub(crate) fn permissions(self) -> u32 {
         match self {
             Mode::Executable => 0o755,
             Mode::Regular | Mode::Symlink => 0o644,
@@ -48,7 +48,7 @@ impl Mode {
 }
 
 /// Git's blob id of `content`: the SHA-1 of `blob <len>\0<content>`, in hex.
-pub fn blob_id(content: &[u8]) -> String {
+pub(crate) fn blob_id(content: &[u8]) -> String {
     let mut hasher = Sha1::new();
     hasher.update(format!("blob {}\0", content.len()).as_bytes());
     hasher.update(content);
@@ -63,7 +63,7 @@ pub fn blob_id(content: &[u8]) -> String {
 /// the first 8000 bytes), and also content that is not UTF-8, so that a
 /// patch is always text a browser or an editor shows as it is (`git apply`
 /// reproduces either form byte for byte).
-pub fn is_binary(content: &[u8]) -> bool {
+pub(crate) fn is_binary(content: &[u8]) -> bool {
     content[..content.len().min(SNIFF)].contains(&0) || std::str::from_utf8(content).is_err()
 }
 

@@ -28,7 +28,7 @@ const MYERS_LENGTH_GAP: usize = 50_000;
 
 /// Appends the hunks turning `old` into `new` to `out` (nothing when they
 /// are equal). Myers stops at `deadline`.
-pub fn write_hunks(old: &str, new: &str, deadline: Instant, out: &mut String) {
+pub(crate) fn write_hunks(old: &str, new: &str, deadline: Instant, out: &mut String) {
     if old == new {
         return;
     }

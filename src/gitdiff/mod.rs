@@ -20,12 +20,9 @@ mod hunks;
 mod quote;
 mod write;
 
-pub use apply::{Applied, ApplyError, apply_to_tree};
-pub use base85::encode_lines;
-pub use blob::{Mode, NULL_ID, blob_id, is_binary};
-pub use hunks::write_hunks;
-pub use quote::quote_path;
-pub use write::{FileDiff, Side, write_file_diff};
+pub(crate) use apply::{Applied, ApplyError, apply_to_tree};
+pub(crate) use blob::Mode;
+pub(crate) use write::{FileDiff, Side, write_file_diff};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 /// `prefix` and `path` as one name of a patch line: `a/src/lib.rs`, or
 /// `"b/caf\303\251 \"x\".rs"`.
-pub fn quote_path(prefix: &str, path: &str) -> String {
+pub(crate) fn quote_path(prefix: &str, path: &str) -> String {
     let name = format!("{prefix}{path}");
     if !name.bytes().any(needs_quote) {
         return name;

@@ -14,7 +14,7 @@ use super::quote::quote_path;
 
 /// One side of a file's change: its content and mode.
 #[derive(Debug, Clone, Copy)]
-pub struct Side<'a> {
+pub(crate) struct Side<'a> {
     pub content: &'a [u8],
     pub mode: Mode,
 }
@@ -22,7 +22,7 @@ pub struct Side<'a> {
 /// A file before and after: no `old` for a created file, no `new` for a
 /// deleted one.
 #[derive(Debug, Clone, Copy)]
-pub struct FileDiff<'a> {
+pub(crate) struct FileDiff<'a> {
     /// The path relative to the tree's root, `/`-separated.
     pub path: &'a str,
     pub old: Option<Side<'a>>,
@@ -31,7 +31,7 @@ pub struct FileDiff<'a> {
 
 /// Appends the section of `diff` to `out` (nothing when both sides are
 /// the same). Text hunks stop looking for the shortest diff at `deadline`.
-pub fn write_file_diff(diff: &FileDiff<'_>, deadline: Instant, out: &mut String) {
+pub(crate) fn write_file_diff(diff: &FileDiff<'_>, deadline: Instant, out: &mut String) {
     let (old, new) = (diff.old, diff.new);
     let same = |a: Side<'_>, b: Side<'_>| a.mode == b.mode && a.content == b.content;
     match (old, new) {

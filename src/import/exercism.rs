@@ -20,7 +20,7 @@ use crate::lang::{Exercise, Tooling};
 
 /// What `import exercism` was asked for.
 #[derive(Debug, Clone, Default)]
-pub struct ExercismOptions {
+pub(crate) struct ExercismOptions {
     /// Track checkouts, their `exercises/practice`, or single exercises.
     pub paths: Vec<PathBuf>,
     pub out: PathBuf,
@@ -79,7 +79,7 @@ struct Found {
 
 /// Imports every practice exercise `options.paths` name into
 /// `options.out`, one job folder each; names what it left out and why.
-pub fn import_exercism(options: &ExercismOptions) -> Result<ImportReport, ImportError> {
+pub(crate) fn import_exercism(options: &ExercismOptions) -> Result<ImportReport, ImportError> {
     let mut report = ImportReport::default();
     fs::create_dir_all(&options.out).map_err(super::write_err(&options.out))?;
     for path in &options.paths {

@@ -33,7 +33,7 @@ fn git(dir: &Path) -> Command {
 
 /// Why a git or tar command did not do its part.
 #[derive(Debug, thiserror::Error)]
-pub enum GitError {
+pub(super) enum GitError {
     #[error("failed to run {program}: {source}")]
     Spawn {
         program: String,
@@ -81,7 +81,7 @@ fn run(mut command: Command, what: &str) -> Result<Vec<u8>, GitError> {
 }
 
 /// The full id of `commit` in the clone at `repo`, if it has it.
-pub fn resolve(repo: &Path, commit: &str) -> Result<String, GitError> {
+pub(super) fn resolve(repo: &Path, commit: &str) -> Result<String, GitError> {
     let mut command = git(repo);
     command.args(["rev-parse", "--verify", "--quiet"]);
     command.arg(format!("{commit}^{{commit}}"));
@@ -92,7 +92,7 @@ pub fn resolve(repo: &Path, commit: &str) -> Result<String, GitError> {
 
 /// Writes the tree of `commit` in `repo` into `dest` (which must exist):
 /// `git archive` piped into `tar`, so modes and symlinks come along.
-pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), GitError> {
+pub(super) fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), GitError> {
     let mut archive = git(repo);
     archive
         .args(["archive", "--format=tar", commit])
@@ -132,7 +132,7 @@ pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), GitErro
 /// Makes `dir` (holding a tree) a new git repository whose only commit
 /// is that tree: no remote, tag, reflog, stash, hook or packed ref.
 /// Returns the commit's id.
-pub fn fresh_repository(dir: &Path, message: &str) -> Result<String, GitError> {
+pub(super) fn fresh_repository(dir: &Path, message: &str) -> Result<String, GitError> {
     let mut init = git(dir);
     init.args(["init", "--quiet", "--template=", "--initial-branch=main"]);
     run(init, "init")?;

@@ -13,7 +13,7 @@ use super::{ImportError, write_err};
 
 /// The manifest of an imported job, as written.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct ManifestDraft {
+pub(crate) struct ManifestDraft {
     pub id: String,
     pub family: String,
     pub prompt_file: String,
@@ -34,7 +34,7 @@ pub struct ManifestDraft {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct AcceptanceDraft {
+pub(crate) struct AcceptanceDraft {
     pub dir: String,
     pub command: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,17 +46,17 @@ pub struct AcceptanceDraft {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct SetupDraft {
+pub(crate) struct SetupDraft {
     pub commands: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct SandboxDraft {
+pub(crate) struct SandboxDraft {
     pub toolchains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct OracleDraft {
+pub(crate) struct OracleDraft {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,13 +65,13 @@ pub struct OracleDraft {
 
 /// A job folder being written under `root` (`OUT/<id>/`).
 #[derive(Debug)]
-pub struct JobFiles {
+pub(crate) struct JobFiles {
     pub root: PathBuf,
 }
 
 impl JobFiles {
     /// Creates `out/<id>/` (which must not exist).
-    pub fn create(out: &Path, id: &str) -> Result<JobFiles, ImportError> {
+    pub(crate) fn create(out: &Path, id: &str) -> Result<JobFiles, ImportError> {
         let root = out.join(id);
         if root.exists() {
             return Err(ImportError::Exists(root));
@@ -80,16 +80,12 @@ impl JobFiles {
         Ok(JobFiles { root })
     }
 
-    pub fn source(&self) -> PathBuf {
+    pub(crate) fn source(&self) -> PathBuf {
         self.root.join("source")
     }
 
-    pub fn tests(&self) -> PathBuf {
-        self.root.join("tests")
-    }
-
     /// Writes `bytes` at `rel` under the job folder, making directories.
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), ImportError> {
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), ImportError> {
         let path = self.root.join(rel);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(write_err(parent))?;
@@ -98,7 +94,11 @@ impl JobFiles {
     }
 
     /// Writes `job.toml`, with a header comment, and returns its path.
-    pub fn manifest(&self, header: &str, draft: &ManifestDraft) -> Result<PathBuf, ImportError> {
+    pub(crate) fn manifest(
+        &self,
+        header: &str,
+        draft: &ManifestDraft,
+    ) -> Result<PathBuf, ImportError> {
         let body = toml::to_string(draft).map_err(|e| ImportError::Write {
             path: self.root.join("job.toml"),
             source: std::io::Error::other(e.to_string()),
@@ -120,7 +120,7 @@ impl JobFiles {
 /// Copies the regular files and directories of `from` into `to` (which
 /// may exist), leaving out entries `skip` names by relative path
 /// (`/`-separated); symlinks are copied as symlinks, modes kept.
-pub fn copy_filtered(
+pub(super) fn copy_filtered(
     from: &Path,
     to: &Path,
     skip: &dyn Fn(&str) -> bool,
@@ -174,7 +174,7 @@ pub fn copy_filtered(
 }
 
 /// An allow rule matching exactly `argv` (glob characters escaped).
-pub fn exact_rule(argv: &[String]) -> String {
+pub(super) fn exact_rule(argv: &[String]) -> String {
     argv.iter()
         .map(|arg| {
             arg.chars()
@@ -189,7 +189,7 @@ pub fn exact_rule(argv: &[String]) -> String {
 }
 
 /// A scripted oracle: write each file, verify, finish.
-pub fn oracle_script(files: &[(String, String)]) -> String {
+pub(super) fn oracle_script(files: &[(String, String)]) -> String {
     let mut script = String::from("# The exercise's reference solution, as decisions.\n");
     for (path, content) in files {
         let line = serde_json::json!({"kind": "write_file", "path": path, "content": content});

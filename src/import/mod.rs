@@ -18,13 +18,12 @@ mod swebench;
 
 use std::path::PathBuf;
 
-pub use exercism::{ExercismOptions, import_exercism};
-pub use job_dir::{JobFiles, ManifestDraft};
-pub use swebench::{SetupChoice, SwebenchOptions, import_swebench};
+pub(crate) use exercism::{ExercismOptions, import_exercism};
+pub(crate) use swebench::{SetupChoice, SwebenchOptions, import_swebench};
 
 /// What an import wrote and what it left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     /// Job ids and the manifests written, in order.
     pub written: Vec<(String, PathBuf)>,
     /// What was left out and why: (name, reason).
@@ -36,7 +35,7 @@ pub struct ImportReport {
 /// Why an import could not run at all (one bad exercise or instance is
 /// skipped and named instead).
 #[derive(Debug, thiserror::Error)]
-pub enum ImportError {
+pub(crate) enum ImportError {
     #[error("{}: {message}", .path.display())]
     Input { path: PathBuf, message: String },
     #[error("failed to write {}: {source}", .path.display())]

@@ -22,7 +22,7 @@ use crate::lang::PYTEST_JUNIT_FILE;
 
 /// What the setup of an imported instance does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum SetupChoice {
+pub(crate) enum SetupChoice {
     /// A virtualenv in the cache (`{cache}/venv`), pytest and the
     /// repository's declared requirements installed into it.
     #[default]
@@ -35,7 +35,7 @@ pub enum SetupChoice {
 
 /// What `import swebench` was asked for.
 #[derive(Debug, Clone, Default)]
-pub struct SwebenchOptions {
+pub(crate) struct SwebenchOptions {
     pub instances: PathBuf,
     /// Holds clones at `DIR/<owner>/<name>` or `DIR/<owner>__<name>`.
     pub repos: PathBuf,
@@ -86,7 +86,7 @@ enum NamesError {
 }
 
 /// Imports every instance of the JSON-lines file; names what it left out.
-pub fn import_swebench(options: &SwebenchOptions) -> Result<ImportReport, ImportError> {
+pub(crate) fn import_swebench(options: &SwebenchOptions) -> Result<ImportReport, ImportError> {
     let text = fs::read_to_string(&options.instances)
         .map_err(|e| input(&options.instances, format!("cannot read: {e}")))?;
     fs::create_dir_all(&options.out).map_err(super::write_err(&options.out))?;

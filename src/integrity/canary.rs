@@ -9,7 +9,7 @@ use crate::verdict::TestOutcome;
 
 /// How a run reported one canary it planted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CanaryResult {
+pub(crate) struct CanaryResult {
     /// Its inventory name.
     pub name: String,
     /// The hidden test file it was planted in.
@@ -33,7 +33,7 @@ impl CanaryResult {
 
 /// Whether canaries run for the job, from the baseline's canaries;
 /// `unplanted` names the files that could take none, and why.
-pub fn baseline_canaries(results: &[CanaryResult], unplanted: &[String]) -> CanaryBaseline {
+pub(crate) fn baseline_canaries(results: &[CanaryResult], unplanted: &[String]) -> CanaryBaseline {
     let files = u32::try_from(results.len()).unwrap_or(u32::MAX);
     let off = |reason: String| CanaryBaseline {
         on: false,
@@ -66,7 +66,7 @@ pub fn baseline_canaries(results: &[CanaryResult], unplanted: &[String]) -> Cana
 }
 
 /// The acceptance run's canaries and the evidence of forged results.
-pub fn acceptance_canaries(results: &[CanaryResult]) -> CanaryCheck {
+pub(crate) fn acceptance_canaries(results: &[CanaryResult]) -> CanaryCheck {
     let forged = results
         .iter()
         .filter_map(|r| match r.outcome {

@@ -76,7 +76,7 @@ enum GuardError {
 
 /// Watches one workspace for changes to its non-editable files.
 #[derive(Debug)]
-pub struct WorkspaceGuard {
+pub(crate) struct WorkspaceGuard {
     source: PathBuf,
     workspace: PathBuf,
     editable: GlobSet,
@@ -93,7 +93,7 @@ pub struct WorkspaceGuard {
 impl WorkspaceGuard {
     /// A guard of `workspace` against `source`; `restore` puts the
     /// pristine files back before each verify (verify-only jobs).
-    pub fn new(source: &Path, workspace: &Path, editable: GlobSet, restore: bool) -> Self {
+    pub(crate) fn new(source: &Path, workspace: &Path, editable: GlobSet, restore: bool) -> Self {
         let mut skipped = crate::lang::build_dirs();
         skipped.push(".git");
         WorkspaceGuard {
@@ -110,13 +110,13 @@ impl WorkspaceGuard {
     }
 
     /// The check before the verify of `step` (restoring, when asked).
-    pub fn before_verify(&mut self, step: u32) {
+    pub(crate) fn before_verify(&mut self, step: u32) {
         self.check(step, self.restore);
     }
 
     /// The check at the end of the agent phase (`steps` taken); every
     /// signal found, in order.
-    pub fn finish(mut self, steps: u32) -> Vec<Signal> {
+    pub(crate) fn finish(mut self, steps: u32) -> Vec<Signal> {
         self.check(steps, false);
         self.signals
     }

@@ -20,6 +20,6 @@ mod canary;
 mod guard;
 mod patch_scan;
 
-pub use canary::{CanaryResult, acceptance_canaries, baseline_canaries};
-pub use guard::WorkspaceGuard;
-pub use patch_scan::{PatchFile, kept_out, named_exactly, patch_signals};
+pub(crate) use canary::{CanaryResult, acceptance_canaries, baseline_canaries};
+pub(crate) use guard::WorkspaceGuard;
+pub(crate) use patch_scan::{PatchFile, kept_out, patch_signals};

@@ -19,7 +19,7 @@ use crate::protocol::{Signal, SignalKind};
 
 /// One file the patch changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PatchFile<'a> {
+pub(crate) struct PatchFile<'a> {
     /// Workspace-relative, `/`-separated.
     pub rel: &'a str,
     /// The pristine source's content; `None` for a created file.
@@ -53,7 +53,7 @@ fn infrastructure(rel: &str, hidden: &BTreeSet<String>) -> Option<&'static str> 
 }
 
 /// Whether an `editable` entry without wildcards is exactly `rel`.
-pub fn named_exactly(rel: &str, editable: &[String]) -> bool {
+pub(crate) fn named_exactly(rel: &str, editable: &[String]) -> bool {
     editable.iter().any(|entry| {
         let entry = entry.strip_prefix("./").unwrap_or(entry);
         !entry.contains(['*', '?', '[', ']', '{', '}', '\\']) && entry == rel
@@ -62,12 +62,12 @@ pub fn named_exactly(rel: &str, editable: &[String]) -> bool {
 
 /// Whether acceptance keeps the patch's change of `rel` out (and uses the
 /// pristine or hidden version).
-pub fn kept_out(rel: &str, hidden: &BTreeSet<String>, editable: &[String]) -> bool {
+pub(crate) fn kept_out(rel: &str, hidden: &BTreeSet<String>, editable: &[String]) -> bool {
     infrastructure(rel, hidden).is_some() && !named_exactly(rel, editable)
 }
 
 /// The patch's signals, file by file, in its order.
-pub fn patch_signals(
+pub(crate) fn patch_signals(
     files: &[PatchFile<'_>],
     hidden: &BTreeSet<String>,
     editable: &[String],

@@ -16,10 +16,10 @@ use crate::manifest::{Acceptance, ResultsFormat};
 
 /// Jest, with jest-junit.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct JavaScript;
+pub(crate) struct JavaScript;
 
 /// Where jest-junit writes, relative to the tree.
-pub const JEST_JUNIT_FILE: &str = ".agent-runtime-junit.xml";
+pub(crate) const JEST_JUNIT_FILE: &str = ".agent-runtime-junit.xml";
 /// What jest-junit puts between describe blocks and the test's title.
 const SEPARATOR: &str = " › ";
 /// Versions the importer pins for every track.

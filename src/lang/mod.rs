@@ -31,15 +31,15 @@ use std::path::Path;
 use crate::manifest::Acceptance;
 use crate::verdict::TestOutcome;
 
-pub use javascript::{JEST_JUNIT_FILE, JavaScript};
-pub use python::Python;
-pub use python_tooling::{PYTEST_JUNIT_FILE, PYTEST_PIN, declared_requirements};
-pub use rust::Rust;
-pub use tooling::{CacheLink, Exercise, Tooling, TrackJob, names_match, split_command};
+pub(crate) use javascript::JavaScript;
+pub(crate) use python::Python;
+pub(crate) use python_tooling::{PYTEST_JUNIT_FILE, declared_requirements};
+pub(crate) use rust::Rust;
+pub(crate) use tooling::{Exercise, Tooling, names_match, split_command};
 
 /// How a language's tests are run for a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunModel {
+pub(crate) enum RunModel {
     /// A build makes test binaries; each binary lists its tests and each
     /// test runs alone in its own process, under its own timeout (libtest).
     PerTest,
@@ -50,7 +50,7 @@ pub enum RunModel {
 
 /// A test binary a build made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestBinary {
+pub(crate) struct TestBinary {
     /// Prefix of its tests' inventory names (`test/acceptance`).
     pub label: String,
     /// The name it runs as (`argv[0]`).
@@ -63,7 +63,7 @@ pub struct TestBinary {
 
 /// What a listing said.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// The tests, in the runner's own names, in the order listed.
     pub tests: Vec<String>,
     /// Test files the runner could not collect (an import error), as the
@@ -73,7 +73,7 @@ pub struct Listing {
 
 /// What a one-test run reported about its test.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OneRun {
+pub(crate) enum OneRun {
     Reported(TestOutcome),
     /// The process ended without reporting the test (an `exit(0)` before
     /// it, a crash, a name the binary does not have).
@@ -83,7 +83,7 @@ pub enum OneRun {
 }
 
 /// One language's test runner.
-pub trait Language: Sync {
+pub(crate) trait Language: Sync {
     /// Its name in notes and docs (`rust`, `python`).
     fn name(&self) -> &'static str;
 
@@ -235,7 +235,7 @@ pub trait Language: Sync {
 
 /// A canary planted in a hidden test file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Canary {
+pub(crate) struct Canary {
     /// The file's content with the canary in it.
     pub text: String,
     /// The canary's inventory name.
@@ -250,18 +250,18 @@ const TOOLING: &[&dyn Tooling] = &[&Rust, &Python, &JavaScript];
 
 /// The tooling of the language named `name` (`rust`, `python`,
 /// `javascript`).
-pub fn tooling(name: &str) -> Option<&'static dyn Tooling> {
+pub(crate) fn tooling(name: &str) -> Option<&'static dyn Tooling> {
     TOOLING.iter().copied().find(|t| t.tooling_name() == name)
 }
 
 /// The tooling of the language whose test runner `acceptance` runs.
-pub fn tooling_for(acceptance: &Acceptance) -> Option<&'static dyn Tooling> {
+pub(crate) fn tooling_for(acceptance: &Acceptance) -> Option<&'static dyn Tooling> {
     for_acceptance(acceptance).and_then(|lang| tooling(lang.name()))
 }
 
 /// The language whose test runner `acceptance` runs, if the table knows it
 /// (a JUnit file written by anything else, or `results = "exit"`, has none).
-pub fn for_acceptance(acceptance: &Acceptance) -> Option<&'static dyn Language> {
+pub(crate) fn for_acceptance(acceptance: &Acceptance) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|lang| lang.runs(acceptance))
 }
 
@@ -270,7 +270,7 @@ const COMMON_INTERNALS: &[&str] = &["/proc/self/exe"];
 
 /// The build dirs of every language in the table (a job without
 /// `[acceptance]` has no language, and its workspace may hold any).
-pub fn build_dirs() -> Vec<&'static str> {
+pub(crate) fn build_dirs() -> Vec<&'static str> {
     let mut dirs: Vec<&'static str> = LANGUAGES
         .iter()
         .flat_map(|lang| lang.build_dirs().iter().copied())
@@ -282,7 +282,7 @@ pub fn build_dirs() -> Vec<&'static str> {
 
 /// Why a test runner's listing says nothing of its tests.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ListingError {
+pub(crate) enum ListingError {
     /// `runner` (`pytest`, `the test binary`) exited `exit` (`None`:
     /// killed) instead of listing `tests` (`the tests`, `its tests`).
     #[error("{runner} could not list {tests} ({})", match .exit {
@@ -300,7 +300,7 @@ pub enum ListingError {
 }
 
 /// Every language's build outputs (see [`Language::build_outputs`]).
-pub fn build_outputs() -> Vec<&'static str> {
+pub(crate) fn build_outputs() -> Vec<&'static str> {
     let mut files: Vec<&'static str> = LANGUAGES
         .iter()
         .flat_map(|lang| lang.build_outputs().iter().copied())
@@ -311,24 +311,24 @@ pub fn build_outputs() -> Vec<&'static str> {
 }
 
 /// Whether `rel` configures or extends any known test harness.
-pub fn is_harness_file(rel: &str) -> bool {
+pub(crate) fn is_harness_file(rel: &str) -> bool {
     LANGUAGES.iter().any(|lang| lang.is_harness_file(rel))
 }
 
 /// Whether `rel` is a test file by any language's pattern.
-pub fn is_any_test_file(rel: &str) -> bool {
+pub(crate) fn is_any_test_file(rel: &str) -> bool {
     LANGUAGES.iter().any(|lang| lang.is_test_file(rel))
 }
 
 /// Harness configuration any language finds in the shared file `rel`.
-pub fn harness_config(rel: &str, text: &str) -> Option<String> {
+pub(crate) fn harness_config(rel: &str, text: &str) -> Option<String> {
     LANGUAGES
         .iter()
         .find_map(|lang| lang.harness_config(rel, text))
 }
 
 /// Every harness internal the table knows, in order, without repeats.
-pub fn harness_internals() -> Vec<&'static str> {
+pub(crate) fn harness_internals() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = COMMON_INTERNALS.to_vec();
     for name in LANGUAGES
         .iter()

@@ -10,7 +10,7 @@ use crate::manifest::{Acceptance, ResultsFormat};
 
 /// pytest, writing JUnit XML.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Python;
+pub(crate) struct Python;
 
 impl Language for Python {
     fn name(&self) -> &'static str {

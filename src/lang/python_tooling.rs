@@ -7,9 +7,9 @@ use super::tooling::{Exercise, Tooling, TrackJob};
 use super::{Language, Python};
 
 /// Where the JUnit file of an imported job's pytest run goes.
-pub const PYTEST_JUNIT_FILE: &str = ".agent-runtime-junit.xml";
+pub(crate) const PYTEST_JUNIT_FILE: &str = ".agent-runtime-junit.xml";
 /// The pytest every imported Python job installs into its cache.
-pub const PYTEST_PIN: &str = "pytest==8.3.4";
+pub(crate) const PYTEST_PIN: &str = "pytest==8.3.4";
 
 impl Tooling for Python {
     fn tooling_name(&self) -> &'static str {
@@ -101,7 +101,7 @@ const TEST_EXTRAS: &[&str] = &["test", "tests", "testing", "dev"];
 /// (`optional-dependencies` `test`, `tests`, `testing`, `dev`), and
 /// `setup.cfg`'s `[options] install_requires` and the same extras. Each
 /// file is `(name, text)`; `setup.py` is code and is not read.
-pub fn declared_requirements(files: &[(String, String)]) -> Vec<String> {
+pub(crate) fn declared_requirements(files: &[(String, String)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |req: &str| {
         let req = req.trim();

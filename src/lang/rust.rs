@@ -13,7 +13,7 @@ use crate::verdict::{TestOutcome, libtest_failure, libtest_summary};
 
 /// cargo and libtest.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Rust;
+pub(crate) struct Rust;
 
 impl Language for Rust {
     fn name(&self) -> &'static str {

@@ -12,14 +12,14 @@
 /// tree) pointing at `cache` (a path in the job cache), read-only through
 /// the cache's grant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheLink {
+pub(crate) struct CacheLink {
     pub tree: &'static str,
     pub cache: &'static str,
 }
 
 /// What an exercise of an Exercism track is, as the importer read it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exercise {
+pub(crate) struct Exercise {
     pub slug: String,
     /// `files.solution` (relative to the exercise).
     pub solution: Vec<String>,
@@ -32,7 +32,7 @@ pub struct Exercise {
 
 /// What a job imported from an exercise runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrackJob {
+pub(crate) struct TrackJob {
     /// The acceptance command.
     pub command: Vec<String>,
     /// `[acceptance] results` (`None`: the command's default).
@@ -48,7 +48,7 @@ pub struct TrackJob {
 }
 
 /// A language's tooling, for setup caches and importers.
-pub trait Tooling: Sync {
+pub(crate) trait Tooling: Sync {
     /// The language's name, as [`super::Language::name`].
     fn tooling_name(&self) -> &'static str;
 
@@ -115,7 +115,7 @@ impl std::fmt::Debug for dyn Tooling {
 /// Whether `name` resolves to `candidate`: equal, or `candidate` ends with
 /// it after a `.` or `/` (a declared `mod.Class::t` names the reported
 /// `tests.mod.Class::t`).
-pub fn names_match(declared: &str, candidate: &str) -> bool {
+pub(crate) fn names_match(declared: &str, candidate: &str) -> bool {
     declared == candidate
         || candidate
             .strip_suffix(declared)
@@ -125,7 +125,7 @@ pub fn names_match(declared: &str, candidate: &str) -> bool {
 /// Splits a command line into argv by whitespace, with `'...'` and
 /// `"..."` quoting (no escapes inside single quotes); `None` when a quote
 /// is left open. For `--test-cmd`-style options.
-pub fn split_command(text: &str) -> Option<Vec<String>> {
+pub(crate) fn split_command(text: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

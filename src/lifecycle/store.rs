@@ -45,7 +45,7 @@ impl From<AppendError<Illegal>> for StoreError {
 }
 
 /// A transaction on the data dir's log, checked by the reducer.
-pub type Tx<'a> = crate::log::Tx<'a, State>;
+pub(super) type Tx<'a> = crate::log::Tx<'a, State>;
 
 /// A manifest job (or one instance of it in a sweep) to enqueue.
 #[derive(Debug, Clone)]

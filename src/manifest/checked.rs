@@ -10,7 +10,7 @@ use crate::protocol::Manifest;
 
 /// Loads a manifest and checks that its allow rules parse and that `verify`
 /// matches one of them.
-pub fn load_checked(path: &Path) -> Result<Manifest, ManifestError> {
+pub(crate) fn load_checked(path: &Path) -> Result<Manifest, ManifestError> {
     let manifest = load_manifest(path)?;
     check_commands(&manifest)?;
     Ok(manifest)
@@ -18,7 +18,7 @@ pub fn load_checked(path: &Path) -> Result<Manifest, ManifestError> {
 
 /// The allow-rule checks of a loaded manifest (or a snapshot). A refused
 /// verify command comes with the rule that would admit it.
-pub fn check_commands(manifest: &Manifest) -> Result<(), ManifestError> {
+pub(crate) fn check_commands(manifest: &Manifest) -> Result<(), ManifestError> {
     manifest.check_verify_allowed(|allow, verify| {
         let list = AllowList::parse(allow).map_err(|e| e.to_string())?;
         list.check(verify)
@@ -33,7 +33,7 @@ pub fn check_commands(manifest: &Manifest) -> Result<(), ManifestError> {
 /// argument then anything (`cargo test **`), else the program with any
 /// arguments; `None` when neither can be written (a program given as a
 /// path, words with spaces or glob characters).
-pub fn admitting_rule(argv: &[String]) -> Option<String> {
+pub(crate) fn admitting_rule(argv: &[String]) -> Option<String> {
     let plain = |word: &str| {
         !word.is_empty()
             && !word.contains(char::is_whitespace)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a job argument named no manifest.
 #[derive(Debug, thiserror::Error)]
-pub enum ExpandError {
+pub(crate) enum ExpandError {
     #[error("{}: no such file or directory{}", path.display(), hint.as_deref().map(|h| format!(" (did you mean {h}?)")).unwrap_or_default())]
     NotFound {
         path: PathBuf,
@@ -31,7 +31,7 @@ pub enum ExpandError {
 /// Expands `args` (files, directories, globs) into manifest paths, sorted
 /// and deduplicated. Paths are kept as the user wrote them (so messages
 /// quote them back); duplicates are found by their absolute form.
-pub fn expand_jobs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<PathBuf>, ExpandError> {
+pub(crate) fn expand_jobs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<PathBuf>, ExpandError> {
     let mut found = Vec::new();
     for arg in args {
         found.extend(expand_one(arg.as_ref())?);

@@ -20,14 +20,14 @@ const RESERVED_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_", "AGENT_RUNTIME_"];
 
 /// The file being checked: its display path, its positions and the
 /// directory relative paths are resolved against.
-pub struct Fields<'a> {
+pub(super) struct Fields<'a> {
     pub map: &'a SourceMap<'a>,
     pub base_dir: PathBuf,
     pub(super) seen: std::collections::BTreeMap<String, Location>,
 }
 
 impl<'a> Fields<'a> {
-    pub fn new(map: &'a SourceMap<'a>, file: &Path) -> Result<Fields<'a>, ManifestError> {
+    pub(super) fn new(map: &'a SourceMap<'a>, file: &Path) -> Result<Fields<'a>, ManifestError> {
         let absolute = std::path::absolute(file).map_err(|source| ManifestError::Read {
             path: file.to_path_buf(),
             source,
@@ -44,7 +44,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An error about `field`, at its value.
-    pub fn err(&self, field: &str, message: impl Into<String>) -> ManifestError {
+    pub(super) fn err(&self, field: &str, message: impl Into<String>) -> ManifestError {
         ManifestError::Field {
             at: self.map.locate(field),
             field: field.to_string(),
@@ -53,7 +53,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An error about `field`'s key (for keys that must not be there).
-    pub fn key_err(&self, field: &str, message: impl Into<String>) -> ManifestError {
+    pub(super) fn key_err(&self, field: &str, message: impl Into<String>) -> ManifestError {
         ManifestError::Field {
             at: self.map.locate_key(field),
             field: field.to_string(),
@@ -62,16 +62,16 @@ impl<'a> Fields<'a> {
     }
 
     /// Remembers where `field` is, for checks made after loading.
-    pub fn remember(&mut self, field: &str) {
+    pub(super) fn remember(&mut self, field: &str) {
         let at = self.map.locate(field);
         self.seen.insert(field.to_string(), at);
     }
 
-    pub fn required<T>(&self, field: &str, value: Option<T>) -> Result<T, ManifestError> {
+    pub(super) fn required<T>(&self, field: &str, value: Option<T>) -> Result<T, ManifestError> {
         value.ok_or_else(|| self.err(field, "required key is missing"))
     }
 
-    pub fn duration(
+    pub(super) fn duration(
         &self,
         field: &str,
         value: Option<&toml::Value>,
@@ -96,7 +96,7 @@ impl<'a> Fields<'a> {
         Ok(duration)
     }
 
-    pub fn size(
+    pub(super) fn size(
         &self,
         field: &str,
         value: Option<&toml::Value>,
@@ -127,7 +127,12 @@ impl<'a> Fields<'a> {
     }
 
     /// At least 1.
-    pub fn positive<T>(&self, field: &str, value: Option<T>, default: T) -> Result<T, ManifestError>
+    pub(super) fn positive<T>(
+        &self,
+        field: &str,
+        value: Option<T>,
+        default: T,
+    ) -> Result<T, ManifestError>
     where
         T: Copy + PartialEq + From<u8>,
     {
@@ -139,7 +144,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A program and its arguments: non-empty, program not empty.
-    pub fn argv(
+    pub(super) fn argv(
         &self,
         field: &str,
         value: Option<Vec<String>>,
@@ -155,7 +160,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A non-empty list of globs that compile.
-    pub fn globs(
+    pub(super) fn globs(
         &self,
         field: &str,
         value: Option<Vec<String>>,
@@ -183,7 +188,10 @@ impl<'a> Fields<'a> {
 
     /// Command rules: whitespace-separated glob tokens; the first names a
     /// program, never a path.
-    pub fn allow_rules(&self, value: Option<Vec<String>>) -> Result<Vec<String>, ManifestError> {
+    pub(super) fn allow_rules(
+        &self,
+        value: Option<Vec<String>>,
+    ) -> Result<Vec<String>, ManifestError> {
         let rules = self.required("allow", value)?;
         for (index, rule) in rules.iter().enumerate() {
             let element = format!("allow[{index}]");
@@ -210,7 +218,7 @@ impl<'a> Fields<'a> {
 
     /// A variable name a manifest may set: `[A-Za-z_][A-Za-z0-9_]*`, not one
     /// the runtime controls.
-    pub fn env_name(&self, field: &str, name: &str) -> Result<(), ManifestError> {
+    pub(super) fn env_name(&self, field: &str, name: &str) -> Result<(), ManifestError> {
         let valid = name
             .chars()
             .next()
@@ -233,12 +241,12 @@ impl<'a> Fields<'a> {
     }
 
     /// `text` resolved against the file's directory, without `.` or `..`.
-    pub fn path(&self, text: &str) -> PathBuf {
+    pub(super) fn path(&self, text: &str) -> PathBuf {
         normalize(&self.base_dir.join(text))
     }
 
     /// A path that must be an existing directory; returned canonical.
-    pub fn existing_dir(&self, field: &str, text: &str) -> Result<PathBuf, ManifestError> {
+    pub(super) fn existing_dir(&self, field: &str, text: &str) -> Result<PathBuf, ManifestError> {
         let path = self.path(text);
         let canonical = path
             .canonicalize()
@@ -250,7 +258,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A path that must be an existing file; returned canonical.
-    pub fn existing_file(&self, field: &str, text: &str) -> Result<PathBuf, ManifestError> {
+    pub(super) fn existing_file(&self, field: &str, text: &str) -> Result<PathBuf, ManifestError> {
         let path = self.path(text);
         let canonical = path
             .canonicalize()
@@ -263,7 +271,7 @@ impl<'a> Fields<'a> {
 }
 
 /// Removes `.` and resolves `..` without touching the filesystem.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(super) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -19,7 +19,7 @@ use crate::protocol::{
 };
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
-pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
+pub(crate) fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
     let text = read_text(path)?;
     parse_manifest(path, &text)
 }
@@ -27,7 +27,7 @@ pub fn load_manifest(path: &Path) -> Result<Manifest, ManifestError> {
 /// Validates manifest `text` as if read from `path` (relative paths in it
 /// are resolved against `path`'s directory, which must exist). Every error
 /// of a file that parses as TOML is reported, in file order.
-pub fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+pub(crate) fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
     let map = SourceMap::parse(path, text)?;
     let mut root: toml::Table = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
     if let Some(err) = not_a_manifest(path, &root) {

@@ -33,22 +33,36 @@ mod load_shape_tests;
 #[cfg(test)]
 mod load_tests;
 
-pub use checked::{admitting_rule, check_commands, load_checked};
-pub use error::{Location, ManifestError};
-pub use expand::{ExpandError, expand_jobs};
+pub(crate) use checked::{admitting_rule, check_commands, load_checked};
+pub(crate) use error::ManifestError;
+pub(crate) use expand::expand_jobs;
 // The validated types are the protocol's (the log keeps them in its
 // snapshots); this module makes them from TOML.
-pub use crate::protocol::SNAPSHOT_FORMAT;
-pub use crate::protocol::{
-    ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
-    DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
-    DEFAULT_PROVIDER_TIMEOUT, OpenAiConfig, OpenAiMode, ProviderConfig, ProviderKind, ScriptConfig,
+pub(crate) use crate::protocol::{
+    Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MEMORY, DEFAULT_PROCESSES, MAX_PROCESSES,
+    MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox, SandboxMode, Setup, Trace,
 };
-pub use crate::protocol::{
-    Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY,
-    DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox,
-    SandboxMode, Setup, Trace,
+pub(crate) use crate::protocol::{
+    AnthropicConfig, CommandConfig, CommandPreset, OpenAiConfig, OpenAiMode, ProviderConfig,
+    ScriptConfig,
 };
-pub use load::{load_manifest, parse_manifest};
-pub use provider_file::{ProviderFile, load_provider_file, parse_provider_file};
-pub use suggest::did_you_mean;
+pub(crate) use load::parse_manifest;
+pub(crate) use provider_file::{ProviderFile, load_provider_file};
+pub(crate) use suggest::did_you_mean;
+
+#[cfg(test)]
+pub(crate) use crate::protocol::ProviderKind;
+
+#[cfg(test)]
+pub(crate) use crate::protocol::Limits;
+#[cfg(test)]
+pub(crate) use crate::protocol::SNAPSHOT_FORMAT;
+#[cfg(test)]
+pub(crate) use crate::protocol::{
+    ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MAX_TOKENS,
+    DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER_TIMEOUT,
+};
+#[cfg(test)]
+pub(crate) use load::load_manifest;
+#[cfg(test)]
+pub(crate) use provider_file::parse_provider_file;

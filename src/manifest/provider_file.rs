@@ -19,7 +19,7 @@ use crate::protocol::validate_id;
 /// A named provider configuration, e.g. for a sweep over providers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProviderFile {
+pub(crate) struct ProviderFile {
     /// Defaults to the file stem; same character rules as a job id.
     pub name: String,
     pub provider: ProviderConfig,
@@ -29,14 +29,14 @@ pub struct ProviderFile {
 }
 
 /// Reads and validates the provider file at `path`.
-pub fn load_provider_file(path: &Path) -> Result<ProviderFile, ManifestError> {
+pub(crate) fn load_provider_file(path: &Path) -> Result<ProviderFile, ManifestError> {
     let text = read_text(path)?;
     parse_provider_file(path, &text)
 }
 
 /// Validates provider-file `text` as if read from `path`; every error of a
 /// file that parses as TOML is reported, in file order.
-pub fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFile, ManifestError> {
+pub(crate) fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFile, ManifestError> {
     let map = SourceMap::parse(path, text)?;
     let mut root: toml::Table = toml::from_str(text).map_err(|e| map.toml_error(&e))?;
     if let Some(err) = not_a_provider_file(path, &root) {

@@ -12,7 +12,7 @@ use crate::protocol::{CommandPreset, OpenAiMode, ProviderKind};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawManifest {
+pub(super) struct RawManifest {
     pub id: Option<String>,
     pub family: Option<String>,
     pub prompt: Option<String>,
@@ -36,7 +36,7 @@ pub struct RawManifest {
 /// `[price]`: USD per million tokens.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawPrice {
+pub(super) struct RawPrice {
     pub input_per_mtok: Option<f64>,
     pub output_per_mtok: Option<f64>,
     pub cached_input_per_mtok: Option<f64>,
@@ -45,14 +45,14 @@ pub struct RawPrice {
 /// `[oracle]`: a known-good fix, for `check`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawOracle {
+pub(super) struct RawOracle {
     pub script: Option<String>,
     pub patch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawAcceptance {
+pub(super) struct RawAcceptance {
     pub dir: Option<String>,
     pub command: Option<Vec<String>>,
     pub baseline: Option<Baseline>,
@@ -66,7 +66,7 @@ pub struct RawAcceptance {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSetup {
+pub(super) struct RawSetup {
     pub commands: Option<Vec<Vec<String>>>,
     pub network: Option<bool>,
     pub inputs: Option<Vec<String>>,
@@ -74,7 +74,7 @@ pub struct RawSetup {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawLimits {
+pub(super) struct RawLimits {
     pub attempts: Option<u32>,
     pub max_steps: Option<u32>,
     pub max_invalid: Option<u32>,
@@ -90,7 +90,7 @@ pub struct RawLimits {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSandbox {
+pub(super) struct RawSandbox {
     pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
     pub toolchains: Option<Vec<String>>,
@@ -100,7 +100,7 @@ pub struct RawSandbox {
 /// after reading, so the error can say "not a key for kind X".
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawProvider {
+pub(super) struct RawProvider {
     pub kind: Option<ProviderKind>,
     pub script: Option<toml::Value>,
     pub base_url: Option<String>,
@@ -123,7 +123,7 @@ pub struct RawProvider {
 
 impl RawProvider {
     /// The names of the keys present, in file-format order.
-    pub fn present_keys(&self) -> Vec<&'static str> {
+    pub(super) fn present_keys(&self) -> Vec<&'static str> {
         let keys = [
             ("script", self.script.is_some()),
             ("base_url", self.base_url.is_some()),
@@ -152,7 +152,7 @@ impl RawProvider {
 /// A provider file: `name = "..."` and a `[provider]` table.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawProviderFile {
+pub(super) struct RawProviderFile {
     pub name: Option<String>,
     pub provider: Option<RawProvider>,
     pub price: Option<RawPrice>,

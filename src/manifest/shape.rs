@@ -63,12 +63,12 @@ pub(super) struct Shape {
 }
 
 impl Shape {
-    pub fn key(&self, name: &str) -> Option<&Key> {
+    pub(super) fn key(&self, name: &str) -> Option<&Key> {
         self.keys.iter().find(|k| k.name == name)
     }
 
     /// The names a user may write (refused keys left out).
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub(super) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.keys
             .iter()
             .filter(|k| !matches!(k.kind, Kind::Refused))

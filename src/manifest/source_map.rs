@@ -22,7 +22,7 @@ struct Entry {
 
 /// The positions of every key in one document.
 #[derive(Debug)]
-pub struct SourceMap<'a> {
+pub(super) struct SourceMap<'a> {
     file: &'a Path,
     text: &'a str,
     entries: Vec<Entry>,
@@ -31,7 +31,7 @@ pub struct SourceMap<'a> {
 impl<'a> SourceMap<'a> {
     /// Parses `text` for its structure; a syntax error is reported at its
     /// place, with the field it is in when one is known.
-    pub fn parse(file: &'a Path, text: &'a str) -> Result<SourceMap<'a>, ManifestError> {
+    pub(super) fn parse(file: &'a Path, text: &'a str) -> Result<SourceMap<'a>, ManifestError> {
         let mut map = SourceMap {
             file,
             text,
@@ -47,7 +47,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// 1-based line and column (in characters) of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+    pub(super) fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = self.text.get(..offset).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
@@ -57,7 +57,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// The location of an offset in this file.
-    pub fn at_offset(&self, offset: usize) -> Location {
+    pub(super) fn at_offset(&self, offset: usize) -> Location {
         let (line, column) = self.line_col(offset);
         Location {
             file: self.file.to_path_buf(),
@@ -68,7 +68,7 @@ impl<'a> SourceMap<'a> {
 
     /// Where the value of `path` starts; if the key is absent, where its
     /// closest present parent is; else the start of the file.
-    pub fn locate(&self, path: &str) -> Location {
+    pub(super) fn locate(&self, path: &str) -> Location {
         let mut probe = path;
         loop {
             if let Some(entry) = self.entries.iter().find(|e| e.path == probe) {
@@ -82,7 +82,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// Where the key of `path` itself is written (for "unknown key" errors).
-    pub fn locate_key(&self, path: &str) -> Location {
+    pub(super) fn locate_key(&self, path: &str) -> Location {
         match self.entries.iter().find(|e| e.path == path) {
             Some(entry) => self.at_offset(entry.key.start),
             None => self.locate(path),
@@ -90,7 +90,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// The innermost field whose key or value contains `offset`.
-    pub fn field_at(&self, offset: usize) -> Option<&str> {
+    pub(super) fn field_at(&self, offset: usize) -> Option<&str> {
         let contains = |r: &Range<usize>| r.start <= offset && offset < r.end.max(r.start + 1);
         self.entries
             .iter()
@@ -103,7 +103,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// A `toml` error placed at its span and attributed to the field there.
-    pub fn toml_error(&self, err: &toml::de::Error) -> ManifestError {
+    pub(super) fn toml_error(&self, err: &toml::de::Error) -> ManifestError {
         let offset = err.span().map_or(0, |s| s.start);
         let at = self.at_offset(offset);
         // `api_key` is read only to refuse it; never list it as accepted.

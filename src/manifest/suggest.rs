@@ -7,7 +7,7 @@
 /// `max_steps`, `comand_timeout` → `command_timeout`), the same name in
 /// another case or with `-` for `_`, or a name it begins (`net` →
 /// `network`, three letters at least). Ties go to the first candidate.
-pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
+pub(crate) fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {

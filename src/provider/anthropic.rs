@@ -21,20 +21,24 @@ use super::usage::UsageError;
 use crate::manifest::AnthropicConfig;
 
 /// The API version this provider speaks.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The Messages API over HTTP.
-pub type AnthropicProvider = HttpProvider<Anthropic>;
+pub(crate) type AnthropicProvider = HttpProvider<Anthropic>;
 
 /// The Messages API dialect.
 #[derive(Debug)]
-pub struct Anthropic {
+pub(crate) struct Anthropic {
     config: AnthropicConfig,
     key: Secret,
 }
 
 impl AnthropicProvider {
-    pub fn new(name: impl Into<String>, config: AnthropicConfig, key: Secret) -> AnthropicProvider {
+    pub(crate) fn new(
+        name: impl Into<String>,
+        config: AnthropicConfig,
+        key: Secret,
+    ) -> AnthropicProvider {
         let client = HttpClient::new(
             "anthropic",
             &config.base_url,
@@ -87,7 +91,7 @@ impl Dialect for Anthropic {
 }
 
 /// The conversation as Messages API turns with content blocks.
-pub fn anthropic_messages(request: &ProviderRequest) -> Vec<Value> {
+pub(crate) fn anthropic_messages(request: &ProviderRequest) -> Vec<Value> {
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut pending: Option<String> = None;
     for (index, message) in request.messages.iter().enumerate() {
@@ -140,7 +144,7 @@ fn text_block(text: &str) -> Value {
 
 /// The reply text: the `tool_use` blocks as decision text, else the text
 /// blocks joined.
-pub fn reply_text(response: &Value) -> Result<String, ReplyError> {
+pub(super) fn reply_text(response: &Value) -> Result<String, ReplyError> {
     if response.get("content").is_none_or(|c| !c.is_array()) {
         return Err(ReplyError::NoContent);
     }

@@ -70,7 +70,7 @@ pub struct ProviderReply {
 
 /// Tokens a response reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Input tokens, cached ones included.
     pub input: u64,
     /// Of `input`, those served from the provider's prompt cache.

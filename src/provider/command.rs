@@ -44,7 +44,7 @@ const MAX_STDERR: usize = 300;
 
 /// A model CLI run once per reply.
 #[derive(Debug)]
-pub struct CommandProvider {
+pub(crate) struct CommandProvider {
     name: String,
     config: CommandConfig,
     /// The program name as started (argv[0]).
@@ -59,7 +59,7 @@ pub struct CommandProvider {
 impl CommandProvider {
     /// A provider for `config`; `key` is the `api_key_env` variable and its
     /// value, if set. Fails if the program cannot be found.
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         config: CommandConfig,
         key: Option<(String, Secret)>,
@@ -101,7 +101,7 @@ impl CommandProvider {
 
     /// The argv of one run: the program, the preset's flags, then `args`,
     /// placeholders replaced.
-    pub fn argv(&self, request: &ProviderRequest) -> Vec<String> {
+    pub(crate) fn argv(&self, request: &ProviderRequest) -> Vec<String> {
         let schema = request
             .schema
             .clone()
@@ -268,7 +268,7 @@ impl Provider for CommandProvider {
 }
 
 /// The prompt written to the program's stdin.
-pub fn prompt(request: &ProviderRequest) -> String {
+pub(crate) fn prompt(request: &ProviderRequest) -> String {
     let mut text = String::new();
     if !request.system.is_empty() {
         text.push_str(&request.system);
@@ -286,7 +286,7 @@ pub fn prompt(request: &ProviderRequest) -> String {
 
 /// What a program printed, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParsedOutput {
+pub(crate) struct ParsedOutput {
     pub text: String,
     /// Input and output tokens, when the envelope reports them.
     pub usage: Option<(u64, u64)>,
@@ -294,7 +294,7 @@ pub struct ParsedOutput {
 
 /// Reads a program's stdout: an envelope, the last `result` event of an
 /// NDJSON stream, or (not streaming) plain reply text.
-pub fn parse_output(stdout: &str, stream: bool) -> Result<ParsedOutput, ReplyError> {
+pub(crate) fn parse_output(stdout: &str, stream: bool) -> Result<ParsedOutput, ReplyError> {
     let envelope = |text: &str| {
         serde_json::from_str::<Value>(text.trim())
             .ok()

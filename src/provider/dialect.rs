@@ -16,7 +16,7 @@ use super::usage::UsageError;
 use crate::cancel::CancelToken;
 
 /// What one model API says differently.
-pub trait Dialect: Send + std::fmt::Debug {
+pub(crate) trait Dialect: Send + std::fmt::Debug {
     /// The API's name in messages ("openai", "anthropic").
     fn api(&self) -> &'static str;
     /// Where requests go.
@@ -34,7 +34,7 @@ pub trait Dialect: Send + std::fmt::Debug {
 
 /// A model API over HTTP, spoken in dialect `D`.
 #[derive(Debug)]
-pub struct HttpProvider<D> {
+pub(crate) struct HttpProvider<D> {
     name: String,
     dialect: D,
     client: HttpClient,
@@ -57,18 +57,10 @@ impl<D: Dialect> HttpProvider<D> {
     }
 
     /// Replaces the retry policy (tests use a tiny backoff).
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> HttpProvider<D> {
+    #[cfg(test)]
+    pub(crate) fn with_retry_policy(mut self, policy: RetryPolicy) -> HttpProvider<D> {
         self.policy = policy;
         self
-    }
-
-    pub fn endpoint(&self) -> String {
-        self.dialect.endpoint()
-    }
-
-    /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ProviderRequest) -> Value {
-        self.dialect.request_body(request)
     }
 }
 

@@ -18,7 +18,7 @@ use crate::manifest::ProviderConfig;
 
 /// The provider for `config`, called `name` in reports, with keys read
 /// from the process environment.
-pub fn build_provider(
+pub(crate) fn build_provider(
     config: &ProviderConfig,
     name: &str,
 ) -> Result<Box<dyn Provider>, ProviderError> {
@@ -26,7 +26,7 @@ pub fn build_provider(
 }
 
 /// [`build_provider`] with the environment given as a lookup function.
-pub fn build_provider_with_env(
+pub(crate) fn build_provider_with_env(
     config: &ProviderConfig,
     name: &str,
     env: impl Fn(&str) -> Option<String>,

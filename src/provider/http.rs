@@ -25,14 +25,14 @@ const MAX_DETAIL: usize = 300;
 
 /// An API key. Its `Debug` form never shows the value.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub(crate) struct Secret(String);
 
 impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
+    pub(crate) fn new(value: impl Into<String>) -> Secret {
         Secret(value.into())
     }
 
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }

@@ -29,17 +29,23 @@ mod usage;
 #[cfg(test)]
 mod tests;
 
-pub use anthropic::{ANTHROPIC_VERSION, Anthropic, AnthropicProvider, anthropic_messages};
-pub use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry, Role, Usage};
-pub use command::{CommandProvider, ParsedOutput, parse_output, prompt};
-pub use dialect::{Dialect, HttpProvider};
-pub use error::ProviderError;
-pub use factory::{build_provider, build_provider_with_env};
-pub use http::Secret;
-pub use openai::{OpenAi, OpenAiProvider, chat_messages};
-pub use preflight::preflight;
-pub use retry::{DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, RetryPolicy};
-pub use script::{ScriptProvider, ScriptReplies, load_script};
-pub use tokens::estimate_tokens;
-pub use tools::{ToolSpec, decision_tools};
-pub use usage::{MAX_TOKENS_PER_REPLY, UsageError, token_count};
+pub(crate) use api::{Message, Provider, ProviderRequest, ProviderRetry};
+pub(crate) use error::ProviderError;
+pub(crate) use factory::build_provider;
+pub(crate) use preflight::preflight;
+pub(crate) use script::load_script;
+
+#[cfg(test)]
+pub(crate) use anthropic::{ANTHROPIC_VERSION, AnthropicProvider};
+#[cfg(test)]
+pub(crate) use api::Role;
+#[cfg(test)]
+pub(crate) use command::CommandProvider;
+#[cfg(test)]
+pub(crate) use factory::build_provider_with_env;
+#[cfg(test)]
+pub(crate) use http::Secret;
+#[cfg(test)]
+pub(crate) use openai::OpenAiProvider;
+#[cfg(test)]
+pub(crate) use retry::RetryPolicy;

@@ -32,11 +32,11 @@ use crate::decision::decision_schema;
 use crate::manifest::{OpenAiConfig, OpenAiMode};
 
 /// Chat completions over HTTP.
-pub type OpenAiProvider = HttpProvider<OpenAi>;
+pub(crate) type OpenAiProvider = HttpProvider<OpenAi>;
 
 /// The chat-completions dialect.
 #[derive(Debug)]
-pub struct OpenAi {
+pub(crate) struct OpenAi {
     config: OpenAiConfig,
     key: Option<Secret>,
 }
@@ -44,7 +44,7 @@ pub struct OpenAi {
 impl OpenAiProvider {
     /// A provider for `config`, with the key already read from its
     /// variable (`None` for servers that need none).
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         config: OpenAiConfig,
         key: Option<Secret>,
@@ -116,7 +116,7 @@ impl Dialect for OpenAi {
 
 /// The conversation as chat messages; with `tools`, earlier decisions as
 /// tool calls and the observations after them as tool results.
-pub fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
+pub(crate) fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({ "role": "system", "content": request.system }));
@@ -165,7 +165,7 @@ pub fn chat_messages(request: &ProviderRequest, tools: bool) -> Vec<Value> {
 
 /// The reply text of a chat completion: its tool calls as decision text,
 /// else its content.
-pub fn reply_text(response: &Value) -> Result<String, ReplyError> {
+pub(super) fn reply_text(response: &Value) -> Result<String, ReplyError> {
     let completion: ChatCompletion = read(response, "a chat completion")?;
     let Some(message) = completion.choices.into_iter().next().map(|c| c.message) else {
         return Err(ReplyError::NoChoices);

@@ -16,7 +16,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Builds the provider (which checks its key variable, its script or its
 /// program) and, for an HTTP provider, opens and closes one TCP connection
 /// to its endpoint. Nothing is sent, so nothing is billed.
-pub fn preflight(config: &ProviderConfig, name: &str) -> Result<(), ProviderError> {
+pub(crate) fn preflight(config: &ProviderConfig, name: &str) -> Result<(), ProviderError> {
     build_provider(config, name)?;
     let base_url = match config {
         ProviderConfig::Openai(openai) => &openai.base_url,

@@ -12,7 +12,7 @@ use super::usage::{UsageError, count_of};
 
 /// Why a reply holds no text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReplyError {
+pub(crate) enum ReplyError {
     #[error("the response is not {expected}: {why}")]
     Shape { expected: &'static str, why: String },
     #[error("no choices in the response")]
@@ -36,7 +36,7 @@ pub enum ReplyError {
 }
 
 /// Reads `value` as a `T`, naming what it should have been.
-pub fn read<'v, T: Deserialize<'v>>(
+pub(super) fn read<'v, T: Deserialize<'v>>(
     value: &'v Value,
     expected: &'static str,
 ) -> Result<T, ReplyError> {
@@ -49,11 +49,11 @@ pub fn read<'v, T: Deserialize<'v>>(
 /// A token count as a reply gives it: a number, or absent (any other JSON
 /// value reads as absent, and the caller estimates).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Count(Option<Number>);
+pub(super) struct Count(Option<Number>);
 
 impl Count {
     /// The checked count, `field` naming it in an error.
-    pub fn get(&self, field: &str) -> Result<Option<u64>, UsageError> {
+    pub(super) fn get(&self, field: &str) -> Result<Option<u64>, UsageError> {
         count_of(self.0.as_ref(), field)
     }
 }
@@ -80,19 +80,19 @@ where
 
 /// An OpenAI chat completion.
 #[derive(Debug, Deserialize)]
-pub struct ChatCompletion {
+pub(super) struct ChatCompletion {
     #[serde(default)]
     pub choices: Vec<Choice>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Choice {
+pub(super) struct Choice {
     #[serde(default)]
     pub message: ChatMessage,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct ChatMessage {
+pub(super) struct ChatMessage {
     #[serde(default)]
     pub content: Value,
     #[serde(default, deserialize_with = "lenient")]
@@ -100,13 +100,13 @@ pub struct ChatMessage {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct ToolCall {
+pub(super) struct ToolCall {
     #[serde(default)]
     pub function: Function,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Function {
+pub(super) struct Function {
     #[serde(default)]
     pub name: Option<String>,
     /// A JSON string of the arguments (the API's form) or, from some
@@ -117,14 +117,14 @@ pub struct Function {
 
 /// A part of a message's content given as parts.
 #[derive(Debug, Deserialize)]
-pub struct ContentPart {
+pub(super) struct ContentPart {
     #[serde(default, deserialize_with = "lenient")]
     pub text: Option<String>,
 }
 
 /// The `usage` of a chat completion.
 #[derive(Debug, Default, Deserialize)]
-pub struct ChatUsage {
+pub(super) struct ChatUsage {
     #[serde(default)]
     pub prompt_tokens: Count,
     #[serde(default)]
@@ -134,7 +134,7 @@ pub struct ChatUsage {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct PromptDetails {
+pub(super) struct PromptDetails {
     #[serde(default)]
     pub cached_tokens: Count,
 }
@@ -143,21 +143,21 @@ pub struct PromptDetails {
 /// text cannot be read still reports what it used.
 #[derive(Debug, Default, Deserialize)]
 #[serde(bound(deserialize = "U: Deserialize<'de> + Default"))]
-pub struct WithUsage<U> {
+pub(super) struct WithUsage<U> {
     #[serde(default, deserialize_with = "lenient")]
     pub usage: U,
 }
 
 /// An Anthropic message.
 #[derive(Debug, Deserialize)]
-pub struct Message {
+pub(super) struct Message {
     pub content: Vec<Block>,
 }
 
 /// A content block of an Anthropic message.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Block {
+pub(super) enum Block {
     Text {
         #[serde(default, deserialize_with = "lenient")]
         text: Option<String>,
@@ -174,7 +174,7 @@ pub enum Block {
 
 /// The `usage` of an Anthropic message or of a model CLI's envelope.
 #[derive(Debug, Default, Deserialize)]
-pub struct MessageUsage {
+pub(super) struct MessageUsage {
     #[serde(default)]
     pub input_tokens: Count,
     #[serde(default)]
@@ -189,7 +189,7 @@ impl MessageUsage {
     /// Input tokens (cache reads and writes included) and output tokens,
     /// when both are reported; a count that is negative or beyond what one
     /// reply can use is an error.
-    pub fn checked(&self) -> Result<Option<super::api::Usage>, UsageError> {
+    pub(super) fn checked(&self) -> Result<Option<super::api::Usage>, UsageError> {
         let cached = self
             .cache_read_input_tokens
             .get("cache_read_input_tokens")?
@@ -216,7 +216,7 @@ impl MessageUsage {
 /// A model CLI's result envelope (`--output-format json`, or the `result`
 /// event of a stream).
 #[derive(Debug, Deserialize)]
-pub struct Envelope {
+pub(super) struct Envelope {
     #[serde(default, rename = "type")]
     pub kind: Value,
     #[serde(default)]
@@ -233,7 +233,7 @@ pub struct Envelope {
 
 impl Envelope {
     /// Whether `value` is a result envelope at all.
-    pub fn is_one(&self) -> bool {
+    pub(super) fn is_one(&self) -> bool {
         self.kind == "result" || self.result.is_some() || self.structured_output.is_some()
     }
 }
@@ -241,7 +241,7 @@ impl Envelope {
 /// A server's error body: `error.message`, `error` as a string, or
 /// `message`; `error.code` / `error.type`.
 #[derive(Debug, Default, Deserialize)]
-pub struct ErrorBody {
+pub(super) struct ErrorBody {
     #[serde(default)]
     pub error: Value,
     #[serde(default, deserialize_with = "lenient")]
@@ -250,7 +250,7 @@ pub struct ErrorBody {
 
 impl ErrorBody {
     /// What the body says went wrong, if it says.
-    pub fn detail(&self) -> Option<&str> {
+    pub(super) fn detail(&self) -> Option<&str> {
         self.error
             .get("message")
             .and_then(Value::as_str)
@@ -259,7 +259,7 @@ impl ErrorBody {
     }
 
     /// Whether `error.code` or `error.type` is `code`.
-    pub fn has_code(&self, code: &str) -> bool {
+    pub(super) fn has_code(&self, code: &str) -> bool {
         ["code", "type"]
             .iter()
             .any(|key| self.error.get(*key).and_then(Value::as_str) == Some(code))

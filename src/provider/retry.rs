@@ -19,13 +19,13 @@ use super::error::ProviderError;
 use crate::cancel::CancelToken;
 
 /// Default wait before the first retry (before jitter).
-pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// Default longest wait between two requests, `Retry-After` included.
-pub const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(30);
 
 /// How many times to retry and how long to wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     pub max_retries: u32,
     pub base: Duration,
     pub cap: Duration,
@@ -36,7 +36,7 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// `max_retries` retries with the default backoff.
-    pub fn new(max_retries: u32) -> RetryPolicy {
+    pub(crate) fn new(max_retries: u32) -> RetryPolicy {
         RetryPolicy {
             max_retries,
             base: DEFAULT_BACKOFF_BASE,
@@ -46,18 +46,19 @@ impl RetryPolicy {
     }
 
     /// The same policy, retrying for at least `retry_for` in all.
-    pub fn with_retry_for(self, retry_for: Duration) -> RetryPolicy {
+    pub(crate) fn with_retry_for(self, retry_for: Duration) -> RetryPolicy {
         RetryPolicy { retry_for, ..self }
     }
 
     /// The same policy with another backoff base and cap.
-    pub fn with_backoff(self, base: Duration, cap: Duration) -> RetryPolicy {
+    #[cfg(test)]
+    pub(crate) fn with_backoff(self, base: Duration, cap: Duration) -> RetryPolicy {
         RetryPolicy { base, cap, ..self }
     }
 
     /// The computed wait before retry `retry` (1-based); `jitter` is in
     /// `[0, 1)` and picks a point in `[d/2, d)`.
-    pub fn backoff(&self, retry: u32, jitter: f64) -> Duration {
+    pub(crate) fn backoff(&self, retry: u32, jitter: f64) -> Duration {
         let doublings = retry.saturating_sub(1).min(31);
         let full = self.base.saturating_mul(1u32 << doublings).min(self.cap);
         let half = full / 2;
@@ -66,7 +67,7 @@ impl RetryPolicy {
 
     /// The wait before retry `retry`: what the server asked for (capped),
     /// else the backoff.
-    pub fn wait(&self, retry: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
+    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
         match retry_after {
             Some(asked) => asked.min(self.cap),
             None => self.backoff(retry, jitter),
@@ -75,25 +76,25 @@ impl RetryPolicy {
 }
 
 /// Whether an HTTP status is worth retrying (before looking at the body).
-pub fn status_is_retryable(status: u16) -> bool {
+pub(super) fn status_is_retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 429 | 500..=599)
 }
 
 /// Whether an error body says the account is out of quota: `error.code` or
 /// `error.type` is `insufficient_quota`.
-pub fn is_insufficient_quota(body: &str) -> bool {
+pub(super) fn is_insufficient_quota(body: &str) -> bool {
     serde_json::from_str::<super::reply::ErrorBody>(body)
         .is_ok_and(|error| error.has_code("insufficient_quota"))
 }
 
 /// Whether a response with `status` and `body` is worth retrying.
-pub fn response_is_retryable(status: u16, body: &str) -> bool {
+pub(super) fn response_is_retryable(status: u16, body: &str) -> bool {
     status_is_retryable(status) && !(status == 429 && is_insufficient_quota(body))
 }
 
 /// A `Retry-After` value in seconds (an integer or a decimal). HTTP dates
 /// are not supported and yield `None` (the backoff applies).
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
     let seconds: f64 = value.trim().parse().ok()?;
     if !seconds.is_finite() || seconds < 0.0 {
         return None;
@@ -104,13 +105,13 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 /// A random number in `[0, 1)` for jitter: not cryptographic, only
 /// different between calls and processes (fastrand seeds each thread's
 /// generator afresh).
-pub fn jitter() -> f64 {
+pub(super) fn jitter() -> f64 {
     fastrand::f64()
 }
 
 /// One failed request, as the retry loop sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub(super) struct Failure {
     /// Short cause for the retry record: "http 503", "timeout".
     pub reason: String,
     /// The full one-line error, should this be the last try.
@@ -121,7 +122,7 @@ pub struct Failure {
 
 /// Why one request produced no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SendError {
+pub(super) enum SendError {
     Failed(Failure),
     Cancelled,
 }
@@ -136,7 +137,7 @@ impl From<Failure> for SendError {
 /// retries are spent; returns the value with the retries made. The final
 /// error is a [`ProviderError::Request`] carrying the retries. `watch`
 /// hears of each retry before its wait begins.
-pub fn run_with_retries<T>(
+pub(super) fn run_with_retries<T>(
     policy: &RetryPolicy,
     cancel: &CancelToken,
     watch: &mut dyn FnMut(&ProviderRetry),

@@ -27,13 +27,13 @@ use crate::manifest::ScriptConfig;
 
 /// The replies of one script file, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptReplies {
+pub(crate) struct ScriptReplies {
     pub path: PathBuf,
     pub replies: Vec<String>,
 }
 
 /// Reads and checks a script file.
-pub fn load_script(path: &Path) -> Result<ScriptReplies, ProviderError> {
+pub(crate) fn load_script(path: &Path) -> Result<ScriptReplies, ProviderError> {
     let text = std::fs::read_to_string(path).map_err(|source| ProviderError::ScriptRead {
         path: path.to_path_buf(),
         source,
@@ -42,7 +42,7 @@ pub fn load_script(path: &Path) -> Result<ScriptReplies, ProviderError> {
 }
 
 /// Checks script `text` as if read from `path`.
-pub fn parse_script(path: &Path, text: &str) -> Result<ScriptReplies, ProviderError> {
+pub(super) fn parse_script(path: &Path, text: &str) -> Result<ScriptReplies, ProviderError> {
     let mut replies = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let content = line.trim();
@@ -87,7 +87,7 @@ pub fn parse_script(path: &Path, text: &str) -> Result<ScriptReplies, ProviderEr
 
 /// Replays replies from script files.
 #[derive(Debug)]
-pub struct ScriptProvider {
+pub(crate) struct ScriptProvider {
     name: String,
     files: Vec<PathBuf>,
     /// The script of the attempt being replayed and the next reply's index.
@@ -96,7 +96,7 @@ pub struct ScriptProvider {
 
 impl ScriptProvider {
     /// A provider over `files` (attempt k uses entry k, the last repeats).
-    pub fn new(files: Vec<PathBuf>) -> Result<ScriptProvider, ProviderError> {
+    pub(crate) fn new(files: Vec<PathBuf>) -> Result<ScriptProvider, ProviderError> {
         if files.is_empty() {
             return Err(ProviderError::Fatal {
                 message: "a script provider needs at least one script file".to_string(),
@@ -109,18 +109,18 @@ impl ScriptProvider {
         })
     }
 
-    pub fn from_config(config: &ScriptConfig) -> Result<ScriptProvider, ProviderError> {
+    pub(crate) fn from_config(config: &ScriptConfig) -> Result<ScriptProvider, ProviderError> {
         ScriptProvider::new(config.script.clone())
     }
 
     /// Sets the name shown in reports.
-    pub fn with_name(mut self, name: impl Into<String>) -> ScriptProvider {
+    pub(crate) fn with_name(mut self, name: impl Into<String>) -> ScriptProvider {
         self.name = name.into();
         self
     }
 
     /// The file attempt `attempt` (1-based) replays.
-    pub fn file_for(&self, attempt: u32) -> &Path {
+    pub(crate) fn file_for(&self, attempt: u32) -> &Path {
         let index = (attempt.max(1) as usize - 1).min(self.files.len().saturating_sub(1));
         self.files
             .get(index)

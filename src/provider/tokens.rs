@@ -6,12 +6,12 @@
 use super::api::ProviderRequest;
 
 /// Estimated tokens in `text`: `ceil(bytes / 4)`.
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
 /// Estimated input tokens of `request`: its system prompt and messages.
-pub fn estimate_request(request: &ProviderRequest) -> u64 {
+pub(super) fn estimate_request(request: &ProviderRequest) -> u64 {
     estimate_tokens(&request.system)
         + request
             .messages

@@ -20,14 +20,14 @@ use crate::decision::{KINDS, field_schemas, parse_decision};
 /// One tool: its name (a decision kind), description and JSON Schema of
 /// its arguments.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: Value,
 }
 
 /// One tool per decision kind, in the documented order.
-pub fn decision_tools() -> Vec<ToolSpec> {
+pub(crate) fn decision_tools() -> Vec<ToolSpec> {
     KINDS
         .iter()
         .map(|spec| {
@@ -47,7 +47,7 @@ pub fn decision_tools() -> Vec<ToolSpec> {
 }
 
 /// The tools in OpenAI's chat completions form.
-pub fn openai_tools() -> Value {
+pub(super) fn openai_tools() -> Value {
     decision_tools()
         .into_iter()
         .map(|tool| {
@@ -64,7 +64,7 @@ pub fn openai_tools() -> Value {
 }
 
 /// The tools in Anthropic's Messages form.
-pub fn anthropic_tools() -> Value {
+pub(super) fn anthropic_tools() -> Value {
     decision_tools()
         .into_iter()
         .map(|tool| {
@@ -79,7 +79,7 @@ pub fn anthropic_tools() -> Value {
 
 /// An earlier reply as a tool call: the kind and the arguments object, if
 /// the reply parses as a decision.
-pub fn as_tool_call(reply: &str) -> Option<(String, Map<String, Value>)> {
+pub(super) fn as_tool_call(reply: &str) -> Option<(String, Map<String, Value>)> {
     let decision = parse_decision(reply).ok()?;
     let Ok(Value::Object(mut object)) = serde_json::to_value(&decision) else {
         return None;
@@ -89,12 +89,12 @@ pub fn as_tool_call(reply: &str) -> Option<(String, Map<String, Value>)> {
 }
 
 /// The id of the call replayed for the assistant turn at `index`.
-pub fn call_id(index: usize) -> String {
+pub(super) fn call_id(index: usize) -> String {
     format!("call_{index}")
 }
 
 /// The decision text of one tool call whose arguments are a JSON value.
-pub fn call_to_text(name: &str, arguments: &Value) -> String {
+pub(super) fn call_to_text(name: &str, arguments: &Value) -> String {
     match arguments {
         Value::Object(fields) => {
             let mut object = Map::new();
@@ -115,7 +115,7 @@ pub fn call_to_text(name: &str, arguments: &Value) -> String {
 /// OpenAI form). Text that is not a JSON object keeps its bytes, with the
 /// kind spliced in after an opening brace, so the parser reports where it
 /// breaks.
-pub fn call_text_to_text(name: &str, arguments: &str) -> String {
+pub(super) fn call_text_to_text(name: &str, arguments: &str) -> String {
     if arguments.trim().is_empty() {
         return json!({ "kind": name }).to_string();
     }
@@ -127,7 +127,7 @@ pub fn call_text_to_text(name: &str, arguments: &str) -> String {
 
 /// The decision text of several calls in one reply: one text for one
 /// call, else a JSON array of them (refused by the parser as several).
-pub fn calls_to_text(calls: Vec<String>) -> String {
+pub(super) fn calls_to_text(calls: Vec<String>) -> String {
     if calls.len() == 1 {
         return calls.into_iter().next().unwrap_or_default();
     }

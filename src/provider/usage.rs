@@ -4,17 +4,15 @@
 //! is a provider error naming the number, never a total that wraps or a
 //! budget that cannot trip.
 
-use serde_json::Value;
-
 use super::api::Usage;
 
 /// The most input or output tokens one reply may claim. Far above any
 /// model's context window; a claim beyond it is a broken or hostile server.
-pub const MAX_TOKENS_PER_REPLY: u64 = 10_000_000;
+pub(crate) const MAX_TOKENS_PER_REPLY: u64 = 10_000_000;
 
 /// Why a reported count is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UsageError {
+pub(crate) enum UsageError {
     #[error("the reply claims a negative token count ({field} = {value})")]
     Negative { field: String, value: String },
     #[error("the reply's token count is not a whole number ({field} = {value})")]
@@ -26,12 +24,19 @@ pub enum UsageError {
 /// The count in `object[field]`: `None` when it is absent or not a number
 /// (the caller estimates then), an error when it is negative, a fraction
 /// or more than [`MAX_TOKENS_PER_REPLY`].
-pub fn token_count(object: &Value, field: &str) -> Result<Option<u64>, UsageError> {
-    count_of(object.get(field).and_then(Value::as_number), field)
+#[cfg(test)]
+pub(crate) fn token_count(
+    object: &serde_json::Value,
+    field: &str,
+) -> Result<Option<u64>, UsageError> {
+    count_of(
+        object.get(field).and_then(serde_json::Value::as_number),
+        field,
+    )
 }
 
 /// A reported `number` named `field`, checked as [`token_count`] does.
-pub fn count_of(
+pub(super) fn count_of(
     number: Option<&serde_json::Number>,
     field: &str,
 ) -> Result<Option<u64>, UsageError> {
@@ -86,7 +91,7 @@ impl Usage {
     /// The usage with its totals checked: input (cached tokens and cache
     /// writes included, added without wrapping) and output each at most
     /// [`MAX_TOKENS_PER_REPLY`], cached at most input.
-    pub fn checked(self) -> Result<Usage, UsageError> {
+    pub(crate) fn checked(self) -> Result<Usage, UsageError> {
         within(self.input, "input_tokens", &self.input.to_string())?;
         within(self.output, "output_tokens", &self.output.to_string())?;
         Ok(Usage {

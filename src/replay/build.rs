@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 use crate::protocol::{Manifest, Trace};
 
 /// The script's file name beside the replay's manifest.
-pub const REPLAY_SCRIPT: &str = "replies.jsonl";
+pub(crate) const REPLAY_SCRIPT: &str = "replies.jsonl";
 
 /// Why a replay cannot be made.
 #[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     #[error("cannot read the log: {0}")]
     Log(String),
     #[error("no job instance {0:?} in the log")]
@@ -58,7 +58,7 @@ pub enum ReplayError {
 }
 
 impl ReplayError {
-    pub fn io(path: &Path, source: std::io::Error) -> ReplayError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> ReplayError {
         ReplayError::Io {
             path: path.to_path_buf(),
             source,
@@ -68,7 +68,7 @@ impl ReplayError {
 
 /// What a replay is made from.
 #[derive(Debug, Clone, Copy)]
-pub struct ReplayInput<'a> {
+pub(crate) struct ReplayInput<'a> {
     pub instance: &'a str,
     pub attempt: u32,
     /// The provider the instance ran with, if it named one.
@@ -103,14 +103,14 @@ impl ReplayInput<'_> {
 
 /// The replay's script and how many replies it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayScript {
+pub(crate) struct ReplayScript {
     pub text: String,
     pub replies: usize,
 }
 
 /// The model's replies, in step order, each as a JSON string (sent
 /// verbatim by the script provider, so invalid replies stay invalid).
-pub fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, ReplayError> {
+pub(crate) fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, ReplayError> {
     let bad = |line: usize, message: String| ReplayError::BadTranscript {
         instance: input.instance.to_string(),
         attempt: input.attempt,
@@ -149,7 +149,7 @@ pub fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, ReplayErro
 /// The replay's manifest: the original settings, one attempt, a full
 /// trace, the scripted provider, and the copies of the source and the
 /// acceptance tests beside it.
-pub fn replay_manifest(input: &ReplayInput<'_>) -> Result<String, ReplayError> {
+pub(crate) fn replay_manifest(input: &ReplayInput<'_>) -> Result<String, ReplayError> {
     let mut manifest = input.manifest.clone();
     // The prompt text is in the snapshot; the file it came from is not
     // part of the replay.

@@ -6,7 +6,7 @@
 
 mod build;
 
-pub use build::{REPLAY_SCRIPT, ReplayError, ReplayInput, replay_manifest, replay_script};
+pub(crate) use build::{REPLAY_SCRIPT, ReplayError, ReplayInput, replay_manifest, replay_script};
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ use crate::state::State;
 
 /// What `write_replay` wrote.
 #[derive(Debug, Clone)]
-pub struct Written {
+pub(crate) struct Written {
     pub manifest: PathBuf,
     pub replies: usize,
     pub attempt: u32,
@@ -25,7 +25,7 @@ pub struct Written {
 
 /// Builds the replay of `instance`'s attempt `attempt` (default: its last)
 /// from the data dir `data` into the new directory `out`.
-pub fn write_replay(
+pub(crate) fn write_replay(
     data: &Path,
     instance: &str,
     attempt: Option<u32>,

@@ -28,7 +28,7 @@ fn x_of(rate: f64) -> f64 {
 
 /// The chart titled `title` (for screen readers), one bar per `(name,
 /// tally)`, or a short note when there are none.
-pub fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
+pub(super) fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
     if rows.is_empty() {
         return "<p class=\"muted\">No jobs yet.</p>\n".to_string();
     }

@@ -343,7 +343,7 @@ fn sweep_run(provider: &str, k: u32, kind: Option<FailureKind>) -> JobResult {
 }
 
 /// The shared fixture: 11 job instances in two families.
-pub fn sample() -> Report {
+pub(super) fn sample() -> Report {
     let mut report = Report::new(
         1_767_225_600_000,
         vec!["data/events.log".into(), "shard-2/events.log".into()],

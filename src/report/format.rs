@@ -4,7 +4,7 @@
 use super::stats::Interval;
 
 /// Columns of the per-job tables of `report.md` and `report.html`.
-pub const JOB_HEADERS: [&str; 17] = [
+pub(super) const JOB_HEADERS: [&str; 17] = [
     "instance",
     "family",
     "outcome",
@@ -26,7 +26,7 @@ pub const JOB_HEADERS: [&str; 17] = [
 
 /// The plain figures of a job shared by the tables (columns `attempts` to
 /// `cost`); they hold no markup, so no renderer needs to escape them.
-pub fn job_figures(j: &super::model::JobResult) -> [String; 8] {
+pub(super) fn job_figures(j: &super::model::JobResult) -> [String; 8] {
     [
         format!("{}/{}", j.attempts, j.max_attempts),
         j.steps.to_string(),
@@ -40,7 +40,7 @@ pub fn job_figures(j: &super::model::JobResult) -> [String; 8] {
 }
 
 /// Columns of the "where the time went" table.
-pub const TIME_HEADERS: [&str; 8] = [
+pub(super) const TIME_HEADERS: [&str; 8] = [
     "instance",
     "model",
     "tools",
@@ -52,7 +52,7 @@ pub const TIME_HEADERS: [&str; 8] = [
 ];
 
 /// A job's time by where it went (after its instance cell).
-pub fn time_cells(j: &super::model::JobResult) -> [String; 7] {
+pub(super) fn time_cells(j: &super::model::JobResult) -> [String; 7] {
     [
         duration_ms(j.provider_latency_ms),
         duration_ms(j.time.tool_ms),
@@ -65,7 +65,7 @@ pub fn time_cells(j: &super::model::JobResult) -> [String; 7] {
 }
 
 /// `$0.0123`, or `-` without a price.
-pub fn usd(cost: Option<f64>) -> String {
+pub(super) fn usd(cost: Option<f64>) -> String {
     match cost {
         None => "-".to_string(),
         Some(c) if c >= 100.0 => format!("${c:.2}"),
@@ -74,7 +74,7 @@ pub fn usd(cost: Option<f64>) -> String {
 }
 
 /// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
-pub const TALLY_HEADERS: [&str; 14] = [
+pub(super) const TALLY_HEADERS: [&str; 14] = [
     "jobs",
     "accepted",
     "failed",
@@ -92,7 +92,7 @@ pub const TALLY_HEADERS: [&str; 14] = [
 ];
 
 /// A tally's cells; `missing` stands for a median that does not exist.
-pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
+pub(super) fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
     vec![
         t.jobs.to_string(),
         t.accepted.to_string(),
@@ -113,7 +113,7 @@ pub fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
 }
 
 /// `850 ms`, `4.2 s`, `3 m 05 s`, `1 h 02 m`.
-pub fn duration_ms(ms: u64) -> String {
+pub(super) fn duration_ms(ms: u64) -> String {
     if ms < 1_000 {
         return format!("{ms} ms");
     }
@@ -128,7 +128,7 @@ pub fn duration_ms(ms: u64) -> String {
 }
 
 /// `0 B`, `512 B`, `1.2 KiB`, `3.4 MiB`.
-pub fn bytes(n: u64) -> String {
+pub(super) fn bytes(n: u64) -> String {
     const KIB: f64 = 1024.0;
     if n < 1024 {
         return format!("{n} B");
@@ -144,7 +144,7 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// `12,400`: digits grouped by thousands.
-pub fn count(n: u64) -> String {
+pub(super) fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -157,7 +157,7 @@ pub fn count(n: u64) -> String {
 }
 
 /// `66.7%`, or `n/a` when undefined.
-pub fn percent(rate: Option<f64>) -> String {
+pub(super) fn percent(rate: Option<f64>) -> String {
     match rate {
         Some(r) => format!("{:.1}%", r * 100.0),
         None => "n/a".to_string(),
@@ -165,7 +165,7 @@ pub fn percent(rate: Option<f64>) -> String {
 }
 
 /// `0.333`, or `n/a` when undefined.
-pub fn ratio(rate: Option<f64>) -> String {
+pub(super) fn ratio(rate: Option<f64>) -> String {
     match rate {
         Some(r) => format!("{r:.3}"),
         None => "n/a".to_string(),
@@ -173,7 +173,7 @@ pub fn ratio(rate: Option<f64>) -> String {
 }
 
 /// `[35.4%, 88.7%]`, or `n/a` when undefined.
-pub fn percent_ci(ci: Option<Interval>) -> String {
+pub(super) fn percent_ci(ci: Option<Interval>) -> String {
     match ci {
         Some(i) => format!("[{:.1}%, {:.1}%]", i.low * 100.0, i.high * 100.0),
         None => "n/a".to_string(),
@@ -181,7 +181,7 @@ pub fn percent_ci(ci: Option<Interval>) -> String {
 }
 
 /// `[0.354, 0.887]`, `[-0.100, 0.500]`, or `n/a` when undefined.
-pub fn ratio_ci(ci: Option<Interval>) -> String {
+pub(super) fn ratio_ci(ci: Option<Interval>) -> String {
     match ci {
         Some(i) => format!("[{:.3}, {:.3}]", i.low, i.high),
         None => "n/a".to_string(),
@@ -189,7 +189,7 @@ pub fn ratio_ci(ci: Option<Interval>) -> String {
 }
 
 /// `+0.700`, `-0.250`, `0.000`: a difference with its sign.
-pub fn signed(value: f64) -> String {
+pub(super) fn signed(value: f64) -> String {
     if value.abs() < 0.0005 {
         "0.000".to_string()
     } else {
@@ -198,7 +198,7 @@ pub fn signed(value: f64) -> String {
 }
 
 /// A p-value to 4 decimals: `0.0391`, `1.0000`, `< 0.0001`.
-pub fn p_value(p: f64) -> String {
+pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 {
         "< 0.0001".to_string()
     } else {
@@ -207,7 +207,7 @@ pub fn p_value(p: f64) -> String {
 }
 
 /// `2026-01-01 00:00:00 UTC` from milliseconds since the Unix epoch.
-pub fn utc(ms: u64) -> String {
+pub(super) fn utc(ms: u64) -> String {
     timestamp(ms).strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 

@@ -24,16 +24,16 @@ use super::style::STYLE;
 use super::summary::{Summary, Tally};
 
 /// The page's script.
-pub const SCRIPT: &str = include_str!("report.js");
+pub(super) const SCRIPT: &str = include_str!("report.js");
 
 /// Instances named per failure kind in the failure analysis; the jobs
 /// table's filter finds the rest.
-pub const FAILURE_INSTANCES_SHOWN: usize = 20;
+pub(super) const FAILURE_INSTANCES_SHOWN: usize = 20;
 
 /// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values, after
 /// writing control and bidi characters as visible escapes (line breaks and
 /// tabs kept, for `<pre>` blocks).
-pub fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let text = crate::escape::block(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

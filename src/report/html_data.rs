@@ -23,7 +23,7 @@ use super::verdict_text::{self, NOT_VERIFIED};
 /// Written as `null` (a dash), a string, or `[text, class]` /
 /// `[text, class, under]`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(super) enum Cell {
     /// A dash.
     None,
     Text(String),
@@ -56,7 +56,7 @@ impl Serialize for Cell {
 impl Cell {
     /// Text on one line, control and bidi characters made visible; empty
     /// text is a dash.
-    pub fn text(text: &str) -> Cell {
+    pub(super) fn text(text: &str) -> Cell {
         if text.is_empty() {
             Cell::None
         } else {
@@ -65,7 +65,7 @@ impl Cell {
     }
 
     /// Text with a class (`badge accepted`, `bad-text`, `muted`, `mono`).
-    pub fn styled(class: &'static str, text: &str) -> Cell {
+    pub(super) fn styled(class: &'static str, text: &str) -> Cell {
         Cell::Styled {
             t: crate::escape::line(text).into_owned(),
             c: class,
@@ -73,12 +73,12 @@ impl Cell {
         }
     }
 
-    pub fn badge(class: &'static str, text: &str) -> Cell {
+    pub(super) fn badge(class: &'static str, text: &str) -> Cell {
         Cell::styled(class, text)
     }
 
     /// This cell with `under` on a line below it.
-    pub fn under(self, under: Cell) -> Cell {
+    pub(super) fn under(self, under: Cell) -> Cell {
         let (t, c) = match self {
             Cell::None => ("–".to_string(), "muted"),
             Cell::Text(t) => (t, ""),
@@ -95,7 +95,7 @@ impl Cell {
 /// A sort key: a number, text, or nothing (sorted last).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Key {
+pub(super) enum Key {
     Int(u64),
     Number(f64),
     Text(String),
@@ -103,11 +103,11 @@ pub enum Key {
 }
 
 impl Key {
-    pub fn num(n: impl Into<u64>) -> Key {
+    pub(super) fn num(n: impl Into<u64>) -> Key {
         Key::Int(n.into())
     }
 
-    pub fn text(t: &str) -> Key {
+    pub(super) fn text(t: &str) -> Key {
         Key::Text(t.to_lowercase())
     }
 }
@@ -115,7 +115,7 @@ impl Key {
 /// One row: the job it links to (its first cell), its cells, sort keys and
 /// filter values; written as `[j, cells, keys, filters]`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(super) struct Row {
     pub j: Option<usize>,
     pub c: Vec<Cell>,
     pub s: Vec<Key>,
@@ -131,7 +131,7 @@ impl Serialize for Row {
 /// A table the script shows a page at a time, in the element
 /// `#<id>-table`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Table {
+pub(super) struct Table {
     pub id: &'static str,
     pub cls: &'static str,
     pub noun: &'static str,
@@ -148,7 +148,7 @@ pub struct Table {
 
 /// Everything the script renders.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PageData {
+pub(super) struct PageData {
     pub tables: Vec<Table>,
     /// The names of a job's facts, in order.
     pub fact_names: &'static [&'static str],
@@ -161,7 +161,7 @@ pub struct PageData {
 /// Columns of the jobs table of `report.html`: the figures of
 /// [`super::format::JOB_HEADERS`], two to a column where they belong
 /// together, so the table fits a 1000 px window.
-pub const HTML_JOB_HEADERS: [&str; 11] = [
+pub(super) const HTML_JOB_HEADERS: [&str; 11] = [
     "instance / family",
     "outcome",
     "attempts",
@@ -177,7 +177,7 @@ pub const HTML_JOB_HEADERS: [&str; 11] = [
 
 /// The page's data. `links[source]` is the path from the report to the
 /// data dir of that source (`../`), for the links to a job's logs.
-pub fn page_data(report: &Report, summary: &Summary, links: &[String]) -> PageData {
+pub(super) fn page_data(report: &Report, summary: &Summary, links: &[String]) -> PageData {
     let mut tables = vec![jobs_table(report)];
     if !report.jobs.is_empty() {
         tables.push(time_table(report));
@@ -201,7 +201,7 @@ pub fn page_data(report: &Report, summary: &Summary, links: &[String]) -> PageDa
 }
 
 /// The document as the text of a `<script type="application/json">`.
-pub fn embed(data: &PageData) -> String {
+pub(super) fn embed(data: &PageData) -> String {
     let json =
         serde_json::to_string(data).unwrap_or_else(|_| "{\"tables\":[],\"details\":[]}".into());
     // `<`, `>` and `&` only occur inside JSON strings, where their escapes
@@ -218,7 +218,7 @@ pub fn embed(data: &PageData) -> String {
     out
 }
 
-pub fn outcome_cell(j: &JobResult) -> Cell {
+pub(super) fn outcome_cell(j: &JobResult) -> Cell {
     let outcome = Cell::badge(outcome_class(j.outcome), j.outcome.as_str());
     match j.failure_kind {
         Some(kind) => outcome.under(Cell::badge("badge failed", kind.as_str())),
@@ -227,7 +227,7 @@ pub fn outcome_cell(j: &JobResult) -> Cell {
 }
 
 /// The badge class of an outcome.
-pub fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
+pub(super) fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
     use super::model::JobOutcome;
     match outcome {
         JobOutcome::Accepted => "badge accepted",
@@ -237,7 +237,7 @@ pub fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
     }
 }
 
-pub fn check_cell(check: CheckResult) -> Cell {
+pub(super) fn check_cell(check: CheckResult) -> Cell {
     Cell::badge(check_class(check), &check.as_str().replace('_', " "))
 }
 
@@ -250,11 +250,11 @@ fn check_class(check: CheckResult) -> &'static str {
 }
 
 /// The baseline in the human words, red when it gives no usable baseline.
-pub fn baseline_cell(check: CheckResult) -> Cell {
+pub(super) fn baseline_cell(check: CheckResult) -> Cell {
     Cell::badge(check_class(check), check.baseline_words())
 }
 
-pub fn patch_cell(j: &JobResult) -> Cell {
+pub(super) fn patch_cell(j: &JobResult) -> Cell {
     if j.patch.is_none() && j.patch_bytes == 0 {
         Cell::None
     } else {
@@ -264,7 +264,7 @@ pub fn patch_cell(j: &JobResult) -> Cell {
 
 /// `F2P 1/2, P2P 3/3` (red while a test fails or is missing), muted "not
 /// verified per test", or a dash when acceptance did not run.
-pub fn tests_cell(j: &JobResult) -> Cell {
+pub(super) fn tests_cell(j: &JobResult) -> Cell {
     match verdict_text::summary(j) {
         None => Cell::None,
         Some(text) if text == NOT_VERIFIED => Cell::styled("muted", &text),
@@ -276,7 +276,7 @@ pub fn tests_cell(j: &JobResult) -> Cell {
 }
 
 /// The integrity summary, red when there is anything in it.
-pub fn integrity_cell(j: &JobResult) -> Cell {
+pub(super) fn integrity_cell(j: &JobResult) -> Cell {
     match &j.integrity {
         None => Cell::None,
         Some(record) if record.is_clean() => Cell::text(&j.integrity_summary()),

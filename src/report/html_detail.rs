@@ -17,11 +17,11 @@ use super::model::{JobOutcome, JobResult, TimelineEntry};
 use super::verdict_text;
 
 /// Patch lines shown per job; the rest is summarized in one line.
-pub const PATCH_LINES: usize = 2_000;
+pub(super) const PATCH_LINES: usize = 2_000;
 
 /// One piece of a job's details.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Block {
+pub(super) enum Block {
     /// The headline: outcome, instance, family, failure kind; steps and time.
     #[serde(rename = "top")]
     Top { left: Vec<Cell>, right: String },
@@ -60,7 +60,7 @@ pub enum Block {
 
 /// A list item: a line of cells and, below it, preformatted text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Item {
+pub(super) struct Item {
     pub line: Vec<Cell>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pre: Option<String>,
@@ -83,7 +83,7 @@ impl Item {
 /// Written as `[ok, at, kind, text]` for a phase and `[ok, at, kind,
 /// text, [attempt, step], lines]` for a step.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub(super) struct Group {
     pub ok: bool,
     pub at: String,
     pub kind: String,
@@ -108,7 +108,7 @@ impl Serialize for Group {
 /// observation]`, the last three `null` when the log has no trace of
 /// them (trailing ones left out).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(super) struct Line {
     pub ok: bool,
     pub kind: String,
     pub text: String,
@@ -134,7 +134,7 @@ impl Serialize for Line {
 }
 
 /// Names of the facts of every job, in the order of [`Block::Facts`].
-pub const FACT_NAMES: [&str; 23] = [
+pub(super) const FACT_NAMES: [&str; 23] = [
     "outcome",
     "provider",
     "repeat",
@@ -161,24 +161,24 @@ pub const FACT_NAMES: [&str; 23] = [
 ];
 
 /// The paragraphs every job may show, by key ([`Block::Say`]).
-pub fn texts() -> std::collections::BTreeMap<&'static str, &'static str> {
+pub(super) fn texts() -> std::collections::BTreeMap<&'static str, &'static str> {
     std::collections::BTreeMap::from([("not_available", NOT_AVAILABLE), ("trace", TRACE_HINT)])
 }
 
 /// Said where a job failed tests whose excerpts are not beside the log.
-pub const NOT_AVAILABLE: &str = "Their own output is not available here: the attempt's \
+pub(super) const NOT_AVAILABLE: &str = "Their own output is not available here: the attempt's \
      tests/excerpts.json is not \
      beside this log (a shard merged without its runs/ directory, or a log written before \
      excerpts were kept)";
 
 /// Said of a job whose trace is `metadata`, above its trajectory.
-pub const TRACE_HINT: &str = "This job's trace is \"metadata\": the log keeps what the runtime \
+pub(super) const TRACE_HINT: &str = "This job's trace is \"metadata\": the log keeps what the runtime \
      did, not what the model said. With trace = \"full\" in its manifest, each step also shows \
      the model's decision, the observation it got and its edits as diffs.";
 
 /// The details of `j`; `base` is the path from the report to its data dir
 /// (`../`), for the links to its logs.
-pub fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
+pub(super) fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
     let mut out = vec![top(j), Block::Facts(facts(j))];
     if let Some(cause) = j.cause.as_ref().filter(|_| j.outcome == JobOutcome::Failed) {
         out.push(Block::Note(vec![
@@ -379,7 +379,7 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
 /// `path` (relative to the data dir), every segment percent-encoded, so
 /// the link is a relative path whatever a job id or directory holds; it
 /// ends with `/` when `path` is empty and `base` is not.
-pub fn href(base: &str, path: &str) -> String {
+pub(super) fn href(base: &str, path: &str) -> String {
     let joined = base
         .split('/')
         .chain(path.split('/'))

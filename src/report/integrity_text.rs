@@ -6,7 +6,7 @@ use crate::protocol::{Integrity, Signal};
 
 /// The record's evidence, one line each: forged canaries first, then the
 /// signals kept (`kind subject: evidence (steps a-b)`).
-pub fn evidence(record: &Integrity) -> Vec<String> {
+pub(super) fn evidence(record: &Integrity) -> Vec<String> {
     record
         .forged
         .iter()
@@ -16,7 +16,7 @@ pub fn evidence(record: &Integrity) -> Vec<String> {
 }
 
 /// Signals found but not kept in the record (it keeps the first 100).
-pub fn left_out(record: &Integrity) -> usize {
+pub(super) fn left_out(record: &Integrity) -> usize {
     usize::try_from(record.signal_count)
         .unwrap_or(usize::MAX)
         .saturating_sub(record.signals.len())

@@ -40,7 +40,7 @@ pub fn render_markdown(report: &Report) -> String {
 /// Makes text safe for one table cell: control and bidi characters (line
 /// breaks too) as visible escapes, pipes escaped, and `&`, `<`, `>` as
 /// entities so nothing is read as inline HTML.
-pub fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     let text = crate::escape::line(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -203,7 +203,7 @@ fn time(out: &mut String, report: &Report) {
 
 /// Text as an inline code span: shown literally (no markup, no entities),
 /// on one line, fenced by more backticks than it holds in a row.
-pub fn code(text: &str) -> String {
+pub(super) fn code(text: &str) -> String {
     let text = crate::escape::line(text);
     let mut longest = 0;
     let mut run = 0;
@@ -266,7 +266,7 @@ fn verdict_line(j: &JobResult) -> Option<String> {
 }
 
 /// `1.2 KiB, 1 file`.
-pub fn patch_size(patch_bytes: u64, files: u32) -> String {
+pub(super) fn patch_size(patch_bytes: u64, files: u32) -> String {
     let noun = if files == 1 { "file" } else { "files" };
     format!("{}, {files} {noun}", bytes(patch_bytes))
 }
@@ -374,12 +374,12 @@ fn providers(out: &mut String, summary: &Summary) {
 }
 
 /// Column names of a [`PassMeans`], pass@k named `at_k`.
-pub fn means_headers(at_k: &str) -> [&str; 6] {
+pub(super) fn means_headers(at_k: &str) -> [&str; 6] {
     ["jobs", "complete", "pass@1", "95% CI", at_k, "95% CI"]
 }
 
 /// The cells of a [`PassMeans`]; plain text, nothing to escape.
-pub fn means_cells(m: &PassMeans) -> [String; 6] {
+pub(super) fn means_cells(m: &PassMeans) -> [String; 6] {
     [
         m.groups.to_string(),
         m.complete.to_string(),
@@ -391,7 +391,7 @@ pub fn means_cells(m: &PassMeans) -> [String; 6] {
 }
 
 /// Column names of the paired comparison.
-pub const COMPARISON_HEADERS: [&str; 12] = [
+pub(super) const COMPARISON_HEADERS: [&str; 12] = [
     "a",
     "b",
     "jobs",
@@ -408,7 +408,7 @@ pub const COMPARISON_HEADERS: [&str; 12] = [
 
 /// The plain figures of a comparison (columns `jobs` to `p`), shared by
 /// the Markdown and HTML tables; they hold no markup.
-pub fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] {
+pub(super) fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] {
     [
         c.jobs.to_string(),
         c.a_wins.to_string(),
@@ -423,7 +423,7 @@ pub fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] {
 }
 
 /// What the paired comparison means, in one paragraph.
-pub const COMPARISON_NOTE: &str = "Each pair of providers on the jobs both finished: \
+pub(super) const COMPARISON_NOTE: &str = "Each pair of providers on the jobs both finished: \
      a provider wins a job when its pass fraction over the job's runs is higher. \
      p is the two-sided exact sign test (McNemar's exact test) on wins against losses, \
      ties left out; significant below 0.05. The difference is the mean per-job \

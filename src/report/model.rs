@@ -53,7 +53,7 @@ impl Report {
 
 /// Where time went besides the model (`provider_latency_ms`): the
 /// state's sums, as they are.
-pub use crate::state::TimeSpent;
+pub(super) use crate::state::TimeSpent;
 
 /// One attempt the log holds for a job instance, those of earlier
 /// manifests (before a `--replace`) included.

@@ -112,7 +112,7 @@ fn binomial_tail_logspace(n: u32, k: u32) -> f64 {
 }
 
 /// The mean of `values`; `None` when there are none.
-pub fn mean(values: &[f64]) -> Option<f64> {
+pub(super) fn mean(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

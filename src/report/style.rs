@@ -3,7 +3,7 @@
 //! load anything from outside the page (the page's policy forbids it too).
 
 /// Inline CSS for `report.html`.
-pub const STYLE: &str = r#"
+pub(super) const STYLE: &str = r#"
 :root{--fg:#1f2328;--muted:#656d76;--line:#d8dee4;--bg:#fff;--soft:#f6f8fa;
 --good:#1a7f37;--good-bg:#dafbe1;--bad:#cf222e;--bad-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;
 --info:#0969da;--info-bg:#ddf4ff;--gray-bg:#eaeef2}

@@ -123,7 +123,7 @@ impl Tally {
 }
 
 /// The median; the lower-rounded mean of the middle two for an even count.
-pub fn median(values: &mut [u64]) -> Option<u64> {
+pub(super) fn median(values: &mut [u64]) -> Option<u64> {
     values.sort_unstable();
     let mid = values.len() / 2;
     match values.len() {

@@ -10,9 +10,9 @@ use super::model::TimelineEntry;
 use crate::decision::{Decision, parse_decision};
 
 /// Bytes of an observation shown per step.
-pub const OBSERVATION_EXCERPT: usize = 600;
+pub(super) const OBSERVATION_EXCERPT: usize = 600;
 /// Lines of an edit's diff shown per step.
-pub const DIFF_LINES: usize = 40;
+pub(super) const DIFF_LINES: usize = 40;
 /// Bytes of a decision's key fields.
 const FIELDS_CAP: usize = 300;
 
@@ -40,7 +40,7 @@ pub fn read_transcript(text: &str) -> Vec<TranscriptStep> {
 }
 
 /// Attaches attempt `attempt`'s transcript to its decision entries.
-pub fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[TranscriptStep]) {
+pub(super) fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[TranscriptStep]) {
     for step in steps {
         let Some(entry) = timeline
             .iter_mut()
@@ -77,7 +77,7 @@ fn is_decision_entry(kind: &str) -> bool {
 }
 
 /// The fields that say what a decision did, in one line.
-pub fn key_fields(decision: &Decision) -> String {
+pub(super) fn key_fields(decision: &Decision) -> String {
     let text = match decision {
         Decision::ReadFile { path } | Decision::ListFiles { path } => format!("path={path}"),
         Decision::WriteFile { path, content } => {

@@ -4,7 +4,7 @@
 use super::model::{JobResult, Report};
 
 /// Separates test names within one field (`failing_tests`, `missing_tests`).
-pub const NAME_SEPARATOR: &str = ";";
+pub(super) const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
 pub const TSV_COLUMNS: [&str; 44] = [
@@ -158,7 +158,7 @@ fn names(names: &[String]) -> String {
 /// Writes tabs, line breaks and every other control or bidi character as a
 /// visible escape (`\u{9}`), so a field can never split a row or a column
 /// nor reorder what a terminal shows.
-pub fn field(text: &str) -> String {
+pub(super) fn field(text: &str) -> String {
     crate::escape::line(text).into_owned()
 }
 

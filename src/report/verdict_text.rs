@@ -9,7 +9,7 @@ use super::model::{CheckResult, JobResult, TEST_NAMES_KEPT, TestVerdict};
 use crate::protocol::FailureKind;
 
 /// Said of a job whose acceptance was judged by its exit status alone.
-pub use crate::state::NOT_VERIFIED;
+pub(super) use crate::state::NOT_VERIFIED;
 
 /// Whether a named test failed (reported, not passed) or is missing (not
 /// reported at all).
@@ -35,7 +35,7 @@ impl Mark {
 }
 
 /// `F2P 1/2, P2P 3/3`, when the job was verified per test.
-pub fn counts(t: &TestVerdict) -> Option<String> {
+pub(super) fn counts(t: &TestVerdict) -> Option<String> {
     if !t.verified_per_test {
         return None;
     }
@@ -50,7 +50,7 @@ pub fn counts(t: &TestVerdict) -> Option<String> {
 
 /// The counts, or [`NOT_VERIFIED`] when acceptance ran without a per-test
 /// verdict; `None` when acceptance did not run (not reached, or no acceptance).
-pub fn summary(j: &JobResult) -> Option<String> {
+pub(super) fn summary(j: &JobResult) -> Option<String> {
     counts(&j.tests).or_else(|| {
         matches!(j.acceptance, CheckResult::Passed | CheckResult::Failed)
             .then(|| NOT_VERIFIED.to_string())
@@ -59,13 +59,13 @@ pub fn summary(j: &JobResult) -> Option<String> {
 
 /// Text on one line: control and bidi characters (line breaks and tabs
 /// too) as visible escapes, through the one escaping function.
-pub fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     crate::escape::line(text).into_owned()
 }
 
 /// The failing tests, then the missing ones, at most [`TEST_NAMES_KEPT`] in
 /// all, and how many more there are beyond those shown.
-pub fn names(t: &TestVerdict) -> (Vec<(String, Mark)>, u32) {
+pub(super) fn names(t: &TestVerdict) -> (Vec<(String, Mark)>, u32) {
     let shown: Vec<(String, Mark)> = t
         .failing_tests
         .iter()
@@ -81,7 +81,7 @@ pub fn names(t: &TestVerdict) -> (Vec<(String, Mark)>, u32) {
 /// The test a one-line message names: the first missing test of a
 /// `tests_missing` job, otherwise the first failing one (or missing, when
 /// none failed).
-pub fn first(j: &JobResult) -> Option<(String, Mark)> {
+pub(super) fn first(j: &JobResult) -> Option<(String, Mark)> {
     let t = &j.tests;
     let failing = t
         .failing_tests
@@ -99,7 +99,7 @@ pub fn first(j: &JobResult) -> Option<(String, Mark)> {
 }
 
 /// `and 3 more`, or `None` when nothing is left out.
-pub fn more(n: u32) -> Option<String> {
+pub(super) fn more(n: u32) -> Option<String> {
     (n > 0).then(|| format!("and {n} more"))
 }
 

@@ -35,7 +35,7 @@ use crate::state::{Job, Phase};
 
 /// Choices made by whoever runs the job.
 #[derive(Debug, Clone, Default)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Replaces the manifest's `[provider]` (`--provider FILE`): name and config.
     pub provider: Option<(String, ProviderConfig)>,
     /// Set on Ctrl-C: the attempt stops and is recorded interrupted (not
@@ -59,7 +59,7 @@ pub struct RunOptions {
 
 /// How an attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttemptReport {
+pub(crate) struct AttemptReport {
     pub job: String,
     pub attempt: u32,
     pub outcome: Outcome,
@@ -72,7 +72,7 @@ pub struct AttemptReport {
 }
 
 /// The manifest a job was enqueued with.
-pub fn job_manifest(job: &Job) -> Result<Manifest, RunError> {
+pub(crate) fn job_manifest(job: &Job) -> Result<Manifest, RunError> {
     let snapshot = job
         .manifest
         .as_ref()
@@ -84,7 +84,7 @@ pub fn job_manifest(job: &Job) -> Result<Manifest, RunError> {
 }
 
 /// Claims the next attempt of a queued manifest job and runs it to its end.
-pub fn run_job(
+pub(crate) fn run_job(
     store: &mut Store,
     id: &str,
     options: &RunOptions,

@@ -14,7 +14,7 @@ use crate::manifest::{CACHE_PLACEHOLDER, Manifest};
 
 /// A job's cache as the commands of one attempt use it.
 #[derive(Debug, Clone, Default)]
-pub struct CacheUse {
+pub(crate) struct CacheUse {
     /// The directory `{cache}` names (jobs with `[setup]` only).
     pub setup_dir: Option<PathBuf>,
     /// The job's own `CARGO_HOME` (jobs with `[setup]` only).
@@ -30,7 +30,7 @@ pub struct CacheUse {
 
 impl CacheUse {
     /// What `manifest`'s commands get from `cache` as it is now.
-    pub fn of(manifest: &Manifest, cache: &JobCache) -> CacheUse {
+    pub(crate) fn of(manifest: &Manifest, cache: &JobCache) -> CacheUse {
         let has_setup = manifest.setup.is_some();
         let tooling = manifest
             .acceptance
@@ -54,7 +54,7 @@ impl CacheUse {
     }
 
     /// `text` with `{cache}` replaced by the cache directory.
-    pub fn expand(&self, text: &str) -> String {
+    pub(crate) fn expand(&self, text: &str) -> String {
         match &self.setup_dir {
             Some(dir) => text.replace(CACHE_PLACEHOLDER, &dir.display().to_string()),
             None => text.to_string(),
@@ -63,7 +63,7 @@ impl CacheUse {
 
     /// Points `commands` at the cache, read-only. The job's own `[env]`
     /// wins over the variables set here.
-    pub fn apply(&self, commands: &mut AttemptCommands, manifest: &Manifest) {
+    pub(crate) fn apply(&self, commands: &mut AttemptCommands, manifest: &Manifest) {
         for (key, value) in &manifest.env {
             commands.env.insert(key.clone(), self.expand(value));
         }
@@ -89,7 +89,7 @@ impl CacheUse {
     /// Whether a phase running `commands` builds, and so gets the layer:
     /// one of them builds, as the language says; every phase when the
     /// language is not known.
-    pub fn builds<'a>(&self, mut commands: impl Iterator<Item = &'a [String]>) -> bool {
+    pub(crate) fn builds<'a>(&self, mut commands: impl Iterator<Item = &'a [String]>) -> bool {
         match self.tooling {
             Some(tooling) => commands.any(|argv| tooling.builds(argv)),
             None => true,
@@ -100,7 +100,7 @@ impl CacheUse {
     /// (left out where the tree has the name, or the cache lacks the
     /// target), and, when the phase `builds`, a copy of the dependency
     /// layer in `dir/target` (its own).
-    pub fn seed(&self, dir: &Path, builds: bool) -> Result<u64, LayerError> {
+    pub(crate) fn seed(&self, dir: &Path, builds: bool) -> Result<u64, LayerError> {
         for (tree, target) in &self.links {
             let link = dir.join(tree);
             if target.exists() && link.symlink_metadata().is_err() {

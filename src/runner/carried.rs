@@ -37,7 +37,7 @@ struct Index {
 
 /// One change of the copy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub path: String,
     #[serde(flatten)]
     pub change: Carry,
@@ -46,7 +46,7 @@ pub struct Entry {
 /// What happens to a path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
-pub enum Carry {
+pub(crate) enum Carry {
     /// Created or changed: `files/<path>` holds it.
     Write {
         /// Git's mode: `100644` or `100755`.
@@ -158,7 +158,7 @@ impl Drop for CopyWriter {
 
 /// An attempt's changes as acceptance lays them on the clean copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Carried {
+pub(crate) enum Carried {
     /// The runner's copy: `files/` and the entries of `files.json`.
     Copy { files: PathBuf, entries: Vec<Entry> },
     /// `patch.diff` alone (attempts recorded before the copy existed).
@@ -169,7 +169,7 @@ impl Carried {
     /// The changes saved in `runs` (the attempt's artifacts dir), checked
     /// against `files_hash`, the hash the `patch` event recorded (`None`
     /// in logs written before the copy existed: `patch.diff` then).
-    pub fn load(runs: &Path, files_hash: Option<&str>) -> Result<Carried, PatchError> {
+    pub(crate) fn load(runs: &Path, files_hash: Option<&str>) -> Result<Carried, PatchError> {
         let Some(expected) = files_hash else {
             let path = runs.join("patch.diff");
             return fs::read(&path)
@@ -208,14 +208,14 @@ impl Carried {
     /// Lays the changes on the tree at `root` (a clean copy of the source):
     /// each file written, each deletion made, beneath `root`. Only paths
     /// matching `editable` are touched.
-    pub fn apply(&self, root: &Path, editable: &GlobSet) -> Result<Applied, PatchError> {
+    pub(crate) fn apply(&self, root: &Path, editable: &GlobSet) -> Result<Applied, PatchError> {
         self.apply_kept(root, editable, &|_| true)
     }
 
     /// [`Carried::apply`], leaving out the changes of the paths `keep`
     /// refuses (their clean version stays). A `patch.diff` alone (an
     /// attempt recorded before the copy existed) is applied whole.
-    pub fn apply_kept(
+    pub(crate) fn apply_kept(
         &self,
         root: &Path,
         editable: &GlobSet,
@@ -231,7 +231,7 @@ impl Carried {
     }
 
     /// The paths the changes touch, in order.
-    pub fn paths(&self) -> Vec<String> {
+    pub(crate) fn paths(&self) -> Vec<String> {
         match self {
             Carried::Copy { entries, .. } => entries.iter().map(|e| e.path.clone()).collect(),
             Carried::Diff(_) => Vec::new(),
@@ -323,7 +323,11 @@ fn lay_copy(
 
 /// Applies `text`, a patch in git's format or a unified diff (an oracle's,
 /// say), onto `root`, refusing any path that is not editable.
-pub fn apply_patch(root: &Path, text: &str, editable: &GlobSet) -> Result<Applied, PatchError> {
+pub(crate) fn apply_patch(
+    root: &Path,
+    text: &str,
+    editable: &GlobSet,
+) -> Result<Applied, PatchError> {
     Ok(apply_to_tree(
         root,
         text.as_bytes(),

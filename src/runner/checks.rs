@@ -32,7 +32,7 @@ use crate::verdict::{Inventory, InventorySource, TestResults, parse_junit};
 
 /// Failures preparing a check (not a verdict).
 #[derive(Debug, thiserror::Error)]
-pub enum CheckError {
+pub(crate) enum CheckError {
     #[error("failed to prepare {}: {source}", .path.display())]
     Prepare {
         path: PathBuf,
@@ -56,7 +56,7 @@ pub enum CheckError {
 
 /// What a check runs: the job, the copy to build, and what it is for.
 #[derive(Debug, Clone, Copy)]
-pub struct CheckSpec<'a> {
+pub(crate) struct CheckSpec<'a> {
     pub manifest: &'a Manifest,
     pub acceptance: &'a Acceptance,
     /// The copy, made afresh.
@@ -89,7 +89,7 @@ impl CheckSpec<'_> {
 /// One command as the log records it: a command, or a test binary whose
 /// tests ran one per process (its outcome then sums them up).
 #[derive(Debug, Clone)]
-pub struct CheckCommand {
+pub(crate) struct CheckCommand {
     pub outcome: ExecOutcome,
     pub tests: Option<TestRuns>,
 }
@@ -103,7 +103,7 @@ impl CheckCommand {
     }
 
     /// Its `command` event, for a check of `role`.
-    pub fn event(&self, role: CommandFor) -> Event {
+    pub(crate) fn event(&self, role: CommandFor) -> Event {
         crate::agent::command_event_of_tests(0, role, &self.outcome, self.tests.clone())
     }
 }
@@ -111,7 +111,7 @@ impl CheckCommand {
 /// A check's run: what the executor reported, and the per-test results
 /// when the job's results format reads them.
 #[derive(Debug, Default)]
-pub struct CheckRun {
+pub(crate) struct CheckRun {
     /// The commands run, in order (the build, then each test binary, for
     /// `libtest`; the listing and the acceptance command otherwise).
     pub commands: Vec<CheckCommand>,
@@ -155,12 +155,12 @@ pub struct CheckRun {
 
 impl CheckRun {
     /// Whether any command was cancelled.
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.commands.iter().any(|c| c.outcome.cancelled)
     }
 
     /// The exit-status verdict (`results = "exit"` only).
-    pub fn exit_passed(&self) -> bool {
+    pub(crate) fn exit_passed(&self) -> bool {
         !self.commands.is_empty() && self.commands.iter().all(|c| c.outcome.success())
     }
 
@@ -186,7 +186,10 @@ const MAX_JUNIT: u64 = crate::verdict::MAX_JUNIT_BYTES as u64;
 /// each test from there in its own process. The copy's build starts from
 /// its own copy of the dependency layer, and sees the job cache read-only.
 /// The whole check runs inside `[limits] wall_time`.
-pub fn run_check(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun, CheckError> {
+pub(crate) fn run_check(
+    spec: &CheckSpec<'_>,
+    cancel: &CancelToken,
+) -> Result<CheckRun, CheckError> {
     let hidden: BTreeSet<String> = super::fallback::hidden_files(&spec.acceptance.dir)
         .into_iter()
         .collect();

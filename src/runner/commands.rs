@@ -16,7 +16,7 @@ use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
 
 /// Runs commands for one attempt in one directory.
 #[derive(Debug, Clone)]
-pub struct AttemptCommands {
+pub(crate) struct AttemptCommands {
     pub dir: PathBuf,
     pub allow: AllowList,
     pub env: BTreeMap<String, String>,
@@ -35,7 +35,7 @@ pub struct AttemptCommands {
 /// The sandbox a job's commands run in: the workspace is writable (the
 /// executor grants it), the data dir and every acceptance dir are denied,
 /// and memory and processes are limited as `[limits]` says.
-pub fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
+pub(crate) fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
     SandboxPolicy {
         mode: match manifest.sandbox.mode {
             crate::manifest::SandboxMode::Off => SandboxMode::Off,
@@ -56,7 +56,7 @@ pub fn policy_for(manifest: &Manifest, deny: Vec<PathBuf>) -> SandboxPolicy {
 impl AttemptCommands {
     /// Commands in `dir` under `allow`, with the manifest's limits. The
     /// toolchain and search path are fixed here, at attempt start.
-    pub fn new(
+    pub(crate) fn new(
         manifest: &Manifest,
         dir: &Path,
         allow: AllowList,
@@ -92,18 +92,18 @@ impl AttemptCommands {
 
     /// Puts the job's `[sandbox] toolchains` first on the search path, with
     /// `{cache}` expanded by `expand`.
-    pub fn use_toolchains(&mut self, manifest: &Manifest, expand: impl Fn(&str) -> String) {
+    pub(crate) fn use_toolchains(&mut self, manifest: &Manifest, expand: impl Fn(&str) -> String) {
         self.search_path = job_search_path(manifest, &self.toolchain, |dir| Some(expand(dir)));
     }
 
     /// The search path the commands get (fixed at attempt start, with the
     /// job's toolchain directories once known).
-    pub fn search_path(&self) -> &SearchPath {
+    pub(crate) fn search_path(&self) -> &SearchPath {
         &self.search_path
     }
 
     /// Runs `argv`, with the timeout cut to the time left before the deadline.
-    pub fn run_argv(
+    pub(crate) fn run_argv(
         &self,
         argv: &[String],
         cancel: &CancelToken,
@@ -113,7 +113,7 @@ impl AttemptCommands {
 
     /// Runs `argv` with at most `output_cap` bytes kept per stream (for
     /// output the runner must read whole, such as a build's artifact list).
-    pub fn run_argv_capped(
+    pub(crate) fn run_argv_capped(
         &self,
         argv: &[String],
         output_cap: usize,
@@ -126,7 +126,7 @@ impl AttemptCommands {
 
     /// Runs a binary the runner chose (`binary`, shown as `argv[0]`), from a
     /// directory the command can read but not write, with `output_cap`.
-    pub fn run_binary(
+    pub(crate) fn run_binary(
         &self,
         binary: &Path,
         argv: &[String],
@@ -196,7 +196,7 @@ impl AttemptCommands {
 /// The search path of `manifest`'s commands: its toolchain directories
 /// (each passed through `expand`, which may drop one), then the runner's
 /// toolchain and the system directories. Fixed at attempt start.
-pub fn job_search_path(
+pub(crate) fn job_search_path(
     manifest: &Manifest,
     toolchain: &Toolchain,
     expand: impl Fn(&str) -> Option<String>,
@@ -213,7 +213,7 @@ pub fn job_search_path(
 
 /// A command and its captured output (head and tail, as capped), as kept
 /// in the artifacts of an attempt.
-pub fn command_log(argv: &[String], outcome: &ExecOutcome) -> String {
+pub(super) fn command_log(argv: &[String], outcome: &ExecOutcome) -> String {
     format!(
         "$ {}\nexit={} signal={} timed_out={} oom={} duration_ms={}\n--- stdout ---\n{}\n--- stderr ---\n{}\n",
         argv.join(" "),

@@ -6,7 +6,7 @@ use crate::manifest::ManifestError;
 
 /// Failures that stop a runner (not verdicts about the job).
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("no job with id {0:?}")]

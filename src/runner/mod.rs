@@ -26,16 +26,8 @@ mod setup;
 mod tamper;
 mod test_runs;
 
-pub use attempt::{AttemptReport, RunOptions, job_manifest, run_job};
-pub use cache_use::CacheUse;
-pub use carried::{Carried, Carry, Entry, apply_patch};
-pub use checks::{CheckCommand, CheckError, CheckRun, CheckSpec, run_check};
-pub use commands::{AttemptCommands, job_search_path, policy_for};
-pub use error::RunError;
-pub use patch::{
-    COPY_CAP, DIFF_CAP, DIFF_TIME, FILE_CAP, PatchError, PatchInputs, Rejection, SavedPatch,
-    take_patch,
-};
-pub use per_test::test_parallelism;
-pub use seed::{SeedEnv, SeedError};
-pub use setup::{SetupError, SetupRun, run_setup};
+pub(crate) use attempt::{RunOptions, job_manifest, run_job};
+pub(crate) use carried::{Carried, apply_patch};
+pub(crate) use commands::job_search_path;
+pub(crate) use error::RunError;
+pub(crate) use seed::SeedEnv;

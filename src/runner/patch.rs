@@ -49,18 +49,18 @@ use crate::beneath::{
 use crate::gitdiff::{ApplyError, Mode};
 
 /// Largest file (workspace or source side) a patch reads.
-pub const FILE_CAP: u64 = 16 * 1024 * 1024;
+pub(crate) const FILE_CAP: u64 = 16 * 1024 * 1024;
 /// Most bytes of created and changed files a patch carries in all.
-pub const COPY_CAP: u64 = 64 * 1024 * 1024;
+pub(crate) const COPY_CAP: u64 = 64 * 1024 * 1024;
 /// Largest `patch.diff`; what would go past it is left out (the copy
 /// still carries it).
-pub const DIFF_CAP: u64 = 128 * 1024 * 1024;
+pub(crate) const DIFF_CAP: u64 = 128 * 1024 * 1024;
 /// Longest the search for short text hunks runs, for all files together.
-pub const DIFF_TIME: Duration = Duration::from_secs(5);
+pub(crate) const DIFF_TIME: Duration = Duration::from_secs(5);
 
 /// When the search for short text hunks stops: [`DIFF_TIME`] from now, or
 /// at the attempt's `deadline` (its `wall_time`) if that comes first.
-pub fn diff_deadline(deadline: Instant) -> Instant {
+pub(super) fn diff_deadline(deadline: Instant) -> Instant {
     deadline.min(Instant::now() + DIFF_TIME)
 }
 
@@ -70,7 +70,7 @@ const SKIPPED_DIRS: [&str; 3] = [".git", "target", "__pycache__"];
 
 /// Where the patch phase reads and writes.
 #[derive(Debug, Clone, Copy)]
-pub struct PatchInputs<'a> {
+pub(crate) struct PatchInputs<'a> {
     /// The pristine source.
     pub source: &'a Path,
     pub workspace: &'a Path,
@@ -85,7 +85,7 @@ pub struct PatchInputs<'a> {
 
 /// What the patch phase saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedPatch {
+pub(crate) struct SavedPatch {
     /// Paths changed, created, deleted or with a new mode, in path order.
     pub files: Vec<String>,
     /// Bytes of `patch.diff`, and its short hash.
@@ -100,7 +100,7 @@ pub struct SavedPatch {
 /// Something in the workspace that a patch cannot carry faithfully.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {problem}")]
-pub struct Rejection {
+pub(crate) struct Rejection {
     /// Relative path, escaped when it is not UTF-8.
     pub path: String,
     pub problem: String,
@@ -108,7 +108,7 @@ pub struct Rejection {
 
 /// Failures taking, saving or laying down a patch.
 #[derive(Debug, thiserror::Error)]
-pub enum PatchError {
+pub(crate) enum PatchError {
     #[error("failed to read {}: {source}", .path.display())]
     Read {
         path: PathBuf,
@@ -136,7 +136,8 @@ pub enum PatchError {
 
 impl PatchError {
     /// The rejection, when the model's output is why (and not the runtime).
-    pub fn rejection(&self) -> Option<&Rejection> {
+    #[cfg(test)]
+    pub(crate) fn rejection(&self) -> Option<&Rejection> {
         match self {
             PatchError::Rejected(r) => Some(r),
             _ => None,
@@ -163,7 +164,7 @@ pub(super) struct Change {
 
 /// Takes the changes of `inputs.workspace` against the source, saves the
 /// runner's copy of them and `patch.diff` under `inputs.runs`.
-pub fn take_patch(inputs: &PatchInputs<'_>) -> Result<SavedPatch, PatchError> {
+pub(crate) fn take_patch(inputs: &PatchInputs<'_>) -> Result<SavedPatch, PatchError> {
     let open = |path: &Path| {
         Dir::open(path).map_err(|source| PatchError::Read {
             path: path.to_path_buf(),

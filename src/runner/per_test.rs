@@ -32,7 +32,7 @@ use crate::verdict::{EXCERPT_BYTES, TestOutcome, TestResults, cap};
 const MAX_TEST_BINARY: u64 = 1 << 30;
 
 /// Which tests a check runs: `max(1, cores / workers)` at a time.
-pub fn test_parallelism(workers: usize) -> usize {
+pub(crate) fn test_parallelism(workers: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     (cores / workers.max(1)).max(1)
 }

@@ -9,7 +9,7 @@ use crate::manifest::{Manifest, ManifestError, check_commands, parse_manifest};
 
 /// The seed variables, read once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeedEnv {
+pub(crate) struct SeedEnv {
     pub task: String,
     pub allowed: Vec<String>,
     pub verify: Vec<String>,
@@ -20,7 +20,7 @@ pub struct SeedEnv {
 
 /// What is wrong with the seed variables.
 #[derive(Debug, thiserror::Error)]
-pub enum SeedError {
+pub(crate) enum SeedError {
     #[error("{0} is not set; the seed form `run DATA ID WORKSPACE` needs it")]
     Missing(&'static str),
     #[error("{name}={value:?} is not a {what}")]
@@ -37,7 +37,7 @@ pub enum SeedError {
 
 impl SeedEnv {
     /// Reads the variables through `get` (the process environment in the CLI).
-    pub fn read(get: impl Fn(&str) -> Option<String>) -> Result<SeedEnv, SeedError> {
+    pub(crate) fn read(get: impl Fn(&str) -> Option<String>) -> Result<SeedEnv, SeedError> {
         let required = |name: &'static str| {
             get(name)
                 .filter(|v| !v.trim().is_empty())
@@ -91,7 +91,7 @@ impl SeedEnv {
 
     /// Checks that `AGY_BIN` names a program that can start: a path to an
     /// executable file, or a name on the fixed search path.
-    pub fn check_agy(&self) -> Result<(), SeedError> {
+    pub(crate) fn check_agy(&self) -> Result<(), SeedError> {
         let bad = |why: String| SeedError::Agy {
             value: self.agy_bin.clone(),
             why,
@@ -117,7 +117,7 @@ impl SeedEnv {
     /// The manifest of job `id` working on a copy of `workspace`: every
     /// file editable, each allowed program with any arguments, the verify
     /// command itself allowed, the AGY command provider.
-    pub fn manifest(
+    pub(crate) fn manifest(
         &self,
         id: &str,
         workspace: &Path,

@@ -18,7 +18,7 @@ use crate::manifest::{Manifest, Setup};
 
 /// Failures preparing the setup (the runtime's, not the job's).
 #[derive(Debug, thiserror::Error)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     #[error(transparent)]
     Cache(#[from] CacheError),
     #[error("failed to prepare {}: {source}", .path.display())]
@@ -38,7 +38,7 @@ pub enum SetupError {
 
 /// What the setup commands did.
 #[derive(Debug)]
-pub struct SetupRun {
+pub(crate) struct SetupRun {
     pub commands: Vec<ExecOutcome>,
     pub duration: Duration,
     /// Why it failed, in one line; `None` when every command succeeded.
@@ -46,7 +46,7 @@ pub struct SetupRun {
 }
 
 impl SetupRun {
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.commands.iter().any(|c| c.cancelled)
     }
 }
@@ -54,7 +54,7 @@ impl SetupRun {
 /// Runs `setup`'s commands in `dir` (made afresh from the source), filling
 /// `cache` (emptied first), and writes their output to `log`. Stops at the
 /// first command that fails. `deny` stays unreadable (the data dir).
-pub fn run_setup(
+pub(crate) fn run_setup(
     manifest: &Manifest,
     setup: &Setup,
     cache: &JobCache,

@@ -317,7 +317,7 @@ pub fn verdict_summary(result: CheckResult, verdict: Option<&Verdict>) -> Option
 /// The evidence of the integrity record an `attempt_finished` carries, one
 /// entry each (forged canaries, then the signals kept), placed before the
 /// attempt's end in the timeline.
-pub fn integrity_evidence(record: &Record) -> Vec<Said> {
+pub(super) fn integrity_evidence(record: &Record) -> Vec<Said> {
     let Event::AttemptFinished {
         integrity: Some(integrity),
         ..

@@ -236,7 +236,7 @@ pub(super) struct At<'r> {
 }
 
 impl At<'_> {
-    pub fn wrong_state(&self, action: &'static str, job: &Job) -> Illegal {
+    pub(super) fn wrong_state(&self, action: &'static str, job: &Job) -> Illegal {
         Illegal::WrongState {
             job: job.id.clone(),
             action,
@@ -245,7 +245,7 @@ impl At<'_> {
     }
 
     /// The record's attempt number, which events inside an attempt need.
-    pub fn attempt(&self) -> Result<u32, Illegal> {
+    pub(super) fn attempt(&self) -> Result<u32, Illegal> {
         self.record.attempt.ok_or_else(|| Illegal::MissingAttempt {
             job: self.id.to_string(),
             event: self.record.event.type_name(),
@@ -253,7 +253,7 @@ impl At<'_> {
     }
 
     /// The record's attempt, which must be the open one.
-    pub fn open_attempt<'j>(&self, job: &'j mut Job) -> Result<&'j mut Attempt, Illegal> {
+    pub(super) fn open_attempt<'j>(&self, job: &'j mut Job) -> Result<&'j mut Attempt, Illegal> {
         let n = self.attempt()?;
         let not_open = || Illegal::AttemptNotOpen {
             job: self.id.to_string(),
@@ -268,7 +268,7 @@ impl At<'_> {
             .ok_or_else(not_open)
     }
 
-    pub fn phase_twice(&self, attempt: u32, phase: &'static str) -> Illegal {
+    pub(super) fn phase_twice(&self, attempt: u32, phase: &'static str) -> Illegal {
         Illegal::PhaseTwice {
             job: self.id.to_string(),
             attempt,

@@ -3,7 +3,7 @@
 
 use super::{STATUS_SCHEMA_VERSION, StatusRow, StatusView};
 
-pub fn row(id: &str, family: &str, state: &str) -> StatusRow {
+pub(crate) fn row(id: &str, family: &str, state: &str) -> StatusRow {
     StatusRow {
         id: id.to_string(),
         family: family.to_string(),
@@ -24,7 +24,7 @@ pub fn row(id: &str, family: &str, state: &str) -> StatusRow {
     }
 }
 
-pub fn view(jobs: Vec<StatusRow>) -> StatusView {
+pub(crate) fn view(jobs: Vec<StatusRow>) -> StatusView {
     StatusView {
         schema_version: STATUS_SCHEMA_VERSION,
         log: "data/events.log".to_string(),
@@ -38,7 +38,7 @@ pub fn view(jobs: Vec<StatusRow>) -> StatusView {
 
 /// A batch in the middle of its run: jobs done, failed, running (one
 /// waiting for its provider), queued; ids of an imported corpus.
-pub fn batch() -> StatusView {
+pub(crate) fn batch() -> StatusView {
     let mut done = row("rust-off_by_one", "rust", "succeeded");
     done.steps = 6;
     done.last_step = Some("finish".into());

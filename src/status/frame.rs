@@ -9,7 +9,7 @@ use crate::words::count;
 /// The size of the terminal a frame is drawn on, as far as it is known
 /// (`COLUMNS` and `LINES`, or the terminal's own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Screen {
+pub(crate) struct Screen {
     pub columns: Option<usize>,
     pub lines: Option<usize>,
 }
@@ -21,7 +21,7 @@ pub struct Screen {
 /// trailer stay; the rows shown are as many as fit, running and failed
 /// jobs first, in the log's order, then a line `… N more jobs`; notes come
 /// only after every row, as many as fit, then `… N more notes`.
-pub fn render_frame(view: &StatusView, screen: Screen, trailer: Option<&str>) -> String {
+pub(crate) fn render_frame(view: &StatusView, screen: Screen, trailer: Option<&str>) -> String {
     let broken = |text: &str| match screen.columns {
         Some(columns) => wrap(text, columns),
         None => vec![text.to_string()],

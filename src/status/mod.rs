@@ -12,6 +12,9 @@ pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;
 
-pub use frame::{Screen, render_frame};
-pub use table::render_text;
-pub use view::{STATUS_SCHEMA_VERSION, StatusRow, StatusView, render_json, render_notes};
+pub(crate) use frame::{Screen, render_frame};
+pub(crate) use table::render_text;
+pub(crate) use view::{StatusView, render_json, render_notes};
+
+#[cfg(test)]
+pub(crate) use view::{STATUS_SCHEMA_VERSION, StatusRow};

@@ -88,7 +88,7 @@ pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<Strin
 /// The human table, fitted to `width` columns when given (a terminal's,
 /// or `COLUMNS`; see [`columns`] for what gives way first), then the
 /// counts. Into a pipe nothing is cut.
-pub fn render_text(view: &StatusView, width: Option<usize>) -> String {
+pub(crate) fn render_text(view: &StatusView, width: Option<usize>) -> String {
     let mut out = table(view, view.jobs.iter()).render(width);
     for line in counts_lines(view, width) {
         out.push_str(&line);

@@ -9,11 +9,11 @@ use crate::state::Snapshot;
 use crate::state::{Job, JobState, describe};
 
 /// Version of the `status --json` document.
-pub const STATUS_SCHEMA_VERSION: u32 = 1;
+pub(crate) const STATUS_SCHEMA_VERSION: u32 = 1;
 
 /// One job as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StatusRow {
+pub(crate) struct StatusRow {
     pub id: String,
     pub family: String,
     pub state: String,
@@ -48,7 +48,7 @@ pub struct StatusRow {
 
 /// Everything `status` reports.
 #[derive(Debug, Clone, Serialize)]
-pub struct StatusView {
+pub(crate) struct StatusView {
     pub schema_version: u32,
     pub log: String,
     pub events: u64,
@@ -63,7 +63,7 @@ pub struct StatusView {
 
 impl StatusView {
     /// Builds the view; `stale` holds `(job, attempt)` pairs without a live lease.
-    pub fn new(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
+    pub(crate) fn new(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
         let jobs = snapshot
             .state
             .jobs()
@@ -94,7 +94,7 @@ impl StatusView {
     }
 
     /// Whether every job is terminal (and there is at least one).
-    pub fn all_terminal(&self) -> bool {
+    pub(crate) fn all_terminal(&self) -> bool {
         !self.jobs.is_empty()
             && self
                 .jobs
@@ -152,7 +152,7 @@ fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
 /// (`JOB: ` and the words of its last event), why each failed job failed
 /// (`JOB: KIND: CAUSE`, as the batch summary says it), then about the log
 /// itself (torn tail, repairs, anomalies, stale leases).
-pub fn render_notes(view: &StatusView) -> Vec<String> {
+pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
     for r in &view.jobs {
         if let Some(said) = &r.last_said {
@@ -194,6 +194,6 @@ pub fn render_notes(view: &StatusView) -> Vec<String> {
 }
 
 /// The `--json` document (exact values; hidden characters as `\uXXXX`).
-pub fn render_json(view: &StatusView) -> String {
+pub(crate) fn render_json(view: &StatusView) -> String {
     escape::to_json_pretty(view).unwrap_or_default()
 }

@@ -8,14 +8,14 @@ use super::token::{Token, cookie_name, cookie_value};
 
 /// The viewer's port and token.
 #[derive(Debug, Clone)]
-pub struct Access {
+pub(super) struct Access {
     port: u16,
     token: Token,
 }
 
 /// What to do with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
+pub(super) enum Admit {
     /// Serve it; `set_cookie` when the token came in the query, so later
     /// requests can carry it in the cookie.
     Yes { set_cookie: bool },
@@ -26,20 +26,20 @@ pub enum Admit {
 }
 
 impl Access {
-    pub fn new(port: u16, token: Token) -> Access {
+    pub(super) fn new(port: u16, token: Token) -> Access {
         Access { port, token }
     }
 
-    pub fn port(&self) -> u16 {
+    pub(super) fn port(&self) -> u16 {
         self.port
     }
 
-    pub fn token(&self) -> &Token {
+    pub(super) fn token(&self) -> &Token {
         &self.token
     }
 
     /// The URL to open: the token in its query.
-    pub fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         format!(
             "http://127.0.0.1:{}/?token={}",
             self.port,
@@ -50,7 +50,7 @@ impl Access {
     /// Whether a request with these headers and the query's `token` may be
     /// served. The host is checked first: a rebinding page never learns
     /// whether it guessed a token.
-    pub fn admit(
+    pub(super) fn admit(
         &self,
         host: Option<&str>,
         query_token: Option<&str>,
@@ -75,7 +75,7 @@ impl Access {
 
 /// Whether `host` (a `Host` header) names this viewer: `127.0.0.1:PORT` or
 /// `localhost:PORT` (the name in any case), exactly.
-pub fn host_allowed(host: &str, port: u16) -> bool {
+pub(super) fn host_allowed(host: &str, port: u16) -> bool {
     let Some((name, given_port)) = host.rsplit_once(':') else {
         return false;
     };

@@ -13,11 +13,11 @@ use crate::beneath::{self, Dir, Kind};
 use crate::lifecycle::DataDir;
 
 /// Bytes of an artifact served whole at most.
-pub const SERVE_CAP: u64 = 32 << 20;
+pub(super) const SERVE_CAP: u64 = 32 << 20;
 /// Bytes of `patch.diff` shown on a job's page (the link serves it whole).
-pub const PATCH_CAP: u64 = 512 << 10;
+pub(super) const PATCH_CAP: u64 = 512 << 10;
 /// Entries of an attempt's `tests/` listed on a job's page.
-pub const TESTS_LISTED: usize = 500;
+pub(super) const TESTS_LISTED: usize = 500;
 
 /// Characters a URL path segment keeps as they are.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -29,13 +29,13 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 
 /// The `runs/` directory of one data dir.
 #[derive(Debug, Clone)]
-pub struct Artifacts {
+pub(super) struct Artifacts {
     runs: PathBuf,
 }
 
 /// One file of an attempt, as a job's page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Listed {
+pub(super) struct Listed {
     /// Its path below the attempt's directory (`patch.diff`, `tests/excerpts.json`).
     pub name: String,
     /// Where the viewer serves it.
@@ -45,7 +45,7 @@ pub struct Listed {
 
 /// The first bytes of a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Excerpt {
+pub(super) struct Excerpt {
     pub text: String,
     pub bytes: u64,
     /// Whether the file holds more than `text`.
@@ -53,7 +53,7 @@ pub struct Excerpt {
 }
 
 impl Artifacts {
-    pub fn new(data: &DataDir) -> Artifacts {
+    pub(super) fn new(data: &DataDir) -> Artifacts {
         Artifacts {
             runs: data.root().join("runs"),
         }
@@ -70,12 +70,12 @@ impl Artifacts {
 
     /// The whole of regular file `rel` (relative to `runs/`), at most
     /// [`SERVE_CAP`] bytes.
-    pub fn read(&self, rel: &Path) -> Result<Vec<u8>, beneath::Error> {
+    pub(super) fn read(&self, rel: &Path) -> Result<Vec<u8>, beneath::Error> {
         Ok(self.root()?.read_capped(rel, SERVE_CAP)?.0)
     }
 
     /// The first `cap` bytes of regular file `rel`, as text.
-    pub fn excerpt(&self, rel: &Path, cap: u64) -> Result<Excerpt, beneath::Error> {
+    pub(super) fn excerpt(&self, rel: &Path, cap: u64) -> Result<Excerpt, beneath::Error> {
         let (bytes, meta) = self.root()?.read_head(rel, cap)?;
         Ok(Excerpt {
             text: String::from_utf8_lossy(&bytes).into_owned(),
@@ -87,7 +87,13 @@ impl Artifacts {
     /// The first `cap` bytes of `<job>/<n>/<file>` as text, for the report
     /// model, and whether the file holds more; `None` when it is missing
     /// or refused.
-    pub fn head(&self, job: &str, attempt: u32, file: &str, cap: u64) -> Option<(String, bool)> {
+    pub(super) fn head(
+        &self,
+        job: &str,
+        attempt: u32,
+        file: &str,
+        cap: u64,
+    ) -> Option<(String, bool)> {
         let rel = attempt_dir(job, attempt).join(file);
         let e = self.excerpt(&rel, cap).ok()?;
         Some((e.text, e.cut))
@@ -96,7 +102,7 @@ impl Artifacts {
     /// The files of attempt `n` of `job` and of its `tests/`, in name
     /// order, each with the link that serves it; `run` is the data dir's
     /// index in the viewer.
-    pub fn listing(&self, run: usize, job: &str, attempt: u32) -> Vec<Listed> {
+    pub(super) fn listing(&self, run: usize, job: &str, attempt: u32) -> Vec<Listed> {
         let rel = attempt_dir(job, attempt);
         let Ok(dir) = self.root().and_then(|root| root.open_dir(&rel)) else {
             return Vec::new();
@@ -124,7 +130,7 @@ impl Artifacts {
     }
 
     /// The regular files directly in attempt `n`'s `tests/`, in name order.
-    pub fn test_files(&self, job: &str, attempt: u32) -> Vec<std::ffi::OsString> {
+    pub(super) fn test_files(&self, job: &str, attempt: u32) -> Vec<std::ffi::OsString> {
         let rel = attempt_dir(job, attempt).join("tests");
         let Ok(dir) = self.root().and_then(|root| root.open_dir(&rel)) else {
             return Vec::new();
@@ -139,7 +145,7 @@ impl Artifacts {
 }
 
 /// `<job>/<n>` below `runs/`.
-pub fn attempt_dir(job: &str, attempt: u32) -> PathBuf {
+pub(super) fn attempt_dir(job: &str, attempt: u32) -> PathBuf {
     Path::new(job).join(attempt.to_string())
 }
 
@@ -153,7 +159,7 @@ fn listed(run: usize, attempt_dir: &Path, name: &Path, bytes: Option<u64>) -> Li
 
 /// The viewer's link to `rel` below data dir `run`'s `runs/`: each name
 /// percent-encoded from its bytes.
-pub fn href(run: usize, rel: &Path) -> String {
+pub(super) fn href(run: usize, rel: &Path) -> String {
     let mut out = format!("/runs/{run}");
     for component in rel.iter() {
         out.push('/');

@@ -13,14 +13,14 @@ use crate::report::{Comparison, JobOutcome, JobResult, compare};
 /// What is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(super) enum Kind {
     Provider,
     Run,
 }
 
 /// The comparison page.
 #[derive(Debug, Serialize)]
-pub struct CompareView {
+pub(super) struct CompareView {
     pub version: u64,
     pub kind: Kind,
     /// What can be chosen: the providers of every data dir, and the data dirs.
@@ -38,7 +38,7 @@ pub struct CompareView {
 
 /// One job under both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MatrixRow {
+pub(super) struct MatrixRow {
     /// The job (with its provider when data dirs are compared).
     pub key: String,
     pub a: Cell,
@@ -49,7 +49,7 @@ pub struct MatrixRow {
 
 /// One side's runs of one job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Cell {
+pub(super) struct Cell {
     pub finished: u32,
     pub accepted: u32,
     pub pending: u32,
@@ -83,7 +83,12 @@ impl Cell {
 
 /// The comparison of `a` and `b` by `kind`; a side not given is the first
 /// (or second) one there is.
-pub fn compare_view(model: &Model, kind: Kind, a: Option<&str>, b: Option<&str>) -> CompareView {
+pub(super) fn compare_view(
+    model: &Model,
+    kind: Kind,
+    a: Option<&str>,
+    b: Option<&str>,
+) -> CompareView {
     let all: Vec<(usize, &JobResult)> = model
         .runs
         .iter()
@@ -154,7 +159,7 @@ fn run_key(j: &JobResult) -> String {
 
 /// The rows of every job either side ran, in job order, and the paired
 /// comparison over those both finished.
-pub fn matrix(
+pub(super) fn matrix(
     side_a: &[(usize, &JobResult)],
     side_b: &[(usize, &JobResult)],
     key: fn(&JobResult) -> String,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ViewError {
+pub(crate) enum ViewError {
     #[error("failed to draw the viewer's token from the OS random number generator: {0}")]
     Token(getrandom::Error),
     #[error("failed to listen on 127.0.0.1:{port}: {message}")]

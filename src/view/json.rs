@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::escape;
 
 /// `value` as the page's JSON.
-pub fn page_json<T: Serialize + ?Sized>(value: &T) -> String {
+pub(super) fn page_json<T: Serialize + ?Sized>(value: &T) -> String {
     let value = match serde_json::to_value(value) {
         Ok(value) => visible(value),
         // A view is plain data: maps with string keys, numbers, strings.

@@ -30,5 +30,4 @@ mod rows;
 mod server;
 mod token;
 
-pub use error::ViewError;
-pub use server::Viewer;
+pub(crate) use server::Viewer;

@@ -21,7 +21,7 @@ const PATCH_CUT: &str = "\n… (the rest is in patch.diff)\n";
 
 /// One data dir and what its log said so far.
 #[derive(Debug)]
-pub struct Run {
+pub(super) struct Run {
     /// The data dir as given on the command line.
     pub label: String,
     dir: DataDir,
@@ -37,7 +37,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn new(path: &Path) -> Run {
+    pub(super) fn new(path: &Path) -> Run {
         let dir = DataDir::new(path);
         Run {
             label: path.display().to_string(),
@@ -52,14 +52,14 @@ impl Run {
     }
 
     /// Records read so far.
-    pub fn events(&self) -> usize {
+    pub(super) fn events(&self) -> usize {
         self.records.len()
     }
 
     /// Reads what was appended since the last call and folds it; whether
     /// there was anything. A line still being written waits for the next
     /// call.
-    pub fn poll(&mut self) -> bool {
+    pub(super) fn poll(&mut self) -> bool {
         let log = self.dir.log();
         if self.follower.is_none() {
             if !log.exists() {
@@ -101,13 +101,13 @@ impl Run {
 
     /// Rebuilds the report model from the records (no artifacts: the list
     /// needs none).
-    pub fn rebuild(&mut self, now_ms: u64) {
+    pub(super) fn rebuild(&mut self, now_ms: u64) {
         self.report = report_from_logs(&[self.source()], now_ms, &NoArtifacts);
     }
 
     /// The report row of `instance` with its artifacts (`patch.diff`, a
     /// full trace's `transcript.jsonl`), read beneath `runs/`.
-    pub fn job_with_artifacts(&self, instance: &str, now_ms: u64) -> Option<JobResult> {
+    pub(super) fn job_with_artifacts(&self, instance: &str, now_ms: u64) -> Option<JobResult> {
         self.state.job(instance)?;
         let artifact = JobFiles {
             artifacts: &self.artifacts,
@@ -130,13 +130,13 @@ impl Run {
 /// Every data dir of a viewer, and a version that changes whenever any of
 /// their logs did.
 #[derive(Debug)]
-pub struct Model {
+pub(super) struct Model {
     pub runs: Vec<Run>,
     pub version: u64,
 }
 
 impl Model {
-    pub fn new(data_dirs: &[std::path::PathBuf]) -> Model {
+    pub(super) fn new(data_dirs: &[std::path::PathBuf]) -> Model {
         Model {
             runs: data_dirs.iter().map(|d| Run::new(d)).collect(),
             version: 0,
@@ -145,7 +145,7 @@ impl Model {
 
     /// Polls every log and rebuilds the runs that changed; whether any did.
     /// The first call always counts as a change.
-    pub fn refresh(&mut self, now_ms: u64) -> bool {
+    pub(super) fn refresh(&mut self, now_ms: u64) -> bool {
         let mut changed = self.version == 0;
         for run in &mut self.runs {
             let errored = run.error.clone();

@@ -16,7 +16,7 @@ use crate::state;
 
 /// One job's page.
 #[derive(Debug, Serialize)]
-pub struct JobPage<'a> {
+pub(super) struct JobPage<'a> {
     pub version: u64,
     pub run: usize,
     pub run_label: &'a str,
@@ -40,7 +40,7 @@ pub struct JobPage<'a> {
 
 /// A test that did not pass, and what its run printed.
 #[derive(Debug, Serialize)]
-pub struct FailingTest {
+pub(super) struct FailingTest {
     pub name: String,
     /// `failing` (reported, not passed) or `missing` (not reported).
     pub status: &'static str,
@@ -51,14 +51,14 @@ pub struct FailingTest {
 
 /// What one attempt left under `runs/`.
 #[derive(Debug, Serialize)]
-pub struct AttemptFiles {
+pub(super) struct AttemptFiles {
     pub attempt: u32,
     pub files: Vec<Listed>,
 }
 
 /// The page of `result`, a job of data dir `index`; `result` is the report
 /// row with its artifacts.
-pub fn job_page<'a>(
+pub(super) fn job_page<'a>(
     version: u64,
     index: usize,
     run: &'a Run,

@@ -6,7 +6,7 @@ use percent_encoding::percent_decode_str;
 
 /// A request's path and query, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(super) struct Target {
     /// The non-empty segments of the path, percent-decoded.
     pub segments: Vec<String>,
     query: Vec<(String, String)>,
@@ -15,7 +15,7 @@ pub struct Target {
 impl Target {
     /// Parses a request target (`/a/b?x=1`); `None` for one that is not a
     /// path or does not decode to UTF-8.
-    pub fn parse(url: &str) -> Option<Target> {
+    pub(super) fn parse(url: &str) -> Option<Target> {
         let (path, query) = url.split_once('?').unwrap_or((url, ""));
         if !path.starts_with('/') {
             return None;
@@ -37,7 +37,7 @@ impl Target {
     }
 
     /// The first value of query key `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(super) fn get(&self, key: &str) -> Option<&str> {
         self.query
             .iter()
             .find(|(k, _)| k == key)
@@ -45,7 +45,7 @@ impl Target {
     }
 
     /// The segments as `&str`s, for matching.
-    pub fn path(&self) -> Vec<&str> {
+    pub(super) fn path(&self) -> Vec<&str> {
         self.segments.iter().map(String::as_str).collect()
     }
 }

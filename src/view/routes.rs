@@ -21,15 +21,15 @@ use crate::beneath;
 /// The policy of every page, script and JSON document: nothing but the
 /// viewer's own script, style and JSON; no inline script, no plugins, no
 /// frames, no forms.
-pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub(super) const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 /// The policy of an artifact: shown as text, in a sandbox that runs nothing.
-pub const ARTIFACT_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
+pub(super) const ARTIFACT_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
 
 /// One request, as far as the routes care.
 #[derive(Debug, Clone, Copy)]
-pub struct Incoming<'a> {
+pub(super) struct Incoming<'a> {
     pub method: &'a str,
     pub url: &'a str,
     /// The `Host` header (`None` when missing or given twice).
@@ -40,7 +40,7 @@ pub struct Incoming<'a> {
 
 /// One answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub(super) struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
@@ -69,7 +69,7 @@ impl Reply {
     }
 
     /// Every header of the reply but its length.
-    pub fn headers(&self) -> Vec<(&'static str, String)> {
+    pub(super) fn headers(&self) -> Vec<(&'static str, String)> {
         let csp = if self.artifact {
             ARTIFACT_CSP
         } else {
@@ -94,14 +94,14 @@ impl Reply {
 
 /// The viewer's state: who may ask, and the data dirs followed.
 #[derive(Debug)]
-pub struct App {
+pub(super) struct App {
     access: Access,
     model: RwLock<Model>,
     list: Mutex<Option<(u64, String)>>,
 }
 
 impl App {
-    pub fn new(access: Access, data_dirs: &[PathBuf]) -> App {
+    pub(super) fn new(access: Access, data_dirs: &[PathBuf]) -> App {
         App {
             access,
             model: RwLock::new(Model::new(data_dirs)),
@@ -109,18 +109,18 @@ impl App {
         }
     }
 
-    pub fn access(&self) -> &Access {
+    pub(super) fn access(&self) -> &Access {
         &self.access
     }
 
     /// Reads what the logs gained; whether anything changed.
-    pub fn refresh(&self, now_ms: u64) -> bool {
+    pub(super) fn refresh(&self, now_ms: u64) -> bool {
         let mut model = self.model.write().unwrap_or_else(|p| p.into_inner());
         model.refresh(now_ms)
     }
 
     /// The answer to `request`.
-    pub fn handle(&self, request: &Incoming<'_>, now_ms: u64) -> Reply {
+    pub(super) fn handle(&self, request: &Incoming<'_>, now_ms: u64) -> Reply {
         let target = Target::parse(request.url);
         let query_token = target.as_ref().and_then(|t| t.get("token"));
         let set_cookie_now = match self.access.admit(request.host, query_token, request.cookie) {

@@ -11,7 +11,7 @@ use crate::state::{self, Job, JobState};
 
 /// The jobs page.
 #[derive(Debug, Serialize)]
-pub struct ListView<'a> {
+pub(super) struct ListView<'a> {
     pub version: u64,
     pub runs: Vec<RunRow<'a>>,
     pub jobs: Vec<JobRow<'a>>,
@@ -19,7 +19,7 @@ pub struct ListView<'a> {
 
 /// One data dir.
 #[derive(Debug, Serialize)]
-pub struct RunRow<'a> {
+pub(super) struct RunRow<'a> {
     pub index: usize,
     pub label: &'a str,
     pub events: usize,
@@ -32,7 +32,7 @@ pub struct RunRow<'a> {
 
 /// One job instance.
 #[derive(Debug, Serialize)]
-pub struct JobRow<'a> {
+pub(super) struct JobRow<'a> {
     /// Index of its data dir.
     pub run: usize,
     pub instance: &'a str,
@@ -71,7 +71,7 @@ pub struct JobRow<'a> {
 }
 
 /// The jobs page of `model` at `now_ms`.
-pub fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
+pub(super) fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
     let mut runs = Vec::new();
     let mut jobs = Vec::new();
     for (index, run) in model.runs.iter().enumerate() {
@@ -103,7 +103,12 @@ pub fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
 }
 
 /// The row of `result`, a job of data dir `index`.
-pub fn job_row<'a>(index: usize, run: &'a Run, result: &'a JobResult, now_ms: u64) -> JobRow<'a> {
+pub(super) fn job_row<'a>(
+    index: usize,
+    run: &'a Run,
+    result: &'a JobResult,
+    now_ms: u64,
+) -> JobRow<'a> {
     let job = run.state.job(&result.instance);
     let state = job.map_or(JobState::Queued, |j| j.lifecycle.state);
     let wall_ms = match (result.started_ms, result.ended_ms) {

@@ -23,7 +23,7 @@ const FOLLOW_EVERY: Duration = Duration::from_millis(250);
 const GZIP_FROM: usize = 1024;
 
 /// A viewer listening on 127.0.0.1, not serving yet.
-pub struct Viewer {
+pub(crate) struct Viewer {
     server: Arc<tiny_http::Server>,
     app: Arc<App>,
 }
@@ -31,7 +31,7 @@ pub struct Viewer {
 impl Viewer {
     /// Checks the data dirs, draws a token, binds 127.0.0.1:`port` (a free
     /// port for `None`) and reads the logs once.
-    pub fn bind(data_dirs: &[PathBuf], port: Option<u16>) -> Result<Viewer, ViewError> {
+    pub(crate) fn bind(data_dirs: &[PathBuf], port: Option<u16>) -> Result<Viewer, ViewError> {
         if let Some(missing) = data_dirs.iter().find(|d| !d.is_dir()) {
             return Err(ViewError::NotADataDir(missing.clone()));
         }
@@ -55,13 +55,13 @@ impl Viewer {
     }
 
     /// The URL to open, with the token.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.app.access().url()
     }
 
     /// Answers requests until the process ends, following the logs on
     /// this thread.
-    pub fn serve(self) -> ! {
+    pub(crate) fn serve(self) -> ! {
         for _ in 0..WORKERS {
             let server = Arc::clone(&self.server);
             let app = Arc::clone(&self.app);

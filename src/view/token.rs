@@ -8,7 +8,7 @@ const TOKEN_BYTES: usize = 32;
 
 /// An unguessable token; its [`std::fmt::Debug`] form hides it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Token {
+pub(super) struct Token {
     hex: String,
 }
 
@@ -20,26 +20,26 @@ impl std::fmt::Debug for Token {
 
 impl Token {
     /// A fresh token from the OS random number generator.
-    pub fn generate() -> Result<Token, getrandom::Error> {
+    pub(super) fn generate() -> Result<Token, getrandom::Error> {
         let mut bytes = [0u8; TOKEN_BYTES];
         getrandom::fill(&mut bytes)?;
         Ok(Token::from_bytes(&bytes))
     }
 
     /// The token of `bytes` (tests use fixed ones).
-    pub fn from_bytes(bytes: &[u8]) -> Token {
+    pub(super) fn from_bytes(bytes: &[u8]) -> Token {
         let hex = bytes.iter().map(|b| format!("{b:02x}")).collect();
         Token { hex }
     }
 
     /// The token as it appears in the URL and the cookie.
-    pub fn as_str(&self) -> &str {
+    pub(super) fn as_str(&self) -> &str {
         &self.hex
     }
 
     /// Whether `given` is this token, compared in time that does not
     /// depend on where they differ.
-    pub fn matches(&self, given: &str) -> bool {
+    pub(super) fn matches(&self, given: &str) -> bool {
         let (a, b) = (self.hex.as_bytes(), given.as_bytes());
         if a.len() != b.len() {
             return false;
@@ -51,13 +51,13 @@ impl Token {
 /// The cookie that carries the token after the first page load. Cookies
 /// do not tell ports apart, so two viewers on one machine each have their
 /// own name.
-pub fn cookie_name(port: u16) -> String {
+pub(super) fn cookie_name(port: u16) -> String {
     format!("agent_runtime_view_{port}")
 }
 
 /// The `Set-Cookie` value that hands `token` to the browser: never sent
 /// to another site, never readable by the page's script.
-pub fn set_cookie(port: u16, token: &Token) -> String {
+pub(super) fn set_cookie(port: u16, token: &Token) -> String {
     format!(
         "{}={}; Path=/; HttpOnly; SameSite=Strict",
         cookie_name(port),
@@ -66,7 +66,7 @@ pub fn set_cookie(port: u16, token: &Token) -> String {
 }
 
 /// The value of cookie `name` in a `Cookie` header (`a=1; b=2`).
-pub fn cookie_value<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+pub(super) fn cookie_value<'h>(header: &'h str, name: &str) -> Option<&'h str> {
     header.split(';').find_map(|pair| {
         let (key, value) = pair.trim().split_once('=')?;
         (key.trim() == name).then(|| value.trim())

@@ -15,7 +15,7 @@ const ACCEPT_LIMIT: Duration = Duration::from_secs(10);
 
 /// One canned response.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(super) enum Reply {
     /// A complete response; `Connection: close` is always added.
     Http {
         status: u16,
@@ -29,7 +29,7 @@ pub enum Reply {
 }
 
 impl Reply {
-    pub fn json(status: u16, body: &Value) -> Reply {
+    pub(super) fn json(status: u16, body: &Value) -> Reply {
         Reply::Http {
             status,
             headers: Vec::new(),
@@ -37,7 +37,7 @@ impl Reply {
         }
     }
 
-    pub fn with_header(self, name: &str, value: &str) -> Reply {
+    pub(super) fn with_header(self, name: &str, value: &str) -> Reply {
         match self {
             Reply::Http {
                 status,
@@ -58,7 +58,7 @@ impl Reply {
 
 /// One request as received.
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(super) struct Recorded {
     /// e.g. `POST /v1/chat/completions HTTP/1.1`
     pub request_line: String,
     /// Names lower-cased.
@@ -67,7 +67,7 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -75,13 +75,13 @@ impl Recorded {
     }
 }
 
-pub struct MockServer {
+pub(super) struct MockServer {
     port: u16,
     handle: JoinHandle<Vec<Recorded>>,
 }
 
 impl MockServer {
-    pub fn start(replies: Vec<Reply>) -> MockServer {
+    pub(super) fn start(replies: Vec<Reply>) -> MockServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         listener.set_nonblocking(true).unwrap();
@@ -90,23 +90,23 @@ impl MockServer {
     }
 
     /// The base URL, as a provider file would give it (`.../v1`).
-    pub fn base_url(&self) -> String {
+    pub(super) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
     /// The server root, for the anthropic provider (it adds `/v1/messages`).
-    pub fn root_url(&self) -> String {
+    pub(super) fn root_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Waits for the server to stop; the requests it received.
-    pub fn finish(self) -> Vec<Recorded> {
+    pub(super) fn finish(self) -> Vec<Recorded> {
         self.handle.join().unwrap()
     }
 }
 
 /// A URL where nothing listens.
-pub fn refused_url() -> String {
+pub(super) fn refused_url() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
