@@ -13,3 +13,26 @@ pub enum SandboxError {
     #[error("failed to build the {layer} layer: {reason}")]
     Setup { layer: &'static str, reason: String },
 }
+
+/// Why a probe made in a short-lived forked child found a layer missing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChildProbeError {
+    #[error("cannot fork to probe: {0}")]
+    Fork(#[source] nix::errno::Errno),
+    /// The child's `unshare` of `what` failed; `hint` is empty or says
+    /// what may be disabled.
+    #[error("unshare({what}) failed: {}{hint}", .errno.desc())]
+    Unshare {
+        what: &'static str,
+        errno: nix::errno::Errno,
+        hint: &'static str,
+    },
+    #[error("probe child ended oddly: {0:?}")]
+    Ended(nix::sys::wait::WaitStatus),
+    #[error("cannot wait for the probe child: {0}")]
+    Wait(#[source] nix::errno::Errno),
+}
+
+/// The hint of [`ChildProbeError::Unshare`] when a user namespace was
+/// asked for.
+pub(crate) const USERNS_HINT: &str = " (unprivileged user namespaces may be disabled)";

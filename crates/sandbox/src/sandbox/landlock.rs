@@ -72,8 +72,21 @@ pub const NETWORK_READ: &[&str] = &[
 /// System locations every command may write.
 pub(crate) const SYSTEM_WRITE: &[&str] = &["/dev/null"];
 
+/// Why the running kernel offers no Landlock ABI.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AbiError {
+    #[error("odd Landlock ABI {0}")]
+    Odd(libc::c_long),
+    #[error("the kernel is built without Landlock")]
+    NotBuilt,
+    #[error("Landlock is built in but disabled at boot (add it to the lsm= list)")]
+    Disabled,
+    #[error("Landlock is not usable: {0}")]
+    Unusable(#[source] std::io::Error),
+}
+
 /// The Landlock ABI of the running kernel, or why there is none.
-pub(crate) fn kernel_abi() -> Result<i32, String> {
+pub(crate) fn kernel_abi() -> Result<i32, AbiError> {
     // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the
     // VERSION flag only returns a number; no memory is read or written.
     let version = unsafe {
@@ -85,15 +98,13 @@ pub(crate) fn kernel_abi() -> Result<i32, String> {
         )
     };
     if version >= 1 {
-        return i32::try_from(version).map_err(|_| format!("odd Landlock ABI {version}"));
+        return i32::try_from(version).map_err(|_| AbiError::Odd(version));
     }
     let errno = std::io::Error::last_os_error();
     Err(match errno.raw_os_error() {
-        Some(libc::ENOSYS) => "the kernel is built without Landlock".to_string(),
-        Some(libc::EOPNOTSUPP) => {
-            "Landlock is built in but disabled at boot (add it to the lsm= list)".to_string()
-        }
-        _ => format!("Landlock is not usable: {errno}"),
+        Some(libc::ENOSYS) => AbiError::NotBuilt,
+        Some(libc::EOPNOTSUPP) => AbiError::Disabled,
+        _ => AbiError::Unusable(errno),
     })
 }
 

@@ -39,7 +39,9 @@ pub use exit_page::{ExitPage, InitExit};
 pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;
-pub use policy::{DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy};
+pub use policy::{
+    DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy, UnknownMode,
+};
 pub use prepare::{
     ChildSetup, Grants, PooledCgroup, Prepared, prepare, private_root_available,
     release_idle_cgroups,

@@ -58,10 +58,10 @@ pub(crate) struct MountPlan {
     scratch: Option<(CString, CString, CString)>,
 }
 
-fn setup(reason: String) -> SandboxError {
+fn setup(reason: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup {
         layer: "mntns",
-        reason,
+        reason: reason.to_string(),
     }
 }
 

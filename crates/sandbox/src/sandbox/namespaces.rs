@@ -31,6 +31,7 @@ use std::sync::{Arc, OnceLock};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Uid};
 
+use super::error::{ChildProbeError, USERNS_HINT};
 use super::exit_page::PageWriter;
 use super::init_image::Image;
 use super::mounts::MountPlan;
@@ -99,12 +100,12 @@ pub(crate) fn base_flags() -> libc::c_int {
 
 /// Whether PID and mount namespaces can be made here, by trying in a
 /// short-lived forked child.
-pub(crate) fn probe() -> Result<(), String> {
+pub(crate) fn probe() -> Result<(), ChildProbeError> {
     let flags = base_flags();
     // SAFETY: the child only makes system calls (unshare, mount, _exit),
     // all async-signal-safe, so forking a multi-threaded process is sound.
     match unsafe { nix::unistd::fork() } {
-        Err(errno) => Err(format!("cannot fork to probe: {errno}")),
+        Err(errno) => Err(ChildProbeError::Fork(errno)),
         Ok(ForkResult::Child) => {
             let code = match sys::unshare(flags)
                 .and_then(|()| sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None))
@@ -116,17 +117,17 @@ pub(crate) fn probe() -> Result<(), String> {
         }
         Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
             Ok(WaitStatus::Exited(_, 0)) => Ok(()),
-            Ok(WaitStatus::Exited(_, code)) => Err(format!(
-                "unshare(pid, mount) failed: {}{}",
-                nix::errno::Errno::from_raw(code).desc(),
-                if flags & libc::CLONE_NEWUSER != 0 {
-                    " (unprivileged user namespaces may be disabled)"
+            Ok(WaitStatus::Exited(_, code)) => Err(ChildProbeError::Unshare {
+                what: "pid, mount",
+                errno: nix::errno::Errno::from_raw(code),
+                hint: if flags & libc::CLONE_NEWUSER != 0 {
+                    USERNS_HINT
                 } else {
                     ""
-                }
-            )),
-            Ok(other) => Err(format!("probe child ended oddly: {other:?}")),
-            Err(errno) => Err(format!("cannot wait for the probe child: {errno}")),
+                },
+            }),
+            Ok(other) => Err(ChildProbeError::Ended(other)),
+            Err(errno) => Err(ChildProbeError::Wait(errno)),
         },
     }
 }

@@ -7,6 +7,8 @@ use nix::sched::CloneFlags;
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Uid};
 
+use super::error::{ChildProbeError, USERNS_HINT};
+
 /// How network isolation is obtained on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NetIsolation {
@@ -39,7 +41,7 @@ pub(crate) fn unshare(flags: CloneFlags) -> std::io::Result<()> {
 
 /// Finds out whether a network namespace can be created, by trying in a
 /// short-lived forked child (the runner itself never changes namespace).
-pub(crate) fn probe() -> Result<NetIsolation, String> {
+pub(crate) fn probe() -> Result<NetIsolation, ChildProbeError> {
     let kind = if Uid::effective().is_root() {
         NetIsolation::NetNs
     } else {
@@ -49,7 +51,7 @@ pub(crate) fn probe() -> Result<NetIsolation, String> {
     // async-signal-safe, so forking a multi-threaded process is sound.
     let fork = unsafe { nix::unistd::fork() };
     match fork {
-        Err(errno) => Err(format!("cannot fork to probe: {errno}")),
+        Err(errno) => Err(ChildProbeError::Fork(errno)),
         Ok(ForkResult::Child) => {
             let code = match nix::sched::unshare(kind.flags()) {
                 Ok(()) => 0,
@@ -61,18 +63,17 @@ pub(crate) fn probe() -> Result<NetIsolation, String> {
         }
         Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
             Ok(WaitStatus::Exited(_, 0)) => Ok(kind),
-            Ok(WaitStatus::Exited(_, code)) => Err(format!(
-                "unshare({}) failed: {}{}",
-                kind.layer_name(),
-                nix::errno::Errno::from_raw(code).desc(),
-                if kind == NetIsolation::UserNetNs {
-                    " (unprivileged user namespaces may be disabled)"
+            Ok(WaitStatus::Exited(_, code)) => Err(ChildProbeError::Unshare {
+                what: kind.layer_name(),
+                errno: nix::errno::Errno::from_raw(code),
+                hint: if kind == NetIsolation::UserNetNs {
+                    USERNS_HINT
                 } else {
                     ""
-                }
-            )),
-            Ok(other) => Err(format!("probe child ended oddly: {other:?}")),
-            Err(errno) => Err(format!("cannot wait for the probe child: {errno}")),
+                },
+            }),
+            Ok(other) => Err(ChildProbeError::Ended(other)),
+            Err(errno) => Err(ChildProbeError::Wait(errno)),
         },
     }
 }

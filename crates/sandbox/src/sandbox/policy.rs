@@ -16,17 +16,20 @@ pub enum SandboxMode {
     Required,
 }
 
-impl FromStr for SandboxMode {
-    type Err = String;
+/// A sandbox mode that is none of `off`, `auto` and `required`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox mode `{0}` (off, auto, required)")]
+pub struct UnknownMode(pub String);
 
-    fn from_str(text: &str) -> Result<SandboxMode, String> {
+impl FromStr for SandboxMode {
+    type Err = UnknownMode;
+
+    fn from_str(text: &str) -> Result<SandboxMode, UnknownMode> {
         match text {
             "off" => Ok(SandboxMode::Off),
             "auto" => Ok(SandboxMode::Auto),
             "required" => Ok(SandboxMode::Required),
-            other => Err(format!(
-                "unknown sandbox mode `{other}` (off, auto, required)"
-            )),
+            other => Err(UnknownMode(other.to_string())),
         }
     }
 }

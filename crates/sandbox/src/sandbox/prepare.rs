@@ -169,10 +169,11 @@ pub fn prepare(
     };
     // PID and mount namespaces, where this machine has them (decided
     // here: a cgroup's peaks depend on them).
-    let namespaces_ok = probe
-        .namespaces
-        .clone()
-        .and_then(|()| super::skeleton::skeleton().map(|_| ()));
+    let namespaces_ok = probe.namespaces.clone().and_then(|()| {
+        super::skeleton::skeleton()
+            .map(|_| ())
+            .map_err(|err| err.to_string())
+    });
     if policy.limits.memory.is_some() || policy.limits.processes.is_some() {
         // The tasks every command has at once in its cgroup.
         let floor = if namespaces_ok.is_ok() {

@@ -38,13 +38,13 @@ pub fn probe() -> &'static Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     PROBE.get_or_init(|| {
         let found = Probe {
-            landlock_abi: landlock::kernel_abi(),
-            network: network::probe(),
-            namespaces: super::namespaces::probe(),
+            landlock_abi: landlock::kernel_abi().map_err(|err| err.to_string()),
+            network: network::probe().map_err(|err| err.to_string()),
+            namespaces: super::namespaces::probe().map_err(|err| err.to_string()),
             rlimits: getrlimit(Resource::RLIMIT_CORE)
                 .map(|_| ())
                 .map_err(|errno| format!("getrlimit failed: {errno}")),
-            seccomp: super::seccomp::probe(),
+            seccomp: super::seccomp::probe().map_err(|err| err.to_string()),
             keyrings: super::seccomp::keyrings_present(),
         };
         #[cfg(all(feature = "test-hooks", debug_assertions))]

@@ -37,10 +37,37 @@ pub(crate) fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
+/// Why the skeleton, or a mount point in it, cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SkeletonError {
+    #[error("cannot create {}: {source}", .dir.display())]
+    Create {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a private directory of this user; remove it", .dir.display())]
+    NotPrivate { dir: PathBuf },
+    #[error("cannot prepare {}: {source}", .dir.display())]
+    Prepare {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a lock was poisoned")]
+    Poisoned,
+    #[error("cannot make the mount point {}: {source}", .target.display())]
+    MountPoint {
+        target: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The skeleton directory, created and checked once per process: a
 /// directory (not a link) owned by this user and writable by no one else.
-pub(crate) fn skeleton() -> Result<&'static Path, String> {
-    static SKELETON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+pub(crate) fn skeleton() -> Result<&'static Path, &'static SkeletonError> {
+    static SKELETON: OnceLock<Result<PathBuf, SkeletonError>> = OnceLock::new();
     SKELETON
         .get_or_init(|| {
             let uid = nix::unistd::geteuid().as_raw();
@@ -52,14 +79,17 @@ pub(crate) fn skeleton() -> Result<&'static Path, String> {
             let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
             let meta = dir
                 .symlink_metadata()
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                .map_err(|source| SkeletonError::Create {
+                    dir: dir.clone(),
+                    source,
+                })?;
             if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o022 != 0 {
-                return Err(format!(
-                    "{} is not a private directory of this user; remove it",
-                    dir.display()
-                ));
+                return Err(SkeletonError::NotPrivate { dir });
             }
-            let prepare = |e: std::io::Error| format!("cannot prepare {}: {e}", dir.display());
+            let prepare = |source| SkeletonError::Prepare {
+                dir: dir.clone(),
+                source,
+            };
             for (name, target) in [
                 ("/dev/fd", "/proc/self/fd"),
                 ("/dev/stdin", "/proc/self/fd/0"),
@@ -75,7 +105,6 @@ pub(crate) fn skeleton() -> Result<&'static Path, String> {
         })
         .as_ref()
         .map(PathBuf::as_path)
-        .map_err(Clone::clone)
 }
 
 /// What stands at a path of the skeleton.
@@ -100,16 +129,16 @@ pub(crate) fn mount_point(
     skeleton: &Path,
     path: &Path,
     kind: PointKind,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, SkeletonError> {
     let target = under(skeleton, path);
-    let mut known = known()
-        .lock()
-        .map_err(|_| "a lock was poisoned".to_string())?;
+    let mut known = known().lock().map_err(|_| SkeletonError::Poisoned)?;
     if known.get(&target) == Some(&kind) {
         return Ok(target);
     }
-    make(skeleton, path, &kind)
-        .map_err(|e| format!("cannot make the mount point {}: {e}", target.display()))?;
+    make(skeleton, path, &kind).map_err(|source| SkeletonError::MountPoint {
+        target: target.clone(),
+        source,
+    })?;
     known.insert(target.clone(), kind);
     Ok(target)
 }

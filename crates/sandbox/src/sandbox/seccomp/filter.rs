@@ -100,6 +100,34 @@ fn abi_checks(audit_arch: u32) -> Vec<sock_filter> {
     program
 }
 
+/// Why the filter cannot be built on this machine.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FilterError {
+    #[error("no filter for this architecture")]
+    NoArchitecture,
+    #[error("cannot build the filter: {0}")]
+    Rules(#[source] seccompiler::BackendError),
+    #[error("cannot compile the filter: {0}")]
+    Compile(#[source] seccompiler::BackendError),
+    #[error("the search is too deep for a jump")]
+    TooDeep,
+    #[error("the search is too long for a jump")]
+    TooLong,
+    #[error("the filter has {0} instructions")]
+    TooBig(usize),
+}
+
+/// Why this kernel cannot filter system calls with the filter.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProbeError {
+    #[error("the kernel is built without seccomp filters")]
+    NotBuilt,
+    #[error("seccomp is not usable: {0}")]
+    Unusable(#[source] std::io::Error),
+    #[error(transparent)]
+    Filter(&'static FilterError),
+}
+
 /// One instruction of part 2 before its jumps are resolved.
 #[derive(Debug, Clone)]
 enum Step {
@@ -110,7 +138,7 @@ enum Step {
 
 /// Part 2 for `numbers` (sorted): a search whose every path ends in
 /// `ALLOW` or a jump to one of the shared ends that follow it.
-fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, String> {
+fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, FilterError> {
     let mut steps = Vec::new();
     if numbers.len() <= LEAF {
         steps.extend(
@@ -123,7 +151,7 @@ fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, String> {
     }
     let (low, high) = numbers.split_at(numbers.len() / 2);
     let low = search(low)?;
-    let skip = u8::try_from(low.len()).map_err(|_| "the search is too deep for a jump")?;
+    let skip = u8::try_from(low.len()).map_err(|_| FilterError::TooDeep)?;
     steps.push(Step::Insn(jump(JGE_K, high[0].0, skip, 0)));
     steps.extend(low);
     steps.extend(search(high)?);
@@ -132,7 +160,7 @@ fn search(numbers: &[(u32, Verdict)]) -> Result<Vec<Step>, String> {
 
 /// Part 2 resolved: the search, then its shared ends (`EPERM`, `ENOSYS`);
 /// part 3 follows right after.
-fn resolve(steps: Vec<Step>) -> Result<Vec<sock_filter>, String> {
+fn resolve(steps: Vec<Step>) -> Result<Vec<sock_filter>, FilterError> {
     let count = steps.len();
     let end = |verdict: Verdict| match verdict {
         Verdict::Deny => count,
@@ -144,8 +172,8 @@ fn resolve(steps: Vec<Step>) -> Result<Vec<sock_filter>, String> {
         program.push(match step {
             Step::Insn(insn) => insn,
             Step::Match(nr, verdict) => {
-                let offset = u8::try_from(end(verdict) - at - 1)
-                    .map_err(|_| "the search is too long for a jump")?;
+                let offset =
+                    u8::try_from(end(verdict) - at - 1).map_err(|_| FilterError::TooLong)?;
                 jump(JEQ_K, nr, offset, 0)
             }
         });
@@ -202,34 +230,34 @@ fn numbers() -> Vec<(u32, Verdict)> {
     numbers
 }
 
-fn build() -> Result<BpfProgram, String> {
-    let (arch, audit) = NATIVE.ok_or("no filter for this architecture")?;
+fn build() -> Result<BpfProgram, FilterError> {
+    let (arch, audit) = NATIVE.ok_or(FilterError::NoArchitecture)?;
     let arguments: BpfProgram = SeccompFilter::new(
-        argument_rules().map_err(|e| format!("cannot build the filter: {e}"))?,
+        argument_rules().map_err(FilterError::Rules)?,
         SeccompAction::Errno(libc::EPERM as u32),
         SeccompAction::Allow,
         arch,
     )
     .and_then(BpfProgram::try_from)
-    .map_err(|e| format!("cannot compile the filter: {e}"))?;
+    .map_err(FilterError::Compile)?;
     let mut program = abi_checks(audit);
     program.extend(resolve(search(&numbers())?)?);
     program.extend(arguments);
     if program.len() > usize::from(u16::MAX) {
-        return Err(format!("the filter has {} instructions", program.len()));
+        return Err(FilterError::TooBig(program.len()));
     }
     Ok(program)
 }
 
 /// The compiled filter, built on first use and shared by every command.
-pub(crate) fn filter() -> Result<&'static [sock_filter], String> {
-    static FILTER: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
-    FILTER.get_or_init(build).as_deref().map_err(Clone::clone)
+pub(crate) fn filter() -> Result<&'static [sock_filter], &'static FilterError> {
+    static FILTER: OnceLock<Result<BpfProgram, FilterError>> = OnceLock::new();
+    FILTER.get_or_init(build).as_deref()
 }
 
 /// Whether this kernel filters system calls and the filter compiles here;
 /// the number of instructions when it does.
-pub(crate) fn probe() -> Result<usize, String> {
+pub(crate) fn probe() -> Result<usize, ProbeError> {
     let action = libc::SECCOMP_RET_ERRNO;
     // SAFETY: seccomp(GET_ACTION_AVAIL) only reads the u32 on this frame.
     let rc = unsafe {
@@ -243,13 +271,13 @@ pub(crate) fn probe() -> Result<usize, String> {
     if rc != 0 {
         let err = std::io::Error::last_os_error();
         return Err(match err.raw_os_error() {
-            Some(libc::ENOSYS) | Some(libc::EINVAL) => {
-                "the kernel is built without seccomp filters".to_string()
-            }
-            _ => format!("seccomp is not usable: {err}"),
+            Some(libc::ENOSYS) | Some(libc::EINVAL) => ProbeError::NotBuilt,
+            _ => ProbeError::Unusable(err),
         });
     }
-    filter().map(<[sock_filter]>::len)
+    filter()
+        .map(<[sock_filter]>::len)
+        .map_err(ProbeError::Filter)
 }
 
 /// Installs `program` on the calling (child) process, with
