@@ -31,8 +31,8 @@ mod test_hooks;
 
 pub use caps::protect_runner;
 pub use cgroup::{
-    CGROUP_ENV, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, PeakStart, Peaks,
-    cgroup_support, enter_from_child,
+    CGROUP_ENV, CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, LayoutError,
+    PeakStart, Peaks, cgroup_support, enter_from_child,
 };
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};

@@ -13,8 +13,8 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 use super::cgroup::{
-    CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, PeakStart, Peaks, cgroup_support,
-    enter_from_child,
+    CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, PeakStart, Peaks,
+    cgroup_support, enter_from_child,
 };
 use super::error::SandboxError;
 use super::exit_page::ExitPage;
@@ -181,13 +181,12 @@ pub fn prepare(
         } else {
             1
         };
-        let made = cgroup_support()
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|support| {
-                PooledCgroup::take(support, CgroupLimits::from(&policy.limits), floor)
-                    .map(|cg| (cg, support.layer_name()))
-            });
+        let made = match cgroup_support() {
+            Ok(support) => PooledCgroup::take(support, CgroupLimits::from(&policy.limits), floor)
+                .map(|cg| (cg, support.layer_name()))
+                .map_err(|err| err.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
         match made {
             Ok((cg, layer)) => {
                 child.cgroup = cg.enter_fds();
@@ -474,7 +473,7 @@ impl PooledCgroup {
         support: &CgroupSupport,
         limits: CgroupLimits,
         floor: u64,
-    ) -> Result<PooledCgroup, String> {
+    ) -> Result<PooledCgroup, CgroupError> {
         let key = (limits, floor);
         let idle = IDLE_CGROUPS.lock().ok().and_then(|mut idle| {
             let at = idle.iter().position(|(k, _)| *k == key)?;

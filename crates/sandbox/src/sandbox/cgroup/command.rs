@@ -14,6 +14,7 @@ use nix::unistd::Pid;
 
 use super::super::policy::ResourceLimits;
 use super::enter::EnterFds;
+use super::error::CgroupError;
 use super::fs::{self, Backoff};
 use super::peaks::{PeakFiles, PeakStart, Peaks};
 use super::support::{CgroupSupport, Kind, V1_PREFIX, V2_PREFIX};
@@ -75,7 +76,10 @@ impl CommandCgroup {
     /// requires). Whatever was made is removed again on failure.
     /// A name still taken (by a leftover of an earlier process with the
     /// same pid whose processes survived) moves on to the next number.
-    pub fn create(support: &CgroupSupport, limits: &CgroupLimits) -> Result<CommandCgroup, String> {
+    pub fn create(
+        support: &CgroupSupport,
+        limits: &CgroupLimits,
+    ) -> Result<CommandCgroup, CgroupError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let mut attempts = 0;
         loop {
@@ -83,9 +87,7 @@ impl CommandCgroup {
             match CommandCgroup::create_numbered(support, limits, n) {
                 Ok(cgroup) => return Ok(cgroup),
                 Err(CreateError::Taken(_)) if attempts < 8 => attempts += 1,
-                Err(CreateError::Taken(message) | CreateError::Failed(message)) => {
-                    return Err(message);
-                }
+                Err(CreateError::Taken(err) | CreateError::Failed(err)) => return Err(err),
             }
         }
     }
@@ -137,10 +139,11 @@ impl CommandCgroup {
                     fs::write_value(&dir.join("memory.max"), bytes.to_string().as_bytes())?;
                     match fs::write(&dir.join("memory.swap.max"), b"0") {
                         Err(err) if err.kind() != ErrorKind::NotFound => {
-                            return Err(CreateError::Failed(format!(
-                                "failed to write `0` to {}: {err}",
-                                dir.join("memory.swap.max").display()
-                            )));
+                            return Err(CreateError::Failed(CgroupError::Write {
+                                value: "0".to_string(),
+                                path: dir.join("memory.swap.max"),
+                                source: err,
+                            }));
                         }
                         _ => {}
                     }
@@ -174,12 +177,16 @@ impl CommandCgroup {
     }
 
     fn make_dir(&mut self, dir: &Path) -> Result<(), CreateError> {
-        std::fs::create_dir(dir).map_err(|err| {
-            let message = format!("failed to create the cgroup {}: {err}", dir.display());
-            if err.kind() == ErrorKind::AlreadyExists {
-                CreateError::Taken(message)
+        std::fs::create_dir(dir).map_err(|source| {
+            let taken = source.kind() == ErrorKind::AlreadyExists;
+            let err = CgroupError::Create {
+                dir: dir.to_path_buf(),
+                source,
+            };
+            if taken {
+                CreateError::Taken(err)
             } else {
-                CreateError::Failed(message)
+                CreateError::Failed(err)
             }
         })?;
         self.dirs.push(dir.to_path_buf());
@@ -193,7 +200,10 @@ impl CommandCgroup {
             let file = OpenOptions::new()
                 .write(true)
                 .open(&path)
-                .map_err(|err| format!("failed to open {}: {err}", path.display()))?;
+                .map_err(|source| CgroupError::Open {
+                    path: path.clone(),
+                    source,
+                })?;
             self.procs.push(file);
         }
         Ok(())
@@ -313,11 +323,11 @@ impl CommandCgroup {
 
     /// Kills what is inside, waits (at most a second) until it is empty and
     /// removes every directory made; the first failure is returned.
-    pub fn remove(mut self) -> Result<(), String> {
+    pub fn remove(mut self) -> Result<(), CgroupError> {
         self.teardown()
     }
 
-    fn teardown(&mut self) -> Result<(), String> {
+    fn teardown(&mut self) -> Result<(), CgroupError> {
         if self.removed {
             return Ok(());
         }
@@ -326,17 +336,15 @@ impl CommandCgroup {
         self.procs.clear();
         let mut first_error = None;
         for dir in self.dirs.iter().rev() {
-            if let Err(err) = std::fs::remove_dir(dir) {
-                first_error.get_or_insert_with(|| {
-                    format!(
-                        "failed to remove the cgroup {}: {err}{}",
-                        dir.display(),
-                        if emptied {
-                            ""
-                        } else {
-                            " (processes survived the kill)"
-                        }
-                    )
+            if let Err(source) = std::fs::remove_dir(dir) {
+                first_error.get_or_insert_with(|| CgroupError::Remove {
+                    dir: dir.clone(),
+                    survived: if emptied {
+                        ""
+                    } else {
+                        " (processes survived the kill)"
+                    },
+                    source,
                 });
             }
         }
@@ -433,13 +441,13 @@ impl CommandCgroup {
 /// Why a numbered cgroup could not be made.
 enum CreateError {
     /// The name exists already: try the next number.
-    Taken(String),
-    Failed(String),
+    Taken(CgroupError),
+    Failed(CgroupError),
 }
 
-impl From<String> for CreateError {
-    fn from(message: String) -> CreateError {
-        CreateError::Failed(message)
+impl From<CgroupError> for CreateError {
+    fn from(err: CgroupError) -> CreateError {
+        CreateError::Failed(err)
     }
 }
 

@@ -6,6 +6,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::error::CgroupError;
+
 /// Writes `value` with a single write(2), as cgroup files expect.
 pub(crate) fn write(path: &Path, value: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).open(path)?;
@@ -21,13 +23,11 @@ pub(crate) fn write(path: &Path, value: &[u8]) -> io::Result<()> {
 }
 
 /// Like [`write`], adding the path to the error.
-pub(crate) fn write_value(path: &Path, value: &[u8]) -> Result<(), String> {
-    write(path, value).map_err(|err| {
-        format!(
-            "failed to write `{}` to {}: {err}",
-            String::from_utf8_lossy(value).trim(),
-            path.display()
-        )
+pub(crate) fn write_value(path: &Path, value: &[u8]) -> Result<(), CgroupError> {
+    write(path, value).map_err(|source| CgroupError::Write {
+        value: String::from_utf8_lossy(value).trim().to_string(),
+        path: path.to_path_buf(),
+        source,
     })
 }
 

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::LayoutError;
+
 /// The controllers a command cgroup needs: limits on memory and processes.
 const NEEDED: [&str; 2] = ["memory", "pids"];
 
@@ -42,11 +44,11 @@ struct Membership {
 }
 
 /// Decides the layout, or says why there is no usable one.
-pub(crate) fn detect(mountinfo: &str, proc_cgroup: &str) -> Result<Detected, String> {
+pub(crate) fn detect(mountinfo: &str, proc_cgroup: &str) -> Result<Detected, LayoutError> {
     let mounts = parse_mountinfo(mountinfo);
     let members = parse_proc_cgroup(proc_cgroup);
     if mounts.is_empty() {
-        return Err("no cgroup filesystem is mounted".to_string());
+        return Err(LayoutError::NoMount);
     }
     let v1_bound = |name: &str| {
         mounts
@@ -56,11 +58,9 @@ pub(crate) fn detect(mountinfo: &str, proc_cgroup: &str) -> Result<Detected, Str
     if v1_bound("memory") || v1_bound("pids") {
         let missing: Vec<&str> = NEEDED.into_iter().filter(|c| !v1_bound(c)).collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "cgroup v1 is in use but the {} controller is not mounted on a v1 hierarchy \
-                 (mixing v1 and v2 controllers is not supported)",
-                missing.join(" and ")
-            ));
+            return Err(LayoutError::V1Incomplete {
+                missing: missing.join(" and "),
+            });
         }
         let memory = v1_own_dir(&mounts, &members, "memory")?;
         let pids = v1_own_dir(&mounts, &members, "pids")?;
@@ -80,11 +80,7 @@ pub(crate) fn detect(mountinfo: &str, proc_cgroup: &str) -> Result<Detected, Str
         .find(|m| m.controllers.is_empty())
         .map(|m| m.path.as_str())
     else {
-        return Err(
-            "memory and pids are on no v1 hierarchy, and the runner is in no cgroup v2 \
-                    (no `0::` line in /proc/self/cgroup)"
-                .to_string(),
-        );
+        return Err(LayoutError::NoV2Membership);
     };
     let v2 = mounts.iter().filter(|m| m.controllers.is_none());
     for mount in v2 {
@@ -95,32 +91,27 @@ pub(crate) fn detect(mountinfo: &str, proc_cgroup: &str) -> Result<Detected, Str
             });
         }
     }
-    Err(format!(
-        "no cgroup2 mount shows the runner's cgroup `{path}` (memory and pids are on no v1 \
-         hierarchy either)"
-    ))
+    Err(LayoutError::V2Hidden {
+        path: path.to_string(),
+    })
 }
 
 /// The runner's directory in the v1 hierarchy that `controller` is bound to.
 fn v1_own_dir(
     mounts: &[Mount],
     members: &[Membership],
-    controller: &str,
-) -> Result<PathBuf, String> {
+    controller: &'static str,
+) -> Result<PathBuf, LayoutError> {
     let Some(member) = members.iter().find(|m| has(&m.controllers, controller)) else {
-        return Err(format!(
-            "the {controller} controller is mounted but /proc/self/cgroup has no line for it"
-        ));
+        return Err(LayoutError::NoMembership { controller });
     };
     mounts
         .iter()
         .filter(|m| m.controllers.as_ref().is_some_and(|c| has(c, controller)))
         .find_map(|m| own_dir(m, &member.path))
-        .ok_or_else(|| {
-            format!(
-                "no mount of the {controller} hierarchy shows the runner's cgroup `{}`",
-                member.path
-            )
+        .ok_or_else(|| LayoutError::V1Hidden {
+            controller,
+            path: member.path.clone(),
         })
 }
 
@@ -341,17 +332,14 @@ mod tests {
     #[test]
     fn v1_without_pids_is_refused() {
         let mountinfo = "22 20 0:19 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
-        let err = detect(mountinfo, "3:memory:/\n").unwrap_err();
+        let err = detect(mountinfo, "3:memory:/\n").unwrap_err().to_string();
         assert!(err.contains("pids"), "{err}");
     }
 
     #[test]
     fn none_mounted() {
         let mountinfo = "23 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n";
-        assert_eq!(
-            detect(mountinfo, "0::/\n"),
-            Err("no cgroup filesystem is mounted".to_string())
-        );
+        assert_eq!(detect(mountinfo, "0::/\n"), Err(LayoutError::NoMount));
         assert!(detect("", "").is_err());
     }
 

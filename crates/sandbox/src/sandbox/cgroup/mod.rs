@@ -33,6 +33,7 @@
 
 mod command;
 mod enter;
+mod error;
 mod fs;
 mod layout;
 mod peaks;
@@ -42,5 +43,6 @@ mod tests;
 
 pub use command::{CgroupLimits, CommandCgroup};
 pub use enter::{EnterFds, enter_from_child};
+pub use error::{CgroupError, LayoutError};
 pub use peaks::{PeakStart, Peaks};
 pub use support::{CGROUP_ENV, CgroupSupport, cgroup_support};

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use nix::unistd::{AccessFlags, Pid, access};
 
+use super::error::CgroupError;
 use super::fs;
 use super::layout::{self, Detected};
 
@@ -24,7 +25,7 @@ const V2_OWNED: &str = "agent-runtime";
 /// The leaf a runner moves itself into when its own cgroup is delegated.
 const V2_RUNNER_LEAF: &str = "agent-runtime-runner";
 
-const HINT: &str = "run the runtime in a delegated cgroup, e.g. \
+pub(crate) const HINT: &str = "run the runtime in a delegated cgroup, e.g. \
      `systemd-run --user --scope -p Delegate=yes agent-runtime ...`, or set \
      AGENT_RUNTIME_CGROUP to a cgroup v2 directory you own with memory and pids in its \
      cgroup.subtree_control";
@@ -76,8 +77,8 @@ pub(crate) enum Origin {
 }
 
 /// The probe, run on first use.
-pub fn cgroup_support() -> &'static Result<CgroupSupport, String> {
-    static SUPPORT: OnceLock<Result<CgroupSupport, String>> = OnceLock::new();
+pub fn cgroup_support() -> &'static Result<CgroupSupport, CgroupError> {
+    static SUPPORT: OnceLock<Result<CgroupSupport, CgroupError>> = OnceLock::new();
     SUPPORT.get_or_init(|| {
         let support = probe()?;
         support.remove_leftovers();
@@ -159,9 +160,9 @@ impl CgroupSupport {
     }
 }
 
-fn probe() -> Result<CgroupSupport, String> {
-    let read = |path: &str| {
-        std::fs::read_to_string(path).map_err(|err| format!("failed to read {path}: {err}"))
+fn probe() -> Result<CgroupSupport, CgroupError> {
+    let read = |path: &'static str| {
+        std::fs::read_to_string(path).map_err(|source| CgroupError::Read { path, source })
     };
     let detected = layout::detect(&read("/proc/self/mountinfo")?, &read("/proc/self/cgroup")?)?;
     let mut note = None;
@@ -175,12 +176,9 @@ fn probe() -> Result<CgroupSupport, String> {
                 .into_iter()
                 .flatten()
             {
-                access(dir, AccessFlags::W_OK).map_err(|errno| {
-                    format!(
-                        "cgroup v1: cannot create cgroups in {}: {errno} (cgroup v1 needs root \
-                         or a directory delegated to this user)",
-                        dir.display()
-                    )
+                access(dir, AccessFlags::W_OK).map_err(|source| CgroupError::V1Access {
+                    dir: dir.clone(),
+                    source,
                 })?;
             }
             let memsw = memory.join("memory.memsw.limit_in_bytes").exists();
@@ -209,16 +207,17 @@ fn probe() -> Result<CgroupSupport, String> {
 /// when it is delegated to this (non-root) user and the runner is its only
 /// process (the runner then moves into a leaf, as the no-internal-process
 /// rule demands); for root, `<root>/agent-runtime`.
-fn v2_parent(mount: &Path, own: &Path, env: Option<PathBuf>) -> Result<V2Parent, String> {
+fn v2_parent(mount: &Path, own: &Path, env: Option<PathBuf>) -> Result<V2Parent, CgroupError> {
     if let Some(dir) = env {
         if !dir.is_absolute() {
-            return Err(format!(
-                "{CGROUP_ENV}={} is not an absolute path",
-                dir.display()
-            ));
+            return Err(CgroupError::EnvNotAbsolute { dir });
         }
-        enable_controllers(&dir)
-            .map_err(|reason| format!("{CGROUP_ENV}={}: {reason}", dir.display()))?;
+        if let Err(reason) = enable_controllers(&dir) {
+            return Err(CgroupError::EnvParent {
+                dir,
+                source: Box::new(reason),
+            });
+        }
         return Ok(V2Parent {
             dir,
             origin: Origin::Env,
@@ -237,28 +236,36 @@ fn v2_parent(mount: &Path, own: &Path, env: Option<PathBuf>) -> Result<V2Parent,
                 dir: own.to_path_buf(),
                 origin: Origin::Delegated,
             })
-            .map_err(|reason| format!("cgroup v2: {reason}; {HINT}"));
+            .map_err(v2_parent_error);
     }
     if !root {
-        return Err(format!(
-            "cgroup v2: the runner's cgroup {} does not enable memory and pids for \
-             sub-cgroups and is not delegated to this user; {HINT}",
-            own.display()
-        ));
+        return Err(CgroupError::NotDelegated {
+            own: own.to_path_buf(),
+        });
     }
     let dir = mount.join(V2_OWNED);
     enable_controllers(mount)
         .and_then(|()| match std::fs::create_dir(&dir) {
             Ok(()) => Ok(()),
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            Err(err) => Err(format!("failed to create {}: {err}", dir.display())),
+            Err(source) => Err(CgroupError::CreateDir {
+                dir: dir.clone(),
+                source,
+            }),
         })
         .and_then(|()| enable_controllers(&dir))
-        .map_err(|reason| format!("cgroup v2: {reason}; {HINT}"))?;
+        .map_err(v2_parent_error)?;
     Ok(V2Parent {
         dir,
         origin: Origin::RuntimeOwned,
     })
+}
+
+/// Why a v2 parent could not be set up, with the hint on delegation.
+fn v2_parent_error(reason: CgroupError) -> CgroupError {
+    CgroupError::V2Parent {
+        source: Box::new(reason),
+    }
 }
 
 /// Controllers among memory and pids not listed in `dir/file`.
@@ -273,29 +280,31 @@ fn missing_controllers(dir: &Path, file: &str) -> Vec<&'static str> {
 /// Makes memory and pids available to sub-cgroups of `dir`, writing its
 /// `cgroup.subtree_control` only when one is missing. That fails (EBUSY)
 /// when `dir` holds processes, which the no-internal-process rule forbids.
-fn enable_controllers(dir: &Path) -> Result<(), String> {
+fn enable_controllers(dir: &Path) -> Result<(), CgroupError> {
     if !dir.join("cgroup.controllers").exists() {
-        return Err(format!("{} is not a cgroup v2 directory", dir.display()));
+        return Err(CgroupError::NotV2 {
+            dir: dir.to_path_buf(),
+        });
     }
     let unavailable = missing_controllers(dir, "cgroup.controllers");
     if !unavailable.is_empty() {
-        return Err(format!(
-            "the {} controller is not available in {} (enable it in the parent's \
-             cgroup.subtree_control)",
-            unavailable.join(" and "),
-            dir.display()
-        ));
+        return Err(CgroupError::Unavailable {
+            missing: unavailable.join(" and "),
+            dir: dir.to_path_buf(),
+        });
     }
     let missing = missing_controllers(dir, "cgroup.subtree_control");
     if missing.is_empty() {
         return Ok(());
     }
     let value: Vec<String> = missing.iter().map(|c| format!("+{c}")).collect();
-    fs::write_value(&dir.join("cgroup.subtree_control"), value.join(" ").as_bytes()).map_err(
-        |reason| {
-            format!("{reason} (a cgroup with processes of its own cannot enable controllers for sub-cgroups)")
-        },
+    fs::write_value(
+        &dir.join("cgroup.subtree_control"),
+        value.join(" ").as_bytes(),
     )
+    .map_err(|reason| CgroupError::Enable {
+        source: Box::new(reason),
+    })
 }
 
 /// Whether this user may manage `dir`: it owns the directory and can write
@@ -319,12 +328,12 @@ fn is_delegated(dir: &Path) -> bool {
 
 /// Moves the runner from `own` into `own/agent-runtime-runner`, then
 /// enables memory and pids below `own`; undoes the move on failure.
-fn move_into_leaf(own: &Path) -> Result<(), String> {
+fn move_into_leaf(own: &Path) -> Result<(), CgroupError> {
     let leaf = own.join(V2_RUNNER_LEAF);
     match std::fs::create_dir(&leaf) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(err) => return Err(format!("failed to create {}: {err}", leaf.display())),
+        Err(source) => return Err(CgroupError::CreateDir { dir: leaf, source }),
     }
     let me = std::process::id().to_string();
     fs::write_value(&leaf.join("cgroup.procs"), me.as_bytes())?;
@@ -427,9 +436,12 @@ mod tests {
             Path::new("/sys/fs/cgroup"),
             Some(not_cgroup.path().to_path_buf()),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("is not a cgroup v2 directory"), "{err}");
-        let err = v2_parent(Path::new("/"), Path::new("/"), Some("rel".into())).unwrap_err();
+        let err = v2_parent(Path::new("/"), Path::new("/"), Some("rel".into()))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not an absolute path"), "{err}");
 
         let Some(mount) = cgroup2_mount() else {
@@ -437,10 +449,12 @@ mod tests {
         };
         if !missing_controllers(&mount, "cgroup.controllers").is_empty() {
             // A hybrid host: v2 without controllers refuses, and creates nothing.
-            let err = v2_parent(&mount, &mount, Some(mount.clone())).unwrap_err();
+            let err = v2_parent(&mount, &mount, Some(mount.clone()))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("controller is not available"), "{err}");
             if nix::unistd::geteuid().is_root() {
-                let err = v2_parent(&mount, &mount, None).unwrap_err();
+                let err = v2_parent(&mount, &mount, None).unwrap_err().to_string();
                 assert!(err.contains("controller is not available"), "{err}");
                 assert!(!mount.join(V2_OWNED).exists());
             }

@@ -20,21 +20,41 @@ impl Drop for Parent {
     }
 }
 
+/// Why there is no v2 parent for these tests.
+#[derive(Debug, thiserror::Error)]
+enum NoParent {
+    #[error("not root")]
+    NotRoot,
+    #[error(transparent)]
+    Mountinfo(std::io::Error),
+    #[error("no cgroup2 mount")]
+    NoMount,
+    #[error("cannot create {}: {source}", .dir.display())]
+    Create {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// A fresh parent on the v2 hierarchy (the unified one on a hybrid host),
 /// or why there is none.
-fn v2_parent(tag: &str) -> Result<Parent, String> {
+fn v2_parent(tag: &str) -> Result<Parent, NoParent> {
     if !nix::unistd::geteuid().is_root() {
-        return Err("not root".into());
+        return Err(NoParent::NotRoot);
     }
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").map_err(NoParent::Mountinfo)?;
     let mount = mountinfo
         .lines()
         .filter_map(|line| line.split_once(" - "))
         .find(|(_, right)| right.starts_with("cgroup2 "))
         .and_then(|(left, _)| left.split(' ').nth(4))
-        .ok_or("no cgroup2 mount")?;
+        .ok_or(NoParent::NoMount)?;
     let dir = PathBuf::from(mount).join(format!("agent-runtime-test-{}-{tag}", std::process::id()));
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(|source| NoParent::Create {
+        dir: dir.clone(),
+        source,
+    })?;
     Ok(Parent(dir))
 }
 
