@@ -36,3 +36,26 @@ pub(crate) enum ChildProbeError {
 /// The hint of [`ChildProbeError::Unshare`] when a user namespace was
 /// asked for.
 pub(crate) const USERNS_HINT: &str = " (unprivileged user namespaces may be disabled)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_reasons_read_as_before() {
+        let err = ChildProbeError::Unshare {
+            what: "pid, mount",
+            errno: nix::errno::Errno::EPERM,
+            hint: USERNS_HINT,
+        };
+        assert_eq!(
+            err.to_string(),
+            "unshare(pid, mount) failed: Operation not permitted (unprivileged user namespaces \
+             may be disabled)"
+        );
+        assert_eq!(
+            ChildProbeError::Fork(nix::errno::Errno::EAGAIN).to_string(),
+            format!("cannot fork to probe: {}", nix::errno::Errno::EAGAIN)
+        );
+    }
+}

@@ -134,3 +134,79 @@ pub enum CgroupError {
         source: io::Error,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wording `doctor` shows, word for word.
+    #[test]
+    fn messages_read_as_sentences() {
+        let dir = PathBuf::from("/sys/fs/cgroup/x");
+        let cases = [
+            (
+                CgroupError::from(LayoutError::V1Incomplete {
+                    missing: "pids".to_string(),
+                }),
+                "cgroup v1 is in use but the pids controller is not mounted on a v1 hierarchy \
+                 (mixing v1 and v2 controllers is not supported)"
+                    .to_string(),
+            ),
+            (
+                LayoutError::NoV2Membership.into(),
+                "memory and pids are on no v1 hierarchy, and the runner is in no cgroup v2 (no \
+                 `0::` line in /proc/self/cgroup)"
+                    .to_string(),
+            ),
+            (
+                CgroupError::V1Access {
+                    dir: dir.clone(),
+                    source: nix::errno::Errno::EACCES,
+                },
+                "cgroup v1: cannot create cgroups in /sys/fs/cgroup/x: EACCES: Permission denied \
+                 (cgroup v1 needs root or a directory delegated to this user)"
+                    .to_string(),
+            ),
+            (
+                CgroupError::EnvParent {
+                    dir: dir.clone(),
+                    source: Box::new(CgroupError::NotV2 { dir: dir.clone() }),
+                },
+                "AGENT_RUNTIME_CGROUP=/sys/fs/cgroup/x: /sys/fs/cgroup/x is not a cgroup v2 \
+                 directory"
+                    .to_string(),
+            ),
+            (
+                CgroupError::V2Parent {
+                    source: Box::new(CgroupError::Enable {
+                        source: Box::new(CgroupError::Write {
+                            value: "+pids".to_string(),
+                            path: dir.join("cgroup.subtree_control"),
+                            source: io::Error::from_raw_os_error(libc::EBUSY),
+                        }),
+                    }),
+                },
+                format!(
+                    "cgroup v2: failed to write `+pids` to /sys/fs/cgroup/x/cgroup.subtree_control: \
+                     {} (a cgroup with processes of its own cannot enable controllers for \
+                     sub-cgroups); {HINT}",
+                    io::Error::from_raw_os_error(libc::EBUSY)
+                ),
+            ),
+            (
+                CgroupError::Remove {
+                    dir,
+                    survived: " (processes survived the kill)",
+                    source: io::Error::from_raw_os_error(libc::EBUSY),
+                },
+                format!(
+                    "failed to remove the cgroup /sys/fs/cgroup/x: {} (processes survived the kill)",
+                    io::Error::from_raw_os_error(libc::EBUSY)
+                ),
+            ),
+        ];
+        for (err, want) in cases {
+            assert_eq!(err.to_string(), want);
+        }
+    }
+}
