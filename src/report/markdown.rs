@@ -4,16 +4,15 @@
 //! GitHub-flavoured Markdown.
 
 use std::fmt::Write;
-use std::ops::RangeInclusive;
 
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, bytes, count, duration_ms, job_figures, p_value,
-    percent, percent_ci, ratio, ratio_ci, signed, tally_cells, time_cells, usd, utc,
+    bytes, count, duration_ms, job_figures, p_value, percent, percent_ci, ratio, ratio_ci, signed,
+    tally_cells, time_cells, usd, utc,
 };
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
 use super::summary::{Summary, Tally};
-use super::{integrity_text, verdict_text};
+use super::{columns, integrity_text, verdict_text};
 use crate::table::{Column, Table};
 
 /// Renders `report.md`.
@@ -89,21 +88,8 @@ fn totals_line(t: &Tally) -> String {
     )
 }
 
-/// Writes a table, then a blank line; the columns in `right` are numbers,
-/// aligned right. Cells are escaped already.
-fn table(out: &mut String, headers: &[&str], right: RangeInclusive<usize>, rows: &[Vec<String>]) {
-    let columns = headers
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let column = Column::new(h);
-            if right.contains(&i) {
-                column.right()
-            } else {
-                column
-            }
-        })
-        .collect();
+/// Writes a table, then a blank line. Cells are escaped already.
+fn table(out: &mut String, columns: Vec<Column>, rows: &[Vec<String>]) {
     let mut table = Table::new(columns);
     for row in rows {
         table.push(row.iter().map(String::as_str));
@@ -151,7 +137,7 @@ fn jobs(out: &mut String, report: &Report) {
             row
         })
         .collect();
-    table(out, &JOB_HEADERS, 4..=11, &rows);
+    table(out, columns::jobs(), &rows);
 }
 
 /// One line per job whose last attempt has tamper signals or forged
@@ -213,7 +199,7 @@ fn time(out: &mut String, report: &Report) {
             row
         })
         .collect();
-    table(out, &TIME_HEADERS, 1..=7, &rows);
+    table(out, columns::time(), &rows);
 }
 
 /// Text as an inline code span: shown literally (no markup, no entities),
@@ -292,8 +278,6 @@ fn families(out: &mut String, summary: &Summary) {
         out.push_str("No families.\n\n");
         return;
     }
-    let mut headers = vec!["family", "first-attempt gate"];
-    headers.extend(TALLY_HEADERS);
     let rows: Vec<Vec<String>> = summary
         .families
         .iter()
@@ -308,15 +292,12 @@ fn families(out: &mut String, summary: &Summary) {
         "The first-attempt gate passes when every instance of the family was accepted on its \
          first attempt, run in one go; the pass rate counts every attempt.\n\n",
     );
-    table(out, &headers, 2..=15, &rows);
+    table(out, columns::families(), &rows);
 }
 
 fn providers(out: &mut String, summary: &Summary) {
     if !summary.providers.is_empty() {
         out.push_str("## Providers\n\n");
-        let mut headers = vec!["provider"];
-        headers.extend(TALLY_HEADERS);
-        headers.extend(["calls", "mean latency"]);
         let rows: Vec<Vec<String>> = summary
             .providers
             .iter()
@@ -332,7 +313,7 @@ fn providers(out: &mut String, summary: &Summary) {
                 row
             })
             .collect();
-        table(out, &headers, 1..=16, &rows);
+        table(out, columns::providers(), &rows);
     }
     let Some(pass) = &summary.pass_at_k else {
         return;
@@ -356,9 +337,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, 1..=6, &rows);
+    table(out, columns::means(&["provider"], &at_k), &rows);
     let rows: Vec<Vec<String>> = pass
         .families
         .iter()
@@ -368,9 +347,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["family", "provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, 2..=7, &rows);
+    table(out, columns::means(&["family", "provider"], &at_k), &rows);
     let rows: Vec<Vec<String>> = pass
         .groups
         .iter()
@@ -385,12 +362,7 @@ fn providers(out: &mut String, summary: &Summary) {
             ]
         })
         .collect();
-    table(
-        out,
-        &["job", "provider", "n", "c", "pass@1", &at_k],
-        2..=5,
-        &rows,
-    );
+    table(out, columns::passk_jobs(&at_k), &rows);
 }
 
 /// Column names of a [`PassMeans`], pass@k named `at_k`.
@@ -464,7 +436,7 @@ fn comparisons(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(out, &COMPARISON_HEADERS, 2..=10, &rows);
+    table(out, columns::comparisons(), &rows);
 }
 
 fn failures(out: &mut String, summary: &Summary) {
@@ -522,7 +494,7 @@ fn failures(out: &mut String, summary: &Summary) {
             vec![kind, f.count.to_string(), instances.join(", ")]
         })
         .collect();
-    table(out, &["failure kind", "count", "instances"], 1..=1, &rows);
+    table(out, columns::failures(), &rows);
 }
 
 #[cfg(test)]
