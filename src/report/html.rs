@@ -12,16 +12,14 @@ use std::fmt::Write;
 use sha2::{Digest, Sha256};
 
 use super::chart::pass_rate_chart;
-use super::format::{
-    TALLY_HEADERS, count, duration_ms, percent, percent_ci, tally_cells, usd, utc,
-};
+use super::columns;
+use super::format::{count, duration_ms, percent, percent_ci, tally_cells, usd, utc};
 use super::html_data::{embed, page_data};
-use super::markdown::{
-    COMPARISON_HEADERS, COMPARISON_NOTE, comparison_figures, means_cells, means_headers,
-};
+use super::markdown::{COMPARISON_NOTE, comparison_figures, means_cells};
 use super::model::Report;
 use super::style::STYLE;
 use super::summary::{Summary, Tally};
+use crate::table::{Align, Column};
 
 /// The page's script.
 pub(super) const SCRIPT: &str = include_str!("report.js");
@@ -168,19 +166,16 @@ pub(super) fn badge(class: &str, text: &str) -> String {
     format!("<span class=\"badge {class}\">{}</span>", escape(text))
 }
 
-/// Writes a table; `numeric` marks right-aligned columns. Cells are HTML
-/// already; text wraps so the table fits the page.
-fn table(out: &mut String, headers: &[&str], numeric: &[usize], rows: &[Vec<String>]) {
-    let class = |i: usize| {
-        if numeric.contains(&i) {
-            " class=\"num\""
-        } else {
-            ""
-        }
+/// Writes a table under `columns` (a column aligned right is `num`). Cells
+/// are HTML already; text wraps so the table fits the page.
+fn table(out: &mut String, columns: &[Column], rows: &[Vec<String>]) {
+    let class = |i: usize| match columns.get(i).map(Column::align) {
+        Some(Align::Right) => " class=\"num\"",
+        _ => "",
     };
     out.push_str("<div class=\"table-wrap\"><table>\n<thead><tr>");
-    for (i, h) in headers.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", class(i), escape(h));
+    for (i, column) in columns.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", class(i), escape(column.header()));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in rows {
@@ -206,8 +201,6 @@ fn families(out: &mut String, summary: &Summary) {
         return;
     }
     out.push_str("<h2>Families</h2>\n");
-    let mut headers = vec!["family", "first-attempt gate"];
-    headers.extend(TALLY_HEADERS);
     let rows: Vec<Vec<String>> = summary
         .families
         .iter()
@@ -222,20 +215,12 @@ fn families(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(
-        out,
-        &headers,
-        &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15],
-        &rows,
-    );
+    table(out, &columns::families(), &rows);
 }
 
 fn providers(out: &mut String, summary: &Summary) {
     if !summary.providers.is_empty() {
         out.push_str("<h2>Providers</h2>\n");
-        let mut headers = vec!["provider"];
-        headers.extend(TALLY_HEADERS);
-        headers.extend(["calls", "mean latency"]);
         let rows: Vec<Vec<String>> = summary
             .providers
             .iter()
@@ -251,12 +236,7 @@ fn providers(out: &mut String, summary: &Summary) {
                 row
             })
             .collect();
-        table(
-            out,
-            &headers,
-            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
-            &rows,
-        );
+        table(out, &columns::providers(), &rows);
     }
     let Some(pass) = &summary.pass_at_k else {
         return;
@@ -280,9 +260,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, &[1, 2, 3, 4, 5, 6], &rows);
+    table(out, &columns::means(&["provider"], &at_k), &rows);
     out.push_str("<h3>Per family</h3>\n");
     let rows: Vec<Vec<String>> = pass
         .families
@@ -293,9 +271,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["family", "provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, &[2, 3, 4, 5, 6, 7], &rows);
+    table(out, &columns::means(&["family", "provider"], &at_k), &rows);
     out.push_str("<h3>Per job</h3>\n<div id=\"passk-table\"></div>\n");
 }
 
@@ -323,12 +299,7 @@ fn comparisons(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(
-        out,
-        &COMPARISON_HEADERS,
-        &[2, 3, 4, 5, 6, 7, 8, 9, 10],
-        &rows,
-    );
+    table(out, &columns::comparisons(), &rows);
 }
 
 fn failures(out: &mut String, report: &Report, summary: &Summary) {
@@ -382,7 +353,7 @@ fn failures(out: &mut String, report: &Report, summary: &Summary) {
             ]
         })
         .collect();
-    table(out, &["failure kind", "count", "instances"], &[1], &rows);
+    table(out, &columns::failures(), &rows);
 }
 
 #[cfg(test)]

@@ -284,6 +284,25 @@ fn intervals_and_the_comparison_are_shown() {
 }
 
 #[test]
+fn tables_align_the_same_columns_right_as_report_md() {
+    let html = render_html(&sample());
+    // Every figure of a tally is a number, costs too (families and providers).
+    assert_eq!(
+        html.matches("<th class=\"num\">cost</th>").count(),
+        2,
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("<th class=\"num\">cost / accepted</th>")
+            .count(),
+        2
+    );
+    assert!(!html.contains("<th>cost</th>"));
+    assert!(html.contains("<th>family</th><th>first-attempt gate</th><th class=\"num\">jobs</th>"));
+    assert!(html.contains("<th>failure kind</th><th class=\"num\">count</th><th>instances</th>"));
+}
+
+#[test]
 fn long_patches_are_cut() {
     let mut report = sample();
     let patch: String = (0..PATCH_LINES + 5)

@@ -6,13 +6,14 @@
 use std::fmt::Write;
 
 use super::format::{
-    JOB_HEADERS, TALLY_HEADERS, TIME_HEADERS, bytes, count, duration_ms, job_figures, p_value,
-    percent, percent_ci, ratio, ratio_ci, signed, tally_cells, time_cells, usd, utc,
+    bytes, count, duration_ms, job_figures, p_value, percent, percent_ci, ratio, ratio_ci, signed,
+    tally_cells, time_cells, usd, utc,
 };
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
 use super::summary::{Summary, Tally};
-use super::{integrity_text, verdict_text};
+use super::{columns, integrity_text, verdict_text};
+use crate::table::{Column, Table};
 
 /// Renders `report.md`.
 pub fn render_markdown(report: &Report) -> String {
@@ -87,13 +88,13 @@ fn totals_line(t: &Tally) -> String {
     )
 }
 
-fn table(out: &mut String, headers: &[&str], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", headers.join(" | "));
-    let rule: Vec<&str> = headers.iter().map(|_| "---").collect();
-    let _ = writeln!(out, "|{}|", rule.join("|"));
+/// Writes a table, then a blank line. Cells are escaped already.
+fn table(out: &mut String, columns: Vec<Column>, rows: &[Vec<String>]) {
+    let mut table = Table::new(columns);
     for row in rows {
-        let _ = writeln!(out, "| {} |", row.join(" | "));
+        table.push(row.iter().map(String::as_str));
     }
+    out.push_str(&table.markdown());
     out.push('\n');
 }
 
@@ -136,7 +137,7 @@ fn jobs(out: &mut String, report: &Report) {
             row
         })
         .collect();
-    table(out, &JOB_HEADERS, &rows);
+    table(out, columns::jobs(), &rows);
 }
 
 /// One line per job whose last attempt has tamper signals or forged
@@ -198,7 +199,7 @@ fn time(out: &mut String, report: &Report) {
             row
         })
         .collect();
-    table(out, &TIME_HEADERS, &rows);
+    table(out, columns::time(), &rows);
 }
 
 /// Text as an inline code span: shown literally (no markup, no entities),
@@ -277,8 +278,6 @@ fn families(out: &mut String, summary: &Summary) {
         out.push_str("No families.\n\n");
         return;
     }
-    let mut headers = vec!["family", "first-attempt gate"];
-    headers.extend(TALLY_HEADERS);
     let rows: Vec<Vec<String>> = summary
         .families
         .iter()
@@ -293,15 +292,12 @@ fn families(out: &mut String, summary: &Summary) {
         "The first-attempt gate passes when every instance of the family was accepted on its \
          first attempt, run in one go; the pass rate counts every attempt.\n\n",
     );
-    table(out, &headers, &rows);
+    table(out, columns::families(), &rows);
 }
 
 fn providers(out: &mut String, summary: &Summary) {
     if !summary.providers.is_empty() {
         out.push_str("## Providers\n\n");
-        let mut headers = vec!["provider"];
-        headers.extend(TALLY_HEADERS);
-        headers.extend(["calls", "mean latency"]);
         let rows: Vec<Vec<String>> = summary
             .providers
             .iter()
@@ -317,7 +313,7 @@ fn providers(out: &mut String, summary: &Summary) {
                 row
             })
             .collect();
-        table(out, &headers, &rows);
+        table(out, columns::providers(), &rows);
     }
     let Some(pass) = &summary.pass_at_k else {
         return;
@@ -341,9 +337,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, &rows);
+    table(out, columns::means(&["provider"], &at_k), &rows);
     let rows: Vec<Vec<String>> = pass
         .families
         .iter()
@@ -353,9 +347,7 @@ fn providers(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    let mut headers = vec!["family", "provider"];
-    headers.extend(means_headers(&at_k));
-    table(out, &headers, &rows);
+    table(out, columns::means(&["family", "provider"], &at_k), &rows);
     let rows: Vec<Vec<String>> = pass
         .groups
         .iter()
@@ -370,7 +362,7 @@ fn providers(out: &mut String, summary: &Summary) {
             ]
         })
         .collect();
-    table(out, &["job", "provider", "n", "c", "pass@1", &at_k], &rows);
+    table(out, columns::passk_jobs(&at_k), &rows);
 }
 
 /// Column names of a [`PassMeans`], pass@k named `at_k`.
@@ -444,7 +436,7 @@ fn comparisons(out: &mut String, summary: &Summary) {
             row
         })
         .collect();
-    table(out, &COMPARISON_HEADERS, &rows);
+    table(out, columns::comparisons(), &rows);
 }
 
 fn failures(out: &mut String, summary: &Summary) {
@@ -502,7 +494,7 @@ fn failures(out: &mut String, summary: &Summary) {
             vec![kind, f.count.to_string(), instances.join(", ")]
         })
         .collect();
-    table(out, &["failure kind", "count", "instances"], &rows);
+    table(out, columns::failures(), &rows);
 }
 
 #[cfg(test)]
@@ -594,11 +586,44 @@ mod tests {
             md.contains("Pass rate 20.0% (95% CI [5.7%, 51.0%])."),
             "{md}"
         );
-        // The family `parsing`: 1 of 8 finished.
-        assert!(md.contains("| 12.5% | [2.2%, 47.1%] |"), "{md}");
-        assert!(md.contains(
+        // The family `parsing`: 1 of 8 finished. (Cells are padded to
+        // their column: the rows are read with runs of spaces as one.)
+        let rows = md
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| {
+                l.split(' ')
+                    .filter(|w| !w.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(rows.contains("| 12.5% | [2.2%, 47.1%] |"), "{md}");
+        assert!(rows.contains(
             "| alpha | beta | 1 | 1 | 0 | 0 | 0.333 | 0.000 | +0.333 | [0.333, 0.333] | 1.0000 | no significant difference |"
         ));
+    }
+
+    #[test]
+    fn tables_align_numbers_right_and_pad_every_row_alike() {
+        let md = render_markdown(&sample());
+        assert!(md.contains("| failure kind "), "{md}");
+        let failures = md
+            .lines()
+            .skip_while(|l| !l.starts_with("| failure kind "))
+            .take_while(|l| l.starts_with('|'))
+            .collect::<Vec<_>>();
+        assert!(failures.len() > 2, "{md}");
+        // `count` is a number: its delimiter ends in `:`.
+        let delimiter: Vec<&str> = failures[1].split('|').map(str::trim).collect();
+        assert!(delimiter[1].starts_with("---") && !delimiter[1].ends_with(':'));
+        assert!(delimiter[2].ends_with(':'), "{}", failures[1]);
+        // Every line of a table is as wide on a terminal as its header.
+        for table in md.split("\n\n").filter(|t| t.starts_with('|')) {
+            let widths: Vec<usize> = table.lines().map(crate::table::width).collect();
+            assert!(widths.iter().all(|w| *w == widths[0]), "{table}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! itself (it links a job's logs beside its data dir, as relative paths).
 
 mod chart;
+mod columns;
 mod compare;
 mod error;
 #[cfg(test)]

@@ -94,6 +94,14 @@ impl Column {
         self
     }
 
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+
+    pub fn align(&self) -> Align {
+        self.align
+    }
+
     /// How its cells shorten when the last resort needs them to.
     pub(super) fn shorten(&self) -> Option<Shorten> {
         self.abbreviation

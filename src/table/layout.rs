@@ -11,11 +11,11 @@ const GAP: usize = 2;
 /// Rows of cells under columns, drawn to fit a width.
 #[derive(Debug, Clone)]
 pub struct Table<'a> {
-    columns: Vec<Column>,
+    pub(super) columns: Vec<Column>,
     /// Row after row, one cell per column.
-    cells: Vec<Cow<'a, str>>,
+    pub(super) cells: Vec<Cow<'a, str>>,
     /// The widest cell of each column (headers apart).
-    widest: Vec<usize>,
+    pub(super) widest: Vec<usize>,
 }
 
 /// One column as drawn: which, how wide, under which header.

@@ -4,12 +4,15 @@
 //! taking those turns in one fixed order. A line is never wider than the
 //! width it is given, and nothing wraps: a cell that must shrink ends in
 //! `…`, cut after a whole word (or, for a token such as a job id, anywhere).
+//! The same table renders as Markdown too, whole and padded by display
+//! width (a report is not fitted to a terminal).
 //!
 //! A leaf: it knows nothing of jobs or logs, and does no I/O. Its callers
 //! escape text from outside before they hand it over.
 
 mod column;
 mod layout;
+mod markdown;
 mod text;
 
 #[cfg(test)]

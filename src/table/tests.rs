@@ -260,3 +260,52 @@ fn omitted_columns_never_show_and_missing_cells_are_empty() {
     assert_eq!(table.len(), 2);
     assert_eq!(table.render(None), "A  C\n1  3\n4\n");
 }
+
+#[test]
+fn markdown_marks_alignment_and_pads_by_display_width() {
+    let mut table = Table::new(vec![Column::new("job"), Column::new("n").right()]);
+    table.push(["日本語", "1"]);
+    table.push(["a", "12345"]);
+    assert_eq!(
+        table.markdown(),
+        "| job    |     n |\n\
+         | ------ | ----: |\n\
+         | 日本語 |     1 |\n\
+         | a      | 12345 |\n"
+    );
+    // Every line is as wide on a terminal as the others.
+    let md = table.markdown();
+    let widths: Vec<usize> = md.lines().map(width).collect();
+    assert!(widths.iter().all(|w| *w == widths[0]), "{widths:?}");
+}
+
+#[test]
+fn markdown_keeps_every_column_whole() {
+    let mut table = jobs(&ROWS);
+    table.push(["x"]);
+    let md = table.markdown();
+    assert!(md.starts_with("| JOB "), "{md}");
+    assert!(
+        md.contains("| running (waiting for provider: 429) |"),
+        "{md}"
+    );
+    assert!(md.contains("| a_rather_long_job_identifier |"), "{md}");
+    assert!(md.contains("| ATTEMPT |"), "{md}");
+    assert!(!md.contains(ELLIPSIS), "{md}");
+    // A short row is filled with empty cells.
+    assert_eq!(md.lines().last().map(|l| l.matches('|').count()), Some(6));
+    // Omitted columns stay out, as in the terminal.
+    let mut table = Table::new(vec![Column::new("a"), Column::new("b").omitted(true)]);
+    table.push(["1", "2"]);
+    assert_eq!(table.markdown(), "| a   |\n| --- |\n| 1   |\n");
+}
+
+#[test]
+fn markdown_of_an_empty_table_is_its_header() {
+    let table = Table::new(vec![Column::new("instance"), Column::new("count").right()]);
+    assert_eq!(
+        table.markdown(),
+        "| instance | count |\n| -------- | ----: |\n"
+    );
+    assert_eq!(Table::new(Vec::new()).markdown(), "");
+}
