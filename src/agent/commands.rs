@@ -82,13 +82,8 @@ pub fn command_event_of_tests(
 }
 
 /// The log's record of what a command cost; `None` when nothing is known.
-fn resources(used: &crate::exec::Resources) -> Option<Resources> {
-    let logged = Resources {
-        cpu_ms: used.cpu_ms,
-        peak_memory_bytes: used.peak_memory_bytes,
-        pids_peak: used.pids_peak,
-    };
-    (!logged.is_empty()).then_some(logged)
+fn resources(used: &Resources) -> Option<Resources> {
+    (!used.is_empty()).then_some(*used)
 }
 
 /// Runs the verify command; Ok((passed, output text)) or the attempt's end.

@@ -1,41 +1,8 @@
-//! What a command cost the machine, as its `command` event records it.
+//! What a command cost the machine, as its `command` event records it:
+//! the executor's own figures ([`agent_runtime_sandbox::exec::Resources`],
+//! one type from the reaped process to the log and the reports).
 
-use serde::{Deserialize, Serialize};
-
-/// CPU time and memory and task peaks of one command (or, summed, of a
-/// job's commands); each figure is absent where it could not be told.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Resources {
-    /// User plus system CPU time of the command's tree, in milliseconds
-    /// (rusage of what the runner reaped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_ms: Option<u64>,
-    /// The highest memory charged to the command's cgroup, in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_memory_bytes: Option<u64>,
-    /// The most tasks (processes and threads) at once in its cgroup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pids_peak: Option<u64>,
-}
-
-impl Resources {
-    /// Whether no figure is known (the event leaves the field out).
-    pub fn is_empty(&self) -> bool {
-        self.cpu_ms.is_none() && self.peak_memory_bytes.is_none() && self.pids_peak.is_none()
-    }
-
-    /// Another command's figures added: CPU time summed (of the commands
-    /// that tell it), the higher of each peak (one command's, not several
-    /// at once).
-    pub fn add(&mut self, other: &Resources) {
-        self.cpu_ms = match (self.cpu_ms, other.cpu_ms) {
-            (Some(a), Some(b)) => Some(a.saturating_add(b)),
-            (a, b) => a.or(b),
-        };
-        self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
-        self.pids_peak = self.pids_peak.max(other.pids_peak);
-    }
-}
+pub use agent_runtime_sandbox::exec::Resources;
 
 #[cfg(test)]
 mod tests {

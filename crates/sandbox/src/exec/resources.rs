@@ -1,13 +1,15 @@
 //! What one command cost the machine: CPU time from the rusage of the
 //! process the runner reaps, and memory and task peaks from its cgroup.
+//! The main crate's log records this same type on each `command` event
+//! (absent figures left out, older events read back without them).
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a command cost the machine; each figure is absent where this
 /// machine or this run could not tell it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resources {
     /// User and system CPU time, in milliseconds, of the command and of
     /// every process reaped beneath it: with a PID namespace the whole
@@ -15,13 +17,16 @@ pub struct Resources {
     /// init exits), without one the command and the children it waited
     /// for. Absent when a PID namespace's init had to be killed (the tree
     /// was never reaped where it could be counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ms: Option<u64>,
     /// Bytes of memory charged to the command's cgroup at its highest
     /// (anonymous memory, page cache, kernel memory), above what the
     /// cgroup held when it started. Absent without a cgroup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
     /// Tasks (processes and threads) at once at the most, the sandbox's
     /// waiter and init included. Absent without a cgroup or `pids.peak`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pids_peak: Option<u64>,
 }
 
