@@ -266,16 +266,7 @@ fn command_costing(
     duration_ms: u64,
     resources: Option<crate::protocol::Resources>,
 ) -> Event {
-    let mut event = command_run(0, role, &["sh", "-c"], 0);
-    if let Event::Command {
-        duration_ms: took,
-        resources: cost,
-        ..
-    } = &mut event
-    {
-        (*took, *cost) = (duration_ms, resources);
-    }
-    event
+    command_event(0, role, &["sh", "-c"], 0, duration_ms, resources)
 }
 
 #[test]
@@ -376,6 +367,17 @@ fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
 }
 
 fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Event {
+    command_event(step, role, argv, exit_code, 42, None)
+}
+
+fn command_event(
+    step: u32,
+    role: CommandFor,
+    argv: &[&str],
+    exit_code: i32,
+    duration_ms: u64,
+    resources: Option<crate::protocol::Resources>,
+) -> Event {
     Event::Command {
         step,
         role,
@@ -384,7 +386,7 @@ fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Ev
         argc: argv.len() as u32,
         exit_code: Some(exit_code),
         signal: None,
-        duration_ms: 42,
+        duration_ms,
         stdout_bytes: 10,
         stderr_bytes: 0,
         truncated: false,
@@ -393,7 +395,7 @@ fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Ev
         oom: false,
         sandbox: vec!["landlock-abi6".into()],
         tests: None,
-        resources: None,
+        resources,
     }
 }
 
