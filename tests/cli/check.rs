@@ -76,6 +76,8 @@ script = "{root}/evaluation/scripts/off_by_one.jsonl"
 }
 
 const GOOD_FIX: &str = "--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+new\n";
+/// An oracle for a source that already says `new`: it adds a file.
+const NEW_FILE: &str = "--- /dev/null\n+++ b/note.txt\n@@ -0,0 +1 @@\n+done\n";
 const WRONG_FIX: &str = "--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+newer\n";
 
 fn check_json(sb: &Sandbox, args: &[&str]) -> (i32, serde_json::Value) {
@@ -204,7 +206,10 @@ fn check_output_snapshot() {
     let sb = Sandbox::new();
     let good = shell_job(&sb, "good", false, GOOD_FIX);
     let wrong = shell_job(&sb, "wrong", false, WRONG_FIX);
-    let passing = format!("{}/evaluation/controls/passing_baseline.toml", root());
+    // All three in the test's own directory: jobs run in the order of their
+    // paths, which must not depend on where the checkout is.
+    let passing = shell_job(&sb, "passing", false, NEW_FILE);
+    std::fs::write(sb.path().join("passing/source/value.txt"), "new\n").unwrap();
     let run = sb.run(&[
         "check",
         "--runs",
@@ -215,7 +220,7 @@ fn check_output_snapshot() {
         "CHECK",
         good.to_str().unwrap(),
         wrong.to_str().unwrap(),
-        &passing,
+        passing.to_str().unwrap(),
     ]);
     assert_eq!(run.code, 1, "{run:#?}");
     crate::snapshot::redacted(Some(sb.path())).bind(|| insta::assert_snapshot!(run.stdout));
