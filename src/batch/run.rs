@@ -11,7 +11,7 @@ use super::progress::{Progress, ProgressMode};
 use crate::cancel::CancelToken;
 use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreError};
 use crate::protocol::Outcome;
-use crate::report::{ReportBuildError, write_report_of_jobs};
+use crate::report::{FoldedLog, Report, ReportBuildError, fold_logs, report_of, write_reports};
 use crate::runner::{RunError, RunOptions, run_job};
 use crate::state::{JobState, State};
 
@@ -244,12 +244,12 @@ pub(crate) fn run_batch(
     // A report that cannot be written does not hide what the jobs did:
     // the summary carries both.
     // The report covers what this batch planned, not every job of the log.
-    let data_dirs = [data.to_path_buf()];
-    match write_report_of_jobs(&data_dirs, &planned, &summary.report_dir) {
-        Ok((report, files)) => {
+    match write_batch_report(data, &planned, &summary.report_dir) {
+        Ok((logs, report, files)) => {
             summary.report_files = files;
-            // The viewers' formats beside the report, from the same rows.
-            match crate::export::write_exports(&data_dirs, &report, &summary.report_dir) {
+            // The viewers' formats beside the report, from the same rows
+            // and the same fold of the log.
+            match crate::export::write_exports(&logs, &report, &summary.report_dir) {
                 Ok(exported) => {
                     summary.report_files.extend(exported.inspect);
                     summary.report_files.extend(exported.predictions);
@@ -260,6 +260,19 @@ pub(crate) fn run_batch(
         Err(e) => summary.report_error = Some(BatchError::Report(e).to_string()),
     }
     Ok(summary)
+}
+
+/// The report of the instances a batch planned, written into `out`, with
+/// the fold of the log it came from.
+fn write_batch_report(
+    data: &Path,
+    planned: &[String],
+    out: &Path,
+) -> Result<(Vec<FoldedLog>, Report, Vec<PathBuf>), ReportBuildError> {
+    let logs = fold_logs(&[data.to_path_buf()])?;
+    let report = report_of(&logs, Some(planned));
+    let files = write_reports(&report, out)?;
+    Ok((logs, report, files))
 }
 
 /// What a rerun of a batch found: jobs already finished, interrupted ones

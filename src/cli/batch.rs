@@ -13,7 +13,7 @@ use crate::cancel::CancelToken;
 use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_provider_file};
-use crate::report::write_report_for;
+use crate::report::{fold_logs, report_of, write_reports};
 use crate::state::State;
 use crate::status::{StatusView, render_text};
 use crate::words::{count, plural};
@@ -368,11 +368,13 @@ fn summary_text(view: &StatusView, summary: &BatchSummary, width: Option<usize>)
 }
 
 pub(super) fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
-    let (report, files) = write_report_for(data, out)?;
-    for file in files {
+    // Each log is folded once, for the report and the exports.
+    let logs = fold_logs(data)?;
+    let report = report_of(&logs, None);
+    for file in write_reports(&report, out)? {
         outln!("wrote {}", file.display());
     }
-    let exported = crate::export::write_exports(data, &report, out)?;
+    let exported = crate::export::write_exports(&logs, &report, out)?;
     for file in exported.inspect.iter().chain(&exported.predictions) {
         outln!("wrote {}", file.display());
     }

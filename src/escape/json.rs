@@ -28,6 +28,19 @@ pub(crate) fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Re
     write_with(value, EscapingFormatter::new(PrettyFormatter::new()))
 }
 
+/// Writes `value` as pretty JSON into `writer`, as [`to_json_pretty`]
+/// would render it, without holding the text (a sweep's results.json).
+pub(crate) fn write_json_pretty<T: Serialize + ?Sized, W: io::Write>(
+    writer: W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(
+        writer,
+        EscapingFormatter::new(PrettyFormatter::new()),
+    );
+    value.serialize(&mut serializer)
+}
+
 /// `value` as compact JSON.
 #[cfg(test)]
 pub(crate) fn to_json_compact<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {

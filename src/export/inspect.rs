@@ -8,7 +8,8 @@
 //! (failed), with the patch as the answer. A failure of the
 //! infrastructure, a cancelled or an unfinished job is a sample with an
 //! `error` and no score, as Inspect records samples that could not be
-//! scored, so they stay out of the accuracy. Pure: the members as bytes.
+//! scored, so they stay out of the accuracy. Pure: the members as bytes,
+//! handed one at a time to whoever writes the zip.
 
 use serde_json::{Map, Value, json};
 
@@ -18,33 +19,38 @@ use crate::report::{JobOutcome, iso8601};
 /// The scorer's name in the log.
 const SCORER: &str = "acceptance";
 
-/// The members of one log, in the order written: `header.json`,
-/// `summaries.json`, then the samples. `family` and `model` name the log;
-/// `generated_ms` dates a log whose jobs never started.
-pub(crate) fn eval_members(
+/// Takes one member of a log, `(name, bytes)`.
+pub(crate) type Put<'a, E> = dyn FnMut(&str, &[u8]) -> Result<(), E> + 'a;
+
+/// The members of one log, each handed to `put` as `(name, bytes)` in the
+/// order Inspect itself writes them: the samples, then `summaries.json`,
+/// then `header.json`. `family` and `model` name the log; `generated_ms`
+/// dates a log whose jobs never started. One sample exists at a time, so a
+/// sweep of thousands never holds its samples in memory together.
+pub(crate) fn eval_members<E>(
     family: &str,
     model: &str,
-    jobs: &[JobTrace<'_>],
+    jobs: &[&JobTrace<'_>],
     generated_ms: u64,
-) -> Vec<(String, Vec<u8>)> {
-    let samples: Vec<Value> = jobs.iter().map(sample).collect();
-    let summaries: Vec<Value> = jobs
-        .iter()
-        .zip(&samples)
-        .map(|(job, sample)| summary(sample, job.row.outcome.is_terminal()))
-        .collect();
-    let mut members = vec![
-        (
-            "header.json".to_string(),
-            bytes(&header(family, model, jobs, generated_ms)),
-        ),
-        ("summaries.json".to_string(), bytes(&Value::from(summaries))),
-    ];
-    for (job, sample) in jobs.iter().zip(&samples) {
+    put: &mut Put<'_, E>,
+) -> Result<(), E> {
+    // The summaries as the JSON array they end up in, kept as text.
+    let mut summaries = b"[".to_vec();
+    for (i, job) in jobs.iter().enumerate() {
+        let sample = sample(job);
+        if i > 0 {
+            summaries.push(b',');
+        }
+        summaries.extend(bytes(&summary(&sample, job.row.outcome.is_terminal())));
         let name = format!("samples/{}_epoch_{}.json", job.row.job, epoch(job));
-        members.push((name, bytes(sample)));
+        put(&name, &bytes(&sample))?;
     }
-    members
+    summaries.push(b']');
+    put("summaries.json", &summaries)?;
+    put(
+        "header.json",
+        &bytes(&header(family, model, jobs, generated_ms)),
+    )
 }
 
 fn bytes(value: &Value) -> Vec<u8> {
@@ -296,7 +302,7 @@ fn step_messages(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace) -
     ]
 }
 
-fn header(family: &str, model: &str, jobs: &[JobTrace<'_>], generated_ms: u64) -> Value {
+fn header(family: &str, model: &str, jobs: &[&JobTrace<'_>], generated_ms: u64) -> Value {
     let started = jobs.iter().filter_map(|j| j.row.started_ms).min();
     let ended = jobs.iter().filter_map(|j| j.row.ended_ms).max();
     let scored: Vec<&'static str> = jobs.iter().filter_map(|j| scored(j).ok()).collect();
@@ -324,7 +330,7 @@ fn header(family: &str, model: &str, jobs: &[JobTrace<'_>], generated_ms: u64) -
     ids.dedup();
     let id_text = format!("{family}@{model}\n{}", ids.join("\n"));
     let eval_id = crate::hash::short_hash(id_text.as_bytes());
-    let epochs = jobs.iter().map(epoch).max().unwrap_or(1);
+    let epochs = jobs.iter().map(|job| epoch(job)).max().unwrap_or(1);
     let created = iso8601(started.unwrap_or(generated_ms));
     json!({
         "version": 2,
@@ -414,28 +420,34 @@ mod tests {
         let mut broken = row("c", JobOutcome::Pending);
         broken.failure_kind = Some(crate::protocol::FailureKind::InfraError);
         let jobs = [trace(&accepted), trace(&failed), trace(&broken)];
-        let members = eval_members("fam", "p", &jobs, 0);
+        let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+        let jobs: Vec<&JobTrace<'_>> = jobs.iter().collect();
+        eval_members("fam", "p", &jobs, 0, &mut |name, bytes| {
+            members.push((name.to_string(), bytes.to_vec()));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
         let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
             [
-                "header.json",
-                "summaries.json",
                 "samples/a_epoch_1.json",
                 "samples/b_epoch_1.json",
-                "samples/c_epoch_1.json"
+                "samples/c_epoch_1.json",
+                "summaries.json",
+                "header.json",
             ]
         );
-        let header: Value = serde_json::from_slice(&members[0].1).unwrap();
+        let header: Value = serde_json::from_slice(&members[4].1).unwrap();
         assert_eq!(header["results"]["completed_samples"], 2);
         assert_eq!(
             header["results"]["scores"][0]["metrics"]["accuracy"]["value"],
             0.5
         );
-        let c: Value = serde_json::from_slice(&members[4].1).unwrap();
+        let c: Value = serde_json::from_slice(&members[2].1).unwrap();
         assert!(c.get("scores").is_none());
         assert_eq!(c["error"]["message"], "not finished");
-        let summaries: Value = serde_json::from_slice(&members[1].1).unwrap();
+        let summaries: Value = serde_json::from_slice(&members[3].1).unwrap();
         assert_eq!(summaries[0]["scores"]["acceptance"]["value"], "C");
         assert_eq!(summaries[1]["scores"]["acceptance"]["value"], "I");
         assert_eq!(summaries[2]["completed"], false);

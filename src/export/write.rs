@@ -14,8 +14,9 @@ use super::predictions::{Prediction, prediction_files};
 use super::trace::{JobTrace, job_trace};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
-use crate::log::read_records;
-use crate::report::{Report, ReportError, read_transcript, write_atomic, write_replacing};
+use crate::report::{
+    FoldedLog, Report, ReportError, read_transcript, write_atomic, write_replacing,
+};
 use crate::state::Details;
 
 /// What an export wrote.
@@ -31,19 +32,17 @@ pub(crate) struct Exported {
     pub predictions: Vec<PathBuf>,
 }
 
-/// Exports the jobs of `report` (derived from the logs of `data_dirs`)
+/// Exports the jobs of `report` (derived from `logs`)
 /// into `out/inspect/`, `out/atif/` and `out/predictions/`.
 pub(crate) fn write_exports(
-    data_dirs: &[PathBuf],
+    logs: &[FoldedLog],
     report: &Report,
     out: &Path,
 ) -> Result<Exported, ExportError> {
-    let mut folds: Vec<(DataDir, Details)> = Vec::new();
-    for data in data_dirs {
-        let dir = DataDir::new(data);
-        let (records, _torn) = read_records(&dir.log())?;
-        folds.push((dir, Details::of(&records)));
-    }
+    let folds: Vec<(DataDir, &Details)> = logs
+        .iter()
+        .map(|log| (DataDir::new(&log.data), &log.details))
+        .collect();
     let mut traces: Vec<JobTrace<'_>> = Vec::new();
     let mut predictions: Vec<Prediction> = Vec::new();
     for row in &report.jobs {
@@ -79,42 +78,11 @@ pub(crate) fn write_exports(
         traces.push(trace);
     }
 
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let mut groups: BTreeMap<(String, String), Vec<JobTrace<'_>>> = BTreeMap::new();
-    for trace in &traces {
-        let key = (trace.row.family.clone(), trace.model.clone());
-        groups.entry(key).or_default().push(trace.clone());
-    }
-    let inspect_dir = out.join("inspect");
-    let mut inspect_files = Vec::new();
-    for ((family, model), jobs) in &groups {
-        let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
-        let members = inspect::eval_members(family, model, jobs, report.generated_at_ms);
-        files.push((path.clone(), zip_of(&path, &members)?));
-        inspect_files.push(path);
-    }
+    // Each file is put in place as soon as it is rendered, so a big sweep
+    // never holds its exports in memory all at once.
+    let mut written: BTreeSet<PathBuf> = BTreeSet::new();
     let atif_dir = out.join("atif");
-    let mut atif_count = 0;
-    for trace in &traces {
-        for attempt in &trace.attempts {
-            let path = atif_dir
-                .join(file_name(&trace.row.instance))
-                .join(format!("{}.json", attempt.number));
-            let text =
-                serde_json::to_vec_pretty(&atif::trajectory(trace, attempt)).unwrap_or_default();
-            files.push((path, text));
-            atif_count += 1;
-        }
-    }
-    let predictions_dir = out.join("predictions");
-    let mut prediction_paths = Vec::new();
-    for (name, text) in prediction_files(&predictions) {
-        let path = predictions_dir.join(name);
-        files.push((path.clone(), text.into_bytes()));
-        prediction_paths.push(path);
-    }
-
-    for (path, bytes) in &files {
+    let mut put = |path: &Path, bytes: &[u8]| -> Result<(), ExportError> {
         let dir = path.parent().unwrap_or(out);
         std::fs::create_dir_all(dir).map_err(io("create", dir))?;
         // The logs and predictions synced as the reports are; a trajectory
@@ -125,8 +93,44 @@ pub(crate) fn write_exports(
         } else {
             write_atomic(path, dir, bytes)?;
         }
+        written.insert(path.to_path_buf());
+        Ok(())
+    };
+    let mut groups: BTreeMap<(String, String), Vec<&JobTrace<'_>>> = BTreeMap::new();
+    for trace in &traces {
+        let key = (trace.row.family.clone(), trace.model.clone());
+        groups.entry(key).or_default().push(trace);
     }
-    let written: BTreeSet<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+    let inspect_dir = out.join("inspect");
+    let mut inspect_files = Vec::new();
+    for ((family, model), jobs) in &groups {
+        let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
+        let zip = zip_of(&path, |add| {
+            inspect::eval_members(family, model, jobs, report.generated_at_ms, add)
+        })?;
+        put(&path, &zip)?;
+        inspect_files.push(path);
+    }
+    let mut atif_count = 0;
+    for trace in &traces {
+        for attempt in &trace.attempts {
+            let path = atif_dir
+                .join(file_name(&trace.row.instance))
+                .join(format!("{}.json", attempt.number));
+            let text =
+                serde_json::to_vec_pretty(&atif::trajectory(trace, attempt)).unwrap_or_default();
+            put(&path, &text)?;
+            atif_count += 1;
+        }
+    }
+    let predictions_dir = out.join("predictions");
+    let mut prediction_paths = Vec::new();
+    for (name, text) in prediction_files(&predictions) {
+        let path = predictions_dir.join(name);
+        put(&path, text.as_bytes())?;
+        prediction_paths.push(path);
+    }
+
     prune(&inspect_dir, "eval", &written)?;
     prune(&predictions_dir, "jsonl", &written)?;
     if let Ok(entries) = std::fs::read_dir(&atif_dir) {
@@ -147,8 +151,12 @@ pub(crate) fn write_exports(
     })
 }
 
-/// The zip of `members`, deflated (what Inspect's readers and viewer read).
-fn zip_of(path: &Path, members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
+/// The zip of the members `members` adds, each deflated as it comes (what
+/// Inspect's readers and viewer read).
+fn zip_of(
+    path: &Path,
+    members: impl FnOnce(&mut inspect::Put<'_, ExportError>) -> Result<(), ExportError>,
+) -> Result<Vec<u8>, ExportError> {
     let zip_err = |source| ExportError::Zip {
         path: path.to_path_buf(),
         source,
@@ -156,15 +164,15 @@ fn zip_of(path: &Path, members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportE
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, bytes) in members {
-        zip.start_file(name.as_str(), options).map_err(zip_err)?;
-        zip.write_all(bytes).map_err(io("write", path))?;
-    }
+    members(&mut |name, bytes| {
+        zip.start_file(name, options).map_err(zip_err)?;
+        zip.write_all(bytes).map_err(io("write", path))
+    })?;
     Ok(zip.finish().map_err(zip_err)?.into_inner())
 }
 
 /// Removes the `.ext` files in `dir` that this export did not write.
-fn prune(dir: &Path, ext: &str, written: &BTreeSet<&Path>) -> Result<(), ExportError> {
+fn prune(dir: &Path, ext: &str, written: &BTreeSet<PathBuf>) -> Result<(), ExportError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
@@ -172,7 +180,7 @@ fn prune(dir: &Path, ext: &str, written: &BTreeSet<&Path>) -> Result<(), ExportE
         let path = entry.path();
         let ours = path.extension().is_some_and(|e| e == ext)
             && entry.file_type().is_ok_and(|t| t.is_file());
-        if ours && !written.contains(path.as_path()) {
+        if ours && !written.contains(&path) {
             std::fs::remove_file(&path).map_err(io("remove", &path))?;
         }
     }

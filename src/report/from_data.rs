@@ -1,14 +1,13 @@
 //! Reports from data directories: read each log, fold it, write the files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::ReportError;
 use super::from_log::{Artifacts, LogSource, report_from_logs};
 use super::model::Report;
-use super::write::write_reports;
 use crate::lifecycle::DataDir;
-use crate::log::{LogError, now_ms, read_records};
-use crate::protocol::Record;
+use crate::log::{LogError, now_ms, read_snapshot};
+use crate::state::Details;
 
 /// Failures building reports from data directories.
 #[derive(Debug, thiserror::Error)]
@@ -19,38 +18,64 @@ pub enum ReportBuildError {
     Write(#[from] ReportError),
 }
 
-/// Reads the logs of `data_dirs` and derives one report (shards merge).
-pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
-    let mut logs: Vec<(String, PathBuf, Vec<Record>)> = Vec::new();
-    for data in data_dirs {
-        let dir = DataDir::new(data);
-        let (records, _torn) = read_records(&dir.log())?;
-        logs.push((dir.log().display().to_string(), data.clone(), records));
-    }
+/// One data dir's log, folded once as it is read (its records are not
+/// kept): what the report and the exports of a run both read.
+#[derive(Debug)]
+pub struct FoldedLog {
+    /// The log's path, as the report names its sources.
+    pub label: String,
+    /// The data dir, whose `runs/` holds the attempts' artifacts.
+    pub data: PathBuf,
+    pub details: Details,
+}
+
+/// Reads and folds the log of each of `data_dirs`, in order.
+pub fn fold_logs(data_dirs: &[PathBuf]) -> Result<Vec<FoldedLog>, ReportBuildError> {
+    data_dirs
+        .iter()
+        .map(|data| {
+            let log = DataDir::new(data).log();
+            Ok(FoldedLog {
+                label: log.display().to_string(),
+                data: data.clone(),
+                details: read_snapshot::<Details>(&log)?.state,
+            })
+        })
+        .collect()
+}
+
+/// One report of `logs` (shards merge), covering only the instances in
+/// `jobs` when given (what a batch planned), whatever else the logs hold.
+pub fn report_of(logs: &[FoldedLog], jobs: Option<&[String]>) -> Report {
     let sources: Vec<LogSource<'_>> = logs
         .iter()
-        .map(|(path, _, records)| LogSource {
-            path: path.clone(),
-            records,
+        .map(|log| LogSource {
+            path: log.label.clone(),
+            details: &log.details,
         })
         .collect();
-    let artifacts = BesideLogs { logs: &logs };
-    Ok(report_from_logs(&sources, now_ms(), &artifacts))
+    let mut report = report_from_logs(&sources, now_ms(), &BesideLogs { logs });
+    if let Some(jobs) = jobs {
+        let jobs: std::collections::HashSet<&str> = jobs.iter().map(String::as_str).collect();
+        report.jobs.retain(|j| jobs.contains(j.instance.as_str()));
+    }
+    report
+}
+
+/// Reads the logs of `data_dirs` and derives one report (shards merge).
+pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
+    Ok(report_of(&fold_logs(data_dirs)?, None))
 }
 
 /// The artifacts under each data dir's `runs/`.
 struct BesideLogs<'a> {
-    logs: &'a [(String, PathBuf, Vec<Record>)],
+    logs: &'a [FoldedLog],
 }
 
 impl BesideLogs<'_> {
     fn path(&self, source: &str, job: &str, attempt: u32, file: &str) -> Option<PathBuf> {
-        let data = self
-            .logs
-            .iter()
-            .find(|(path, _, _)| path == source)
-            .map(|(_, data, _)| data)?;
-        Some(DataDir::new(data).runs(job, attempt).join(file))
+        let log = self.logs.iter().find(|log| log.label == source)?;
+        Some(DataDir::new(&log.data).runs(job, attempt).join(file))
     }
 }
 
@@ -63,28 +88,4 @@ impl Artifacts for BesideLogs<'_> {
         self.path(source, job, attempt, file)
             .is_some_and(|p| p.is_file())
     }
-}
-
-/// Derives the report of `data_dirs` and writes its files into `out`.
-pub fn write_report_for(
-    data_dirs: &[PathBuf],
-    out: &Path,
-) -> Result<(Report, Vec<PathBuf>), ReportBuildError> {
-    let report = report_for(data_dirs)?;
-    let files = write_reports(&report, out)?;
-    Ok((report, files))
-}
-
-/// As [`write_report_for`], covering only the instances in `jobs` (what a
-/// batch planned), whatever else the log holds.
-pub fn write_report_of_jobs(
-    data_dirs: &[PathBuf],
-    jobs: &[String],
-    out: &Path,
-) -> Result<(Report, Vec<PathBuf>), ReportBuildError> {
-    let mut report = report_for(data_dirs)?;
-    let jobs: std::collections::HashSet<&str> = jobs.iter().map(String::as_str).collect();
-    report.jobs.retain(|j| jobs.contains(j.instance.as_str()));
-    let files = write_reports(&report, out)?;
-    Ok((report, files))
 }

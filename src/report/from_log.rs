@@ -8,14 +8,14 @@
 
 use super::model::TimelineEntry;
 use super::model::{AttemptRun, CheckResult, JobOutcome, JobResult, Report, TestVerdict};
-use crate::protocol::{self, FailureKind, Outcome, Record};
+use crate::protocol::{self, FailureKind, Outcome};
 use crate::state::{self, Details, Entry, Job, JobState, RunEnd};
 
-/// One source log: its path (as shown in the report) and its records.
+/// One source log: its path (as shown in the report) and its fold.
 #[derive(Debug)]
 pub struct LogSource<'a> {
     pub path: String,
-    pub records: &'a [Record],
+    pub details: &'a Details,
 }
 
 /// An attempt's files saved beside a log (`DATA/runs/<job>/<n>/`), as
@@ -71,7 +71,7 @@ pub fn report_from_logs(
     // same per job at any size.
     let mut placed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (index, source) in sources.iter().enumerate() {
-        let details = Details::of(source.records);
+        let details = source.details;
         for job in details.state.jobs() {
             let files = Files {
                 artifacts,

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::protocol::{
-    CheckResult as Check, CommandFor, DecisionKind, Event, FailureKind, VerifyTrigger,
+    CheckResult as Check, CommandFor, DecisionKind, Event, FailureKind, Record, VerifyTrigger,
 };
 use crate::verdict::{Inventory, Verdict};
 
@@ -31,9 +31,10 @@ impl Log {
     }
 
     fn report(&self) -> JobResult {
+        let details = Details::of(&self.0);
         let sources = [LogSource {
             path: "events.log".into(),
-            records: &self.0,
+            details: &details,
         }];
         let mut report = report_from_logs(&sources, 0, &NoArtifacts);
         report.jobs.remove(0)

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::chart::pass_rate_chart;
 use super::columns;
 use super::format::{count, duration_ms, percent, percent_ci, tally_cells, usd, utc};
-use super::html_data::{embed, page_data};
+use super::html_data::{embed_into, page_data};
 use super::markdown::{COMPARISON_NOTE, comparison_figures, means_cells};
 use super::model::Report;
 use super::style::STYLE;
@@ -69,8 +69,10 @@ pub fn render_html(report: &Report) -> String {
 /// `DATA/report/`), for the links to each job's logs.
 pub fn render_html_linked(report: &Report, links: &[String]) -> String {
     let summary = Summary::of(report);
-    let data = embed(&page_data(report, &summary, links));
-    let mut out = String::with_capacity(data.len() + 64 * 1024);
+    let data = page_data(report, &summary, links);
+    // The details are most of the page: room for them and the rest.
+    let detail_bytes: usize = data.details.iter().map(String::len).sum();
+    let mut out = String::with_capacity(detail_bytes + report.jobs.len() * 1024 + 64 * 1024);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -117,10 +119,12 @@ pub fn render_html_linked(report: &Report, links: &[String]) -> String {
     providers(&mut out, &summary);
     comparisons(&mut out, &summary);
     failures(&mut out, report, &summary);
+    out.push_str("</main>\n<script type=\"application/json\" id=\"report-data\">");
+    // Serialized straight into the page: a sweep's page holds its data once.
+    let mut out = embed_into(out, &data);
     let _ = write!(
         out,
-        "</main>\n<script type=\"application/json\" id=\"report-data\">{data}</script>\n\
-         <script>{SCRIPT}</script>\n</body>\n</html>\n"
+        "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
     );
     out
 }

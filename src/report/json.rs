@@ -26,6 +26,15 @@ struct Document<'a> {
 
 /// Renders `results.json`.
 pub fn render_json(report: &Report) -> String {
+    let mut out = Vec::new();
+    // Writing into memory cannot fail.
+    let _ = write_json(report, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Writes `results.json` into `out` as it is serialized, so a sweep of
+/// thousands of jobs never holds the document's text.
+pub(super) fn write_json(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let summary = Summary::of(report);
     let doc = Document {
         schema_version: report.schema_version,
@@ -39,18 +48,21 @@ pub fn render_json(report: &Report) -> String {
         comparisons: &summary.comparisons,
         jobs: &report.jobs,
     };
-    // Plain structs, strings and finite numbers cannot fail to serialize; a
-    // failure here would be a bug, reported in the document rather than a panic.
     // Exact values; control and bidi characters written as `\uXXXX`.
-    let mut text = crate::escape::to_json_pretty(&doc).unwrap_or_else(|e| {
-        format!(
+    match crate::escape::write_json_pretty(&mut *out, &doc) {
+        Ok(()) => {}
+        // Plain structs, strings and finite numbers cannot fail to
+        // serialize: a failure other than the writer's own would be a bug,
+        // reported in the document rather than a panic.
+        Err(e) if e.is_io() => return Err(std::io::Error::other(e)),
+        Err(e) => write!(
+            out,
             "{{\"schema_version\": {}, \"error\": {:?}}}",
             report.schema_version,
             e.to_string()
-        )
-    });
-    text.push('\n');
-    text
+        )?,
+    }
+    out.write_all(b"\n")
 }
 
 #[cfg(test)]

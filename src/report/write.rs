@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
 use super::html::render_html_linked;
-use super::json::render_json;
+use super::json::write_json;
 use super::junit::render_junit;
 use super::markdown::render_markdown;
 use super::model::Report;
@@ -27,18 +27,19 @@ pub const REPORT_FILES: [&str; 5] = [
 pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let links = links_to_sources(report, dir);
-    let html = |report: &Report| render_html_linked(report, &links);
-    let renderers: [&dyn Fn(&Report) -> String; 5] = [
-        &render_markdown,
-        &render_tsv,
-        &render_json,
-        &render_junit,
-        &html,
+    type Render<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
+    let renderers: [Render<'_>; 5] = [
+        &|w| w.write_all(render_markdown(report).as_bytes()),
+        &|w| w.write_all(render_tsv(report).as_bytes()),
+        // The biggest file of a sweep goes to disk as it is serialized.
+        &|w| write_json(report, w),
+        &|w| w.write_all(render_junit(report).as_bytes()),
+        &|w| w.write_all(render_html_linked(report, &links).as_bytes()),
     ];
     let mut written = Vec::with_capacity(REPORT_FILES.len());
     for (name, render) in REPORT_FILES.iter().zip(renderers) {
         let path = dir.join(name);
-        write_atomic(&path, dir, render(report).as_bytes())?;
+        replace_file_with(&path, dir, true, render)?;
         written.push(path);
     }
     Ok(written)
@@ -92,6 +93,16 @@ pub fn write_replacing(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), Repo
 }
 
 fn replace_file(path: &Path, dir: &Path, bytes: &[u8], sync: bool) -> Result<(), ReportError> {
+    replace_file_with(path, dir, sync, |w| w.write_all(bytes))
+}
+
+/// As [`replace_file`], the content written by `write` through a buffer.
+fn replace_file_with(
+    path: &Path,
+    dir: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
     use std::os::unix::fs::PermissionsExt;
     // Reports are for others to read (a CI publisher, a web server): the
     // usual 0666 less the umask, not a temporary file's 0600.
@@ -105,7 +116,12 @@ fn replace_file(path: &Path, dir: &Path, bytes: &[u8], sync: bool) -> Result<(),
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(io("set the mode of", tmp.path()))?;
-    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
+    let tmp_path = tmp.path().to_path_buf();
+    let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
+    write(&mut buffered)
+        .and_then(|()| buffered.flush())
+        .map_err(io("write", &tmp_path))?;
+    drop(buffered);
     if sync {
         tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
     }

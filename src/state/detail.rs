@@ -94,7 +94,8 @@ impl Details {
         self.timelines.get(id).map_or(&[], Vec::as_slice)
     }
 
-    fn apply(&mut self, record: &Record) {
+    /// Folds one more record (one the reducer refuses is left out).
+    pub fn apply(&mut self, record: &Record) {
         if self.state.apply(record).is_err() {
             self.state.last_seq = record.seq;
             return;
@@ -142,5 +143,21 @@ impl Details {
             };
             timeline.push(entry(said, Call::of(&record.event), resources));
         }
+    }
+}
+
+/// Readers fold a log straight into the details, a chunk at a time, so a
+/// report never holds every record of a big log at once. A record the
+/// reducer refuses is left out here, as every reader leaves it out.
+impl crate::log::Fold for Details {
+    type Refusal = super::reducer::Illegal;
+
+    fn check(&self, record: &Record) -> Result<(), Self::Refusal> {
+        self.state.check(record)
+    }
+
+    fn apply(&mut self, record: &Record) -> Result<(), Self::Refusal> {
+        Details::apply(self, record);
+        Ok(())
     }
 }

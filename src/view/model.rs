@@ -1,16 +1,16 @@
 //! The data dirs a viewer shows, followed as their logs grow: each log is
 //! read read-only from where it was last read (a batch in another process
 //! may be appending), its new records folded into the state module's
-//! summary, and the report model rebuilt from its records by the report
-//! module. Nothing here interprets an event itself.
+//! summary and detail folds, and the report model rebuilt from those by
+//! the report module. Nothing here interprets an event itself, and no
+//! record is kept once folded.
 
 use std::path::Path;
 
 use crate::lifecycle::DataDir;
-use crate::log::{Fold, Follower};
-use crate::protocol::Record;
+use crate::log::Follower;
 use crate::report::{JobResult, LogSource, NoArtifacts, Report, report_from_logs};
-use crate::state::State;
+use crate::state::Details;
 
 use super::artifacts::{Artifacts, PATCH_CAP};
 
@@ -27,9 +27,10 @@ pub(super) struct Run {
     dir: DataDir,
     pub artifacts: Artifacts,
     follower: Option<Follower>,
-    records: Vec<Record>,
-    /// The summary fold of the records so far.
-    pub state: State,
+    /// Records read so far.
+    events: usize,
+    /// The summary and detail folds of the records so far.
+    pub details: Details,
     /// The report model of the records so far (without artifacts).
     pub report: Report,
     /// Why the log cannot be read (yet): missing, corrupt.
@@ -44,8 +45,8 @@ impl Run {
             artifacts: Artifacts::new(&dir),
             dir,
             follower: None,
-            records: Vec::new(),
-            state: State::default(),
+            events: 0,
+            details: Details::default(),
             report: Report::new(0, Vec::new()),
             error: None,
         }
@@ -53,7 +54,7 @@ impl Run {
 
     /// Records read so far.
     pub(super) fn events(&self) -> usize {
-        self.records.len()
+        self.events
     }
 
     /// Reads what was appended since the last call and folds it; whether
@@ -84,11 +85,9 @@ impl Run {
             }
             Ok(records) => {
                 for record in &records {
-                    if self.state.apply(record).is_err() {
-                        self.state.skip(record);
-                    }
+                    self.details.apply(record);
                 }
-                self.records.extend(records);
+                self.events += records.len();
                 self.error = None;
                 true
             }
@@ -108,7 +107,7 @@ impl Run {
     /// The report row of `instance` with its artifacts (`patch.diff`, a
     /// full trace's `transcript.jsonl`), read beneath `runs/`.
     pub(super) fn job_with_artifacts(&self, instance: &str, now_ms: u64) -> Option<JobResult> {
-        self.state.job(instance)?;
+        self.details.state.job(instance)?;
         let artifact = JobFiles {
             artifacts: &self.artifacts,
             instance,
@@ -122,7 +121,7 @@ impl Run {
     fn source(&self) -> LogSource<'_> {
         LogSource {
             path: self.label.clone(),
-            records: &self.records,
+            details: &self.details,
         }
     }
 }
@@ -196,7 +195,7 @@ impl crate::report::Artifacts for JobFiles<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Event;
+    use crate::protocol::{Event, Record};
 
     fn append(path: &Path, records: &[Record]) {
         use std::io::Write as _;
@@ -257,6 +256,6 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b"]);
         assert_eq!(model.runs[0].events(), 2);
-        assert!(model.runs[0].state.job("b").is_some());
+        assert!(model.runs[0].details.state.job("b").is_some());
     }
 }

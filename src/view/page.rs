@@ -65,7 +65,7 @@ pub(super) fn job_page<'a>(
     result: &'a JobResult,
     now_ms: u64,
 ) -> JobPage<'a> {
-    let job = run.state.job(&result.instance);
+    let job = run.details.state.job(&result.instance);
     let manifest = job
         .and_then(|j| j.manifest.as_deref())
         .and_then(|snapshot| snapshot.manifest());

@@ -109,7 +109,7 @@ pub(super) fn job_row<'a>(
     result: &'a JobResult,
     now_ms: u64,
 ) -> JobRow<'a> {
-    let job = run.state.job(&result.instance);
+    let job = run.details.state.job(&result.instance);
     let state = job.map_or(JobState::Queued, |j| j.lifecycle.state);
     let wall_ms = match (result.started_ms, result.ended_ms) {
         (Some(start), None) if state == JobState::Running => now_ms.saturating_sub(start),
