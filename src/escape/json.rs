@@ -41,6 +41,40 @@ pub(crate) fn write_json_pretty<T: Serialize + ?Sized, W: io::Write>(
     value.serialize(&mut serializer)
 }
 
+/// Appends `value` to `out` as compact JSON that can lie inside an HTML
+/// element: `<`, `>` and `&` (which JSON only has inside strings, where the
+/// escapes mean the same) are written as `\u003c`, `\u003e` and `\u0026`,
+/// so no text in it can end or open a tag. Serialized in place, without a
+/// second copy of the text.
+pub(crate) fn write_json_for_markup<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+) -> serde_json::Result<()> {
+    serde_json::to_writer(NoMarkup(out), value)
+}
+
+/// Writes what it is given with `<`, `>` and `&` as `\u` escapes. They are
+/// ASCII, so such a byte is never part of a longer character.
+struct NoMarkup<'a>(&'a mut Vec<u8>);
+
+impl io::Write for NoMarkup<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for &b in buf {
+            match b {
+                b'<' => self.0.extend_from_slice(b"\\u003c"),
+                b'>' => self.0.extend_from_slice(b"\\u003e"),
+                b'&' => self.0.extend_from_slice(b"\\u0026"),
+                b => self.0.push(b),
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `value` as compact JSON.
 #[cfg(test)]
 pub(crate) fn to_json_compact<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {

@@ -62,11 +62,6 @@ pub fn report_of(logs: &[FoldedLog], jobs: Option<&[String]>) -> Report {
     report
 }
 
-/// Reads the logs of `data_dirs` and derives one report (shards merge).
-pub fn report_for(data_dirs: &[PathBuf]) -> Result<Report, ReportBuildError> {
-    Ok(report_of(&fold_logs(data_dirs)?, None))
-}
-
 /// The artifacts under each data dir's `runs/`.
 struct BesideLogs<'a> {
     logs: &'a [FoldedLog],

@@ -202,42 +202,17 @@ pub(super) fn page_data(report: &Report, summary: &Summary, links: &[String]) ->
 
 /// `out` followed by the document as the text of a
 /// `<script type="application/json">`, serialized in place (no copy of
-/// the JSON is made). `<`, `>` and `&` only occur inside JSON strings,
-/// where their escapes mean the same.
+/// the JSON is made).
 pub(super) fn embed_into(out: String, data: &PageData) -> String {
-    let mut bytes = Escaping(out.into_bytes());
-    let start = bytes.0.len();
-    if serde_json::to_writer(&mut bytes, data).is_err() {
-        bytes.0.truncate(start);
-        bytes.0.extend_from_slice(b"{\"tables\":[],\"details\":[]}");
+    let mut bytes = out.into_bytes();
+    let start = bytes.len();
+    if crate::escape::write_json_for_markup(&mut bytes, data).is_err() {
+        bytes.truncate(start);
+        bytes.extend_from_slice(b"{\"tables\":[],\"details\":[]}");
     }
     // serde_json writes UTF-8 and the escapes are ASCII; a failure here
     // would be a bug, shown as replacement characters, not a panic.
-    String::from_utf8(bytes.0)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// Writes JSON with `<`, `>` and `&` as `\u` escapes, so the text cannot
-/// close or open a tag of the page. They are ASCII, so a byte is never
-/// part of a longer character.
-struct Escaping(Vec<u8>);
-
-impl std::io::Write for Escaping {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for &b in buf {
-            match b {
-                b'<' => self.0.extend_from_slice(b"\\u003c"),
-                b'>' => self.0.extend_from_slice(b"\\u003e"),
-                b'&' => self.0.extend_from_slice(b"\\u0026"),
-                b => self.0.push(b),
-            }
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 pub(super) fn outcome_cell(j: &JobResult) -> Cell {

@@ -37,7 +37,7 @@ mod write;
 pub use compare::{Comparison, compare, comparisons};
 pub use error::ReportError;
 pub use format::iso8601;
-pub use from_data::{FoldedLog, ReportBuildError, fold_logs, report_for, report_of};
+pub use from_data::{FoldedLog, ReportBuildError, fold_logs, report_of};
 pub use from_log::{Artifacts, LogSource, NoArtifacts, PROMPT_KEPT, report_from_logs};
 pub use html::{render_html, render_html_linked};
 pub use json::render_json;

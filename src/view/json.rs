@@ -17,18 +17,11 @@ pub(super) fn page_json<T: Serialize + ?Sized>(value: &T) -> String {
         // A view is plain data: maps with string keys, numbers, strings.
         Err(e) => Value::String(format!("failed to render the view: {e}")),
     };
-    let text = value.to_string();
-    // `<`, `>` and `&` only ever occur inside strings in JSON.
-    let mut out = String::with_capacity(text.len() + text.len() / 16);
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            c => out.push(c),
-        }
-    }
-    out
+    let mut out = Vec::new();
+    // A Value always serializes; the escapes are ASCII, so the text stays
+    // UTF-8 (a failure would be a bug, shown, not a panic).
+    let _ = escape::write_json_for_markup(&mut out, &value);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `value` with every string (keys too) passed through the escaping
