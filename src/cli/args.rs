@@ -172,6 +172,10 @@ pub enum Command {
         /// Print a JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        /// Fold every event of the log, not the writers' checkpoint of it
+        /// (DATA/state.ckpt) and the events after it.
+        #[arg(long)]
+        full: bool,
     },
     /// Live view of the log: re-renders on change, exits when every job is terminal.
     ///

@@ -273,7 +273,8 @@ fn completion(summary: &BatchSummary) -> Completion {
 fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyhow::Result<()> {
     let dir = DataDir::new(data);
     let snapshot = read_snapshot::<State>(&dir.log())?;
-    let mut view = StatusView::new(&snapshot, &super::status::stale_set(&dir, &snapshot));
+    let stale = super::status::stale_set(&dir, snapshot.state.open_attempts());
+    let mut view = StatusView::of_state(&snapshot, &stale);
     view.jobs.retain(|row| summary.planned.contains(&row.id));
     out!(
         "{}",
@@ -407,13 +408,13 @@ mod tests {
         let mut view = batch();
         for r in &mut view.jobs {
             if r.state != "failed" {
-                r.state = "succeeded".into();
-                r.acceptance = Some("passed".into());
+                r.state = "succeeded";
+                r.acceptance = Some("passed");
                 r.waiting = None;
             }
         }
         let mut cancelled = row("rust-prefix_format", "rust", "cancelled");
-        cancelled.failure_kind = Some("cancelled".into());
+        cancelled.failure_kind = Some("cancelled");
         view.jobs.push(cancelled);
         let summary = BatchSummary {
             planned: view.jobs.iter().map(|r| r.id.clone()).collect(),

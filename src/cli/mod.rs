@@ -88,7 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             keep,
         } => jobs::run(&data, &id, workspace.as_deref(), provider.as_deref(), keep),
         Command::Gc { data, keep } => jobs::gc(&data, keep),
-        Command::Status { data, json } => status::status(&data, json),
+        Command::Status { data, json, full } => status::status(&data, json, full),
         Command::Batch(args) => batch::batch(args),
         Command::Report { data, out } => {
             let out = match (out, data.as_slice()) {

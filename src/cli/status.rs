@@ -7,26 +7,48 @@ use std::time::{Duration, Instant};
 
 use super::exit::Completion;
 use crate::lifecycle::{DataDir, stale_attempts};
-use crate::log::read_snapshot;
-use crate::state::{Snapshot, State};
+use crate::log::{Snapshot, read_snapshot, read_snapshot_full};
+use crate::state::{OpenAttempt, Summaries};
 use crate::status::{Screen, StatusView, render_frame, render_json, render_notes, render_text};
 
 /// `(job, attempt)` of the open attempts whose runner is gone.
-pub(super) fn stale_set(dir: &DataDir, snapshot: &Snapshot) -> HashSet<(String, u32)> {
-    stale_attempts(dir, &snapshot.state)
+pub(super) fn stale_set<'a>(
+    dir: &DataDir,
+    open: impl IntoIterator<Item = (&'a str, OpenAttempt)>,
+) -> HashSet<(String, u32)> {
+    stale_attempts(dir, open)
         .into_iter()
         .map(|(id, attempt, _)| (id, attempt))
         .collect()
 }
 
-fn view_of(dir: &DataDir, snapshot: &Snapshot) -> StatusView {
-    StatusView::new(snapshot, &stale_set(dir, snapshot))
+/// The summaries of the log of `dir`, read from the writers' checkpoint
+/// unless `full`.
+fn summaries(dir: &DataDir, full: bool) -> anyhow::Result<Snapshot<Summaries>> {
+    Ok(if full {
+        read_snapshot_full(&dir.log())?
+    } else {
+        read_snapshot(&dir.log())?
+    })
 }
 
-pub(super) fn status(data: &Path, json: bool) -> anyhow::Result<Completion> {
+/// The open attempts of `summaries`.
+fn open_attempts(summaries: &Summaries) -> Vec<(String, OpenAttempt)> {
+    summaries
+        .rows()
+        .filter_map(|row| row.open.map(|open| (row.id.clone(), open)))
+        .collect()
+}
+
+fn stale_of(dir: &DataDir, summaries: &Summaries) -> HashSet<(String, u32)> {
+    let open = open_attempts(summaries);
+    stale_set(dir, open.iter().map(|(id, open)| (id.as_str(), *open)))
+}
+
+pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
-    let snapshot = read_snapshot::<State>(&dir.log())?;
-    let view = view_of(&dir, &snapshot);
+    let snapshot = summaries(&dir, full)?;
+    let view = StatusView::new(&snapshot, &stale_of(&dir, &snapshot.state));
     if json {
         outln!("{}", render_json(&view));
     } else {
@@ -53,10 +75,10 @@ pub(super) fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completio
     let mut last = String::new();
     let mut idle_since: Option<Instant> = None;
     loop {
-        let snapshot = read_snapshot(&dir.log())?;
-        let stale = stale_set(&dir, &snapshot);
+        let snapshot = summaries(&dir, false)?;
+        let stale = stale_of(&dir, &snapshot.state);
         let view = StatusView::new(&snapshot, &stale);
-        let waiting = unattended(&snapshot, &stale);
+        let waiting = unattended(&snapshot.state, &stale);
         idle_since = match (waiting.is_empty(), idle_since) {
             (true, _) => None,
             (false, None) => Some(Instant::now()),
@@ -94,19 +116,18 @@ pub(super) fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completio
 
 /// The queued jobs when no runner holds any attempt of the log (no live
 /// lease): nothing will start them until someone runs a command.
-fn unattended(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> Vec<String> {
-    let jobs = snapshot.state.jobs();
-    let running = jobs.iter().any(|job| {
-        job.lifecycle
-            .open
-            .is_some_and(|open| !stale.contains(&(job.id.clone(), open.attempt)))
+fn unattended(summaries: &Summaries, stale: &HashSet<(String, u32)>) -> Vec<String> {
+    let running = summaries.rows().any(|row| {
+        row.open
+            .is_some_and(|open| !stale.contains(&(row.id.clone(), open.attempt)))
     });
     if running {
         return Vec::new();
     }
-    jobs.iter()
-        .filter(|job| job.lifecycle.state == crate::state::JobState::Queued)
-        .map(|job| job.id.clone())
+    summaries
+        .rows()
+        .filter(|row| row.state == crate::state::JobState::Queued)
+        .map(|row| row.id.clone())
         .collect()
 }
 

@@ -115,20 +115,16 @@ fn pid_alive(pid: u32) -> bool {
     )
 }
 
-/// Open attempts of `state` whose lease nobody holds (their runner is
-/// gone), as `(job, attempt, pid)`. Only asks the OS; writes nothing.
-pub fn stale_attempts(
+/// The open attempts `open` (`(job, attempt)` as a log names them) whose
+/// lease nobody holds (their runner is gone), as `(job, attempt, pid)`.
+/// Only asks the OS; writes nothing.
+pub fn stale_attempts<'a>(
     dir: &super::DataDir,
-    state: &crate::state::State,
+    open: impl IntoIterator<Item = (&'a str, crate::state::OpenAttempt)>,
 ) -> Vec<(String, u32, u32)> {
-    state
-        .open_jobs()
-        .filter_map(|job| {
-            job.lifecycle
-                .open
-                .map(|open| (job.id.clone(), open.attempt, open.pid))
-        })
-        .filter(|(id, attempt, pid)| !has_runner(&dir.lease(id, *attempt), *pid))
+    open.into_iter()
+        .filter(|(id, open)| !has_runner(&dir.lease(id, open.attempt), open.pid))
+        .map(|(id, open)| (id.to_string(), open.attempt, open.pid))
         .collect()
 }
 

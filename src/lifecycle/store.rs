@@ -364,7 +364,7 @@ fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
 
 /// Records every open attempt whose lease nobody holds as interrupted.
 fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
-    for (id, attempt, pid) in stale_attempts(dir, tx.state()) {
+    for (id, attempt, pid) in stale_attempts(dir, tx.state().open_attempts()) {
         tx.append(
             Some(&id),
             Some(attempt),

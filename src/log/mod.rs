@@ -6,6 +6,7 @@
 //! state reducer), asks it before every append and feeds it every record it
 //! reads. Nothing here prints.
 
+mod checkpoint;
 mod decode;
 mod error;
 mod fold;
@@ -15,10 +16,11 @@ mod record;
 mod scan;
 mod writer;
 
+pub use checkpoint::{AllSections, CheckpointBody, CheckpointWriter};
 pub use error::{AppendError, LogError};
 pub use fold::Fold;
 pub use follow::Follower;
-pub use reader::{Snapshot, read_records, read_snapshot};
+pub use reader::{Snapshot, read_records, read_snapshot, read_snapshot_full};
 pub use record::{DecodeError, FORMAT_VERSION};
 pub use scan::{CorruptReason, Corruption, Scan, TornTail, scan};
 pub use writer::{LogWriter, Tx, now_ms};

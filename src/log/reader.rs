@@ -1,7 +1,10 @@
 //! Read-only access to a log. Readers never create, lock, repair or write.
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::checkpoint;
 use super::error::LogError;
 use super::fold::Fold;
 use super::scan::{Scan, TornTail, scan};
@@ -45,16 +48,44 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
 /// decoded records in memory at once.
 const CHUNK: usize = 8 << 20;
 
-/// Reads the whole log at `path` and folds it into `F`.
+/// Reads the log at `path` and folds it into `F`, starting from the
+/// writers' checkpoint of `F` when it still holds (`log/checkpoint.rs`),
+/// so only the records after it are read.
 pub fn read_snapshot<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError> {
-    let bytes = read_bytes(path)?;
+    read_from(path, true)
+}
+
+/// Reads the whole log at `path` and folds every record into `F`,
+/// whatever checkpoint there is.
+pub fn read_snapshot_full<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError> {
+    read_from(path, false)
+}
+
+fn read_from<F: Fold>(path: &Path, checkpoint: bool) -> Result<Snapshot<F>, LogError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LogError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(LogError::io("open", path)(e)),
+    };
+    let (mut state, covered) = checkpoint
+        .then(|| checkpoint::load::<F>(path, &file))
+        .flatten()
+        .unwrap_or_default();
+    let len = file.metadata().map_err(LogError::io("stat", path))?.len();
+    let mut bytes = vec![0; len.saturating_sub(covered.len) as usize];
+    file.read_exact_at(&mut bytes, covered.len)
+        .map_err(LogError::io("read", path))?;
     let corrupt = |corruption| LogError::Corrupt {
         path: path.to_path_buf(),
         corruption,
     };
-    let mut state = F::default();
     let mut anomalies = Vec::new();
-    let (mut events, mut offset, mut torn, mut last_seq) = (0u64, 0usize, None, 0);
+    let (mut events, mut last_seq) = (covered.events, covered.last_seq);
+    let (mut offset, mut torn) = (0usize, None);
     while offset < bytes.len() {
         let end = chunk_end(&bytes, offset);
         let chunk = scan(&bytes[offset..end], events + 1, last_seq).map_err(corrupt)?;
@@ -68,11 +99,14 @@ pub fn read_snapshot<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError> {
         events += chunk.records.len() as u64;
         if let Some(t) = chunk.torn {
             torn = Some(TornTail {
-                offset: t.offset + offset as u64,
+                offset: t.offset + covered.len + offset as u64,
                 ..t
             });
         }
         offset = end;
+    }
+    if covered.events > 0 && state.incomplete() {
+        return read_from(path, false);
     }
     Ok(Snapshot {
         path: path.to_path_buf(),
@@ -80,7 +114,7 @@ pub fn read_snapshot<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError> {
         anomalies,
         torn,
         events,
-        bytes: bytes.len() as u64,
+        bytes: len,
     })
 }
 

@@ -13,6 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::checkpoint::{self, Covered};
 use super::error::{AppendError, LogError};
 use super::fold::Fold;
 use super::scan::scan;
@@ -33,13 +34,15 @@ pub fn now_ms() -> u64 {
 pub struct LogWriter<F> {
     path: PathBuf,
     file: File,
-    /// Bytes of the log already replayed into `state`.
-    offset: u64,
-    /// Line number of the next line to read or write.
-    next_line: u64,
-    /// `seq` of the last record of the log.
-    last_seq: u64,
+    /// The prefix of the log already replayed into `state` (its records are
+    /// its lines).
+    covered: Covered,
     state: F,
+    /// Records covered by the last checkpoint this writer read or wrote.
+    saved: u64,
+    /// Whether the fold refused a record the log holds: such a fold is
+    /// not checkpointed, so readers fold the whole log and see the refusal.
+    skipped: bool,
     unsynced: bool,
     last_sync: Instant,
 }
@@ -64,13 +67,17 @@ impl<F: Fold> LogWriter<F> {
             .create(true)
             .open(path)
             .map_err(LogError::io("open", path))?;
+        // A writer folds the whole log, so it appends only to a log that is
+        // whole; it rewrites the checkpoint only once enough is new since
+        // the one there.
+        let saved = checkpoint::covers::<F>(path, &file).unwrap_or(0);
         let mut writer = LogWriter {
             path: path.to_path_buf(),
             file,
-            offset: 0,
-            next_line: 1,
-            last_seq: 0,
+            covered: Covered::default(),
             state: F::default(),
+            saved,
+            skipped: false,
             unsynced: false,
             last_sync: Instant::now(),
         };
@@ -89,7 +96,7 @@ impl<F: Fold> LogWriter<F> {
 
     /// Byte offset of the end of the replayed log.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.covered.len
     }
 
     /// Runs `f` under the exclusive lock with the state fully caught up.
@@ -119,6 +126,13 @@ impl<F: Fold> LogWriter<F> {
         if transitions || (self.unsynced && self.last_sync.elapsed() >= GROUP_SYNC_INTERVAL) {
             self.sync()?;
         }
+        if !self.skipped && checkpoint::due(self.saved, self.covered.events) {
+            // Best effort: a checkpoint is a cache, and a reader without one
+            // folds the whole log.
+            if checkpoint::save(&self.path, &self.state, &self.covered).is_ok() {
+                self.saved = self.covered.events;
+            }
+        }
         result
     }
 
@@ -129,42 +143,45 @@ impl<F: Fold> LogWriter<F> {
             .metadata()
             .map_err(LogError::io("stat", &self.path))?
             .len();
-        if len < self.offset {
+        let offset = self.covered.len;
+        if len < offset {
             return Err(LogError::Io {
                 action: "read",
                 path: self.path.clone(),
                 source: std::io::Error::other(format!(
-                    "the log shrank from {} to {len} bytes while open",
-                    self.offset
+                    "the log shrank from {offset} to {len} bytes while open"
                 )),
             });
         }
-        if len == self.offset {
+        if len == offset {
             return Ok(());
         }
-        let mut bytes = vec![0; (len - self.offset) as usize];
+        let mut bytes = vec![0; (len - offset) as usize];
         self.file
-            .read_exact_at(&mut bytes, self.offset)
+            .read_exact_at(&mut bytes, offset)
             .map_err(LogError::io("read", &self.path))?;
-        let scanned = scan(&bytes, self.next_line, self.last_seq).map_err(|corruption| {
-            LogError::Corrupt {
+        let first_line = self.covered.events + 1;
+        let mut last_seq = self.covered.last_seq;
+        let scanned =
+            scan(&bytes, first_line, last_seq).map_err(|corruption| LogError::Corrupt {
                 path: self.path.clone(),
                 corruption,
-            }
-        })?;
+            })?;
         for record in &scanned.records {
             // Records in the log were validated by their writer; an illegal one
             // can only come from a foreign writer. Replay the rest like readers do.
             if self.state.apply(record).is_err() {
                 self.state.skip(record);
+                self.skipped = true;
             }
-            self.last_seq = record.seq;
+            last_seq = record.seq;
         }
-        self.offset += scanned.good_len;
-        self.next_line += scanned.records.len() as u64;
+        let good = &bytes[..scanned.good_len as usize];
+        self.covered
+            .extend(good, scanned.records.len() as u64, last_seq);
         if let Some(torn) = scanned.torn {
             self.file
-                .set_len(self.offset)
+                .set_len(self.covered.len)
                 .map_err(LogError::io("truncate", &self.path))?;
             let mut tx = Tx {
                 writer: self,
@@ -220,7 +237,7 @@ impl<F: Fold> Tx<'_, F> {
 
     /// The `seq` the next appended record gets.
     pub fn next_seq(&self) -> u64 {
-        self.writer.last_seq + 1
+        self.writer.covered.last_seq + 1
     }
 
     pub fn path(&self) -> &Path {
@@ -236,7 +253,7 @@ impl<F: Fold> Tx<'_, F> {
     ) -> Result<Record, AppendError<F::Refusal>> {
         let w = &mut *self.writer;
         let record = Record {
-            seq: w.last_seq + 1,
+            seq: w.covered.last_seq + 1,
             ts_ms: now_ms(),
             job: job.map(str::to_string),
             attempt,
@@ -248,11 +265,9 @@ impl<F: Fold> Tx<'_, F> {
         w.file
             .write_all(&line)
             .map_err(LogError::io("append to", &w.path))?;
-        w.last_seq = record.seq;
+        w.covered.push(&line, record.seq);
         // Checked just above: applying cannot be refused now.
         w.state.apply(&record).map_err(AppendError::Refused)?;
-        w.offset += line.len() as u64;
-        w.next_line += 1;
         w.unsynced = true;
         self.transitions |= record.event.is_transition();
         Ok(record)

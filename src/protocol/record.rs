@@ -2,10 +2,13 @@
 //! (sequence number, time, job, attempt). How it is written and checked on
 //! disk is the log's.
 
+use serde::{Deserialize, Serialize};
+
 use super::event::Event;
 
-/// One record of the log.
-#[derive(Debug, Clone, PartialEq)]
+/// One record of the log. Its serde form is not the log's line (the log
+/// owns that, `log/record.rs`): it is how a checkpoint carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Strictly increasing across the log, starting at 1.
     pub seq: u64,

@@ -3,12 +3,12 @@
 //! it recorded, and how each run of it ended (a run cut short by a fault of
 //! the infrastructure is started over under the same number).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::{CheckResult, DecisionKind, FailureKind, Integrity, Outcome, Verdict};
 
 /// Where an attempt is: what it recorded last of its phases.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum Phase {
     /// Started; the agent phase has not finished.
@@ -30,7 +30,7 @@ pub enum Phase {
 }
 
 /// How the agent phase of an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentEnd {
     pub outcome: Outcome,
     pub failure_kind: Option<FailureKind>,
@@ -38,7 +38,7 @@ pub struct AgentEnd {
 
 /// How far an attempt got, in order: a fault of the infrastructure after
 /// new progress starts the count of restarts again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Agent,
@@ -72,7 +72,7 @@ impl Phase {
 }
 
 /// The reasons an attempt recorded, each the last of its kind, in one line.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Causes {
     /// The last reason of any kind (a refusal, a provider error, a rejected
     /// patch, a fault, a broken harness): only the fallback of
@@ -90,7 +90,7 @@ pub struct Causes {
 }
 
 /// The patch an attempt recorded (`patch`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Patch {
     /// Bytes of `patch.diff`.
     pub bytes: u64,
@@ -103,7 +103,7 @@ pub struct Patch {
 }
 
 /// How one run of an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "end", rename_all = "snake_case")]
 pub enum RunEnd {
     /// Stopped before finishing (a runner that died, a fault, Ctrl-C): the
@@ -116,7 +116,7 @@ pub enum RunEnd {
 }
 
 /// One attempt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {
     /// Its number, as the log and `DATA/runs/<job>/<n>/` name it.
     pub number: u32,

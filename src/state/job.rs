@@ -1,5 +1,6 @@
 //! What the log says about one job.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ use crate::protocol::{
     PartialEq,
     Eq,
     Serialize,
+    Deserialize,
     strum::IntoStaticStr,
     strum::VariantArray,
     strum::Display,
@@ -59,7 +61,7 @@ impl JobState {
 }
 
 /// An attempt that started and has not been recorded as finished or interrupted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpenAttempt {
     pub attempt: u32,
     /// The runner's process id, for humans; liveness is decided by the lease.
@@ -67,12 +69,11 @@ pub struct OpenAttempt {
 }
 
 /// The replayed state of one job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     pub id: String,
     pub family: String,
     /// The manifest snapshot (absent for bare lifecycle tasks).
-    #[serde(skip)]
     pub manifest: Option<Arc<ManifestSnapshot>>,
     pub manifest_hash: Option<String>,
     /// For sweep instances (`<job>@<provider>#<k>`): the manifest id, the
@@ -108,10 +109,9 @@ pub struct Job {
     pub first_started_ms: Option<u64>,
     pub ended_ms: Option<u64>,
     /// Type of the last event recorded for this job.
-    pub last_event: &'static str,
+    pub last_event: Cow<'static, str>,
     /// That event, with its frame (not the job id), for the words of what
     /// the job did last.
-    #[serde(skip)]
     pub last: Option<Box<Record>>,
     /// `seq` of the last event recorded for this job.
     pub last_seq: u64,
@@ -120,7 +120,7 @@ pub struct Job {
 }
 
 /// Where a job is in its lifecycle.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lifecycle {
     pub state: JobState,
     /// Why the most recent attempt failed, if it did (`interrupted` while
@@ -153,7 +153,7 @@ pub struct Lifecycle {
 }
 
 /// What provider calls and commands used, summed (saturating).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub provider_calls: u32,
     /// Of them, the replies refused as invalid.
@@ -205,7 +205,7 @@ pub type Progress = (bool, Step);
 /// What the baseline recorded: its verdict, the test inventory (per-test
 /// results only), and why it is unusable or a note about it; what
 /// determined it (its key) and where its commands ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     pub result: CheckResult,
     pub inventory: Option<Inventory>,
@@ -235,7 +235,7 @@ impl Baseline {
 }
 
 /// A provider call that is being retried: the job waits for its provider.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Waiting {
     /// Why the last request failed ("connection refused", "http 503").
     pub reason: String,

@@ -2,6 +2,7 @@
 //! new manifest, attempts started, finished and interrupted, cancels and
 //! retries. Each checks everything before it changes anything.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::attempt::{Attempt, RunEnd};
@@ -58,7 +59,7 @@ pub(super) fn enqueued(id: &str, record: &Record, new: Enqueued<'_>) -> Result<J
         usage: Usage::default(),
         first_started_ms: None,
         ended_ms: None,
-        last_event: "",
+        last_event: Cow::Borrowed(""),
         last: None,
         last_seq: 0,
         enqueued_ms: record.ts_ms,

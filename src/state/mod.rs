@@ -3,6 +3,7 @@
 
 mod attempt;
 mod cause;
+mod checkpoint;
 mod describe;
 mod detail;
 mod job;
@@ -10,6 +11,7 @@ mod lifecycle;
 mod phases;
 mod reducer;
 mod steps;
+mod summary;
 mod wording;
 
 pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
@@ -19,6 +21,7 @@ pub use job::{
     Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, TimeSpent, Usage, Waiting,
 };
 pub use reducer::{Illegal, State, replay};
+pub use summary::{Summaries, Summary};
 pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 
 /// A data dir's log as a reader sees it, replayed through the reducer.

@@ -4,17 +4,20 @@
 //! each group of events are beside it: `lifecycle.rs`, `phases.rs`,
 //! `steps.rs`.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::attempt::Attempt;
-use super::job::{Baseline, Job, JobState};
+use super::checkpoint::Sections;
+use super::job::{Baseline, Job, JobState, OpenAttempt};
 use super::{lifecycle, phases, steps};
+use crate::log::{CheckpointBody, CheckpointWriter};
 use crate::protocol::{Event, Record};
 
 /// Everything the log says, replayed.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct State {
     /// Jobs in the order they were enqueued.
     jobs: Vec<Job>,
@@ -95,6 +98,13 @@ impl State {
         self.open.iter().filter_map(|&i| self.jobs.get(i))
     }
 
+    /// `(job, attempt)` of every open attempt, in the order the jobs were
+    /// enqueued.
+    pub fn open_attempts(&self) -> impl Iterator<Item = (&str, OpenAttempt)> {
+        self.open_jobs()
+            .filter_map(|job| job.lifecycle.open.map(|open| (job.id.as_str(), open)))
+    }
+
     /// True when there is at least one job and every job is terminal.
     pub fn all_terminal(&self) -> bool {
         !self.jobs.is_empty() && self.jobs.iter().all(|j| j.lifecycle.state.is_terminal())
@@ -139,6 +149,44 @@ impl State {
     /// where its commands ran.
     pub fn baseline_for(&self, key: &str) -> Option<&Baseline> {
         self.baselines.get(key)
+    }
+
+    /// Every reusable baseline, by key.
+    pub(super) fn baselines(&self) -> &HashMap<String, Baseline> {
+        &self.baselines
+    }
+
+    /// The state a checkpoint holds, with its indexes rebuilt; `None` when
+    /// two jobs share an id.
+    pub(super) fn restored(
+        jobs: Vec<Job>,
+        baselines: HashMap<String, Baseline>,
+        repairs: Vec<(u64, u64)>,
+        last_seq: u64,
+    ) -> Option<State> {
+        let mut state = State {
+            baselines,
+            repairs,
+            last_seq,
+            ..State::default()
+        };
+        for job in jobs {
+            if state.index.contains_key(&job.id) {
+                return None;
+            }
+            state.insert_restored(job);
+        }
+        Some(state)
+    }
+
+    /// Adds a job decoded from a checkpoint, after the jobs there are.
+    pub(super) fn insert_restored(&mut self, job: Job) {
+        let i = self.jobs.len();
+        if job.lifecycle.open.is_some() {
+            self.open.insert(i);
+        }
+        self.index.insert(job.id.clone(), i);
+        self.jobs.push(job);
     }
 
     /// Keeps job `i`'s baseline as the one of its key, unless its key has
@@ -218,6 +266,20 @@ impl crate::log::Fold for State {
 
     fn skip(&mut self, record: &Record) {
         self.last_seq = record.seq;
+    }
+
+    const CHECKPOINT: Option<&'static str> = Some("state.ckpt");
+
+    /// Bumped whenever a change to [`State`] or what it holds would read
+    /// an older checkpoint wrongly.
+    const CHECKPOINT_FORMAT: u32 = 1;
+
+    fn save(&self, out: &mut CheckpointWriter) -> bool {
+        Sections::save(self, out)
+    }
+
+    fn restore(body: CheckpointBody) -> Option<State> {
+        Sections::restore(&body)
     }
 }
 
@@ -420,7 +482,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
         // Anything else the job does ends a wait for its provider.
         job.waiting = None;
     }
-    job.last_event = record.event.type_name();
+    job.last_event = Cow::Borrowed(record.event.type_name());
     job.last_seq = record.seq;
     job.updated_ms = record.ts_ms;
     keep_last(job, record);

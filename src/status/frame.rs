@@ -68,7 +68,7 @@ pub(crate) fn render_frame(view: &StatusView, screen: Screen, trailer: Option<&s
     } else {
         let fit = room.saturating_sub(1);
         let mut order: Vec<usize> = (0..view.jobs.len()).collect();
-        order.sort_by_key(|&i| (urgency(&view.jobs[i].state), i));
+        order.sort_by_key(|&i| (urgency(view.jobs[i].state), i));
         order.truncate(fit);
         order.sort_unstable();
         if room > 0 {

@@ -42,13 +42,13 @@ fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
                 r.state,
                 escape::line(why)
             )),
-            (None, false) => Cow::Borrowed(r.state.as_str()),
+            (None, false) => Cow::Borrowed(r.state),
         },
         Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
         Cow::Owned(r.steps.to_string()),
-        escape::line(r.last_step.as_deref().unwrap_or("-")),
-        Cow::Borrowed(r.failure_kind.as_deref().unwrap_or("-")),
-        Cow::Borrowed(r.acceptance.as_deref().unwrap_or("-")),
+        escape::line(r.last_step.unwrap_or("-")),
+        Cow::Borrowed(r.failure_kind.unwrap_or("-")),
+        Cow::Borrowed(r.acceptance.unwrap_or("-")),
     ]
 }
 
@@ -69,7 +69,7 @@ pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<Strin
     for r in &view.jobs {
         match counts.iter_mut().find(|(s, _)| *s == r.state) {
             Some((_, n)) => *n += 1,
-            None => counts.push((&r.state, 1)),
+            None => counts.push((r.state, 1)),
         }
     }
     let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();

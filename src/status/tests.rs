@@ -131,7 +131,7 @@ fn notes_that_do_not_fit_are_counted() {
     let mut jobs = Vec::new();
     for i in 0..3 {
         let mut failed = row(&format!("job-{i}"), "f", "failed");
-        failed.failure_kind = Some("verify_failed".into());
+        failed.failure_kind = Some("verify_failed");
         failed.cause = Some(format!("the verify command failed, exit {i}"));
         jobs.push(failed);
     }

@@ -5,8 +5,9 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::escape;
-use crate::state::Snapshot;
-use crate::state::{Job, JobState, describe};
+use std::borrow::Cow;
+
+use crate::state::{Illegal, Snapshot, Summaries, Summary};
 
 /// Version of the `status --json` document.
 pub(crate) const STATUS_SCHEMA_VERSION: u32 = 1;
@@ -16,7 +17,7 @@ pub(crate) const STATUS_SCHEMA_VERSION: u32 = 1;
 pub(crate) struct StatusRow {
     pub id: String,
     pub family: String,
-    pub state: String,
+    pub state: &'static str,
     /// Attempts started under the current manifest, of `max_attempts`.
     pub attempt: u32,
     pub max_attempts: u32,
@@ -26,16 +27,16 @@ pub(crate) struct StatusRow {
     pub attempt_number: u32,
     /// Steps of every attempt, as the reports count them.
     pub steps: u32,
-    pub last_event: String,
+    pub last_event: Cow<'static, str>,
     /// The last decision of the current or last attempt, if any.
-    pub last_step: Option<String>,
-    pub failure_kind: Option<String>,
+    pub last_step: Option<&'static str>,
+    pub failure_kind: Option<&'static str>,
     /// Why a failed job failed, in one line: the reason of its final
     /// verdict (the failing tests, the failed verify, the limit hit...).
     pub cause: Option<String>,
     /// The baseline's verdict (`passed` when the pristine source fails).
-    pub baseline: Option<String>,
-    pub acceptance: Option<String>,
+    pub baseline: Option<&'static str>,
+    pub acceptance: Option<&'static str>,
     /// Why the job is waiting for its provider, while it is.
     pub waiting: Option<String>,
     /// What a running job did last: its last event, in the words the
@@ -62,27 +63,38 @@ pub(crate) struct StatusView {
 }
 
 impl StatusView {
-    /// Builds the view; `stale` holds `(job, attempt)` pairs without a live lease.
-    pub(crate) fn new(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
-        let jobs = snapshot
-            .state
-            .jobs()
-            .iter()
-            .map(|job| row(job, stale))
-            .collect();
+    /// The view of a log folded into its summaries; `stale` holds
+    /// `(job, attempt)` pairs without a live lease.
+    pub(crate) fn new(
+        snapshot: &crate::log::Snapshot<Summaries>,
+        stale: &HashSet<(String, u32)>,
+    ) -> StatusView {
+        let summaries = &snapshot.state;
+        StatusView::build(snapshot, summaries.rows(), summaries.repairs(), stale)
+    }
+
+    /// The view of a log folded into its whole state.
+    pub(crate) fn of_state(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
+        let rows = (snapshot.state.jobs().iter()).map(|job| Cow::Owned(Summary::of(job)));
+        StatusView::build(snapshot, rows, snapshot.state.repairs.iter(), stale)
+    }
+
+    fn build<'a, F: crate::log::Fold<Refusal = Illegal>>(
+        snapshot: &crate::log::Snapshot<F>,
+        rows: impl Iterator<Item = Cow<'a, Summary>>,
+        repairs: impl Iterator<Item = &'a (u64, u64)>,
+        stale: &HashSet<(String, u32)>,
+    ) -> StatusView {
         StatusView {
             schema_version: STATUS_SCHEMA_VERSION,
             log: snapshot.path.display().to_string(),
             events: snapshot.events,
-            jobs,
+            jobs: rows.map(|summary| row(&summary, stale)).collect(),
             torn_tail: snapshot
                 .torn
                 .as_ref()
                 .map(|t| serde_json::json!({"line": t.line, "bytes": t.bytes})),
-            repairs: snapshot
-                .state
-                .repairs
-                .iter()
+            repairs: repairs
                 .map(|(line, bytes)| serde_json::json!({"line": line, "dropped_bytes": bytes}))
                 .collect(),
             anomalies: snapshot
@@ -99,51 +111,34 @@ impl StatusView {
             && self
                 .jobs
                 .iter()
-                .all(|j| matches!(j.state.as_str(), "succeeded" | "failed" | "cancelled"))
+                .all(|j| matches!(j.state, "succeeded" | "failed" | "cancelled"))
     }
 }
 
-fn row(job: &Job, stale: &HashSet<(String, u32)>) -> StatusRow {
-    let attempt = job.attempt();
-    let last_step = attempt
-        .and_then(|a| a.last_action)
-        .map(|k| k.as_str().to_string());
-    let stale_lease = job
-        .lifecycle
+fn row(summary: &Summary, stale: &HashSet<(String, u32)>) -> StatusRow {
+    let last_step = summary.last_step.map(|k| k.as_str());
+    let stale_lease = summary
         .open
-        .is_some_and(|open| stale.contains(&(job.id.clone(), open.attempt)));
+        .is_some_and(|open| stale.contains(&(summary.id.clone(), open.attempt)));
     StatusRow {
-        id: job.id.clone(),
-        family: job.family.clone(),
-        state: job.lifecycle.state.as_str().to_string(),
-        attempt: job.attempts_used(),
-        max_attempts: job.lifecycle.max_attempts,
-        attempt_number: job.lifecycle.attempts_started,
-        steps: job.total_steps(),
-        last_event: last_step
-            .clone()
-            .unwrap_or_else(|| job.last_event.to_string()),
+        id: summary.id.clone(),
+        family: summary.family.clone(),
+        state: summary.state.as_str(),
+        attempt: summary.attempts_used,
+        max_attempts: summary.max_attempts,
+        attempt_number: summary.attempt_number,
+        steps: summary.steps,
+        last_event: last_step.map_or_else(|| summary.last_event.clone(), Cow::Borrowed),
         last_step,
-        failure_kind: job.lifecycle.failure_kind.map(|k| k.as_str().to_string()),
-        cause: job.failure_cause(),
-        baseline: job.baseline.as_ref().map(|b| {
-            crate::state::baseline_verdict(b.result)
-                .as_str()
-                .to_string()
-        }),
-        acceptance: attempt
-            .and_then(|a| a.phase.judged())
-            .map(|(r, _)| r.as_str().to_string()),
-        waiting: job
-            .waiting
-            .as_ref()
-            .map(|w| format!("{} (retry {})", w.reason, w.retries)),
-        last_said: job
-            .last
-            .as_deref()
-            .filter(|_| job.lifecycle.state == JobState::Running)
-            .and_then(|record| describe(record, job))
-            .map(|said| said.text),
+        failure_kind: summary.failure_kind.map(|k| k.as_str()),
+        cause: summary.cause.clone(),
+        baseline: summary
+            .baseline
+            .map(|result| crate::state::baseline_verdict(result).as_str()),
+        acceptance: summary.acceptance.map(|r| r.as_str()),
+        waiting: (summary.waiting.as_ref())
+            .map(|(reason, retries)| format!("{reason} (retry {retries})")),
+        last_said: summary.last_said.clone(),
         stale_lease,
     }
 }

@@ -9,6 +9,7 @@ mod build_cache;
 mod carried;
 mod causes;
 mod check;
+mod checkpoint;
 mod containment;
 mod controls;
 mod cost;
