@@ -47,7 +47,7 @@ fn write_job(dir: &Path) -> std::path::PathBuf {
     let manifest = format!(
         "id = \"steps\"\nprompt = \"Run true 200 times.\"\nsource = {source:?}\n\
          editable = [\"**\"]\nallow = [\"true\"]\nverify = [\"true\"]\n\n\
-         [limits]\nmax_steps = {steps}\n\n\
+         [limits]\nmax_steps = {steps}\ntoken_budget = 100000000\nattempts = 1\n\n\
          [provider]\nkind = \"script\"\nscript = {script:?}\n",
         steps = COMMANDS + 10,
         script = script_path,
@@ -133,7 +133,9 @@ print(int(elapsed * 1e6 / (n + 1)))
         );
         return None;
     }
-    let us: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+    // It prints a banner first; the figure is the last line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let us: u64 = stdout.lines().last()?.trim().parse().ok()?;
     Some(Duration::from_micros(us))
 }
 
