@@ -48,7 +48,8 @@ fn stale_of(dir: &DataDir, summaries: &Summaries) -> HashSet<(String, u32)> {
 pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Completion> {
     let dir = DataDir::new(data);
     let snapshot = summaries(&dir, full)?;
-    let view = StatusView::new(&snapshot, &stale_of(&dir, &snapshot.state));
+    let stale = stale_of(&dir, &snapshot.state);
+    let view = StatusView::new(snapshot, &stale);
     if json {
         outln!("{}", render_json(&view));
     } else {
@@ -60,7 +61,6 @@ pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Comp
     // The process ends next: let the OS reclaim a large view at once
     // instead of freeing a million small strings first.
     std::mem::forget(view);
-    std::mem::forget(snapshot);
     Ok(Completion::Success)
 }
 
@@ -77,8 +77,8 @@ pub(super) fn watch(data: &Path, interval: Duration) -> anyhow::Result<Completio
     loop {
         let snapshot = summaries(&dir, false)?;
         let stale = stale_of(&dir, &snapshot.state);
-        let view = StatusView::new(&snapshot, &stale);
         let waiting = unattended(&snapshot.state, &stale);
+        let view = StatusView::new(snapshot, &stale);
         idle_since = match (waiting.is_empty(), idle_since) {
             (true, _) => None,
             (false, None) => Some(Instant::now()),

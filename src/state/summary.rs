@@ -126,6 +126,29 @@ impl Summaries {
         checkpointed.chain(added)
     }
 
+    /// Every job's summary, in the order they were enqueued, taken out of
+    /// the fold (nothing is copied).
+    pub fn into_rows(self) -> Vec<Summary> {
+        let Summaries {
+            head, later, added, ..
+        } = self;
+        let mut rows = head.rows;
+        if later.jobs().is_empty() {
+            return rows;
+        }
+        for row in &mut rows {
+            if let Some(job) = later.job(&row.id) {
+                *row = Summary::of(job);
+            }
+        }
+        rows.extend(
+            (added.iter())
+                .filter_map(|id| later.job(id))
+                .map(Summary::of),
+        );
+        rows
+    }
+
     pub fn len(&self) -> usize {
         self.head.rows.len() + self.added.len()
     }

@@ -62,26 +62,54 @@ pub(crate) struct StatusView {
     pub anomalies: Vec<String>,
 }
 
+/// What a view says of the log itself.
+struct Log<'a> {
+    path: &'a std::path::Path,
+    events: u64,
+    torn: Option<&'a crate::log::TornTail>,
+    anomalies: &'a [(u64, Illegal)],
+}
+
 impl StatusView {
     /// The view of a log folded into its summaries; `stale` holds
     /// `(job, attempt)` pairs without a live lease.
     pub(crate) fn new(
-        snapshot: &crate::log::Snapshot<Summaries>,
+        snapshot: crate::log::Snapshot<Summaries>,
         stale: &HashSet<(String, u32)>,
     ) -> StatusView {
-        let summaries = &snapshot.state;
-        StatusView::build(snapshot, summaries.rows(), summaries.repairs(), stale)
+        let crate::log::Snapshot {
+            path,
+            state,
+            anomalies,
+            torn,
+            events,
+            ..
+        } = snapshot;
+        let repairs: Vec<(u64, u64)> = state.repairs().copied().collect();
+        let log = Log {
+            path: &path,
+            events,
+            torn: torn.as_ref(),
+            anomalies: &anomalies,
+        };
+        StatusView::build(log, state.into_rows().into_iter(), repairs.iter(), stale)
     }
 
     /// The view of a log folded into its whole state.
     pub(crate) fn of_state(snapshot: &Snapshot, stale: &HashSet<(String, u32)>) -> StatusView {
-        let rows = (snapshot.state.jobs().iter()).map(|job| Cow::Owned(Summary::of(job)));
-        StatusView::build(snapshot, rows, snapshot.state.repairs.iter(), stale)
+        let log = Log {
+            path: &snapshot.path,
+            events: snapshot.events,
+            torn: snapshot.torn.as_ref(),
+            anomalies: &snapshot.anomalies,
+        };
+        let rows = snapshot.state.jobs().iter().map(Summary::of);
+        StatusView::build(log, rows, snapshot.state.repairs.iter(), stale)
     }
 
-    fn build<'a, F: crate::log::Fold<Refusal = Illegal>>(
-        snapshot: &crate::log::Snapshot<F>,
-        rows: impl Iterator<Item = Cow<'a, Summary>>,
+    fn build<'a>(
+        snapshot: Log<'_>,
+        rows: impl Iterator<Item = Summary>,
         repairs: impl Iterator<Item = &'a (u64, u64)>,
         stale: &HashSet<(String, u32)>,
     ) -> StatusView {
@@ -89,10 +117,9 @@ impl StatusView {
             schema_version: STATUS_SCHEMA_VERSION,
             log: snapshot.path.display().to_string(),
             events: snapshot.events,
-            jobs: rows.map(|summary| row(&summary, stale)).collect(),
+            jobs: rows.map(|summary| row(summary, stale)).collect(),
             torn_tail: snapshot
                 .torn
-                .as_ref()
                 .map(|t| serde_json::json!({"line": t.line, "bytes": t.bytes})),
             repairs: repairs
                 .map(|(line, bytes)| serde_json::json!({"line": line, "dropped_bytes": bytes}))
@@ -115,31 +142,30 @@ impl StatusView {
     }
 }
 
-fn row(summary: &Summary, stale: &HashSet<(String, u32)>) -> StatusRow {
+fn row(summary: Summary, stale: &HashSet<(String, u32)>) -> StatusRow {
     let last_step = summary.last_step.map(|k| k.as_str());
     let stale_lease = summary
         .open
         .is_some_and(|open| stale.contains(&(summary.id.clone(), open.attempt)));
     StatusRow {
-        id: summary.id.clone(),
-        family: summary.family.clone(),
         state: summary.state.as_str(),
         attempt: summary.attempts_used,
         max_attempts: summary.max_attempts,
         attempt_number: summary.attempt_number,
         steps: summary.steps,
-        last_event: last_step.map_or_else(|| summary.last_event.clone(), Cow::Borrowed),
+        last_event: last_step.map_or(summary.last_event, Cow::Borrowed),
         last_step,
         failure_kind: summary.failure_kind.map(|k| k.as_str()),
-        cause: summary.cause.clone(),
+        cause: summary.cause,
         baseline: summary
             .baseline
             .map(|result| crate::state::baseline_verdict(result).as_str()),
         acceptance: summary.acceptance.map(|r| r.as_str()),
-        waiting: (summary.waiting.as_ref())
-            .map(|(reason, retries)| format!("{reason} (retry {retries})")),
-        last_said: summary.last_said.clone(),
+        waiting: (summary.waiting).map(|(reason, retries)| format!("{reason} (retry {retries})")),
+        last_said: summary.last_said,
         stale_lease,
+        id: summary.id,
+        family: summary.family,
     }
 }
 
