@@ -145,6 +145,19 @@ impl CheckpointWriter {
     }
 }
 
+impl CheckpointWriter {
+    /// Adds the sections of `other` after these, in their order (for
+    /// sections written in parallel).
+    pub fn append(&mut self, other: CheckpointWriter) {
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&other.bytes);
+        self.table.extend(other.table.into_iter().map(|e| Entry {
+            offset: e.offset + base,
+            ..e
+        }));
+    }
+}
+
 /// A checkpoint's sections as a fold reads them back: one at a time, or
 /// all at once.
 #[derive(Debug)]

@@ -78,11 +78,25 @@ impl Sections {
             && out
                 .section(|b| rmp_serde::encode::write_named(b, &rest))
                 .is_ok();
-        written
-            && jobs.iter().all(|job| {
-                out.section(|b| rmp_serde::encode::write_named(b, job))
-                    .is_ok()
+        // Jobs are encoded in parallel, a chunk at a time, then put in order.
+        let chunks = jobs
+            .par_chunks(ROWS_PER_SECTION)
+            .map(|chunk| {
+                let mut part = CheckpointWriter::default();
+                let whole = (chunk.iter()).all(|job| {
+                    part.section(|b| rmp_serde::encode::write_named(b, job))
+                        .is_ok()
+                });
+                whole.then_some(part)
             })
+            .collect::<Option<Vec<_>>>();
+        let Some(chunks) = chunks.filter(|_| written) else {
+            return false;
+        };
+        for part in chunks {
+            out.append(part);
+        }
+        true
     }
 
     pub(super) fn restore(body: &CheckpointBody) -> Option<State> {
