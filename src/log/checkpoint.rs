@@ -239,7 +239,16 @@ pub(super) fn load<F: Fold>(log: &Path, file: &File) -> Option<(F, Covered)> {
     let (ckpt, header_len, header) = open::<F>(log, file)?;
     let start = header_len;
     let count = usize::try_from(header.sections).ok()?;
-    let mut table = vec![0; count.checked_mul(ENTRY_LEN)?];
+    let table_len = count.checked_mul(ENTRY_LEN)?;
+    // The table ends the file: a header that says otherwise (or a file cut
+    // short) is not read further, and nothing is sized from it.
+    let expected = start
+        .checked_add(header.table_at)?
+        .checked_add(table_len as u64)?;
+    if ckpt.metadata().ok()?.len() != expected {
+        return None;
+    }
+    let mut table = vec![0; table_len];
     ckpt.read_exact_at(&mut table, start + header.table_at)
         .ok()?;
     if crc32fast::hash(&table) != header.table_crc {

@@ -133,6 +133,21 @@ fn a_checkpoint_that_no_longer_matches_its_log_is_not_used() {
     let json = agree(&a);
     assert_eq!(json["events"], 10);
 
+    // A checkpoint cut short (a torn write), and one whose header claims
+    // more sections than any file could hold.
+    let sb = Sandbox::new();
+    fill(&sb.log(), "job");
+    let bytes = std::fs::read(ckpt(&sb)).unwrap();
+    std::fs::write(ckpt(&sb), &bytes[..bytes.len() / 2]).unwrap();
+    assert_eq!(agree(&sb)["jobs"].as_array().unwrap().len(), JOBS);
+    let newline = bytes.iter().position(|&b| b == b'\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[..newline]).unwrap();
+    header["sections"] = serde_json::json!(1u64 << 50);
+    let mut forged = serde_json::to_vec(&header).unwrap();
+    forged.extend_from_slice(&bytes[newline..]);
+    std::fs::write(ckpt(&sb), &forged).unwrap();
+    assert_eq!(agree(&sb)["jobs"].as_array().unwrap().len(), JOBS);
+
     // A checkpoint with a flipped byte, in its summaries or in a job a
     // later record needs: the reader folds the whole log instead.
     for (offset, tail) in [(0.2, false), (0.9, true)] {
