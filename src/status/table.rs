@@ -57,6 +57,7 @@ fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
 pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = &'a StatusRow>) -> Table<'a> {
     let families = view.jobs.iter().any(|r| r.family != r.id);
     let mut table = Table::new(columns(families));
+    table.reserve(rows.size_hint().0);
     for row in rows {
         table.push(cells(row));
     }

@@ -36,6 +36,11 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Makes room for `rows` more rows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.cells.reserve(rows.saturating_mul(self.columns.len()));
+    }
+
     /// Adds a row: one cell per column, in order (missing cells are empty,
     /// extra ones ignored). Cells are shown as given: text from outside
     /// is escaped before it gets here.
