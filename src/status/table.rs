@@ -44,12 +44,49 @@ fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
             )),
             (None, false) => Cow::Borrowed(r.state),
         },
-        Cow::Owned(format!("{}/{}", r.attempt, r.max_attempts)),
-        Cow::Owned(r.steps.to_string()),
+        attempts(r.attempt, r.max_attempts),
+        number(r.steps),
         escape::line(r.last_step.unwrap_or("-")),
         Cow::Borrowed(r.failure_kind.unwrap_or("-")),
         Cow::Borrowed(r.acceptance.unwrap_or("-")),
     ]
+}
+
+/// Below this, numbers and `used/allowed` pairs are written once and
+/// borrowed: a table of many rows formats few of them.
+const SMALL: u32 = 100;
+
+fn small_strings() -> &'static [String] {
+    static STRINGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    STRINGS.get_or_init(|| {
+        (0..SMALL * SMALL + SMALL)
+            .map(|i| {
+                if i < SMALL {
+                    i.to_string()
+                } else {
+                    let pair = i - SMALL;
+                    format!("{}/{}", pair / SMALL, pair % SMALL)
+                }
+            })
+            .collect()
+    })
+}
+
+fn number(n: u32) -> Cow<'static, str> {
+    match small_strings().get(n as usize).filter(|_| n < SMALL) {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(n.to_string()),
+    }
+}
+
+fn attempts(used: u32, allowed: u32) -> Cow<'static, str> {
+    if used < SMALL && allowed < SMALL {
+        let i = (SMALL + used * SMALL + allowed) as usize;
+        if let Some(text) = small_strings().get(i) {
+            return Cow::Borrowed(text);
+        }
+    }
+    Cow::Owned(format!("{used}/{allowed}"))
 }
 
 /// The table of `rows` (the family column only when some family is not its
@@ -96,4 +133,21 @@ pub(crate) fn render_text(view: &StatusView, width: Option<usize>) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_numbers_are_borrowed_and_read_as_formatted() {
+        for n in [0, 7, 99, 100, 12345] {
+            assert_eq!(number(n), n.to_string());
+        }
+        for (used, allowed) in [(0, 0), (1, 3), (99, 99), (3, 100), (100, 2)] {
+            assert_eq!(attempts(used, allowed), format!("{used}/{allowed}"));
+        }
+        assert!(matches!(number(42), Cow::Borrowed(_)));
+        assert!(matches!(attempts(2, 3), Cow::Borrowed(_)));
+    }
 }

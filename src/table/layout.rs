@@ -14,6 +14,8 @@ pub struct Table<'a> {
     pub(super) columns: Vec<Column>,
     /// Row after row, one cell per column.
     pub(super) cells: Vec<Cow<'a, str>>,
+    /// The width of each cell, measured once.
+    pub(super) widths: Vec<usize>,
     /// The widest cell of each column (headers apart).
     pub(super) widest: Vec<usize>,
 }
@@ -32,6 +34,7 @@ impl<'a> Table<'a> {
         Table {
             columns,
             cells: Vec::new(),
+            widths: Vec::new(),
             widest,
         }
     }
@@ -39,6 +42,7 @@ impl<'a> Table<'a> {
     /// Makes room for `rows` more rows.
     pub fn reserve(&mut self, rows: usize) {
         self.cells.reserve(rows.saturating_mul(self.columns.len()));
+        self.widths.reserve(rows.saturating_mul(self.columns.len()));
     }
 
     /// Adds a row: one cell per column, in order (missing cells are empty,
@@ -55,7 +59,9 @@ impl<'a> Table<'a> {
         self.cells
             .resize(start + self.columns.len(), Cow::Borrowed(""));
         for (widest, cell) in self.widest.iter_mut().zip(&self.cells[start..]) {
-            *widest = (*widest).max(width(cell));
+            let w = width(cell);
+            self.widths.push(w);
+            *widest = (*widest).max(w);
         }
     }
 
@@ -165,10 +171,21 @@ impl<'a> Table<'a> {
         let fit = self.fit(limit);
         let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
         let mut out = String::with_capacity((self.len() + 1) * (line_width + 1));
-        self.line(&mut out, &fit, |s| Cow::Owned(s.header.clone()));
-        let n = self.columns.len();
-        for row in self.cells.chunks_exact(n.max(1)) {
-            self.line(&mut out, &fit, |s| self.shortened(s, &row[s.column]));
+        self.line(&mut out, &fit, |s| {
+            (Cow::Owned(s.header.clone()), width(&s.header))
+        });
+        let n = self.columns.len().max(1);
+        for (row, widths) in self.cells.chunks_exact(n).zip(self.widths.chunks_exact(n)) {
+            self.line(&mut out, &fit, |s| {
+                let (cell, w) = (&row[s.column], widths[s.column]);
+                if w <= s.width {
+                    // It fits: nothing to shorten or to measure again.
+                    return (Cow::Borrowed(cell.as_ref()), w);
+                }
+                let text = self.shortened(s, cell);
+                let w = width(&text);
+                (text, w)
+            });
         }
         out
     }
@@ -208,21 +225,28 @@ impl<'a> Table<'a> {
         }
     }
 
-    fn line<'x>(&self, out: &mut String, fit: &[Shown], cell: impl Fn(&Shown) -> Cow<'x, str>) {
+    /// One line: each shown column's cell (its text and width) padded to
+    /// the column's width.
+    fn line<'x>(
+        &self,
+        out: &mut String,
+        fit: &[Shown],
+        cell: impl Fn(&Shown) -> (Cow<'x, str>, usize),
+    ) {
         let start = out.len();
         for (k, shown) in fit.iter().enumerate() {
             if k > 0 {
-                out.extend(std::iter::repeat_n(' ', GAP));
+                spaces(out, GAP);
             }
-            let text = cell(shown);
-            let pad = shown.width.saturating_sub(width(&text));
+            let (text, w) = cell(shown);
+            let pad = shown.width.saturating_sub(w);
             match self.columns[shown.column].align {
                 Align::Left => {
                     out.push_str(&text);
-                    out.extend(std::iter::repeat_n(' ', pad));
+                    spaces(out, pad);
                 }
                 Align::Right => {
-                    out.extend(std::iter::repeat_n(' ', pad));
+                    spaces(out, pad);
                     out.push_str(&text);
                 }
             }
@@ -230,5 +254,16 @@ impl<'a> Table<'a> {
         let kept = out[start..].trim_end_matches(' ').len();
         out.truncate(start + kept);
         out.push('\n');
+    }
+}
+
+/// Appends `n` spaces.
+fn spaces(out: &mut String, n: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = n;
+    while left > 0 {
+        let take = left.min(SPACES.len());
+        out.push_str(&SPACES[..take]);
+        left -= take;
     }
 }
