@@ -92,13 +92,18 @@ fn attempts(used: u32, allowed: u32) -> Cow<'static, str> {
 /// The table of `rows` (the family column only when some family is not its
 /// job's id in `view`).
 pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = &'a StatusRow>) -> Table<'a> {
-    let families = view.jobs.iter().any(|r| r.family != r.id);
-    let mut table = Table::new(columns(families));
+    let mut table = Table::new(columns(families(view)));
     table.reserve(rows.size_hint().0);
     for row in rows {
         table.push(cells(row));
     }
     table
+}
+
+/// Whether the family column is shown: when some family is not its job's
+/// id.
+fn families(view: &StatusView) -> bool {
+    view.jobs.iter().any(|r| r.family != r.id)
 }
 
 /// `3 jobs: 2 succeeded, 1 failed`, broken at spaces to fit `width`.
@@ -127,7 +132,11 @@ pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<Strin
 /// or `COLUMNS`; see [`columns`] for what gives way first), then the
 /// counts. Into a pipe nothing is cut.
 pub(crate) fn render_text(view: &StatusView, width: Option<usize>) -> String {
-    let mut out = table(view, view.jobs.iter()).render(width);
+    let mut out = match width {
+        Some(_) => table(view, view.jobs.iter()).render(width),
+        // Whole, as into a pipe: drawn without holding every cell.
+        None => Table::new(columns(families(view))).render_whole(|| view.jobs.iter().map(cells)),
+    };
     for line in counts_lines(view, width) {
         out.push_str(&line);
         out.push('\n');

@@ -166,6 +166,42 @@ impl<'a> Table<'a> {
             .collect()
     }
 
+    /// Every row of `rows` drawn at full width (nothing cut, as into a
+    /// pipe), without holding them: the rows are read twice, once to
+    /// measure the columns and once to draw the lines. `rows` gives the
+    /// same cells each time.
+    pub fn render_whole<R, I>(mut self, rows: impl Fn() -> R) -> String
+    where
+        R: Iterator<Item = I>,
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let n = self.columns.len();
+        let mut count = 0usize;
+        for row in rows() {
+            count += 1;
+            for (widest, cell) in self.widest.iter_mut().zip(row.into_iter().take(n)) {
+                *widest = (*widest).max(width(cell.as_ref()));
+            }
+        }
+        let fit = self.fit(None);
+        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
+        let mut out = String::with_capacity((count + 1) * (line_width + 1));
+        self.line(&mut out, &fit, |s| {
+            (Cow::Owned(s.header.clone()), width(&s.header))
+        });
+        let mut cells: Vec<I::Item> = Vec::with_capacity(n);
+        for row in rows() {
+            cells.clear();
+            cells.extend(row.into_iter().take(n));
+            self.line(&mut out, &fit, |s| {
+                let cell = cells.get(s.column).map_or("", AsRef::as_ref);
+                (Cow::Borrowed(cell), width(cell))
+            });
+        }
+        out
+    }
+
     /// The header line and one line per row, fitted to `limit`.
     pub fn render(&self, limit: Option<usize>) -> String {
         let fit = self.fit(limit);
