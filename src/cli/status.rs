@@ -53,7 +53,10 @@ pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Comp
     if json {
         outln!("{}", render_json(&view));
     } else {
-        out!("{}", render_text(&view, table_width()));
+        // The table can be large: written as it is, through the escaping
+        // function, without a copy.
+        let text = render_text(&view, table_width());
+        std::io::stdout().write_all(crate::escape::block(&text).as_bytes())?;
         for note in render_notes(&view) {
             errln!("{note}");
         }

@@ -38,9 +38,11 @@ pub(crate) fn is_hidden(c: char) -> bool {
 /// `\u{202e}`. Other text, backslashes included, is unchanged, so escaping
 /// escaped text changes nothing. Borrows when nothing needs escaping.
 pub(crate) fn escape(text: &str, layout: Layout) -> Cow<'_, str> {
-    // Most text is printable ASCII, which hides nothing: checked a byte at
-    // a time before any character is decoded.
-    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    // Most text is printable ASCII (and, in a block, its line breaks and
+    // tabs), which hides nothing: checked a byte at a time before any
+    // character is decoded.
+    let block = layout == Layout::Block;
+    if (text.bytes()).all(|b| (0x20..0x7f).contains(&b) || (block && matches!(b, b'\n' | b'\t'))) {
         return Cow::Borrowed(text);
     }
     let hidden = |c: char| is_hidden(c) && !(layout == Layout::Block && matches!(c, '\n' | '\t'));
