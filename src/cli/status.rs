@@ -32,16 +32,13 @@ fn summaries(dir: &DataDir, full: bool) -> anyhow::Result<Snapshot<Summaries>> {
     })
 }
 
-/// The open attempts of `summaries`.
-fn open_attempts(summaries: &Summaries) -> Vec<(String, OpenAttempt)> {
-    summaries
+/// `(job, attempt)` of the open attempts of `summaries` whose runner is gone.
+fn stale_of(dir: &DataDir, summaries: &Summaries) -> HashSet<(String, u32)> {
+    // Rows may be made on the fly: the ids are kept while the leases are asked.
+    let open: Vec<(String, OpenAttempt)> = summaries
         .rows()
         .filter_map(|row| row.open.map(|open| (row.id.clone(), open)))
-        .collect()
-}
-
-fn stale_of(dir: &DataDir, summaries: &Summaries) -> HashSet<(String, u32)> {
-    let open = open_attempts(summaries);
+        .collect();
     stale_set(dir, open.iter().map(|(id, open)| (id.as_str(), *open)))
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn escape(text: &str, layout: Layout) -> Cow<'_, str> {
     if (text.bytes()).all(|b| (0x20..0x7f).contains(&b) || (block && matches!(b, b'\n' | b'\t'))) {
         return Cow::Borrowed(text);
     }
-    let hidden = |c: char| is_hidden(c) && !(layout == Layout::Block && matches!(c, '\n' | '\t'));
+    let hidden = |c: char| is_hidden(c) && !(block && matches!(c, '\n' | '\t'));
     let Some(first) = text.find(hidden) else {
         return Cow::Borrowed(text);
     };

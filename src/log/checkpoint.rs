@@ -4,12 +4,13 @@
 //!
 //! A checkpoint is a cache and is never trusted over the log. It is used
 //! only when its header is of this format and this runtime's version, its
-//! body's checksum holds, the log is at least as long as the prefix it
-//! covers, and the last line of that prefix is still there, byte for byte
-//! (its offset and CRC are in the header). Anything else, and the reader
-//! folds the whole log. Writers replace it atomically (a temporary file,
-//! then a rename) under the log's lock, so it always matches a prefix the
-//! log held; a torn one fails its checksum. Readers never write it.
+//! table of sections ends the file and its checksum holds, the log is at
+//! least as long as the prefix it covers, and the last line of that prefix
+//! is still there, byte for byte (its offset and CRC are in the header).
+//! Anything else, and the reader folds the whole log. Writers replace it
+//! atomically (a temporary file, then a rename) under the log's lock, so
+//! it always matches a prefix the log held; a torn one fails those checks.
+//! Readers never write it.
 //!
 //! The file is one JSON header line, then the fold's sections
 //! ([`Fold::save`]: its own encoding of itself, in parts it can read one
@@ -143,9 +144,7 @@ impl CheckpointWriter {
         });
         Ok(())
     }
-}
 
-impl CheckpointWriter {
     /// Adds the sections of `other` after these, in their order (for
     /// sections written in parallel).
     pub fn append(&mut self, other: CheckpointWriter) {

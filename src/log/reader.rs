@@ -35,12 +35,17 @@ pub fn read_records(path: &Path) -> Result<(Vec<Record>, Option<TornTail>), LogE
 }
 
 fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LogError::Missing {
+    std::fs::read(path).map_err(|e| missing_or(path, "read", e))
+}
+
+/// A log that is not there is [`LogError::Missing`]; anything else failed
+/// to `action` it.
+fn missing_or(path: &Path, action: &'static str, e: std::io::Error) -> LogError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => LogError::Missing {
             path: path.to_path_buf(),
-        }),
-        Err(e) => Err(LogError::io("read", path)(e)),
+        },
+        _ => LogError::io(action, path)(e),
     }
 }
 
@@ -62,15 +67,7 @@ pub fn read_snapshot_full<F: Fold>(path: &Path) -> Result<Snapshot<F>, LogError>
 }
 
 fn read_from<F: Fold>(path: &Path, checkpoint: bool) -> Result<Snapshot<F>, LogError> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LogError::Missing {
-                path: path.to_path_buf(),
-            });
-        }
-        Err(e) => return Err(LogError::io("open", path)(e)),
-    };
+    let file = File::open(path).map_err(|e| missing_or(path, "open", e))?;
     let (mut state, covered) = checkpoint
         .then(|| checkpoint::load::<F>(path, &file))
         .flatten()

@@ -78,6 +78,9 @@ impl Sections {
             && out
                 .section(|b| rmp_serde::encode::write_named(b, &rest))
                 .is_ok();
+        if !written {
+            return false;
+        }
         // Jobs are encoded in parallel, a chunk at a time, then put in order.
         let chunks = jobs
             .par_chunks(ROWS_PER_SECTION)
@@ -90,7 +93,7 @@ impl Sections {
                 whole.then_some(part)
             })
             .collect::<Option<Vec<_>>>();
-        let Some(chunks) = chunks.filter(|_| written) else {
+        let Some(chunks) = chunks else {
             return false;
         };
         for part in chunks {

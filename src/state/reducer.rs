@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::attempt::Attempt;
 use super::checkpoint::Sections;
@@ -17,7 +17,7 @@ use crate::log::{CheckpointBody, CheckpointWriter};
 use crate::protocol::{Event, Record};
 
 /// Everything the log says, replayed.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct State {
     /// Jobs in the order they were enqueued.
     jobs: Vec<Job>,

@@ -83,7 +83,7 @@ impl Summary {
 
 /// What the checkpoint says before its jobs: every job's summary, in the
 /// order they were enqueued, and what the log says of itself.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default)]
 pub(super) struct Head {
     pub rows: Vec<Summary>,
     pub repairs: Vec<(u64, u64)>,
@@ -99,14 +99,14 @@ pub struct Summaries {
     head: Head,
     /// Where the checkpointed jobs are, to decode one on demand.
     body: Option<(CheckpointBody, Located)>,
-    /// Position of each checkpointed job, built at the first record that
-    /// needs it.
+    /// Position of each checkpointed job, built at the first record about
+    /// a job (so it is there whenever `later` holds a job and there is a
+    /// checkpoint).
     positions: Option<HashMap<String, usize>>,
     /// The jobs records after the checkpoint are about: those decoded from
-    /// it, and those enqueued since (every job, without a checkpoint).
+    /// it, then those enqueued since, in order (every job, without a
+    /// checkpoint).
     later: State,
-    /// Ids of the jobs enqueued after the checkpoint, in order.
-    added: Vec<String>,
     /// Whether a checkpointed job would not decode: the fold is then not
     /// whole, and the reader folds the whole log instead.
     undecodable: bool,
@@ -120,41 +120,20 @@ impl Summaries {
                 .job(&row.id)
                 .map_or(Cow::Borrowed(row), |job| Cow::Owned(Summary::of(job)))
         });
-        let added = (self.added.iter())
-            .filter_map(|id| self.later.job(id))
-            .map(|job| Cow::Owned(Summary::of(job)));
-        checkpointed.chain(added)
+        checkpointed.chain(self.added().map(|job| Cow::Owned(Summary::of(job))))
     }
 
     /// Every job's summary, in the order they were enqueued, taken out of
-    /// the fold (nothing is copied).
-    pub fn into_rows(self) -> Vec<Summary> {
-        let Summaries {
-            head, later, added, ..
-        } = self;
-        let mut rows = head.rows;
-        if later.jobs().is_empty() {
-            return rows;
-        }
+    /// the fold (the checkpoint's rows are not copied).
+    pub fn into_rows(mut self) -> Vec<Summary> {
+        let mut rows = std::mem::take(&mut self.head.rows);
         for row in &mut rows {
-            if let Some(job) = later.job(&row.id) {
+            if let Some(job) = self.later.job(&row.id) {
                 *row = Summary::of(job);
             }
         }
-        rows.extend(
-            (added.iter())
-                .filter_map(|id| later.job(id))
-                .map(Summary::of),
-        );
+        rows.extend(self.added().map(Summary::of));
         rows
-    }
-
-    pub fn len(&self) -> usize {
-        self.head.rows.len() + self.added.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// `(line, dropped_bytes)` of each torn tail a writer cut off.
@@ -162,12 +141,18 @@ impl Summaries {
         self.head.repairs.iter().chain(&self.later.repairs)
     }
 
+    /// The jobs enqueued after the checkpoint, in order.
+    fn added(&self) -> impl Iterator<Item = &Job> {
+        let checkpointed = |id: &str| self.positions.as_ref().is_some_and(|p| p.contains_key(id));
+        self.later
+            .jobs()
+            .iter()
+            .filter(move |job| !checkpointed(&job.id))
+    }
+
     /// Decodes checkpointed job `id` into `later`, if it is one and is not
     /// there yet.
     fn decode(&mut self, id: &str) {
-        if self.later.job(id).is_some() {
-            return;
-        }
         let Some((body, located)) = &self.body else {
             return;
         };
@@ -177,6 +162,9 @@ impl Summaries {
                 .map(|(i, row)| (row.id.clone(), i))
                 .collect()
         });
+        if self.later.job(id).is_some() {
+            return;
+        }
         let Some(&i) = positions.get(id) else { return };
         match Sections::job(body, *located, i) {
             Some(job) => self.later.insert_restored(job),
@@ -198,18 +186,7 @@ impl crate::log::Fold for Summaries {
         if let Some(id) = record.job.as_deref() {
             self.decode(id);
         }
-        let known = record
-            .job
-            .as_deref()
-            .is_some_and(|id| self.later.job(id).is_some());
-        self.later.apply(record)?;
-        if let Some(id) = record.job.as_deref()
-            && !known
-            && !self.positions.as_ref().is_some_and(|p| p.contains_key(id))
-        {
-            self.added.push(id.to_string());
-        }
-        Ok(())
+        self.later.apply(record)
     }
 
     fn skip(&mut self, record: &Record) {

@@ -1,6 +1,7 @@
 //! The status table, as `status`, `watch` and the batch summary draw it.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use super::view::{StatusRow, StatusView};
 use crate::escape;
@@ -56,37 +57,35 @@ fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
 /// borrowed: a table of many rows formats few of them.
 const SMALL: u32 = 100;
 
-fn small_strings() -> &'static [String] {
-    static STRINGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    STRINGS.get_or_init(|| {
-        (0..SMALL * SMALL + SMALL)
-            .map(|i| {
-                if i < SMALL {
-                    i.to_string()
-                } else {
-                    let pair = i - SMALL;
-                    format!("{}/{}", pair / SMALL, pair % SMALL)
-                }
-            })
+/// `0` to `SMALL - 1`.
+fn numbers() -> &'static [String] {
+    static NUMBERS: OnceLock<Vec<String>> = OnceLock::new();
+    NUMBERS.get_or_init(|| (0..SMALL).map(|n| n.to_string()).collect())
+}
+
+/// `used/allowed` for both below `SMALL`, at `used * SMALL + allowed`.
+fn pairs() -> &'static [String] {
+    static PAIRS: OnceLock<Vec<String>> = OnceLock::new();
+    PAIRS.get_or_init(|| {
+        (0..SMALL * SMALL)
+            .map(|i| format!("{}/{}", i / SMALL, i % SMALL))
             .collect()
     })
 }
 
 fn number(n: u32) -> Cow<'static, str> {
-    match small_strings().get(n as usize).filter(|_| n < SMALL) {
+    match numbers().get(n as usize) {
         Some(text) => Cow::Borrowed(text),
         None => Cow::Owned(n.to_string()),
     }
 }
 
 fn attempts(used: u32, allowed: u32) -> Cow<'static, str> {
-    if used < SMALL && allowed < SMALL {
-        let i = (SMALL + used * SMALL + allowed) as usize;
-        if let Some(text) = small_strings().get(i) {
-            return Cow::Borrowed(text);
-        }
+    let small = (used < SMALL && allowed < SMALL).then_some((used * SMALL + allowed) as usize);
+    match small.and_then(|i| pairs().get(i)) {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(format!("{used}/{allowed}")),
     }
-    Cow::Owned(format!("{used}/{allowed}"))
 }
 
 /// The table of `rows` (the family column only when some family is not its

@@ -1,12 +1,11 @@
 //! Rows and their renderings.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde::Serialize;
 
 use crate::escape;
-use std::borrow::Cow;
-
 use crate::state::{Illegal, Snapshot, Summaries, Summary};
 
 /// Version of the `status --json` document.

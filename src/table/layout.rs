@@ -185,11 +185,7 @@ impl<'a> Table<'a> {
             }
         }
         let fit = self.fit(None);
-        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
-        let mut out = String::with_capacity((count + 1) * (line_width + 1));
-        self.line(&mut out, &fit, |s| {
-            (Cow::Owned(s.header.clone()), width(&s.header))
-        });
+        let mut out = self.header(&fit, count);
         let mut cells: Vec<I::Item> = Vec::with_capacity(n);
         for row in rows() {
             cells.clear();
@@ -205,11 +201,7 @@ impl<'a> Table<'a> {
     /// The header line and one line per row, fitted to `limit`.
     pub fn render(&self, limit: Option<usize>) -> String {
         let fit = self.fit(limit);
-        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
-        let mut out = String::with_capacity((self.len() + 1) * (line_width + 1));
-        self.line(&mut out, &fit, |s| {
-            (Cow::Owned(s.header.clone()), width(&s.header))
-        });
+        let mut out = self.header(&fit, self.len());
         let n = self.columns.len().max(1);
         for (row, widths) in self.cells.chunks_exact(n).zip(self.widths.chunks_exact(n)) {
             self.line(&mut out, &fit, |s| {
@@ -249,6 +241,17 @@ impl<'a> Table<'a> {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// The header line of the columns `fit`, in a string with room for
+    /// `rows` more lines.
+    fn header(&self, fit: &[Shown], rows: usize) -> String {
+        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum();
+        let mut out = String::with_capacity((rows + 1) * (line_width + 1));
+        self.line(&mut out, fit, |s| {
+            (Cow::Owned(s.header.clone()), width(&s.header))
+        });
+        out
     }
 
     /// A cell within its column's width.
