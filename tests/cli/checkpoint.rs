@@ -255,3 +255,32 @@ fn the_whole_state_comes_back_from_the_checkpoint() {
     let again = read_snapshot::<State>(&sb.log()).unwrap();
     assert_eq!(again.state.jobs(), full.state.jobs());
 }
+
+#[test]
+fn a_log_with_a_refused_record_gets_no_checkpoint_so_status_still_reports_it() {
+    // A record the reducer refuses, written by something that skipped the
+    // checks: a checkpoint past it would hide the anomaly from `status`.
+    let sb = Sandbox::new();
+    fill(&sb.log(), "job");
+    std::fs::remove_file(ckpt(&sb)).unwrap();
+    let next = sb.log_bytes().iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let foreign = agent_runtime::protocol::Record {
+        seq: next,
+        ts_ms: 1,
+        job: Some("ghost".into()),
+        attempt: None,
+        event: Event::Retried {},
+    };
+    let mut bytes = sb.log_bytes();
+    bytes.extend(foreign.encode());
+    std::fs::write(sb.log(), &bytes).unwrap();
+    // Enough new records for a writer to checkpoint, were it allowed.
+    for i in 0..70 {
+        sb.run(&["enqueue", "DATA", &format!("more-{i}")]).ok();
+    }
+    assert!(!ckpt(&sb).exists(), "a checkpoint past a refused record");
+    let json = agree(&sb);
+    let anomalies = json["anomalies"].as_array().unwrap();
+    assert_eq!(anomalies.len(), 1, "{json}");
+    assert!(anomalies[0].as_str().unwrap().contains("ghost"), "{json}");
+}
