@@ -48,4 +48,4 @@ pub(crate) mod words;
 
 // The executor, the sandbox and the cancel token live in their own crate
 // (where all unsafe code is); re-exported under their old paths.
-pub use agent_runtime_sandbox::{cancel, exec, sandbox};
+pub use agent_runtime_sandbox::{cancel, exec, sandbox, zygote};

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::agent::{CommandRole, CommandRunner};
@@ -13,6 +14,7 @@ use crate::exec::{
 };
 use crate::manifest::{CACHE_PLACEHOLDER, Manifest};
 use crate::sandbox::{ResourceLimits, SandboxMode, SandboxPolicy};
+use crate::zygote::Zygote;
 
 /// Runs commands for one attempt in one directory.
 #[derive(Debug, Clone)]
@@ -30,6 +32,10 @@ pub(crate) struct AttemptCommands {
     verifies: u32,
     toolchain: Toolchain,
     search_path: SearchPath,
+    /// The zygote the commands start from, started with the first
+    /// sandboxed one and shared by clones of these commands; ended when
+    /// the last of them is dropped.
+    zygote: Arc<OnceLock<Option<Arc<Zygote>>>>,
 }
 
 /// The sandbox a job's commands run in: the workspace is writable (the
@@ -87,6 +93,7 @@ impl AttemptCommands {
             verifies: 0,
             toolchain,
             search_path,
+            zygote: Arc::default(),
         }
     }
 
@@ -169,6 +176,18 @@ impl AttemptCommands {
         }
     }
 
+    /// The zygote, started on first use when the sandbox is on and this
+    /// binary can serve as one; `None` (commands are forked directly)
+    /// otherwise, or when it cannot be started.
+    fn zygote(&self) -> Option<Arc<Zygote>> {
+        if self.sandbox.mode == SandboxMode::Off || !crate::zygote::available() {
+            return None;
+        }
+        self.zygote
+            .get_or_init(|| Zygote::start().ok().map(Arc::new))
+            .clone()
+    }
+
     /// The request for `argv` with the timeout cut to the time left.
     fn request(&self, argv: &[String]) -> ExecRequest {
         let left = self.deadline.saturating_duration_since(Instant::now());
@@ -188,6 +207,7 @@ impl AttemptCommands {
             search_path: self.search_path.clone(),
             toolchain: self.toolchain.clone(),
             stdin: None,
+            zygote: self.zygote(),
             program_path: None,
         }
     }

@@ -10,3 +10,4 @@
 pub mod cancel;
 pub mod exec;
 pub mod sandbox;
+pub mod zygote;

@@ -28,6 +28,7 @@ pub use allow::{AllowList, AllowRule};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use output::{Capture, Captured};
+pub(crate) use process::{Spawned, reap as reap_pid};
 pub use request::{DEFAULT_KILL_GRACE, ExecOutcome, ExecRequest};
 pub use resources::Resources;
 pub use run::{CANCEL_GRACE, DRAIN_LIMIT, run};

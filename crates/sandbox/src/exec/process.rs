@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +26,15 @@ pub(crate) fn pidfd(pid: Pid) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// A started command: the runner's child, leader of its own process group.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pub pid: Pid,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
+}
+
 /// Starts `resolved` with `argv[1..]`, started as `argv[0]`, in a new
 /// process group whose id is the child's pid; stdin is a pipe when
 /// `stdin_pipe`, else /dev/null; stdout and stderr are pipes.
@@ -36,7 +45,7 @@ pub(crate) fn spawn(
     env: &BTreeMap<String, String>,
     setup: Arc<ChildSetup>,
     stdin_pipe: bool,
-) -> std::io::Result<Child> {
+) -> std::io::Result<Spawned> {
     let mut command = Command::new(resolved);
     if let Some((name, args)) = argv.split_first() {
         command.arg0(name).args(args);
@@ -59,7 +68,17 @@ pub(crate) fn spawn(
     unsafe {
         command.pre_exec(move || setup.apply());
     }
-    command.spawn()
+    let mut child = command.spawn()?;
+    let pid = i32::try_from(child.id())
+        .map(Pid::from_raw)
+        .map_err(|_| std::io::Error::other("pid out of range"))?;
+    // Dropping `child` neither waits nor kills: the executor reaps `pid`.
+    Ok(Spawned {
+        pid,
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    })
 }
 
 /// Sends `signal` to every process of the group. Returns whether any

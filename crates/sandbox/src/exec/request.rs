@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Serialize, Serializer};
@@ -12,6 +13,7 @@ use super::resources::Resources;
 use super::search_path::SearchPath;
 use super::toolchain::Toolchain;
 use crate::sandbox::SandboxPolicy;
+use crate::zygote::Zygote;
 
 /// Time between SIGTERM and SIGKILL on a timeout, unless a request says otherwise.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
@@ -50,6 +52,9 @@ pub struct ExecRequest {
     /// path; its directory must be among the sandbox's readable grants.
     /// Never set from model input.
     pub program_path: Option<PathBuf>,
+    /// Start the command from this zygote (see `crate::zygote`); without
+    /// one, or once it is lost, the executor forks it itself.
+    pub zygote: Option<Arc<Zygote>>,
 }
 
 impl ExecRequest {
@@ -73,6 +78,7 @@ impl ExecRequest {
             toolchain,
             stdin: None,
             program_path: None,
+            zygote: None,
         }
     }
 }

@@ -4,21 +4,20 @@
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 
 use super::env::command_env;
 use super::error::ExecError;
 use super::pipes::Pipes;
-use super::process::{group_members, leader_exited, pidfd, reap, signal_group, spawn};
+use super::process::{Spawned, group_members, leader_exited, pidfd, reap, signal_group, spawn};
 use super::request::{ExecOutcome, ExecRequest};
 use crate::cancel::CancelToken;
 use crate::sandbox::{
     Grants, NETWORK_READ, PooledCgroup, Prepared, SCRATCH, prepare, private_root_available,
 };
+use crate::zygote::ZygoteError;
 
 /// Longest wait between looks at the clock and the cancel token.
 const TICK: Duration = Duration::from_millis(10);
@@ -86,35 +85,30 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     let prepared = prepare(&req.sandbox, &grants, req.timeout)?;
 
     let start = Instant::now();
-    let mut child = spawn(
-        &resolved,
-        &req.argv,
-        &cwd,
-        &env,
-        prepared.child.clone(),
-        req.stdin.is_some(),
-    )
-    .map_err(|source| ExecError::Spawn {
-        program: program.clone(),
-        why: super::resolve::why_not_started(&resolved, &source)
-            .map(|why| format!(": {why}"))
-            .unwrap_or_default(),
-        resolved: resolved.clone(),
-        source,
+    let (mut child, prepared, how) = start_command(req, &resolved, &cwd, &env, prepared, &grants)
+        .map_err(|source| match source {
+        Started::Refused(err) => err,
+        Started::Failed(source) => ExecError::Spawn {
+            program: program.clone(),
+            why: super::resolve::why_not_started(&resolved, &source)
+                .map(|why| format!(": {why}"))
+                .unwrap_or_default(),
+            resolved: resolved.clone(),
+            source,
+        },
     })?;
     if let (Some(bytes), Some(pipe)) = (&req.stdin, child.stdin.take()) {
         feed_stdin(pipe, bytes.clone());
     }
-    let sandbox_layers = prepared.layers.clone();
+    let mut sandbox_layers = prepared.layers.clone();
+    sandbox_layers.extend(how.map(str::to_string));
     let watched = watch(&mut child, req, cancel, start, &prepared);
     let (status, watch) = match watched {
         Ok(pair) => pair,
         Err(err) => {
             // Never leave a group behind on an internal error.
-            if let Ok(pid) = i32::try_from(child.id()) {
-                signal_group(Pid::from_raw(pid), Signal::SIGKILL);
-            }
-            let _ = child.wait();
+            signal_group(child.pid, Signal::SIGKILL);
+            let _ = reap(child.pid);
             return Err(err);
         }
     };
@@ -137,6 +131,52 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     })
 }
 
+/// Why a command did not start.
+enum Started {
+    /// Its sandbox could not be built again after the zygote was lost.
+    Refused(ExecError),
+    /// The spawn itself failed.
+    Failed(std::io::Error),
+}
+
+/// Starts the command: through the request's zygote while it lives, else
+/// directly. Says how, for the outcome's layers: `zygote`, or
+/// `zygote-lost` for the command that found it gone (it and the later
+/// ones are started directly).
+fn start_command(
+    req: &ExecRequest,
+    resolved: &Path,
+    cwd: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+    prepared: Prepared,
+    grants: &Grants,
+) -> Result<(Spawned, Prepared, Option<&'static str>), Started> {
+    let stdin = req.stdin.is_some();
+    let mut prepared = prepared;
+    let mut how = None;
+    if let Some(zygote) = req.zygote.as_ref().filter(|z| z.lost().is_none()) {
+        match zygote.spawn(resolved, &req.argv, cwd, env, &prepared, stdin) {
+            Ok(spawned) => return Ok((spawned, prepared, Some("zygote"))),
+            Err(ZygoteError::Spawn(err)) => return Err(Started::Failed(err)),
+            Err(ZygoteError::Lost(_)) => {
+                // The zygote may have made a child before it died: nothing
+                // of it may stay in the command's cgroup, so the command
+                // gets a sandbox built afresh.
+                if let Some(cgroup) = &prepared.cgroup {
+                    cgroup.kill_all();
+                }
+                drop(prepared);
+                prepared = prepare(&req.sandbox, grants, req.timeout)
+                    .map_err(|e| Started::Refused(e.into()))?;
+                how = Some("zygote-lost");
+            }
+        }
+    }
+    let spawned = spawn(resolved, &req.argv, cwd, env, prepared.child.clone(), stdin)
+        .map_err(Started::Failed)?;
+    Ok((spawned, prepared, how))
+}
+
 struct Watched {
     stdout: super::output::Captured,
     stderr: super::output::Captured,
@@ -151,19 +191,14 @@ struct Watched {
 /// The supervision loop: drain output, and on timeout or cancel send
 /// SIGTERM to the group, then SIGKILL after the grace.
 fn watch(
-    child: &mut Child,
+    child: &mut Spawned,
     req: &ExecRequest,
     cancel: &CancelToken,
     start: Instant,
     prepared: &Prepared,
 ) -> Result<(std::process::ExitStatus, Watched), ExecError> {
     let exit_page = prepared.exit.as_ref();
-    let pid = i32::try_from(child.id())
-        .map(Pid::from_raw)
-        .map_err(|_| ExecError::Io {
-            action: "read the child's pid".into(),
-            source: std::io::Error::other("pid out of range"),
-        })?;
+    let pid = child.pid;
     let mut pipes = Pipes::new(child.stdout.take(), child.stderr.take(), req.output_cap)
         .map_err(ExecError::io("make the output pipes non-blocking"))?;
     let deadline = start + req.timeout;

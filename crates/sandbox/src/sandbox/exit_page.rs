@@ -4,8 +4,10 @@
 //! namespace, whose child (the namespace's init) in turn runs the command.
 //! The init writes the command's wait status, and whether other processes
 //! were still alive when it ended, into one word of memory shared with the
-//! runner (an anonymous `MAP_SHARED` page that fork keeps shared).
+//! runner: a `MAP_SHARED` page of a memfd, which fork keeps shared and
+//! whose descriptor a zygote can be handed to map the same page.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,10 +24,12 @@ pub struct InitExit {
     pub leaked: bool,
 }
 
-/// One shared page, mapped in the runner before spawn.
+/// One shared page, mapped in the runner before spawn (or, in a zygote,
+/// from the runner's descriptor).
 #[derive(Debug)]
 pub struct ExitPage {
     addr: usize,
+    fd: OwnedFd,
 }
 
 /// The child's handle on the page: a plain address, copied across fork.
@@ -36,14 +40,32 @@ const PAGE: usize = 4096;
 
 impl ExitPage {
     pub fn new() -> std::io::Result<ExitPage> {
-        // SAFETY: a fresh anonymous mapping; no existing memory is touched.
+        // SAFETY: memfd_create reads a NUL-terminated static name and
+        // returns a new descriptor, owned from here on.
+        let raw = unsafe { libc::memfd_create(c"exit-page".as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: ftruncate on the descriptor just made.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), PAGE as libc::off_t) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        ExitPage::map(fd)
+    }
+
+    /// Maps the page of `fd` (an exit page's descriptor, received).
+    pub(crate) fn map(fd: OwnedFd) -> std::io::Result<ExitPage> {
+        // SAFETY: a fresh shared mapping of one page of the memfd; no
+        // existing memory is touched.
         let addr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 PAGE,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
                 0,
             )
         };
@@ -52,7 +74,13 @@ impl ExitPage {
         }
         Ok(ExitPage {
             addr: addr as usize,
+            fd,
         })
+    }
+
+    /// The memfd behind the page, to hand to a zygote.
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 
     fn word(&self) -> &AtomicU64 {

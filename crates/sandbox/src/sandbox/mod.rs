@@ -15,6 +15,7 @@ mod caps;
 mod cgroup;
 mod error;
 mod exit_page;
+mod handoff;
 mod init_image;
 mod landlock;
 mod mounts;
@@ -36,6 +37,7 @@ pub use cgroup::{
 };
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
+pub use handoff::{Handoff, Held};
 pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;

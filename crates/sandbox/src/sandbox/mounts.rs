@@ -26,6 +26,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use super::error::SandboxError;
 use super::skeleton::{PointKind, links_on, mount_point, skeleton, under};
 use super::sys;
@@ -40,7 +42,7 @@ pub(crate) struct MountGrant {
     pub writable: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Bind {
     source: CString,
     target: CString,
@@ -48,8 +50,9 @@ struct Bind {
     devices: bool,
 }
 
-/// Everything the child needs to build the root, ready to use.
-#[derive(Debug)]
+/// Everything the child needs to build the root, ready to use. Plain
+/// data, so a zygote can be handed it (see `handoff.rs`).
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct MountPlan {
     skeleton: CString,
     binds: Vec<Bind>,

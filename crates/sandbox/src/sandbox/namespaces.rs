@@ -59,7 +59,7 @@ pub(crate) struct Namespaces {
     pub image: Option<Image>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct IdMaps {
     uid_map: CString,
     gid_map: CString,

@@ -63,18 +63,18 @@ pub struct Prepared {
 /// child only reads it and makes system calls.
 #[derive(Debug)]
 pub struct ChildSetup {
-    parent: Pid,
-    rlimits: Option<RlimitPlan>,
+    pub(super) parent: Pid,
+    pub(super) rlimits: Option<RlimitPlan>,
     /// Network only, when there is no PID namespace to carry it.
-    unshare: Option<CloneFlags>,
-    namespaces: Option<Namespaces>,
-    cgroup: Option<EnterFds>,
-    drop_caps: bool,
-    landlock: Option<RawFd>,
+    pub(super) unshare: Option<CloneFlags>,
+    pub(super) namespaces: Option<Namespaces>,
+    pub(super) cgroup: Option<EnterFds>,
+    pub(super) drop_caps: bool,
+    pub(super) landlock: Option<RawFd>,
     /// A fresh session keyring for the command.
-    keyring: bool,
+    pub(super) keyring: bool,
     /// The compiled deny list, installed last.
-    seccomp: Option<&'static [seccompiler::sock_filter]>,
+    pub(super) seccomp: Option<&'static [seccompiler::sock_filter]>,
 }
 
 impl ChildSetup {

@@ -5,6 +5,16 @@ use nix::sys::resource::{Resource, getrlimit, setrlimit};
 
 use super::policy::ResourceLimits;
 
+/// The resource of each slot of a plan, in order.
+const SLOTS: [Resource; 6] = [
+    Resource::RLIMIT_CORE,
+    Resource::RLIMIT_FSIZE,
+    Resource::RLIMIT_NOFILE,
+    Resource::RLIMIT_CPU,
+    Resource::RLIMIT_AS,
+    Resource::RLIMIT_NPROC,
+];
+
 /// Concrete (soft, hard) pairs, never above the runner's own hard limits
 /// (an unprivileged process cannot raise them).
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,6 +66,22 @@ impl RlimitPlan {
             names.push("rlimit-nproc");
         }
         names
+    }
+
+    /// The (soft, hard) pair of each slot, to hand to a zygote; the
+    /// resource is the slot's own.
+    pub(crate) fn pairs(&self) -> [Option<(u64, u64)>; 6] {
+        self.entries
+            .map(|entry| entry.map(|(_, soft, hard)| (soft, hard)))
+    }
+
+    /// The plan of [`pairs`](Self::pairs).
+    pub(crate) fn from_pairs(pairs: [Option<(u64, u64)>; 6]) -> RlimitPlan {
+        let mut entries = [None; 6];
+        for ((slot, resource), pair) in entries.iter_mut().zip(SLOTS).zip(pairs) {
+            *slot = pair.map(|(soft, hard)| (resource, soft, hard));
+        }
+        RlimitPlan { entries }
     }
 
     /// Applies the plan in the (child) process. Async-signal-safe.

@@ -27,6 +27,11 @@ impl EnterFds {
         }
         EnterFds { fds, len }
     }
+
+    /// The descriptors, to hand to a zygote.
+    pub(crate) fn raw(&self) -> &[RawFd] {
+        &self.fds[..self.len]
+    }
 }
 
 /// Moves the calling process into the cgroup(s) by writing `0` (which

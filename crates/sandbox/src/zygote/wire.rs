@@ -1,0 +1,198 @@
+//! What the runner and its zygote say to each other over their
+//! `SOCK_SEQPACKET` pair: one request (a command to start, with the
+//! descriptors it needs) and one reply (its pid, or why it did not start).
+//!
+//! A message is a header packet (the body's length, and the descriptors
+//! as `SCM_RIGHTS`) followed by the body in packets of at most [`CHUNK`]
+//! bytes, so a large environment never meets the socket's packet limit.
+
+use std::ffi::CString;
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::Handoff;
+
+/// The argument that makes the runner's binary a zygote.
+pub(crate) const ARG: &str = "__agent-runtime-zygote";
+
+/// Largest body packet.
+const CHUNK: usize = 32 * 1024;
+/// Most descriptors one message carries.
+const MAX_FDS: usize = 16;
+/// Largest body accepted (a request is argv, environment and a mount plan).
+const MAX_BODY: u64 = 64 << 20;
+
+/// A command for the zygote to start. Descriptors, in order: stdin,
+/// stdout, stderr, then those the setup names.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SpawnRequest {
+    pub program: CString,
+    /// `argv[0]` first.
+    pub argv: Vec<CString>,
+    /// `NAME=value` strings.
+    pub env: Vec<CString>,
+    pub cwd: CString,
+    pub setup: Handoff,
+}
+
+/// The zygote's answer.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum SpawnReply {
+    /// The command runs (exec succeeded), as the runner's child `pid`.
+    Started { pid: i32 },
+    /// It did not start: `errno` of the step that failed; `pid` when a
+    /// child was made (it has exited and is the runner's to reap).
+    Failed { pid: Option<i32>, errno: i32 },
+}
+
+fn invalid(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
+}
+
+/// Sends `body` with `fds` on `sock`.
+pub(crate) fn send(sock: BorrowedFd<'_>, body: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    if fds.len() > MAX_FDS {
+        return Err(invalid("too many descriptors"));
+    }
+    let len = (body.len() as u64).to_le_bytes();
+    let rights = [ControlMessage::ScmRights(fds)];
+    let cmsgs: &[ControlMessage<'_>] = if fds.is_empty() { &[] } else { &rights };
+    send_all(sock, &len, cmsgs)?;
+    for chunk in body.chunks(CHUNK) {
+        send_all(sock, chunk, &[])?;
+    }
+    Ok(())
+}
+
+fn send_all(
+    sock: BorrowedFd<'_>,
+    packet: &[u8],
+    cmsgs: &[ControlMessage<'_>],
+) -> std::io::Result<()> {
+    loop {
+        match sendmsg::<()>(
+            sock.as_raw_fd(),
+            &[IoSlice::new(packet)],
+            cmsgs,
+            MsgFlags::MSG_NOSIGNAL,
+            None,
+        ) {
+            Ok(n) if n == packet.len() => return Ok(()),
+            Ok(_) => return Err(invalid("a packet was cut short")),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+}
+
+/// Receives one message: `None` when the peer has closed its end.
+pub(crate) fn recv(sock: BorrowedFd<'_>) -> std::io::Result<Option<(Vec<u8>, Vec<OwnedFd>)>> {
+    let mut header = [0u8; 8];
+    let mut space = nix::cmsg_space!([RawFd; MAX_FDS]);
+    let (n, fds) = loop {
+        let mut iov = [IoSliceMut::new(&mut header)];
+        match recvmsg::<()>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Ok(msg) => {
+                let mut fds = Vec::new();
+                for cmsg in msg.cmsgs().map_err(std::io::Error::from)? {
+                    if let ControlMessageOwned::ScmRights(raw) = cmsg {
+                        // SAFETY: the kernel just installed these
+                        // descriptors in this process; nothing else owns
+                        // them.
+                        fds.extend(
+                            raw.into_iter()
+                                .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+                        );
+                    }
+                }
+                if msg.flags.contains(MsgFlags::MSG_CTRUNC) {
+                    return Err(invalid("descriptors were cut off"));
+                }
+                break (msg.bytes, fds);
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(errno) => return Err(errno.into()),
+        }
+    };
+    if n == 0 {
+        return Ok(None);
+    }
+    if n != header.len() {
+        return Err(invalid("a short header"));
+    }
+    let len = u64::from_le_bytes(header);
+    if len > MAX_BODY {
+        return Err(invalid("an oversized body"));
+    }
+    let len = usize::try_from(len).map_err(|_| invalid("an oversized body"))?;
+    let mut body = vec![0u8; len];
+    let mut at = 0;
+    while at < len {
+        let end = (at + CHUNK).min(len);
+        // SAFETY: reads into the part of `body` not yet filled, of the
+        // given length.
+        let got = unsafe {
+            libc::recv(
+                sock.as_raw_fd(),
+                body[at..end].as_mut_ptr().cast(),
+                end - at,
+                0,
+            )
+        };
+        if got < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(err);
+        }
+        if got == 0 {
+            return Err(invalid("the peer left in the middle of a message"));
+        }
+        at += got as usize;
+    }
+    Ok(Some((body, fds)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn pair() -> (OwnedFd, OwnedFd) {
+        nix::sys::socket::socketpair(
+            nix::sys::socket::AddressFamily::Unix,
+            nix::sys::socket::SockType::SeqPacket,
+            None,
+            nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_body_larger_than_a_packet_and_its_descriptors_arrive_whole() {
+        let (a, b) = pair();
+        let body: Vec<u8> = (0..CHUNK * 3 + 17).map(|i| (i % 251) as u8).collect();
+        let file = tempfile::tempfile().unwrap();
+        let sender = std::thread::spawn({
+            let body = body.clone();
+            move || send(a.as_fd(), &body, &[file.as_raw_fd(), file.as_raw_fd()]).unwrap()
+        });
+        let (got, fds) = recv(b.as_fd()).unwrap().unwrap();
+        sender.join().unwrap();
+        assert_eq!(got, body);
+        assert_eq!(fds.len(), 2);
+        assert!(
+            recv(b.as_fd()).unwrap().is_none(),
+            "the sender's end is closed"
+        );
+    }
+}
