@@ -257,6 +257,8 @@ impl Phases<'_> {
     }
 
     fn run(mut self) -> Result<Verdict, RunError> {
+        // Every command of the attempt starts from one zygote, ended with it.
+        let _zygote = super::attempt_zygote::AttemptZygote::enter();
         let (id, n) = (self.claim.job.clone(), self.claim.attempt);
         let dirs = self.store.dir().clone();
         let runs = dirs.runs(&id, n);

@@ -32,9 +32,8 @@ pub(crate) struct AttemptCommands {
     verifies: u32,
     toolchain: Toolchain,
     search_path: SearchPath,
-    /// The zygote the commands start from, started with the first
-    /// sandboxed one and shared by clones of these commands; ended when
-    /// the last of them is dropped.
+    /// The zygote the commands start from: the attempt's, taken with the
+    /// first sandboxed command and shared by clones of these commands.
     zygote: Arc<OnceLock<Option<Arc<Zygote>>>>,
 }
 
@@ -176,7 +175,7 @@ impl AttemptCommands {
         }
     }
 
-    /// The zygote, started on first use when the sandbox is on and this
+    /// The zygote, taken on first use when the sandbox is on and this
     /// binary can serve as one; `None` (commands are forked directly)
     /// otherwise, or when it cannot be started.
     fn zygote(&self) -> Option<Arc<Zygote>> {
@@ -184,7 +183,7 @@ impl AttemptCommands {
             return None;
         }
         self.zygote
-            .get_or_init(|| Zygote::start().ok().map(Arc::new))
+            .get_or_init(super::attempt_zygote::zygote)
             .clone()
     }
 

@@ -6,6 +6,7 @@
 //! Never prints; the CLI reports what it returns.
 
 mod attempt;
+mod attempt_zygote;
 mod baseline;
 mod baseline_key;
 mod cache_use;

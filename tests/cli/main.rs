@@ -61,3 +61,4 @@ mod validate;
 mod verdicts;
 mod view;
 mod view_browser;
+mod zygote;

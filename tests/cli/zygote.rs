@@ -1,0 +1,459 @@
+//! The attempt's zygote, attacked and killed, through the real binary.
+//!
+//! The zygote sits outside every command's Landlock domain and seccomp
+//! filter, so a command must not be able to reach it. A scripted job runs
+//! an attacker that looks for the zygote and every other process it can
+//! see, and tries to signal (every pid up to `pid_max`, then each zygote it
+//! sees with SIGKILL and SIGSTOP), trace (`PTRACE_ATTACH`, `PTRACE_SEIZE`),
+//! read (`environ`, `mem`) and alter (`mem`, `oom_score_adj`) it; then it
+//! leaves a daemon, files in its scratch and in `/tmp`, and asks the next
+//! command to look for them. The properties, checked in and out of band:
+//! the zygote was never reached (every later command still started from
+//! it, and the attacker's tally of successes is empty), nothing the
+//! attacker left was seen by the next command, and after the run no
+//! process of the attacker or the zygote is alive. Once with every layer,
+//! once without PID and mount namespaces (the test hook removes them), where
+//! the zygote is in plain sight of the command.
+//!
+//! And the fallback: the zygote killed from outside in the middle of an
+//! attempt; the attempt goes on with direct spawns and the log says so.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe, test_hooks};
+
+use crate::harness::{Sandbox, layer_missing, log_lines};
+
+const ZYGOTE_ARG: &str = "__agent-runtime-zygote";
+
+/// The attacker, `attack MARKER` or `look MARKER`. Prints one line per
+/// finding; `REACHED ...` lines are successes against a process that is
+/// not the command's own.
+const PROBE: &str = r#"
+import ctypes, os, signal, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+mode, marker = sys.argv[1], sys.argv[2]
+me = os.getpid()
+
+def visible():
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (me, 1):
+            pids.append(int(name))
+    return pids
+
+def cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+def mine(pid):
+    # Processes this command started itself (its own tree).
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return False
+    return ppid == me
+
+if mode == "attack":
+    targets = [p for p in visible() if not mine(p)]
+    # The zygote of this command's runner (its parent), named with the
+    # runner's pid; never another runner's.
+    runner = str(os.getppid())
+    zygotes = [p for p in targets if cmdline(p).split()[1:] == ["__agent-runtime-zygote", runner]]
+    print("SEES", len(targets), "ZYGOTES", zygotes, flush=True)
+    # Every pid there is: which answer a signal?
+    answered = []
+    limit = int(open("/proc/sys/kernel/pid_max").read())
+    for pid in range(2, limit + 1):
+        if pid == me:
+            continue
+        if libc.kill(pid, 0) == 0:
+            answered.append(pid)
+    for pid in answered:
+        print("REACHED signal0", pid, cmdline(pid), flush=True)
+    # Signals, tracing and writes only at zygotes: were a layer to fail,
+    # the test must not take the machine down with it.
+    for pid in zygotes:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            if libc.kill(pid, sig) == 0:
+                print("REACHED kill", sig, pid, flush=True)
+        for request in (16, 0x4206):  # PTRACE_ATTACH, PTRACE_SEIZE
+            if libc.ptrace(request, pid, None, None) == 0:
+                print("REACHED ptrace", request, pid, flush=True)
+    for pid in targets:
+        for name, flags in (("environ", os.O_RDONLY), ("mem", os.O_RDWR), ("oom_score_adj", os.O_WRONLY)):
+            if name != "environ" and pid not in zygotes:
+                continue
+            try:
+                fd = os.open(f"/proc/{pid}/{name}", flags)
+            except OSError:
+                continue
+            try:
+                if name == "environ":
+                    data = os.read(fd, 4096)
+                    if data or pid in zygotes:
+                        print("REACHED read", name, pid, flush=True)
+                elif name == "oom_score_adj":
+                    os.write(fd, b"1000")
+                    print("REACHED write", name, pid, flush=True)
+                else:
+                    print("REACHED open", name, pid, flush=True)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    # Leave things behind for the next command.
+    subprocess.Popen(["sh", "-c", f"sleep {marker} & sleep {marker}"], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for where in (os.environ.get("HOME", "/nonexistent"), os.environ.get("TMPDIR", "/nonexistent"), "/tmp", "/dev/shm"):
+        try:
+            open(os.path.join(where, f"planted-{marker}"), "w").write("x")
+            print("PLANTED", where, flush=True)
+        except OSError:
+            pass
+    os.environ["PLANTED"] = marker
+    print("ATTACKED", flush=True)
+else:
+    for pid in visible():
+        line = cmdline(pid)
+        if marker in line:
+            print("SAW process", pid, line, flush=True)
+    for where in (os.environ.get("HOME", "/nonexistent"), os.environ.get("TMPDIR", "/nonexistent"), "/tmp", "/dev/shm"):
+        if os.path.exists(os.path.join(where, f"planted-{marker}")):
+            print("SAW file", where, flush=True)
+    if os.environ.get("PLANTED"):
+        print("SAW environment", flush=True)
+    print("LOOKED", flush=True)
+"#;
+
+/// Pids of live processes (not zombies) whose command line holds `needle`.
+fn alive_with(needle: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !zombie && cmdline.contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// The process group of `pid`.
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+fn python() -> bool {
+    Path::new("/usr/bin/python3").exists()
+}
+
+/// A job of `steps` (scripted replies), its source holding the probe.
+fn job(sb: &Sandbox, steps: &[serde_json::Value]) -> std::path::PathBuf {
+    let source = sb.path().join("src-tree");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("probe.py"), PROBE).unwrap();
+    let script: String = steps.iter().map(|s| format!("{s}\n")).collect();
+    std::fs::write(sb.path().join("script.jsonl"), script).unwrap();
+    let manifest = sb.path().join("zygote.toml");
+    std::fs::write(
+        &manifest,
+        r#"prompt = "Create done.txt."
+source = "src-tree"
+editable = ["*.txt"]
+allow = ["python3 **", "sh **"]
+verify = ["python3", "-c", "pass"]
+trace = "full"
+
+[limits]
+attempts = 1
+command_timeout = "5m"
+
+[sandbox]
+mode = "auto"
+
+[provider]
+kind = "script"
+script = ["script.jsonl"]
+"#,
+    )
+    .unwrap();
+    manifest
+}
+
+fn run_tool(program: &str, args: &[&str]) -> serde_json::Value {
+    serde_json::json!({"kind": "run_tool", "program": program, "args": args})
+}
+
+fn finish_steps() -> [serde_json::Value; 2] {
+    [
+        serde_json::json!({"kind": "write_file", "path": "done.txt", "content": "ok\n"}),
+        serde_json::json!({"kind": "finish", "summary": "done"}),
+    ]
+}
+
+/// The observations of the job's transcript, joined.
+fn observations(sb: &Sandbox) -> String {
+    let path = sb.data().join("runs/zygote/1/transcript.jsonl");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let entry: serde_json::Value = serde_json::from_str(l).ok()?;
+            entry["observation"].as_str().map(str::to_string)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `sandbox` list of every command event, in order.
+fn command_layers(sb: &Sandbox) -> Vec<Vec<String>> {
+    log_lines(sb)
+        .into_iter()
+        .filter(|l| l["type"] == "command")
+        .map(|l| {
+            l["sandbox"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn runner_pid(sb: &Sandbox) -> i64 {
+    log_lines(sb)
+        .into_iter()
+        .find(|l| l["type"] == "attempt_started")
+        .and_then(|l| l["pid"].as_i64())
+        .expect("an attempt started")
+}
+
+fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "{}.{}",
+        800_000 + std::process::id() % 90_000,
+        nanos % 1_000_000
+    )
+}
+
+fn attack(test: &str, without_namespaces: bool) {
+    if !python() {
+        layer_missing(test, "python3 is not installed at /usr/bin/python3");
+        return;
+    }
+    if let Err(why) = &probe().namespaces {
+        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        return;
+    }
+    if probe().landlock_abi.as_ref().map_or(true, |abi| *abi < 6) {
+        layer_missing(test, "Landlock below ABI 6 cannot scope signals");
+        return;
+    }
+    if without_namespaces && test_hooks().is_none() {
+        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        return;
+    }
+    let sb = Sandbox::new();
+    let marker = marker();
+    let mut steps = vec![
+        run_tool("python3", &["probe.py", "attack", &marker]),
+        run_tool("python3", &["probe.py", "look", &marker]),
+    ];
+    steps.extend(finish_steps());
+    let manifest = job(&sb, &steps);
+    let mut command = sb.command(&["batch", "DATA", manifest.to_str().unwrap()]);
+    if without_namespaces {
+        command.env(TEST_HOOKS_ENV, "namespaces");
+    } else {
+        command.env_remove(TEST_HOOKS_ENV);
+    }
+    let run = crate::harness::Run::from(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:#?}");
+
+    let seen = observations(&sb);
+    assert!(seen.contains("ATTACKED"), "{seen}");
+    assert!(seen.contains("LOOKED"), "{seen}");
+    let reached: Vec<&str> = seen.lines().filter(|l| l.contains("REACHED")).collect();
+    assert!(
+        reached.is_empty(),
+        "the command reached a process: {reached:#?}"
+    );
+    let saw: Vec<&str> = seen.lines().filter(|l| l.starts_with("SAW")).collect();
+    assert!(
+        saw.is_empty(),
+        "the next command saw what the last left: {saw:#?}"
+    );
+    if without_namespaces {
+        // The zygote was in plain sight: the attack had its target.
+        let zygotes = seen
+            .lines()
+            .find(|l| l.starts_with("SEES"))
+            .unwrap_or_default();
+        assert!(!zygotes.ends_with("ZYGOTES []"), "{seen}");
+    }
+    // Every command started from the same zygote, which the attack did
+    // not stop, kill or take over: none was started another way.
+    let layers = command_layers(&sb);
+    assert!(layers.len() >= 3, "{layers:?}");
+    for command in &layers {
+        assert!(command.contains(&"zygote".to_string()), "{layers:?}");
+        assert!(!command.contains(&"zygote-lost".to_string()), "{layers:?}");
+        assert_eq!(
+            command.contains(&"pidns".to_string()),
+            !without_namespaces,
+            "{layers:?}"
+        );
+    }
+    // Out of band, after the run: nothing of the attacker and no zygote of
+    // this runner is alive.
+    let runner = runner_pid(&sb);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let daemons = alive_with(&format!("sleep {marker}"));
+        let zygotes = alive_with(&format!("{ZYGOTE_ARG} {runner}"));
+        if daemons.is_empty() && zygotes.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alive after the run: daemons {daemons:?}, zygotes {zygotes:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for dir in ["/tmp", "/dev/shm"] {
+        let planted = Path::new(dir).join(format!("planted-{marker}"));
+        assert!(!planted.exists(), "{} was written", planted.display());
+    }
+}
+
+#[test]
+fn a_command_cannot_reach_the_zygote_and_leaves_nothing_for_the_next() {
+    attack(
+        "a_command_cannot_reach_the_zygote_and_leaves_nothing_for_the_next",
+        false,
+    );
+}
+
+#[test]
+fn without_namespaces_the_zygote_is_in_sight_and_still_out_of_reach() {
+    attack(
+        "without_namespaces_the_zygote_is_in_sight_and_still_out_of_reach",
+        true,
+    );
+}
+
+#[test]
+fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
+    let test = "a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on";
+    if let Err(why) = &probe().namespaces {
+        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        return;
+    }
+    let sb = Sandbox::new();
+    // A sleep of 2 s that only this test runs.
+    let nanos = marker().replace('.', "");
+    let sleep = format!("sleep 2.{nanos}");
+    let mut steps = vec![
+        run_tool("sh", &["-c", &format!("{sleep}; echo first")]),
+        run_tool("sh", &["-c", "echo after"]),
+        run_tool("sh", &["-c", "echo later"]),
+    ];
+    steps.extend(finish_steps());
+    let manifest = job(&sb, &steps);
+    let child = sb
+        .command(&["batch", "DATA", manifest.to_str().unwrap()])
+        .env_remove(TEST_HOOKS_ENV)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner = child.id();
+    // Once the first command sleeps, kill the zygote it started from.
+    let needle = format!("{ZYGOTE_ARG} {runner}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let zygote = loop {
+        // The command's waiter is a copy of the zygote (it never execs):
+        // it leads the command's group, the zygote does not.
+        let zygotes: Vec<i32> = alive_with(&needle)
+            .into_iter()
+            .filter(|pid| process_group(*pid) != Some(*pid))
+            .collect();
+        if let ([one], false) = (&zygotes[..], alive_with(&sleep).is_empty()) {
+            break *one;
+        }
+        assert!(Instant::now() < deadline, "no zygote of runner {runner}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(zygote),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let run = crate::harness::Run::from(out);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let layers = command_layers(&sb);
+    let how: Vec<&str> = layers
+        .iter()
+        .map(|l| {
+            if l.contains(&"zygote-lost".to_string()) {
+                "lost"
+            } else if l.contains(&"zygote".to_string()) {
+                "zygote"
+            } else {
+                "direct"
+            }
+        })
+        .collect();
+    // The first started from the zygote and, running when it died,
+    // finished as it would have; the next found it gone; the rest started
+    // directly, every layer still on.
+    assert_eq!(&how[..2], ["zygote", "lost"], "{layers:?}");
+    assert!(how[2..].iter().all(|h| *h == "direct"), "{layers:?}");
+    let first = log_lines(&sb)
+        .into_iter()
+        .find(|l| l["type"] == "command")
+        .unwrap();
+    assert_eq!(first["exit_code"], 0, "{first}");
+    assert!(first["duration_ms"].as_u64().unwrap() >= 1900, "{first}");
+    for command in &layers {
+        assert!(command.contains(&"pidns".to_string()), "{layers:?}");
+        assert!(command.contains(&"seccomp".to_string()) || probe().seccomp.is_err());
+    }
+    let seen = observations(&sb);
+    assert!(seen.contains("first"), "{seen}");
+    assert!(seen.contains("after"), "{seen}");
+    assert!(seen.contains("later"), "{seen}");
+    assert_eq!(
+        log_lines(&sb)
+            .iter()
+            .filter(|l| l["type"] == "verify")
+            .count(),
+        1
+    );
+    assert!(alive_with(&needle).is_empty());
+}
