@@ -4,11 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_runtime::cancel::CancelToken;
 use agent_runtime::exec::{AllowList, ExecRequest, run};
 use agent_runtime::sandbox::SandboxMode;
+use agent_runtime::zygote::Zygote;
 
 /// Spawns per figure of the spawn-cost line.
 const SPAWNS: usize = 201;
@@ -34,9 +36,21 @@ fn median_us(mut once: impl FnMut()) -> u128 {
     times[times.len() / 2]
 }
 
+/// The spawn costs of `/bin/true`, in microseconds.
+struct SpawnCosts {
+    bare: u128,
+    /// Through the executor, no sandbox.
+    executor: u128,
+    /// Every layer `auto` finds, started from a zygote (as attempts do).
+    sandboxed: u128,
+    /// The same, forked by this process itself.
+    direct: u128,
+}
+
 /// `/bin/true` spawned bare, through the executor without a sandbox, and
-/// through the executor with every layer `auto` finds.
-fn spawn_costs(dir: &std::path::Path) -> (u128, u128, u128) {
+/// through the executor with every layer `auto` finds, from a zygote and
+/// directly.
+fn spawn_costs(dir: &std::path::Path) -> SpawnCosts {
     let bare = median_us(|| {
         let status = Command::new("/bin/true").status().unwrap();
         assert!(status.success());
@@ -46,13 +60,38 @@ fn spawn_costs(dir: &std::path::Path) -> (u128, u128, u128) {
     req.sandbox.mode = SandboxMode::Off;
     let executor = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
     req.sandbox.mode = SandboxMode::Auto;
-    let sandboxed = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
-    (bare, executor, sandboxed)
+    let direct = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
+    req.zygote = Some(Arc::new(Zygote::start().unwrap()));
+    let sandboxed = median_us(|| {
+        let outcome = run(&req, &cancel).unwrap();
+        assert!(outcome.success());
+        assert!(outcome.sandbox_layers.iter().any(|l| l == "zygote"));
+    });
+    SpawnCosts {
+        bare,
+        executor,
+        sandboxed,
+        direct,
+    }
 }
 
+/// Heap a sweep's runner holds at 4,000 jobs, touched so it is mapped.
+const BALLAST_MB: usize = 150;
+
 fn main() {
+    // The zygote is this binary again.
+    if let Some(code) = agent_runtime::zygote::serve_if_asked() {
+        std::process::exit(if code == std::process::ExitCode::SUCCESS {
+            0
+        } else {
+            1
+        });
+    }
     let dir = tempfile::tempdir().unwrap();
-    let (bare_us, executor_us, sandboxed_us) = spawn_costs(dir.path());
+    let small = spawn_costs(dir.path());
+    let ballast: Vec<u8> = vec![1; BALLAST_MB << 20];
+    let big = spawn_costs(dir.path());
+    drop(std::hint::black_box(ballast));
 
     let req = request(
         dir.path(),
@@ -107,5 +146,17 @@ fn main() {
         field("peak_rss_kib="),
         field("duration_ms="),
     );
-    println!("BENCH exec bare_us={bare_us} executor_us={executor_us} sandboxed_us={sandboxed_us}");
+    println!(
+        "BENCH exec bare_us={} executor_us={} sandboxed_us={} sandboxed_direct_us={} \
+         ballast_mb={BALLAST_MB} bare_us_ballast={} executor_us_ballast={} \
+         sandboxed_us_ballast={} sandboxed_direct_us_ballast={}",
+        small.bare,
+        small.executor,
+        small.sandboxed,
+        small.direct,
+        big.bare,
+        big.executor,
+        big.sandboxed,
+        big.direct,
+    );
 }
