@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BIN, Sandbox};
+use crate::harness::{BIN, Sandbox, alive_with};
 
 /// Whether `exec --sandbox required` works here; prints why not.
 fn required_available(test: &str) -> bool {
@@ -48,27 +48,6 @@ fn field(out: &Output, key: &str) -> String {
     text.lines()
         .find_map(|line| line.strip_prefix(&prefix).map(str::to_string))
         .unwrap_or_else(|| panic!("no {key}= in:\n{text}"))
-}
-
-/// Pids of live processes whose command line holds `marker`.
-fn alive_with(marker: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = stat
-            .rfind(')')
-            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 /// A `sleep` argument nobody else uses, so its processes can be found.

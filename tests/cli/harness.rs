@@ -276,3 +276,43 @@ pub fn html_job_text(html: &str, instance: &str) -> String {
     walk(&data["details"][index], &data["texts"], &mut out);
     out
 }
+
+/// Pids of live processes (not zombies) whose command line, its arguments
+/// joined by spaces, holds `needle`.
+pub fn alive_with(needle: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !zombie && cmdline.contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// The observations of attempt `attempt` of `job` (its `transcript.jsonl`,
+/// written with `trace = "full"`), joined by newlines.
+pub fn observations(sb: &Sandbox, job: &str, attempt: u32) -> String {
+    let path = sb
+        .data()
+        .join(format!("runs/{job}/{attempt}/transcript.jsonl"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let entry: serde_json::Value = serde_json::from_str(l).ok()?;
+            entry["observation"].as_str().map(str::to_string)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

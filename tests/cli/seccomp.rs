@@ -612,20 +612,7 @@ script = ["attempt1.jsonl", "attempt2.jsonl"]
         .collect();
     assert_eq!(attempts.len(), 2, "{attempts:?}");
 
-    let observations = |attempt: u32| -> String {
-        let path = sb
-            .data()
-            .join(format!("runs/keys/{attempt}/transcript.jsonl"));
-        std::fs::read_to_string(&path)
-            .unwrap()
-            .lines()
-            .filter_map(|l| {
-                let entry: serde_json::Value = serde_json::from_str(l).ok()?;
-                entry["observation"].as_str().map(str::to_string)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let observations = |attempt: u32| crate::harness::observations(&sb, "keys", attempt);
     let first = observations(1);
     assert_eq!(first.matches("STORE").count(), 3, "{first}");
     assert!(!first.contains("STORE session 1"), "{first}");

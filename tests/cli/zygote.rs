@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe, test_hooks};
 
-use crate::harness::{Sandbox, layer_missing, log_lines};
+use crate::harness::{Sandbox, alive_with, layer_missing, log_lines, observations};
 
 const ZYGOTE_ARG: &str = "__agent-runtime-zygote";
 
@@ -130,28 +130,6 @@ else:
     print("LOOKED", flush=True)
 "#;
 
-/// Pids of live processes (not zombies) whose command line holds `needle`.
-fn alive_with(needle: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = stat
-            .rfind(')')
-            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if !zombie && cmdline.contains(needle) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 /// The process group of `pid`.
 fn process_group(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -208,20 +186,6 @@ fn finish_steps() -> [serde_json::Value; 2] {
         serde_json::json!({"kind": "write_file", "path": "done.txt", "content": "ok\n"}),
         serde_json::json!({"kind": "finish", "summary": "done"}),
     ]
-}
-
-/// The observations of the job's transcript, joined.
-fn observations(sb: &Sandbox) -> String {
-    let path = sb.data().join("runs/zygote/1/transcript.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter_map(|l| {
-            let entry: serde_json::Value = serde_json::from_str(l).ok()?;
-            entry["observation"].as_str().map(str::to_string)
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The `sandbox` list of every command event, in order.
@@ -294,7 +258,7 @@ fn attack(test: &str, without_namespaces: bool) {
     let run = crate::harness::Run::from(command.output().unwrap());
     assert_eq!(run.code, 0, "{run:#?}");
 
-    let seen = observations(&sb);
+    let seen = observations(&sb, "zygote", 1);
     assert!(seen.contains("ATTACKED"), "{seen}");
     assert!(seen.contains("LOOKED"), "{seen}");
     let reached: Vec<&str> = seen.lines().filter(|l| l.contains("REACHED")).collect();
@@ -444,7 +408,7 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
         assert!(command.contains(&"pidns".to_string()), "{layers:?}");
         assert!(command.contains(&"seccomp".to_string()) || probe().seccomp.is_err());
     }
-    let seen = observations(&sb);
+    let seen = observations(&sb, "zygote", 1);
     assert!(seen.contains("first"), "{seen}");
     assert!(seen.contains("after"), "{seen}");
     assert!(seen.contains("later"), "{seen}");

@@ -27,7 +27,7 @@ mod probe;
 mod rlimits;
 mod seccomp;
 mod skeleton;
-mod sys;
+pub(crate) mod sys;
 mod test_hooks;
 
 pub use caps::protect_runner;

@@ -131,11 +131,10 @@ impl Zygote {
 
     /// Why the zygote is no longer used, once it is not.
     pub fn lost(&self) -> Option<String> {
-        self.link
-            .lock()
-            .ok()
-            .and_then(|link| link.lost.clone())
-            .or_else(|| self.link.is_poisoned().then(|| "poisoned".to_string()))
+        match self.link.lock() {
+            Ok(link) => link.lost.clone(),
+            Err(_) => Some("poisoned".to_string()),
+        }
     }
 
     /// Starts `resolved` (as `argv`, in `cwd`, with `env`) inside the

@@ -27,19 +27,22 @@ use nix::unistd::Pid;
 
 use super::wire::{self, SpawnReply, SpawnRequest};
 use crate::sandbox::ChildSetup;
+use crate::sandbox::sys;
 
 /// The zygote's life: serve requests on descriptor 0 until the runner
 /// closes it.
 pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    if sys::set_parent_death_signal().is_err() {
+        return ExitCode::FAILURE;
+    }
     let parent = nix::unistd::getppid();
     if runner != Some(parent.as_raw()) {
         // Not started by the runner it names, or that runner already died.
         return ExitCode::from(2);
     }
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if sys::set_dumpable(false).is_err() {
+        return ExitCode::FAILURE;
+    }
     // SAFETY: descriptor 0 is the socket the runner passed as stdin; it
     // stays open for the life of this process.
     let sock = unsafe { BorrowedFd::borrow_raw(0) };
@@ -183,12 +186,9 @@ impl Child<'_> {
             Err(err) => errno_of(&err),
         };
         let word = errno.to_ne_bytes();
-        // SAFETY: writes a local buffer to the report pipe, then exits
-        // without running anything of the zygote.
-        unsafe {
-            libc::write(self.report, word.as_ptr().cast(), word.len());
-            libc::_exit(127)
-        }
+        // SAFETY: writes a local buffer to the report pipe.
+        unsafe { libc::write(self.report, word.as_ptr().cast(), word.len()) };
+        sys::exit(127)
     }
 
     fn prepare(&self) -> std::io::Result<()> {
@@ -199,10 +199,7 @@ impl Child<'_> {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        // SAFETY: a NUL-terminated path.
-        if unsafe { libc::chdir(self.cwd.as_ptr()) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        sys::chdir(self.cwd)?;
         // SAFETY: setpgid with integers: a group of its own.
         if unsafe { libc::setpgid(0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
