@@ -50,28 +50,40 @@ pub(crate) fn write_json_for_markup<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
     value: &T,
 ) -> serde_json::Result<()> {
+    write_json_for_markup_to(out, value)
+}
+
+/// As [`write_json_for_markup`], into any writer (a page written to its
+/// file as it is serialized).
+pub(crate) fn write_json_for_markup_to<W: io::Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+) -> serde_json::Result<()> {
     serde_json::to_writer(NoMarkup(out), value)
 }
 
 /// Writes what it is given with `<`, `>` and `&` as `\u` escapes. They are
 /// ASCII, so such a byte is never part of a longer character.
-struct NoMarkup<'a>(&'a mut Vec<u8>);
+struct NoMarkup<W>(W);
 
-impl io::Write for NoMarkup<'_> {
+impl<W: io::Write> io::Write for NoMarkup<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        for &b in buf {
-            match b {
-                b'<' => self.0.extend_from_slice(b"\\u003c"),
-                b'>' => self.0.extend_from_slice(b"\\u003e"),
-                b'&' => self.0.extend_from_slice(b"\\u0026"),
-                b => self.0.push(b),
-            }
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|b| matches!(b, b'<' | b'>' | b'&')) {
+            self.0.write_all(&rest[..at])?;
+            self.0.write_all(match rest[at] {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                _ => b"\\u0026",
+            })?;
+            rest = &rest[at + 1..];
         }
+        self.0.write_all(rest)?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.0.flush()
     }
 }
 
@@ -194,6 +206,43 @@ mod tests {
         assert_eq!(
             to_json_compact(&plain).unwrap(),
             serde_json::to_string(&plain).unwrap()
+        );
+    }
+
+    /// A writer that takes at most `n` bytes per call, as a pipe or a
+    /// buffered file may.
+    struct Trickle(Vec<u8>, usize);
+
+    impl io::Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.1);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn markup_is_escaped_whatever_the_writer_accepts_per_call() {
+        let value = serde_json::json!({
+            "s": "</script><!-- a && b > c -->",
+            "k<&>": ["<", ">", "&", "plain"],
+        });
+        let mut whole = Vec::new();
+        write_json_for_markup(&mut whole, &value).unwrap();
+        for n in [1, 2, 3, 7] {
+            let mut out = Trickle(Vec::new(), n);
+            write_json_for_markup_to(&mut out, &value).unwrap();
+            assert_eq!(out.0, whole, "per-call limit {n}");
+        }
+        let text = String::from_utf8(whole).unwrap();
+        assert!(!text.contains(['<', '>', '&']), "{text}");
+        assert!(text.contains("\\u003c/script\\u003e"), "{text}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
         );
     }
 }

@@ -13,5 +13,7 @@
 mod json;
 mod visible;
 
-pub(crate) use json::{to_json_pretty, write_json_for_markup, write_json_pretty};
+pub(crate) use json::{
+    to_json_pretty, write_json_for_markup, write_json_for_markup_to, write_json_pretty,
+};
 pub(crate) use visible::{block, line};

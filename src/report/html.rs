@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::chart::pass_rate_chart;
 use super::columns;
 use super::format::{count, duration_ms, percent, percent_ci, tally_cells, usd, utc};
-use super::html_data::{embed_into, page_data};
+use super::html_data::{page_data, write_page_data};
 use super::markdown::{COMPARISON_NOTE, comparison_figures, means_cells};
 use super::model::Report;
 use super::style::STYLE;
@@ -68,11 +68,24 @@ pub fn render_html(report: &Report) -> String {
 /// page is written to the data dir of `report.sources[i]` (`../` for
 /// `DATA/report/`), for the links to each job's logs.
 pub fn render_html_linked(report: &Report, links: &[String]) -> String {
+    let mut out = Vec::new();
+    // Writing to memory does not fail.
+    let _ = write_html_linked(report, links, &mut out);
+    // Markup and serde_json's output are UTF-8; a failure here would be a
+    // bug, shown as replacement characters, not a panic.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Writes `report.html` (see [`render_html_linked`]) to `w` as it is
+/// rendered: the page's data, most of a sweep's page, goes out job by job
+/// and is never held whole.
+pub(super) fn write_html_linked(
+    report: &Report,
+    links: &[String],
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let summary = Summary::of(report);
-    let data = page_data(report, &summary, links);
-    // The details are most of the page: room for them and the rest.
-    let detail_bytes: usize = data.details.iter().map(String::len).sum();
-    let mut out = String::with_capacity(detail_bytes + report.jobs.len() * 1024 + 64 * 1024);
+    let mut out = String::with_capacity(64 * 1024);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -120,13 +133,14 @@ pub fn render_html_linked(report: &Report, links: &[String]) -> String {
     comparisons(&mut out, &summary);
     failures(&mut out, report, &summary);
     out.push_str("</main>\n<script type=\"application/json\" id=\"report-data\">");
+    w.write_all(out.as_bytes())?;
+    drop(out);
     // Serialized straight into the page: a sweep's page holds its data once.
-    let mut out = embed_into(out, &data);
-    let _ = write!(
-        out,
+    write_page_data(&mut *w, &page_data(report, &summary, links))?;
+    write!(
+        w,
         "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
-    );
-    out
+    )
 }
 
 fn header(out: &mut String, report: &Report, t: &Tally) {

@@ -147,15 +147,36 @@ pub(super) struct Table {
 }
 
 /// Everything the script renders.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(super) struct PageData {
+#[derive(Debug, Serialize)]
+pub(super) struct PageData<'a> {
     pub tables: Vec<Table>,
     /// The names of a job's facts, in order.
     pub fact_names: &'static [&'static str],
     /// Paragraphs any job's details may show, by key.
     pub texts: std::collections::BTreeMap<&'static str, &'static str>,
     /// Per job, in the report's order: its details, a JSON list of blocks.
-    pub details: Vec<String>,
+    pub details: JobDetails<'a>,
+}
+
+/// Every job's details, each serialized as its JSON text when the page is
+/// written: a sweep's page never holds all of them at once.
+#[derive(Debug)]
+pub(super) struct JobDetails<'a> {
+    report: &'a Report,
+    links: &'a [String],
+}
+
+impl Serialize for JobDetails<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.report.jobs.len()))?;
+        for j in &self.report.jobs {
+            let blocks = details(j, self.links.get(j.source).map(String::as_str));
+            let text = serde_json::to_string(&blocks).unwrap_or_else(|_| "[]".into());
+            seq.serialize_element(&text)?;
+        }
+        seq.end()
+    }
 }
 
 /// Columns of the jobs table of `report.html`: the figures of
@@ -177,7 +198,11 @@ pub(super) const HTML_JOB_HEADERS: [&str; 11] = [
 
 /// The page's data. `links[source]` is the path from the report to the
 /// data dir of that source (`../`), for the links to a job's logs.
-pub(super) fn page_data(report: &Report, summary: &Summary, links: &[String]) -> PageData {
+pub(super) fn page_data<'a>(
+    report: &'a Report,
+    summary: &Summary,
+    links: &'a [String],
+) -> PageData<'a> {
     let mut tables = vec![jobs_table(report)];
     if !report.jobs.is_empty() {
         tables.push(time_table(report));
@@ -189,30 +214,17 @@ pub(super) fn page_data(report: &Report, summary: &Summary, links: &[String]) ->
         tables,
         fact_names: &super::html_detail::FACT_NAMES,
         texts: super::html_detail::texts(),
-        details: report
-            .jobs
-            .iter()
-            .map(|j| {
-                let blocks = details(j, links.get(j.source).map(String::as_str));
-                serde_json::to_string(&blocks).unwrap_or_else(|_| "[]".into())
-            })
-            .collect(),
+        details: JobDetails { report, links },
     }
 }
 
-/// `out` followed by the document as the text of a
-/// `<script type="application/json">`, serialized in place (no copy of
-/// the JSON is made).
-pub(super) fn embed_into(out: String, data: &PageData) -> String {
-    let mut bytes = out.into_bytes();
-    let start = bytes.len();
-    if crate::escape::write_json_for_markup(&mut bytes, data).is_err() {
-        bytes.truncate(start);
-        bytes.extend_from_slice(b"{\"tables\":[],\"details\":[]}");
-    }
-    // serde_json writes UTF-8 and the escapes are ASCII; a failure here
-    // would be a bug, shown as replacement characters, not a panic.
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+/// Writes the page's data as the text of a `<script type="application/json">`
+/// (no text in it can end the element), serialized as it goes.
+pub(super) fn write_page_data(
+    w: &mut dyn std::io::Write,
+    data: &PageData<'_>,
+) -> std::io::Result<()> {
+    crate::escape::write_json_for_markup_to(w, data).map_err(std::io::Error::other)
 }
 
 pub(super) fn outcome_cell(j: &JobResult) -> Cell {

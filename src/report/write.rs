@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
-use super::html::render_html_linked;
+use super::html::write_html_linked;
 use super::json::write_json;
 use super::junit::render_junit;
 use super::markdown::render_markdown;
@@ -34,7 +34,7 @@ pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Report
         // The biggest file of a sweep goes to disk as it is serialized.
         &|w| write_json(report, w),
         &|w| w.write_all(render_junit(report).as_bytes()),
-        &|w| w.write_all(render_html_linked(report, &links).as_bytes()),
+        &|w| write_html_linked(report, &links, w),
     ];
     let mut written = Vec::with_capacity(REPORT_FILES.len());
     for (name, render) in REPORT_FILES.iter().zip(renderers) {
