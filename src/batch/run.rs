@@ -192,10 +192,9 @@ pub(crate) fn run_batch(
         options.progress,
         notice.known.then(|| notice.line()),
     );
-    // The workers open their own; this one's copy of the state is not
-    // needed while they run.
-    drop(store);
-    let outcome = run_workers(&dir, queue, options, budget.clone());
+    // The workers' handles are forks of this one, which the last of them
+    // takes: one replay of the log, and the manifests shared by all.
+    let outcome = run_workers(store, queue, options, budget.clone());
     // Jobs of this batch that another runner holds (a second batch on the
     // same data dir): wait for them, so the summary and the report say how
     // they ended.
@@ -375,12 +374,16 @@ type WorkerOutcome = (usize, Vec<(String, String)>, Option<BatchError>);
 
 /// Runs the queue on `options.workers` workers.
 fn run_workers(
-    dir: &DataDir,
+    store: Store,
     queue: VecDeque<String>,
     options: &BatchOptions,
     budget: Option<std::sync::Arc<crate::agent::Budget>>,
 ) -> Result<WorkerOutcome, BatchError> {
     let workers = options.workers.max(1).min(queue.len().max(1));
+    let mut stores = (1..workers)
+        .map(|_| store.fork())
+        .collect::<Result<Vec<_>, _>>()?;
+    stores.push(store);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
         .thread_name(|i| format!("batch-worker-{i}"))
@@ -391,9 +394,11 @@ fn run_workers(
     let job_errors = Mutex::new(Vec::new());
     let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
     pool.scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|_| {
-                if let Err(e) = worker(dir, &queue, &attempts, &job_errors, options, &budget) {
+        for store in stores {
+            let (queue, attempts, job_errors, first_error, budget) =
+                (&queue, &attempts, &job_errors, &first_error, &budget);
+            scope.spawn(move |_| {
+                if let Err(e) = worker(store, queue, attempts, job_errors, options, budget) {
                     options.interrupt.cancel();
                     let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
                     slot.get_or_insert(e);
@@ -411,14 +416,13 @@ fn run_workers(
 /// Takes jobs from the queue until it is empty or the batch is interrupted;
 /// retries a failed job while it has attempts left.
 fn worker(
-    dir: &DataDir,
+    mut store: Store,
     queue: &Mutex<VecDeque<String>>,
     attempts: &Mutex<usize>,
     job_errors: &Mutex<Vec<(String, String)>>,
     options: &BatchOptions,
     budget: &Option<std::sync::Arc<crate::agent::Budget>>,
 ) -> Result<(), BatchError> {
-    let mut store = Store::open(dir.clone())?;
     let run_options = RunOptions {
         provider: None,
         interrupt: Some(options.interrupt.clone()),

@@ -61,6 +61,9 @@ pub fn main() -> ExitCode {
     // Sandboxed commands must not read the runner's /proc files (its
     // environment holds provider keys).
     crate::sandbox::protect_runner();
+    // Before any thread starts: one heap, so what one thread frees another
+    // reuses (see the executor's `heap`).
+    crate::exec::share_one_heap();
     let result = run(Cli::parse());
     // Cgroups kept for reuse between commands go with the runner.
     crate::sandbox::release_idle_cgroups();

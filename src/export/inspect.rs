@@ -14,7 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use super::trace::{AttemptTrace, JobTrace, StepTrace};
-use crate::report::{JobOutcome, iso8601};
+use crate::report::{JobOutcome, JobResult, iso8601};
 
 /// The scorer's name in the log.
 const SCORER: &str = "acceptance";
@@ -22,48 +22,70 @@ const SCORER: &str = "acceptance";
 /// Takes one member of a log, `(name, bytes)`.
 pub(crate) type Put<'a, E> = dyn FnMut(&str, &[u8]) -> Result<(), E> + 'a;
 
-/// The members of one log, each handed to `put` as `(name, bytes)` in the
-/// order Inspect itself writes them: the samples, then `summaries.json`,
-/// then `header.json`. `family` and `model` name the log; `generated_ms`
-/// dates a log whose jobs never started. One sample exists at a time, so a
-/// sweep of thousands never holds its samples in memory together.
-pub(crate) fn eval_members<E>(
-    family: &str,
-    model: &str,
-    jobs: &[&JobTrace<'_>],
-    generated_ms: u64,
-    put: &mut Put<'_, E>,
-) -> Result<(), E> {
-    // The summaries as the JSON array they end up in, kept as text.
-    let mut summaries = b"[".to_vec();
-    for (i, job) in jobs.iter().enumerate() {
-        let sample = sample(job);
-        if i > 0 {
-            summaries.push(b',');
-        }
-        summaries.extend(bytes(&summary(&sample, job.row.outcome.is_terminal())));
-        let name = format!("samples/{}_epoch_{}.json", job.row.job, epoch(job));
-        put(&name, &bytes(&sample))?;
+/// One log in the making: each sample is handed to `put` as it is
+/// added, then [`EvalLog::finish`] writes `summaries.json` and
+/// `header.json` (the order Inspect itself writes them). Only the
+/// summaries and the header's figures are kept, so a sweep of thousands
+/// never holds its samples, or their traces, in memory together.
+#[derive(Debug, Default)]
+pub(crate) struct EvalLog {
+    /// The summaries as the JSON array they end up in, kept as text.
+    summaries: Vec<u8>,
+    /// The header's figures over the samples added so far.
+    stats: HeaderStats,
+}
+
+impl EvalLog {
+    pub(crate) fn new() -> Self {
+        Self::default()
     }
-    summaries.push(b']');
-    put("summaries.json", &summaries)?;
-    put(
-        "header.json",
-        &bytes(&header(family, model, jobs, generated_ms)),
-    )
+
+    /// Adds `job`'s sample, putting it as `samples/<id>_epoch_<n>.json`.
+    pub(crate) fn add<E>(&mut self, job: &JobTrace<'_>, put: &mut Put<'_, E>) -> Result<(), E> {
+        let sample = sample(job);
+        self.summaries.push(if self.summaries.is_empty() {
+            b'['
+        } else {
+            b','
+        });
+        self.summaries
+            .extend(bytes(&summary(&sample, job.row.outcome.is_terminal())));
+        self.stats.count(job.row);
+        let name = format!("samples/{}_epoch_{}.json", job.row.job, epoch(job.row));
+        put(&name, &bytes(&sample))
+    }
+
+    /// Puts `summaries.json` and `header.json`. `family` and `model`
+    /// name the log; `generated_ms` dates a log whose jobs never started.
+    pub(crate) fn finish<E>(
+        mut self,
+        family: &str,
+        model: &str,
+        generated_ms: u64,
+        put: &mut Put<'_, E>,
+    ) -> Result<(), E> {
+        if self.summaries.is_empty() {
+            self.summaries.push(b'[');
+        }
+        self.summaries.push(b']');
+        put("summaries.json", &self.summaries)?;
+        put(
+            "header.json",
+            &bytes(&header(family, model, &self.stats, generated_ms)),
+        )
+    }
 }
 
 fn bytes(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
-fn epoch(job: &JobTrace<'_>) -> u32 {
-    job.row.repeat.unwrap_or(1).max(1)
+fn epoch(row: &JobResult) -> u32 {
+    row.repeat.unwrap_or(1).max(1)
 }
 
 /// `C`, `I`, or no score (and why, as the sample's error).
-fn scored(job: &JobTrace<'_>) -> Result<&'static str, Unscored> {
-    let row = job.row;
+fn scored(row: &JobResult) -> Result<&'static str, Unscored> {
     match (row.outcome, row.failure_kind) {
         (JobOutcome::Accepted, _) => Ok("C"),
         (JobOutcome::Failed, Some(kind)) if kind.is_infrastructure() => {
@@ -100,7 +122,7 @@ fn sample(job: &JobTrace<'_>) -> Value {
     let messages = messages(job);
     let mut sample = Map::new();
     sample.insert("id".into(), json!(row.job));
-    sample.insert("epoch".into(), json!(epoch(job)));
+    sample.insert("epoch".into(), json!(epoch(row)));
     sample.insert("input".into(), json!(job.prompt));
     sample.insert("target".into(), json!(""));
     sample.insert("metadata".into(), metadata(job));
@@ -114,7 +136,7 @@ fn sample(job: &JobTrace<'_>) -> Value {
         "working_time".into(),
         json!(row.wall_ms.saturating_sub(row.time.wait_ms) as f64 / 1000.0),
     );
-    match scored(job) {
+    match scored(row) {
         Ok(value) => {
             let explanation = match (row.failure_kind, &row.cause) {
                 (None, _) => "accepted by the hidden tests".to_string(),
@@ -302,12 +324,53 @@ fn step_messages(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace) -
     ]
 }
 
-fn header(family: &str, model: &str, jobs: &[&JobTrace<'_>], generated_ms: u64) -> Value {
-    let started = jobs.iter().filter_map(|j| j.row.started_ms).min();
-    let ended = jobs.iter().filter_map(|j| j.row.ended_ms).max();
-    let scored: Vec<&'static str> = jobs.iter().filter_map(|j| scored(j).ok()).collect();
-    let correct = scored.iter().filter(|v| **v == "C").count();
-    let n = scored.len();
+/// What the header says of a log's samples, counted as they are added.
+#[derive(Debug, Default)]
+struct HeaderStats {
+    started: Option<u64>,
+    ended: Option<u64>,
+    total: usize,
+    scored: usize,
+    correct: usize,
+    finished: bool,
+    input: u64,
+    output: u64,
+    epochs: u32,
+    /// The job ids in order, a job's repeats once.
+    ids: Vec<String>,
+}
+
+impl HeaderStats {
+    fn count(&mut self, row: &JobResult) {
+        self.started = self.started.into_iter().chain(row.started_ms).min();
+        self.ended = self.ended.into_iter().chain(row.ended_ms).max();
+        self.finished = (self.total == 0 || self.finished) && row.outcome.is_terminal();
+        self.total += 1;
+        if let Ok(value) = scored(row) {
+            self.scored += 1;
+            self.correct += usize::from(value == "C");
+        }
+        self.input = self.input.saturating_add(row.input_tokens);
+        self.output = self.output.saturating_add(row.output_tokens);
+        self.epochs = self.epochs.max(epoch(row));
+        if self.ids.last() != Some(&row.job) {
+            self.ids.push(row.job.clone());
+        }
+    }
+}
+
+fn header(family: &str, model: &str, stats: &HeaderStats, generated_ms: u64) -> Value {
+    let HeaderStats {
+        started,
+        ended,
+        total,
+        scored: n,
+        correct,
+        input,
+        output,
+        ..
+    } = *stats;
+    let finished = stats.finished || total == 0;
     let accuracy = if n == 0 {
         0.0
     } else {
@@ -319,18 +382,10 @@ fn header(family: &str, model: &str, jobs: &[&JobTrace<'_>], generated_ms: u64) 
     } else {
         0.0
     };
-    let finished = jobs.iter().all(|j| j.row.outcome.is_terminal());
-    let (input, output) = jobs.iter().fold((0u64, 0u64), |(i, o), j| {
-        (
-            i.saturating_add(j.row.input_tokens),
-            o.saturating_add(j.row.output_tokens),
-        )
-    });
-    let mut ids: Vec<&str> = jobs.iter().map(|j| j.row.job.as_str()).collect();
-    ids.dedup();
+    let ids = &stats.ids;
     let id_text = format!("{family}@{model}\n{}", ids.join("\n"));
     let eval_id = crate::hash::short_hash(id_text.as_bytes());
-    let epochs = jobs.iter().map(|job| epoch(job)).max().unwrap_or(1);
+    let epochs = stats.epochs.max(1);
     let created = iso8601(started.unwrap_or(generated_ms));
     json!({
         "version": 2,
@@ -359,13 +414,13 @@ fn header(family: &str, model: &str, jobs: &[&JobTrace<'_>], generated_ms: u64) 
             "config": {},
         },
         "results": {
-            "total_samples": jobs.len(),
+            "total_samples": total,
             "completed_samples": n,
             "scores": [{
                 "name": SCORER,
                 "scorer": SCORER,
                 "scored_samples": n,
-                "unscored_samples": jobs.len() - n,
+                "unscored_samples": total - n,
                 "params": {},
                 "metrics": {
                     "accuracy": { "name": "accuracy", "value": accuracy, "params": {} },
@@ -391,7 +446,6 @@ fn header(family: &str, model: &str, jobs: &[&JobTrace<'_>], generated_ms: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::JobResult;
 
     fn row(job: &str, outcome: JobOutcome) -> JobResult {
         let mut row = JobResult::new(&format!("{job}@p"), job, "fam");
@@ -421,12 +475,15 @@ mod tests {
         broken.failure_kind = Some(crate::protocol::FailureKind::InfraError);
         let jobs = [trace(&accepted), trace(&failed), trace(&broken)];
         let mut members: Vec<(String, Vec<u8>)> = Vec::new();
-        let jobs: Vec<&JobTrace<'_>> = jobs.iter().collect();
-        eval_members("fam", "p", &jobs, 0, &mut |name, bytes| {
+        let mut put = |name: &str, bytes: &[u8]| {
             members.push((name.to_string(), bytes.to_vec()));
             Ok::<(), ()>(())
-        })
-        .unwrap();
+        };
+        let mut log = EvalLog::new();
+        for job in &jobs {
+            log.add(job, &mut put).unwrap();
+        }
+        log.finish("fam", "p", 0, &mut put).unwrap();
         let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 
 use super::error::ExportError;
 use super::predictions::{Prediction, prediction_files};
-use super::trace::{JobTrace, job_trace};
+use super::trace::{job_trace, model_label};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
 use crate::report::{
-    FoldedLog, Report, ReportError, read_transcript, write_atomic, write_replacing,
+    FoldedLog, JobResult, Report, ReportError, read_transcript, write_atomic, write_replacing,
 };
-use crate::state::Details;
+use crate::state::{Details, Job};
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,43 +43,29 @@ pub(crate) fn write_exports(
         .iter()
         .map(|log| (DataDir::new(&log.data), &log.details))
         .collect();
-    let mut traces: Vec<JobTrace<'_>> = Vec::new();
-    let mut predictions: Vec<Prediction> = Vec::new();
+    // First only where each row's job is, grouped by the log it goes in:
+    // a trace (with its transcripts) is built when its turn comes and
+    // dropped once its sample and trajectories are written, so a sweep of
+    // thousands never holds them together.
+    type Found<'a> = (&'a JobResult, &'a DataDir, &'a Details, &'a Job);
+    let mut groups: BTreeMap<(&str, String), Vec<Found<'_>>> = BTreeMap::new();
     for row in &report.jobs {
         // As the report takes it: the last log that holds the instance.
         let Some((dir, details, job)) = folds
             .iter()
             .rev()
-            .find_map(|(dir, d)| d.state.job(&row.instance).map(|job| (dir, d, job)))
+            .find_map(|(dir, d)| d.state.job(&row.instance).map(|job| (dir, *d, job)))
         else {
             continue;
         };
-        let read = |n: u32, file: &str| std::fs::read_to_string(dir.runs(&job.id, n).join(file));
-        let transcript = |n: u32| {
-            read(n, "transcript.jsonl")
-                .ok()
-                .map(|t| read_transcript(&t))
-        };
-        let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
-        if let Some(instance_id) = row.metadata.get("instance_id") {
-            let patch = job
-                .attempts
-                .first()
-                .filter(|a| a.patch.is_some())
-                .and_then(|a| read(a.number, "patch.diff").ok())
-                .unwrap_or_default();
-            predictions.push(Prediction {
-                instance_id: instance_id.clone(),
-                model: trace.model.clone(),
-                repeat: row.repeat.unwrap_or(1),
-                patch,
-            });
-        }
-        traces.push(trace);
+        let key = (row.family.as_str(), model_label(job));
+        groups
+            .entry(key)
+            .or_default()
+            .push((row, dir, details, job));
     }
 
-    // Each file is put in place as soon as it is rendered, so a big sweep
-    // never holds its exports in memory all at once.
+    // Each file is put in place as soon as it is rendered.
     let mut written: BTreeSet<PathBuf> = BTreeSet::new();
     let atif_dir = out.join("atif");
     let mut put = |path: &Path, bytes: &[u8]| -> Result<(), ExportError> {
@@ -96,32 +82,52 @@ pub(crate) fn write_exports(
         written.insert(path.to_path_buf());
         Ok(())
     };
-    let mut groups: BTreeMap<(String, String), Vec<&JobTrace<'_>>> = BTreeMap::new();
-    for trace in &traces {
-        let key = (trace.row.family.clone(), trace.model.clone());
-        groups.entry(key).or_default().push(trace);
-    }
     let inspect_dir = out.join("inspect");
     let mut inspect_files = Vec::new();
+    let mut predictions: Vec<Prediction> = Vec::new();
+    let mut atif_count = 0;
     for ((family, model), jobs) in &groups {
         let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
         let zip = zip_of(&path, |add| {
-            inspect::eval_members(family, model, jobs, report.generated_at_ms, add)
+            let mut log = inspect::EvalLog::new();
+            for &(row, dir, details, job) in jobs {
+                let read =
+                    |n: u32, file: &str| std::fs::read_to_string(dir.runs(&job.id, n).join(file));
+                let transcript = |n: u32| {
+                    read(n, "transcript.jsonl")
+                        .ok()
+                        .map(|t| read_transcript(&t))
+                };
+                let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
+                log.add(&trace, add)?;
+                for attempt in &trace.attempts {
+                    let path = atif_dir
+                        .join(file_name(&row.instance))
+                        .join(format!("{}.json", attempt.number));
+                    let text = serde_json::to_vec_pretty(&atif::trajectory(&trace, attempt))
+                        .unwrap_or_default();
+                    put(&path, &text)?;
+                    atif_count += 1;
+                }
+                if let Some(instance_id) = row.metadata.get("instance_id") {
+                    let patch = job
+                        .attempts
+                        .first()
+                        .filter(|a| a.patch.is_some())
+                        .and_then(|a| read(a.number, "patch.diff").ok())
+                        .unwrap_or_default();
+                    predictions.push(Prediction {
+                        instance_id: instance_id.clone(),
+                        model: model.clone(),
+                        repeat: row.repeat.unwrap_or(1),
+                        patch,
+                    });
+                }
+            }
+            log.finish(family, model, report.generated_at_ms, add)
         })?;
         put(&path, &zip)?;
         inspect_files.push(path);
-    }
-    let mut atif_count = 0;
-    for trace in &traces {
-        for attempt in &trace.attempts {
-            let path = atif_dir
-                .join(file_name(&trace.row.instance))
-                .join(format!("{}.json", attempt.number));
-            let text =
-                serde_json::to_vec_pretty(&atif::trajectory(trace, attempt)).unwrap_or_default();
-            put(&path, &text)?;
-            atif_count += 1;
-        }
     }
     let predictions_dir = out.join("predictions");
     let mut prediction_paths = Vec::new();

@@ -104,6 +104,15 @@ impl Store {
         Ok(Store { dir, writer })
     }
 
+    /// Another handle on the same data dir, from this one's state (see
+    /// [`LogWriter::fork`]): what a batch gives each of its workers.
+    pub fn fork(&self) -> Result<Store, StoreError> {
+        Ok(Store {
+            dir: self.dir.clone(),
+            writer: self.writer.fork()?,
+        })
+    }
+
     pub fn dir(&self) -> &DataDir {
         &self.dir
     }

@@ -122,10 +122,16 @@ impl Entry {
     }
 }
 
-/// Where a fold writes its sections.
+/// Where a fold writes its sections. Sections written apart (in
+/// parallel) are kept in the parts they came in, not copied into one
+/// buffer: a checkpoint of a large fold is held once while it is written.
 #[derive(Debug, Default)]
 pub struct CheckpointWriter {
+    /// Finished parts, in order, then the one being written.
+    parts: Vec<Vec<u8>>,
     bytes: Vec<u8>,
+    /// Bytes in `parts`.
+    before: u64,
     table: Vec<Entry>,
 }
 
@@ -138,7 +144,7 @@ impl CheckpointWriter {
         let start = self.bytes.len();
         write(&mut self.bytes)?;
         self.table.push(Entry {
-            offset: start as u64,
+            offset: self.before + start as u64,
             len: (self.bytes.len() - start) as u64,
             crc: crc32fast::hash(&self.bytes[start..]),
         });
@@ -148,12 +154,32 @@ impl CheckpointWriter {
     /// Adds the sections of `other` after these, in their order (for
     /// sections written in parallel).
     pub fn append(&mut self, other: CheckpointWriter) {
-        let base = self.bytes.len() as u64;
-        self.bytes.extend_from_slice(&other.bytes);
+        let base = self.len();
+        let mine = std::mem::take(&mut self.bytes);
+        self.parts.extend(
+            std::iter::once(mine)
+                .chain(other.parts)
+                .chain(std::iter::once(other.bytes))
+                .filter(|part| !part.is_empty()),
+        );
+        self.before = self.parts.iter().map(|p| p.len() as u64).sum();
         self.table.extend(other.table.into_iter().map(|e| Entry {
             offset: e.offset + base,
             ..e
         }));
+    }
+
+    /// Bytes of every section.
+    fn len(&self) -> u64 {
+        self.before + self.bytes.len() as u64
+    }
+
+    /// Writes every section's bytes, in order.
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for part in self.parts.iter().chain(std::iter::once(&self.bytes)) {
+            out.write_all(part)?;
+        }
+        Ok(())
     }
 }
 
@@ -348,7 +374,7 @@ pub(super) fn save<F: Fold>(log: &Path, state: &F, covered: &Covered) -> std::io
         fold_format: F::CHECKPOINT_FORMAT,
         covered: *covered,
         sections: sections.table.len() as u64,
-        table_at: sections.bytes.len() as u64,
+        table_at: sections.len(),
         table_crc: crc32fast::hash(&table),
     };
     let mut head = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
@@ -360,7 +386,7 @@ pub(super) fn save<F: Fold>(log: &Path, state: &F, covered: &Covered) -> std::io
         .tempfile_in(dir)?;
     let mut out = std::io::BufWriter::new(tmp.as_file_mut());
     out.write_all(&head)?;
-    out.write_all(&sections.bytes)?;
+    sections.write_to(&mut out)?;
     out.write_all(&table)?;
     out.flush()?;
     drop(out);

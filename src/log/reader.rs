@@ -51,7 +51,7 @@ fn missing_or(path: &Path, action: &'static str, e: std::io::Error) -> LogError 
 
 /// Bytes decoded and folded at a time, so a big log never holds all its
 /// decoded records in memory at once.
-const CHUNK: usize = 8 << 20;
+const CHUNK: usize = 2 << 20;
 
 /// Reads the log at `path` and folds it into `F`, starting from the
 /// writers' checkpoint of `F` when it still holds (`log/checkpoint.rs`),
@@ -73,19 +73,16 @@ fn read_from<F: Fold>(path: &Path, checkpoint: bool) -> Result<Snapshot<F>, LogE
         .flatten()
         .unwrap_or_default();
     let len = file.metadata().map_err(LogError::io("stat", path))?.len();
-    let mut bytes = vec![0; len.saturating_sub(covered.len) as usize];
-    file.read_exact_at(&mut bytes, covered.len)
-        .map_err(LogError::io("read", path))?;
     let corrupt = |corruption| LogError::Corrupt {
         path: path.to_path_buf(),
         corruption,
     };
     let mut anomalies = Vec::new();
     let (mut events, mut last_seq) = (covered.events, covered.last_seq);
-    let (mut offset, mut torn) = (0usize, None);
-    while offset < bytes.len() {
-        let end = chunk_end(&bytes, offset);
-        let chunk = scan(&bytes[offset..end], events + 1, last_seq).map_err(corrupt)?;
+    let (mut at, mut torn) = (covered.len, None);
+    while at < len {
+        let bytes = window(&file, at, len).map_err(LogError::io("read", path))?;
+        let chunk = scan(&bytes, events + 1, last_seq).map_err(corrupt)?;
         for record in &chunk.records {
             if let Err(e) = state.apply(record) {
                 anomalies.push((record.seq, e));
@@ -96,11 +93,11 @@ fn read_from<F: Fold>(path: &Path, checkpoint: bool) -> Result<Snapshot<F>, LogE
         events += chunk.records.len() as u64;
         if let Some(t) = chunk.torn {
             torn = Some(TornTail {
-                offset: t.offset + covered.len + offset as u64,
+                offset: t.offset + at,
                 ..t
             });
         }
-        offset = end;
+        at += bytes.len() as u64;
     }
     if covered.events > 0 && state.incomplete() {
         return read_from(path, false);
@@ -115,19 +112,25 @@ fn read_from<F: Fold>(path: &Path, checkpoint: bool) -> Result<Snapshot<F>, LogE
     })
 }
 
-/// End of the chunk starting at `offset`: just after a newline about
-/// [`CHUNK`] bytes on, or the end of the log.
-fn chunk_end(bytes: &[u8], offset: usize) -> usize {
-    let limit = (offset + CHUNK).min(bytes.len());
-    if limit == bytes.len() {
-        return limit;
-    }
-    match bytes[offset..limit].iter().rposition(|&b| b == b'\n') {
-        Some(i) => offset + i + 1,
-        None => bytes[limit..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| limit + i + 1),
+/// The bytes of the log open as `file` from `at` (the start of a line)
+/// that are read, decoded and folded at once: about [`CHUNK`] of them,
+/// ending just after a newline, or at `len`, the end of the log (a torn
+/// tail can only be in the last window).
+pub(super) fn window(file: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut want = CHUNK as u64;
+    loop {
+        let end = at.saturating_add(want).min(len);
+        let mut bytes = vec![0; usize::try_from(end.saturating_sub(at)).unwrap_or(usize::MAX)];
+        file.read_exact_at(&mut bytes, at)?;
+        if end == len {
+            return Ok(bytes);
+        }
+        if let Some(i) = bytes.iter().rposition(|&b| b == b'\n') {
+            bytes.truncate(i + 1);
+            return Ok(bytes);
+        }
+        // One line longer than a window: read on to its end.
+        want = want.saturating_mul(2);
     }
 }
 
@@ -158,18 +161,32 @@ mod tests {
     }
 
     #[test]
-    fn chunks_end_after_a_newline_and_cover_everything() {
-        let bytes = b"aaaa\nbb\ncccccc\n";
-        assert_eq!(chunk_end(bytes, 0), bytes.len(), "a small log is one chunk");
-        let big: Vec<u8> = (0..(CHUNK / 10 + 5))
+    fn windows_end_after_a_newline_and_cover_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.log");
+        let mut bytes: Vec<u8> = (0..(CHUNK / 10 + 5))
             .flat_map(|_| b"123456789\n".to_vec())
             .collect();
-        let mut offset = 0;
-        while offset < big.len() {
-            let end = chunk_end(&big, offset);
-            assert!(end > offset && big[end - 1] == b'\n');
-            offset = end;
+        // A line longer than a window, then a torn tail.
+        bytes.extend(std::iter::repeat_n(b'x', CHUNK * 2 + 3));
+        bytes.extend_from_slice(b"\nshort\ntorn");
+        std::fs::write(&path, &bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        let len = bytes.len() as u64;
+        let small = window(&file, len - 10, len).unwrap();
+        assert_eq!(small, b"short\ntorn", "the end of a log is one window");
+        let mut at = 0;
+        let mut windows = 0;
+        while at < len {
+            let got = window(&file, at, len).unwrap();
+            assert!(!got.is_empty());
+            assert_eq!(got, bytes[at as usize..at as usize + got.len()]);
+            at += got.len() as u64;
+            assert!(at == len || got.ends_with(b"\n"));
+            windows += 1;
         }
+        assert_eq!(at, len);
+        assert!(windows >= 3, "{windows} windows");
     }
 
     #[test]

@@ -9,13 +9,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::checkpoint::{self, Covered};
 use super::error::{AppendError, LogError};
 use super::fold::Fold;
+use super::reader::window;
 use super::scan::scan;
 use crate::protocol::{Event, Record};
 
@@ -83,6 +83,31 @@ impl<F: Fold> LogWriter<F> {
         };
         writer.transact(|_| Ok::<(), LogError>(()))?;
         Ok(writer)
+    }
+
+    /// Another writer on the same log, starting from this one's fold (what
+    /// it shares with it, such as manifest snapshots, stays shared)
+    /// instead of replaying the log again; it catches up at its first
+    /// transaction like any writer.
+    pub fn fork(&self) -> Result<LogWriter<F>, LogError>
+    where
+        F: Clone,
+    {
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(LogError::io("open", &self.path))?;
+        Ok(LogWriter {
+            path: self.path.clone(),
+            file,
+            covered: self.covered,
+            state: self.state.clone(),
+            saved: self.saved,
+            skipped: self.skipped,
+            unsynced: false,
+            last_sync: Instant::now(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -153,58 +178,59 @@ impl<F: Fold> LogWriter<F> {
                 )),
             });
         }
-        if len == offset {
-            return Ok(());
-        }
-        let mut bytes = vec![0; (len - offset) as usize];
-        self.file
-            .read_exact_at(&mut bytes, offset)
-            .map_err(LogError::io("read", &self.path))?;
-        let first_line = self.covered.events + 1;
-        let mut last_seq = self.covered.last_seq;
-        let scanned =
-            scan(&bytes, first_line, last_seq).map_err(|corruption| LogError::Corrupt {
-                path: self.path.clone(),
-                corruption,
-            })?;
-        for record in &scanned.records {
-            // Records in the log were validated by their writer; an illegal one
-            // can only come from a foreign writer. Replay the rest like readers do.
-            if self.state.apply(record).is_err() {
-                self.state.skip(record);
-                self.skipped = true;
-            }
-            last_seq = record.seq;
-        }
-        let good = &bytes[..scanned.good_len as usize];
-        self.covered
-            .extend(good, scanned.records.len() as u64, last_seq);
-        if let Some(torn) = scanned.torn {
-            self.file
-                .set_len(self.covered.len)
-                .map_err(LogError::io("truncate", &self.path))?;
-            let mut tx = Tx {
-                writer: self,
-                transitions: false,
-            };
-            tx.append(
-                None,
-                None,
-                Event::LogRepaired {
-                    line: torn.line,
-                    dropped_bytes: torn.bytes,
-                },
-            )
-            .map_err(|e| match e {
-                AppendError::Log(e) => e,
-                // The fold refused a log-level event: write nothing more.
-                AppendError::Refused(refusal) => LogError::Io {
-                    action: "repair",
+        // A window at a time, so opening a big log never holds all of it,
+        // or all its decoded records, at once.
+        while self.covered.len < len {
+            let at = self.covered.len;
+            let bytes = window(&self.file, at, len).map_err(LogError::io("read", &self.path))?;
+            let first_line = self.covered.events + 1;
+            let mut last_seq = self.covered.last_seq;
+            let scanned =
+                scan(&bytes, first_line, last_seq).map_err(|corruption| LogError::Corrupt {
                     path: self.path.clone(),
-                    source: std::io::Error::other(refusal.to_string()),
-                },
-            })?;
-            self.sync_now()?;
+                    corruption,
+                })?;
+            for record in &scanned.records {
+                // Records in the log were validated by their writer; an illegal one
+                // can only come from a foreign writer. Replay the rest like readers do.
+                if self.state.apply(record).is_err() {
+                    self.state.skip(record);
+                    self.skipped = true;
+                }
+                last_seq = record.seq;
+            }
+            let good = &bytes[..scanned.good_len as usize];
+            self.covered
+                .extend(good, scanned.records.len() as u64, last_seq);
+            if let Some(torn) = scanned.torn {
+                self.file
+                    .set_len(self.covered.len)
+                    .map_err(LogError::io("truncate", &self.path))?;
+                let mut tx = Tx {
+                    writer: self,
+                    transitions: false,
+                };
+                tx.append(
+                    None,
+                    None,
+                    Event::LogRepaired {
+                        line: torn.line,
+                        dropped_bytes: torn.bytes,
+                    },
+                )
+                .map_err(|e| match e {
+                    AppendError::Log(e) => e,
+                    // The fold refused a log-level event: write nothing more.
+                    AppendError::Refused(refusal) => LogError::Io {
+                        action: "repair",
+                        path: self.path.clone(),
+                        source: std::io::Error::other(refusal.to_string()),
+                    },
+                })?;
+                self.sync_now()?;
+                // The torn bytes are gone: nothing follows the repair.
+                return Ok(());
+            }
         }
         Ok(())
     }

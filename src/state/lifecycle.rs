@@ -162,7 +162,13 @@ pub(super) fn started(job: &mut Job, at: &At<'_>, pid: u32) -> Result<(), Illega
             // not this run's.
             Some(attempt) if attempt.number == n => attempt.restart(),
             // A new attempt: the last one's steps and causes are history.
-            _ => job.attempts.push(Attempt::new(n, hash)),
+            _ => {
+                // Grown one at a time: most jobs have one attempt, and a
+                // sweep holds every job's (a first push would make room
+                // for four).
+                job.attempts.reserve_exact(1);
+                job.attempts.push(Attempt::new(n, hash));
+            }
         }
     }
     job.first_started_ms.get_or_insert(at.record.ts_ms);

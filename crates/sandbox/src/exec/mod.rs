@@ -14,6 +14,7 @@
 mod allow;
 mod env;
 mod error;
+mod heap;
 mod output;
 mod pipes;
 mod process;
@@ -27,6 +28,7 @@ mod toolchain;
 pub use allow::{AllowList, AllowRule};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
+pub use heap::share_one_heap;
 pub use output::{Capture, Captured};
 pub(crate) use process::{Spawned, reap as reap_pid};
 pub use request::{DEFAULT_KILL_GRACE, ExecOutcome, ExecRequest};
