@@ -190,7 +190,7 @@ fn steps_of(
                         call.output_tokens,
                     )
                 });
-                step.call = Some(call.clone());
+                step.call = Some(Call::clone(call));
             }
             None => step.said.push(entry.said.text.clone()),
         }
@@ -215,7 +215,7 @@ mod tests {
                 text: text.into(),
                 ok: true,
             },
-            call,
+            call: call.map(Box::new),
             resources: None,
         }
     }

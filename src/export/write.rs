@@ -15,7 +15,8 @@ use super::trace::{job_trace, model_label};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
 use crate::report::{
-    FoldedLog, JobResult, Report, ReportError, read_transcript, write_atomic, write_replacing,
+    FoldedLog, JobResult, Report, ReportError, read_transcript, write_atomic, write_atomic_with,
+    write_replacing,
 };
 use crate::state::{Details, Job};
 
@@ -86,47 +87,71 @@ pub(crate) fn write_exports(
     let mut inspect_files = Vec::new();
     let mut predictions: Vec<Prediction> = Vec::new();
     let mut atif_count = 0;
+    // One job: its sample into the log, its trajectories, its prediction.
+    // Its trace (with the transcripts) is dropped when it returns.
+    let mut export_job = |(row, dir, details, job): Found<'_>,
+                          model: &str,
+                          log: &mut inspect::EvalLog,
+                          add: &mut inspect::Put<'_, ExportError>|
+     -> Result<(), ExportError> {
+        let read = |n: u32, file: &str| std::fs::read_to_string(dir.runs(&job.id, n).join(file));
+        let transcript = |n: u32| {
+            read(n, "transcript.jsonl")
+                .ok()
+                .map(|t| read_transcript(&t))
+        };
+        let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
+        log.add(&trace, add)?;
+        for attempt in &trace.attempts {
+            let path = atif_dir
+                .join(file_name(&row.instance))
+                .join(format!("{}.json", attempt.number));
+            let text =
+                serde_json::to_vec_pretty(&atif::trajectory(&trace, attempt)).unwrap_or_default();
+            put(&path, &text)?;
+            atif_count += 1;
+        }
+        if let Some(instance_id) = row.metadata.get("instance_id") {
+            let patch = job
+                .attempts
+                .first()
+                .filter(|a| a.patch.is_some())
+                .and_then(|a| read(a.number, "patch.diff").ok())
+                .unwrap_or_default();
+            predictions.push(Prediction {
+                instance_id: instance_id.clone(),
+                model: model.to_string(),
+                repeat: row.repeat.unwrap_or(1),
+                patch,
+            });
+        }
+        Ok(())
+    };
     for ((family, model), jobs) in &groups {
         let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
-        let zip = zip_of(&path, |add| {
-            let mut log = inspect::EvalLog::new();
-            for &(row, dir, details, job) in jobs {
-                let read =
-                    |n: u32, file: &str| std::fs::read_to_string(dir.runs(&job.id, n).join(file));
-                let transcript = |n: u32| {
-                    read(n, "transcript.jsonl")
-                        .ok()
-                        .map(|t| read_transcript(&t))
-                };
-                let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
-                log.add(&trace, add)?;
-                for attempt in &trace.attempts {
-                    let path = atif_dir
-                        .join(file_name(&row.instance))
-                        .join(format!("{}.json", attempt.number));
-                    let text = serde_json::to_vec_pretty(&atif::trajectory(&trace, attempt))
-                        .unwrap_or_default();
-                    put(&path, &text)?;
-                    atif_count += 1;
+        std::fs::create_dir_all(&inspect_dir).map_err(io("create", &inspect_dir))?;
+        // The zip goes to its file as it is made: one sample in memory at a
+        // time, never the whole log.
+        let mut failed: Option<ExportError> = None;
+        let zipped = write_atomic_with(&path, &inspect_dir, |file| {
+            zip_into(file, &path, |add| {
+                let mut log = inspect::EvalLog::new();
+                for &found in jobs {
+                    export_job(found, model, &mut log, add)?;
                 }
-                if let Some(instance_id) = row.metadata.get("instance_id") {
-                    let patch = job
-                        .attempts
-                        .first()
-                        .filter(|a| a.patch.is_some())
-                        .and_then(|a| read(a.number, "patch.diff").ok())
-                        .unwrap_or_default();
-                    predictions.push(Prediction {
-                        instance_id: instance_id.clone(),
-                        model: model.clone(),
-                        repeat: row.repeat.unwrap_or(1),
-                        patch,
-                    });
-                }
-            }
-            log.finish(family, model, report.generated_at_ms, add)
-        })?;
-        put(&path, &zip)?;
+                log.finish(family, model, report.generated_at_ms, add)
+            })
+            .map_err(|e| {
+                // Said as it is, not as a write of the log's file.
+                let said = std::io::Error::other(e.to_string());
+                failed = Some(e);
+                said
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        zipped?;
         inspect_files.push(path);
     }
     let predictions_dir = out.join("predictions");
@@ -137,6 +162,7 @@ pub(crate) fn write_exports(
         prediction_paths.push(path);
     }
 
+    written.extend(inspect_files.iter().cloned());
     prune(&inspect_dir, "eval", &written)?;
     prune(&predictions_dir, "jsonl", &written)?;
     if let Ok(entries) = std::fs::read_dir(&atif_dir) {
@@ -157,24 +183,27 @@ pub(crate) fn write_exports(
     })
 }
 
-/// The zip of the members `members` adds, each deflated as it comes (what
-/// Inspect's readers and viewer read).
-fn zip_of(
+/// Writes into `file` the zip of the members `members` adds, each deflated
+/// as it comes (what Inspect's readers and viewer read); `path` names the
+/// log in errors.
+fn zip_into<W: std::io::Write + std::io::Seek>(
+    file: W,
     path: &Path,
     members: impl FnOnce(&mut inspect::Put<'_, ExportError>) -> Result<(), ExportError>,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<(), ExportError> {
     let zip_err = |source| ExportError::Zip {
         path: path.to_path_buf(),
         source,
     };
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut zip = zip::ZipWriter::new(file);
     members(&mut |name, bytes| {
         zip.start_file(name, options).map_err(zip_err)?;
         zip.write_all(bytes).map_err(io("write", path))
     })?;
-    Ok(zip.finish().map_err(zip_err)?.into_inner())
+    zip.finish().map_err(zip_err)?;
+    Ok(())
 }
 
 /// Removes the `.ext` files in `dir` that this export did not write.

@@ -294,7 +294,7 @@ fn entry(e: &Entry) -> TimelineEntry {
         fields: None,
         observation: None,
         diff: None,
-        resources: e.resources,
+        resources: e.resources.as_deref().copied(),
     }
 }
 

@@ -55,4 +55,4 @@ pub use stats::{
 pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
 pub use trajectory::{TranscriptStep, read_transcript};
 pub use tsv::{TSV_COLUMNS, render_tsv};
-pub use write::{REPORT_FILES, write_atomic, write_replacing, write_reports};
+pub use write::{REPORT_FILES, write_atomic, write_atomic_with, write_replacing, write_reports};

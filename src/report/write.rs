@@ -39,7 +39,7 @@ pub fn write_reports(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Report
     let mut written = Vec::with_capacity(REPORT_FILES.len());
     for (name, render) in REPORT_FILES.iter().zip(renderers) {
         let path = dir.join(name);
-        replace_file_with(&path, dir, true, render)?;
+        replace_file_with(&path, dir, true, |w| render(w))?;
         written.push(path);
     }
     Ok(written)
@@ -96,12 +96,23 @@ fn replace_file(path: &Path, dir: &Path, bytes: &[u8], sync: bool) -> Result<(),
     replace_file_with(path, dir, sync, |w| w.write_all(bytes))
 }
 
+/// As [`write_atomic`], the content written by `write` as it is made, to
+/// the temporary file through a buffer that can also seek (for formats
+/// such as zip that go back to fill in what they wrote).
+pub fn write_atomic_with(
+    path: &Path,
+    dir: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
+    replace_file_with(path, dir, true, write)
+}
+
 /// As [`replace_file`], the content written by `write` through a buffer.
 fn replace_file_with(
     path: &Path,
     dir: &Path,
     sync: bool,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), ReportError> {
     use std::os::unix::fs::PermissionsExt;
     // Reports are for others to read (a CI publisher, a web server): the

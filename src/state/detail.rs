@@ -21,10 +21,11 @@ pub struct Entry {
     pub ts_ms: u64,
     pub said: Said,
     /// For a `decision`: the provider call's figures, for the views that
-    /// show each step's usage (the trajectory exports).
-    pub call: Option<Call>,
+    /// show each step's usage (the trajectory exports). Boxed, as is
+    /// `resources`: most entries have neither, and a sweep holds them all.
+    pub call: Option<Box<Call>>,
     /// For a `command`: what it cost the machine, where it was told.
-    pub resources: Option<Resources>,
+    pub resources: Option<Box<Resources>>,
 }
 
 /// One provider call, as its `decision` event recorded it.
@@ -141,7 +142,11 @@ impl Details {
                 Event::Command { resources, .. } => *resources,
                 _ => None,
             };
-            timeline.push(entry(said, Call::of(&record.event), resources));
+            timeline.push(entry(
+                said,
+                Call::of(&record.event).map(Box::new),
+                resources.map(Box::new),
+            ));
         }
     }
 }
