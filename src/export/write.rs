@@ -127,13 +127,14 @@ pub(crate) fn write_exports(
         }
         Ok(())
     };
+    if !groups.is_empty() {
+        std::fs::create_dir_all(&inspect_dir).map_err(io("create", &inspect_dir))?;
+    }
     for ((family, model), jobs) in &groups {
         let path = inspect_dir.join(format!("{}@{}.eval", file_name(family), file_name(model)));
-        std::fs::create_dir_all(&inspect_dir).map_err(io("create", &inspect_dir))?;
         // The zip goes to its file as it is made: one sample in memory at a
         // time, never the whole log.
-        let mut failed: Option<ExportError> = None;
-        let zipped = write_atomic_with(&path, &inspect_dir, |file| {
+        write_atomic_with(&path, &inspect_dir, |file| {
             zip_into(file, &path, |add| {
                 let mut log = inspect::EvalLog::new();
                 for &found in jobs {
@@ -141,17 +142,7 @@ pub(crate) fn write_exports(
                 }
                 log.finish(family, model, report.generated_at_ms, add)
             })
-            .map_err(|e| {
-                // Said as it is, not as a write of the log's file.
-                let said = std::io::Error::other(e.to_string());
-                failed = Some(e);
-                said
-            })
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        zipped?;
+        })?;
         inspect_files.push(path);
     }
     let predictions_dir = out.join("predictions");

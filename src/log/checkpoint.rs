@@ -155,6 +155,7 @@ impl CheckpointWriter {
     /// sections written in parallel).
     pub fn append(&mut self, other: CheckpointWriter) {
         let base = self.len();
+        self.before = base + other.len();
         let mine = std::mem::take(&mut self.bytes);
         self.parts.extend(
             std::iter::once(mine)
@@ -162,7 +163,6 @@ impl CheckpointWriter {
                 .chain(std::iter::once(other.bytes))
                 .filter(|part| !part.is_empty()),
         );
-        self.before = self.parts.iter().map(|p| p.len() as u64).sum();
         self.table.extend(other.table.into_iter().map(|e| Entry {
             offset: e.offset + base,
             ..e

@@ -16,7 +16,7 @@ use super::checkpoint::{self, Covered};
 use super::error::{AppendError, LogError};
 use super::fold::Fold;
 use super::reader::window;
-use super::scan::scan;
+use super::scan::{TornTail, scan};
 use crate::protocol::{Event, Record};
 
 /// Non-transition events are synced at least this often.
@@ -61,12 +61,7 @@ impl<F: Fold> LogWriter<F> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(LogError::io("create", parent))?;
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(LogError::io("open", path))?;
+        let file = open_log(path)?;
         // A writer folds the whole log, so it appends only to a log that is
         // whole; it rewrites the checkpoint only once enough is new since
         // the one there.
@@ -93,14 +88,9 @@ impl<F: Fold> LogWriter<F> {
     where
         F: Clone,
     {
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(LogError::io("open", &self.path))?;
         Ok(LogWriter {
             path: self.path.clone(),
-            file,
+            file: open_log(&self.path)?,
             covered: self.covered,
             state: self.state.clone(),
             saved: self.saved,
@@ -203,42 +193,57 @@ impl<F: Fold> LogWriter<F> {
             self.covered
                 .extend(good, scanned.records.len() as u64, last_seq);
             if let Some(torn) = scanned.torn {
-                self.file
-                    .set_len(self.covered.len)
-                    .map_err(LogError::io("truncate", &self.path))?;
-                let mut tx = Tx {
-                    writer: self,
-                    transitions: false,
-                };
-                tx.append(
-                    None,
-                    None,
-                    Event::LogRepaired {
-                        line: torn.line,
-                        dropped_bytes: torn.bytes,
-                    },
-                )
-                .map_err(|e| match e {
-                    AppendError::Log(e) => e,
-                    // The fold refused a log-level event: write nothing more.
-                    AppendError::Refused(refusal) => LogError::Io {
-                        action: "repair",
-                        path: self.path.clone(),
-                        source: std::io::Error::other(refusal.to_string()),
-                    },
-                })?;
-                self.sync_now()?;
-                // The torn bytes are gone: nothing follows the repair.
-                return Ok(());
+                // The torn bytes go: nothing follows the repair.
+                return self.repair(&torn);
             }
         }
         Ok(())
+    }
+
+    /// Cuts off the torn tail after the covered prefix and records it
+    /// (`log_repaired`), synced. Must hold the lock.
+    fn repair(&mut self, torn: &TornTail) -> Result<(), LogError> {
+        self.file
+            .set_len(self.covered.len)
+            .map_err(LogError::io("truncate", &self.path))?;
+        let mut tx = Tx {
+            writer: self,
+            transitions: false,
+        };
+        tx.append(
+            None,
+            None,
+            Event::LogRepaired {
+                line: torn.line,
+                dropped_bytes: torn.bytes,
+            },
+        )
+        .map_err(|e| match e {
+            AppendError::Log(e) => e,
+            // The fold refused a log-level event: write nothing more.
+            AppendError::Refused(refusal) => LogError::Io {
+                action: "repair",
+                path: self.path.clone(),
+                source: std::io::Error::other(refusal.to_string()),
+            },
+        })?;
+        self.sync_now()
     }
 
     fn sync_now(&mut self) -> Result<(), LogError> {
         self.unsynced = true;
         self.sync()
     }
+}
+
+/// The log at `path` opened to read and append, created if missing.
+fn open_log(path: &Path) -> Result<File, LogError> {
+    OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(LogError::io("open", path))
 }
 
 impl<F> LogWriter<F> {

@@ -98,13 +98,24 @@ fn replace_file(path: &Path, dir: &Path, bytes: &[u8], sync: bool) -> Result<(),
 
 /// As [`write_atomic`], the content written by `write` as it is made, to
 /// the temporary file through a buffer that can also seek (for formats
-/// such as zip that go back to fill in what they wrote).
-pub fn write_atomic_with(
+/// such as zip that go back to fill in what they wrote). An error of
+/// `write` comes back as it is, and the old file stays.
+pub fn write_atomic_with<E: From<ReportError>>(
     path: &Path,
     dir: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
-) -> Result<(), ReportError> {
-    replace_file_with(path, dir, true, write)
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut failed = None;
+    let done = replace_file_with(path, dir, true, |w| {
+        write(w).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("the content could not be made")
+        })
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => done.map_err(E::from),
+    }
 }
 
 /// As [`replace_file`], the content written by `write` through a buffer.

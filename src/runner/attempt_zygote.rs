@@ -3,7 +3,7 @@
 //! the attempt.
 //!
 //! The attempt enters a scope on its thread ([`AttemptZygote::enter`]);
-//! the first sandboxed command started in it starts the zygote, and the
+//! the first command started in it starts the zygote, and the
 //! commands of the attempt share it. Commands outside an attempt (or on
 //! another thread) get a zygote of their own. If the zygote cannot be
 //! started, commands are forked directly, as without one.
