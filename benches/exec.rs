@@ -23,17 +23,27 @@ fn request(dir: &std::path::Path, argv: &[&str], timeout: Duration) -> ExecReque
     req
 }
 
-/// Median microseconds of `SPAWNS` runs of `once`.
-fn median_us(mut once: impl FnMut()) -> u128 {
-    let mut times: Vec<u128> = (0..SPAWNS)
-        .map(|_| {
+/// Median microseconds of each of `runs`, run in turn `SPAWNS` times
+/// (interleaved, so a machine that slows down mid-run slows the figures
+/// alike and their ratios hold).
+fn medians_us<const N: usize>(runs: &mut [&mut dyn FnMut(); N]) -> [u128; N] {
+    let mut times: Vec<Vec<u128>> = vec![Vec::with_capacity(SPAWNS); N];
+    for _ in 0..SPAWNS {
+        for (run, times) in runs.iter_mut().zip(&mut times) {
             let start = Instant::now();
-            once();
-            start.elapsed().as_micros()
+            run();
+            times.push(start.elapsed().as_micros());
+        }
+    }
+    times
+        .iter_mut()
+        .map(|times| {
+            times.sort_unstable();
+            times[times.len() / 2]
         })
-        .collect();
-    times.sort_unstable();
-    times[times.len() / 2]
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap()
 }
 
 /// The spawn costs of `/bin/true`, in microseconds.
@@ -51,22 +61,26 @@ struct SpawnCosts {
 /// through the executor with every layer `auto` finds, from a zygote and
 /// directly.
 fn spawn_costs(dir: &std::path::Path) -> SpawnCosts {
-    let bare = median_us(|| {
-        let status = Command::new("/bin/true").status().unwrap();
-        assert!(status.success());
-    });
-    let mut req = request(dir, &["true"], Duration::from_secs(10));
     let cancel = CancelToken::new();
-    req.sandbox.mode = SandboxMode::Off;
-    let executor = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
-    req.sandbox.mode = SandboxMode::Auto;
-    let direct = median_us(|| assert!(run(&req, &cancel).unwrap().success()));
-    req.zygote = Some(Arc::new(Zygote::start().unwrap()));
-    let sandboxed = median_us(|| {
-        let outcome = run(&req, &cancel).unwrap();
+    let mut off = request(dir, &["true"], Duration::from_secs(10));
+    off.sandbox.mode = SandboxMode::Off;
+    let mut direct = request(dir, &["true"], Duration::from_secs(10));
+    direct.sandbox.mode = SandboxMode::Auto;
+    let mut zygote = direct.clone();
+    zygote.zygote = Some(Arc::new(Zygote::start().unwrap()));
+    let [bare, executor] = medians_us(&mut [
+        &mut || assert!(Command::new("/bin/true").status().unwrap().success()),
+        &mut || assert!(run(&off, &cancel).unwrap().success()),
+    ]);
+    // Each sandboxed figure apart: a command's namespaces are torn down
+    // after it is reaped, work that would slow the figures beside it
+    // (and, for a fork of a large runner, its copy's teardown).
+    let [sandboxed] = medians_us(&mut [&mut || {
+        let outcome = run(&zygote, &cancel).unwrap();
         assert!(outcome.success());
         assert!(outcome.sandbox_layers.iter().any(|l| l == "zygote"));
-    });
+    }]);
+    let [direct] = medians_us(&mut [&mut || assert!(run(&direct, &cancel).unwrap().success())]);
     SpawnCosts {
         bare,
         executor,

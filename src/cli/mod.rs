@@ -65,8 +65,10 @@ pub fn main() -> ExitCode {
     // reuses (see the executor's `heap`).
     crate::exec::share_one_heap();
     let result = run(Cli::parse());
-    // Cgroups kept for reuse between commands go with the runner.
+    // Cgroups kept for reuse between commands go with the runner, and
+    // so do the scratch directories still being removed.
     crate::sandbox::release_idle_cgroups();
+    crate::exec::remove_pending_scratch();
     exit_code(result)
 }
 

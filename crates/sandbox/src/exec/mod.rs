@@ -12,6 +12,7 @@
 //! never prints.
 
 mod allow;
+mod child;
 mod env;
 mod error;
 mod heap;
@@ -22,17 +23,20 @@ mod request;
 mod resolve;
 mod resources;
 mod run;
+mod scratch;
 mod search_path;
 mod toolchain;
 
 pub use allow::{AllowList, AllowRule};
+pub(crate) use child::{Image, NotStarted, start as start_child};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use heap::share_one_heap;
 pub use output::{Capture, Captured};
-pub(crate) use process::{Spawned, reap as reap_pid};
+pub(crate) use process::{Spawned, Streams, reap as reap_pid};
 pub use request::{DEFAULT_KILL_GRACE, ExecOutcome, ExecRequest};
 pub use resources::Resources;
 pub use run::{CANCEL_GRACE, DRAIN_LIMIT, run};
+pub use scratch::remove_pending_scratch;
 pub use search_path::SearchPath;
 pub use toolchain::Toolchain;

@@ -2,7 +2,7 @@
 //! between fork and exec, and signalling that group.
 
 use std::collections::BTreeMap;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
@@ -13,6 +13,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
+use super::child::Image;
 use crate::sandbox::ChildSetup;
 
 /// A descriptor that becomes readable when `pid` exits (pidfd_open), or
@@ -38,7 +39,84 @@ pub(crate) struct Spawned {
 /// Starts `resolved` with `argv[1..]`, started as `argv[0]`, in a new
 /// process group whose id is the child's pid; stdin is a pipe when
 /// `stdin_pipe`, else /dev/null; stdout and stderr are pipes.
+///
+/// A setup that never forks gets a `CLONE_VM` child (see `child.rs`): its
+/// cost does not grow with the runner's heap. One that does (the PID
+/// namespace chain) gets a real fork.
 pub(crate) fn spawn(
+    resolved: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    setup: Arc<ChildSetup>,
+    stdin_pipe: bool,
+) -> std::io::Result<Spawned> {
+    if setup.forks() {
+        return fork_spawn(resolved, argv, cwd, env, setup, stdin_pipe);
+    }
+    let image = Image::new(resolved, argv, cwd, env)?;
+    let streams = Streams::new(stdin_pipe)?;
+    let pid =
+        super::child::start(&image, streams.theirs(), &setup, false).map_err(|(pid, errno)| {
+            if let Some(pid) = pid {
+                let _ = reap(Pid::from_raw(pid));
+            }
+            std::io::Error::from_raw_os_error(errno)
+        })?;
+    Ok(streams.into_spawned(Pid::from_raw(pid)))
+}
+
+/// The pipes of a command about to start: the command's ends, and ours.
+pub(crate) struct Streams {
+    stdin_ours: Option<OwnedFd>,
+    stdin_theirs: OwnedFd,
+    stdout: (OwnedFd, OwnedFd),
+    stderr: (OwnedFd, OwnedFd),
+}
+
+impl Streams {
+    /// Pipes for stdout and stderr, and for stdin when `stdin_pipe` (else
+    /// /dev/null); all close-on-exec.
+    pub(crate) fn new(stdin_pipe: bool) -> std::io::Result<Streams> {
+        let pipe =
+            || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+        let (stdin_ours, stdin_theirs) = if stdin_pipe {
+            let (read, write) = pipe()?;
+            (Some(write), read)
+        } else {
+            (None, OwnedFd::from(std::fs::File::open("/dev/null")?))
+        };
+        Ok(Streams {
+            stdin_ours,
+            stdin_theirs,
+            stdout: pipe()?,
+            stderr: pipe()?,
+        })
+    }
+
+    /// The command's ends, as its descriptors 0, 1 and 2.
+    pub(crate) fn theirs(&self) -> [RawFd; 3] {
+        [
+            self.stdin_theirs.as_raw_fd(),
+            self.stdout.1.as_raw_fd(),
+            self.stderr.1.as_raw_fd(),
+        ]
+    }
+
+    /// Once the command has started as `pid`: our ends (the command's are
+    /// closed here).
+    pub(crate) fn into_spawned(self, pid: Pid) -> Spawned {
+        Spawned {
+            pid,
+            stdin: self.stdin_ours.map(ChildStdin::from),
+            stdout: Some(ChildStdout::from(self.stdout.0)),
+            stderr: Some(ChildStderr::from(self.stderr.0)),
+        }
+    }
+}
+
+/// [`spawn`] by fork, for a setup that forks again.
+fn fork_spawn(
     resolved: &Path,
     argv: &[String],
     cwd: &Path,

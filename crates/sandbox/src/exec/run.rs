@@ -13,6 +13,7 @@ use super::error::ExecError;
 use super::pipes::Pipes;
 use super::process::{Spawned, group_members, leader_exited, pidfd, reap, signal_group, spawn};
 use super::request::{ExecOutcome, ExecRequest};
+use super::scratch::Scratch;
 use crate::cancel::CancelToken;
 use crate::sandbox::{
     Grants, NETWORK_READ, PooledCgroup, Prepared, SCRATCH, prepare, private_root_available,
@@ -317,46 +318,4 @@ fn canonical(path: &Path, what: &str) -> Result<PathBuf, ExecError> {
         "resolve the {what} {}",
         path.display()
     )))
-}
-
-/// The private HOME and TMPDIR of a command.
-struct Scratch {
-    root: PathBuf,
-    _owned: Option<tempfile::TempDir>,
-}
-
-impl Scratch {
-    fn new(given: Option<&Path>) -> Result<Scratch, ExecError> {
-        let (root, owned) = match given {
-            Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .map_err(ExecError::io(format!("create {}", dir.display())))?;
-                (canonical(dir, "scratch directory")?, None)
-            }
-            None => {
-                let dir = tempfile::Builder::new()
-                    .prefix("agent-runtime-exec-")
-                    .tempdir()
-                    .map_err(ExecError::io("create a scratch directory"))?;
-                (canonical(dir.path(), "scratch directory")?, Some(dir))
-            }
-        };
-        let scratch = Scratch {
-            root,
-            _owned: owned,
-        };
-        for dir in [scratch.home(), scratch.tmp()] {
-            std::fs::create_dir_all(&dir)
-                .map_err(ExecError::io(format!("create {}", dir.display())))?;
-        }
-        Ok(scratch)
-    }
-
-    fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    fn tmp(&self) -> PathBuf {
-        self.root.join("tmp")
-    }
 }

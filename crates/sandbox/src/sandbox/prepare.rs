@@ -78,6 +78,13 @@ pub struct ChildSetup {
 }
 
 impl ChildSetup {
+    /// Whether [`apply`](Self::apply) forks (the PID namespace's waiter
+    /// and init): then the child must be a copy of its parent, not a
+    /// `CLONE_VM` child borrowing its memory.
+    pub(crate) fn forks(&self) -> bool {
+        self.namespaces.is_some()
+    }
+
     /// Runs in the child after fork. Async-signal-safe: system calls only.
     pub fn apply(&self) -> std::io::Result<()> {
         // A fresh signal state: the runner may block or ignore signals, and

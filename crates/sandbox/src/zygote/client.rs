@@ -1,12 +1,10 @@
 //! The runner's handle on a zygote: start it, send it commands, and end
 //! it when the handle is dropped.
 
-use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::thread::JoinHandle;
@@ -15,7 +13,7 @@ use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 use nix::unistd::Pid;
 
 use super::wire::{self, ARG, SpawnReply, SpawnRequest};
-use crate::exec::Spawned;
+use crate::exec::{Image, Spawned, Streams};
 use crate::sandbox::Prepared;
 
 /// Set by [`serve_if_asked`](super::serve_if_asked) in a binary that can
@@ -149,42 +147,15 @@ impl Zygote {
         prepared: &Prepared,
         stdin_pipe: bool,
     ) -> Result<Spawned, ZygoteError> {
-        let nul = |_| ZygoteError::Spawn(std::io::Error::from_raw_os_error(libc::EINVAL));
         let (setup, setup_fds) = prepared.handoff();
         let request = SpawnRequest {
-            program: CString::new(resolved.as_os_str().as_bytes()).map_err(nul)?,
-            argv: argv
-                .iter()
-                .map(|arg| CString::new(arg.as_bytes()))
-                .collect::<Result<_, _>>()
-                .map_err(nul)?,
-            env: env
-                .iter()
-                .map(|(name, value)| CString::new(format!("{name}={value}")))
-                .collect::<Result<_, _>>()
-                .map_err(nul)?,
-            cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(nul)?,
+            image: Image::new(resolved, argv, cwd, env).map_err(ZygoteError::Spawn)?,
             setup,
         };
-        let io = ZygoteError::Spawn;
-        let pipe =
-            || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from);
-        let (stdin_ours, stdin_theirs) = if stdin_pipe {
-            let (read, write) = pipe().map_err(io)?;
-            (Some(write), read)
-        } else {
-            let null = std::fs::File::open("/dev/null").map_err(io)?;
-            (None, OwnedFd::from(null))
-        };
-        let (stdout_ours, stdout_theirs) = pipe().map_err(io)?;
-        let (stderr_ours, stderr_theirs) = pipe().map_err(io)?;
+        let streams = Streams::new(stdin_pipe).map_err(ZygoteError::Spawn)?;
         let body = rmp_serde::to_vec(&request)
             .map_err(|e| ZygoteError::Spawn(std::io::Error::other(e.to_string())))?;
-        let mut fds = vec![
-            stdin_theirs.as_raw_fd(),
-            stdout_theirs.as_raw_fd(),
-            stderr_theirs.as_raw_fd(),
-        ];
+        let mut fds = streams.theirs().to_vec();
         fds.extend(setup_fds);
 
         let mut link = self
@@ -214,14 +185,8 @@ impl Zygote {
             }
         };
         drop(link);
-        drop((stdin_theirs, stdout_theirs, stderr_theirs));
         match reply {
-            SpawnReply::Started { pid } => Ok(Spawned {
-                pid: Pid::from_raw(pid),
-                stdin: stdin_ours.map(ChildStdin::from),
-                stdout: Some(ChildStdout::from(stdout_ours)),
-                stderr: Some(ChildStderr::from(stderr_ours)),
-            }),
+            SpawnReply::Started { pid } => Ok(streams.into_spawned(Pid::from_raw(pid))),
             SpawnReply::Failed { pid, errno } => {
                 if let Some(pid) = pid {
                     let _ = crate::exec::reap_pid(Pid::from_raw(pid));

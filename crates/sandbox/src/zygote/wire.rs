@@ -6,13 +6,13 @@
 //! as `SCM_RIGHTS`) followed by the body in packets of at most [`CHUNK`]
 //! bytes, so a large environment never meets the socket's packet limit.
 
-use std::ffi::CString;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
 use serde::{Deserialize, Serialize};
 
+use crate::exec::Image;
 use crate::sandbox::Handoff;
 
 /// The argument that makes the runner's binary a zygote.
@@ -29,12 +29,7 @@ const MAX_BODY: u64 = 64 << 20;
 /// stdout, stderr, then those the setup names.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct SpawnRequest {
-    pub program: CString,
-    /// `argv[0]` first.
-    pub argv: Vec<CString>,
-    /// `NAME=value` strings.
-    pub env: Vec<CString>,
-    pub cwd: CString,
+    pub image: Image,
     pub setup: Handoff,
 }
 

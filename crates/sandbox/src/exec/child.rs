@@ -1,0 +1,313 @@
+//! The child between clone and exec, for the runner's own spawns and the
+//! zygote's alike: standard streams, working directory, a process group
+//! of its own, the sandbox's [`ChildSetup`], then exec.
+//!
+//! Where the setup never forks (no PID namespace chain), the child is made
+//! with `CLONE_VM | CLONE_VFORK`, as `posix_spawn` does: it borrows the
+//! parent's memory until it execs, so no page table is copied however
+//! much the parent holds, and the parent sleeps until then. Every signal
+//! is blocked across the clone, so no handler of the parent ever runs in
+//! the child; the child resets every disposition before it unblocks them
+//! (`ChildSetup::apply`). Otherwise the child is a fork-like copy.
+//!
+//! A close-on-exec pipe says whether exec happened (end of file) or the
+//! errno of the step that failed.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::ChildSetup;
+use crate::sandbox::sys;
+
+/// What the command execs, as the strings `execve` takes.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Image {
+    pub program: CString,
+    /// `argv[0]` first.
+    pub argv: Vec<CString>,
+    /// `NAME=value` strings.
+    pub env: Vec<CString>,
+    pub cwd: CString,
+}
+
+impl Image {
+    /// `resolved` run as `argv` in `cwd` with `env`; EINVAL when a string
+    /// holds a NUL byte.
+    pub(crate) fn new(
+        resolved: &Path,
+        argv: &[String],
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> std::io::Result<Image> {
+        let nul = |_| std::io::Error::from_raw_os_error(libc::EINVAL);
+        Ok(Image {
+            program: CString::new(resolved.as_os_str().as_bytes()).map_err(nul)?,
+            argv: argv
+                .iter()
+                .map(|arg| CString::new(arg.as_bytes()))
+                .collect::<Result<_, _>>()
+                .map_err(nul)?,
+            env: env
+                .iter()
+                .map(|(name, value)| CString::new(format!("{name}={value}")))
+                .collect::<Result<_, _>>()
+                .map_err(nul)?,
+            cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(nul)?,
+        })
+    }
+}
+
+/// Why a child did not start: its pid if one was made (it has exited and
+/// is the caller's, or with `sibling` the caller's parent's, to reap), and
+/// an errno.
+pub(crate) type NotStarted = (Option<i32>, i32);
+
+fn errno_of(err: &std::io::Error) -> i32 {
+    err.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Starts `image` with `stdio` as its descriptors 0, 1 and 2 (each is
+/// duplicated; the caller keeps and closes its own), in a process group
+/// of its own, after `setup`. With `sibling` the child is the caller's
+/// parent's (`CLONE_PARENT`: the zygote's commands are the runner's).
+/// Returns its pid once it has exec'd.
+pub(crate) fn start(
+    image: &Image,
+    stdio: [RawFd; 3],
+    setup: &ChildSetup,
+    sibling: bool,
+) -> Result<i32, NotStarted> {
+    let (report_read, report_write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| (None, e as i32))?;
+    // Descriptors 0 to 2 would be overwritten by the first dup2s: move any
+    // of ours that sits there above them.
+    let mut moved = Vec::new();
+    let mut stdio = stdio;
+    for fd in &mut stdio {
+        if *fd <= 2 {
+            // SAFETY: F_DUPFD_CLOEXEC of a descriptor the caller holds
+            // open; the copy is owned below.
+            let high = unsafe { libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if high < 0 {
+                return Err((None, errno_of(&std::io::Error::last_os_error())));
+            }
+            *fd = high;
+            // SAFETY: a fresh descriptor nobody else owns.
+            moved.push(unsafe { OwnedFd::from_raw_fd(high) });
+        }
+    }
+    let argv = pointers(&image.argv);
+    let env = pointers(&image.env);
+    let child = Child {
+        stdio,
+        cwd: &image.cwd,
+        program: &image.program,
+        argv: &argv,
+        env: &env,
+        setup,
+        report: report_write.as_raw_fd(),
+    };
+    let shares_memory = !setup.forks();
+    let mut flags = libc::SIGCHLD;
+    if sibling {
+        flags |= libc::CLONE_PARENT;
+    }
+    if shares_memory {
+        flags |= libc::CLONE_VM | libc::CLONE_VFORK;
+    }
+    let stack = Stack::new().map_err(|e| (None, errno_of(&e)))?;
+    let pid = {
+        let _blocked = BlockedSignals::new().map_err(|e| (None, errno_of(&e)))?;
+        // SAFETY: `entry` runs `child` on `stack`, which outlives the
+        // child's use of it (with CLONE_VFORK this returns only once the
+        // child has exec'd or exited; without CLONE_VM the child has its
+        // own copy). The child only makes system calls on data prepared
+        // above, then execs or exits; every signal is blocked meanwhile.
+        unsafe {
+            libc::clone(
+                entry,
+                stack.top(),
+                flags,
+                std::ptr::from_ref(&child).cast_mut().cast(),
+            )
+        }
+    };
+    let clone_error = std::io::Error::last_os_error();
+    drop(report_write);
+    drop(moved);
+    if pid < 0 {
+        return Err((None, errno_of(&clone_error)));
+    }
+    match read_report(report_read.as_raw_fd()) {
+        None => Ok(pid),
+        Some(errno) => Err((Some(pid), errno)),
+    }
+}
+
+extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Child` that `start` passed to clone, alive
+    // until the child has exec'd or exited.
+    let child = unsafe { &*arg.cast::<Child<'_>>() };
+    child.run()
+}
+
+/// The child's stack: mapped for the clone, with an inaccessible page
+/// below it so an overflow faults rather than writes into the parent.
+struct Stack {
+    base: *mut libc::c_void,
+}
+
+/// Size of the child's stack, guard page included; pages are only backed
+/// once touched.
+const STACK: usize = 256 * 1024;
+const GUARD: usize = 4096;
+
+impl Stack {
+    fn new() -> std::io::Result<Stack> {
+        // SAFETY: a fresh private anonymous mapping; nothing else uses it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stack = Stack { base };
+        // SAFETY: the lowest page of the mapping made above.
+        if unsafe { libc::mprotect(base, GUARD, libc::PROT_NONE) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The stack grows down from here (16-byte aligned: page aligned).
+    fn top(&self) -> *mut libc::c_void {
+        self.base.wrapping_byte_add(STACK)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer used by any child.
+        unsafe { libc::munmap(self.base, STACK) };
+    }
+}
+
+/// Every signal blocked in this thread until dropped, when the previous
+/// mask comes back.
+struct BlockedSignals {
+    previous: libc::sigset_t,
+}
+
+impl BlockedSignals {
+    fn new() -> std::io::Result<BlockedSignals> {
+        // SAFETY: both sets live on this frame; sigfillset only writes into
+        // `all`, pthread_sigmask into `previous`.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            let rc = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous);
+            if rc != 0 {
+                return Err(std::io::Error::from_raw_os_error(rc));
+            }
+            Ok(BlockedSignals { previous })
+        }
+    }
+}
+
+impl Drop for BlockedSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
+}
+
+/// A NULL-terminated array of pointers into `strings`.
+fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
+/// The errno the child wrote before it exited, or `None` once its exec
+/// closed the pipe.
+fn read_report(fd: RawFd) -> Option<i32> {
+    let mut word = [0u8; 4];
+    let mut at = 0;
+    while at < word.len() {
+        // SAFETY: reads into the rest of a local buffer.
+        let got = unsafe { libc::read(fd, word[at..].as_mut_ptr().cast(), word.len() - at) };
+        if got < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if got <= 0 {
+            break;
+        }
+        at += got as usize;
+    }
+    match at {
+        0 => None,
+        4 => Some(i32::from_ne_bytes(word)),
+        _ => Some(libc::EIO),
+    }
+}
+
+/// What the cloned child needs, all prepared before the clone.
+struct Child<'a> {
+    stdio: [RawFd; 3],
+    cwd: &'a CString,
+    program: &'a CString,
+    argv: &'a [*const libc::c_char],
+    env: &'a [*const libc::c_char],
+    setup: &'a ChildSetup,
+    report: RawFd,
+}
+
+impl Child<'_> {
+    /// In the child: streams, directory, group, sandbox, exec. System
+    /// calls only; never returns.
+    fn run(&self) -> ! {
+        let errno = match self.prepare() {
+            // SAFETY: NUL-terminated program path and NULL-terminated
+            // arrays of NUL-terminated strings, all alive until exec.
+            Ok(()) => unsafe {
+                libc::execve(self.program.as_ptr(), self.argv.as_ptr(), self.env.as_ptr());
+                errno_of(&std::io::Error::last_os_error())
+            },
+            Err(err) => errno_of(&err),
+        };
+        let word = errno.to_ne_bytes();
+        // SAFETY: writes a local buffer to the report pipe.
+        unsafe { libc::write(self.report, word.as_ptr().cast(), word.len()) };
+        sys::exit(127)
+    }
+
+    fn prepare(&self) -> std::io::Result<()> {
+        for (target, fd) in self.stdio.iter().enumerate() {
+            // SAFETY: dup2 of a descriptor above 2 onto 0, 1 or 2.
+            if unsafe { libc::dup2(*fd, target as libc::c_int) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        sys::chdir(self.cwd)?;
+        // SAFETY: setpgid with integers: a group of its own.
+        if unsafe { libc::setpgid(0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        self.setup.apply()
+    }
+}
