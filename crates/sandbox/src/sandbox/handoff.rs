@@ -4,7 +4,8 @@
 //!
 //! Only what the runner decided crosses: limits, flags, the mount plan,
 //! the id maps, the working directory, and the descriptors (Landlock
-//! ruleset, network namespace, exit page, cgroup `procs` files). What is
+//! ruleset, network namespace, prepared root, exit page, cgroup `procs`
+//! files). What is
 //! the receiving process's own it works out itself: its parent (the
 //! runner), its memory layout to blank in the namespace's init, and the
 //! compiled seccomp filter.
@@ -44,6 +45,7 @@ struct HandoffNamespaces {
     netns: Option<u8>,
     id_maps: Option<IdMaps>,
     mounts: Arc<MountPlan>,
+    root: Option<u8>,
     cwd: CString,
     exit: Option<u8>,
 }
@@ -77,6 +79,7 @@ impl Prepared {
             netns: ns.netns.map(&mut index),
             id_maps: ns.id_maps.clone(),
             mounts: ns.mounts.clone(),
+            root: ns.root.map(&mut index),
             cwd: ns.cwd.clone(),
             exit: self.exit.as_ref().map(|page| index(page.raw_fd())),
         });
@@ -126,6 +129,7 @@ impl Handoff {
                     netns: ns.netns.map(raw).transpose()?,
                     id_maps: ns.id_maps,
                     mounts: ns.mounts,
+                    root: ns.root.map(raw).transpose()?,
                     cwd: ns.cwd,
                     exit: writer,
                     image: super::init_image::runner_image(),

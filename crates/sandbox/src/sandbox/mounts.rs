@@ -13,6 +13,11 @@
 //! unix sockets of host daemons — does not exist for the command, so it
 //! cannot be opened, listed or `connect()`ed to, whatever Landlock says.
 //!
+//! As root the binds are made once per plan, in a mount namespace held
+//! open by the runner ([`MountPlan::prepared_root`]); a command's
+//! namespace is then a copy of it, and its init only mounts `/proc` and
+//! the scratch ([`MountPlan::finish`]).
+//!
 //! Mount points live in the skeleton (made once, by the runner), not in a
 //! per-command tmpfs, so the Landlock ruleset can name skeleton
 //! directories above the mounts the child makes (Landlock ignores rules on
@@ -23,6 +28,7 @@
 //! workspace, whose parents belong to the runner.
 
 use std::ffi::CString;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -56,8 +62,8 @@ struct Bind {
 pub(crate) struct MountPlan {
     skeleton: CString,
     binds: Vec<Bind>,
-    proc_dir: CString,
-    /// The scratch tmpfs and its `home` and `tmp` directories.
+    /// The scratch tmpfs and its `home` and `tmp` directories, inside
+    /// the root.
     scratch: Option<(CString, CString, CString)>,
 }
 
@@ -137,14 +143,13 @@ impl MountPlan {
             });
             bound.push((path, writable));
         }
-        let scratch_dir = under(skeleton, Path::new(SCRATCH));
+        let scratch_dir = Path::new(SCRATCH);
         Ok(MountPlan {
             skeleton: cstring(skeleton)?,
             binds,
-            proc_dir: cstring(&skeleton.join("proc"))?,
             scratch: if scratch {
                 Some((
-                    cstring(&scratch_dir)?,
+                    cstring(scratch_dir)?,
                     cstring(&scratch_dir.join("home"))?,
                     cstring(&scratch_dir.join("tmp"))?,
                 ))
@@ -170,6 +175,13 @@ impl MountPlan {
     /// child (the PID namespace's first process, so the fresh `/proc` is
     /// its own), between fork and exec: system calls only.
     pub(crate) fn apply(&self, cwd: &CString) -> std::io::Result<()> {
+        self.enter_root()?;
+        self.finish(cwd)
+    }
+
+    /// In a mount namespace of its own: the binds of the root (nothing
+    /// per command: no `/proc`, no scratch), then pivots into it.
+    fn enter_root(&self) -> std::io::Result<()> {
         // Nothing done here may reach the host's mount table.
         sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
         sys::mount(
@@ -192,9 +204,16 @@ impl MountPlan {
                 sys::make_read_only(&bind.target, !bind.devices)?;
             }
         }
+        sys::pivot_into(&self.skeleton)
+    }
+
+    /// Inside the root (entered by [`enter_root`](Self::enter_root), or a
+    /// fresh copy of a [`prepared_root`](Self::prepared_root)): the
+    /// command's own `/proc` and scratch, then `cwd`.
+    pub(crate) fn finish(&self, cwd: &CString) -> std::io::Result<()> {
         sys::mount(
             Some(c"proc"),
-            &self.proc_dir,
+            c"/proc",
             Some(c"proc"),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             None,
@@ -210,8 +229,34 @@ impl MountPlan {
             sys::mkdir(home)?;
             sys::mkdir(tmp)?;
         }
-        sys::pivot_into(&self.skeleton)?;
         sys::chdir(cwd)
+    }
+
+    /// The root built once, in a mount namespace of its own held by the
+    /// descriptor returned: a command's waiter joins it and unshares a
+    /// copy, whose init only adds `/proc` and the scratch
+    /// ([`finish`](Self::finish)), so the binds are not made again per
+    /// command. Built on a short-lived thread (the runner itself never
+    /// changes namespace). `None` where it cannot be (then each command
+    /// builds the whole root).
+    pub(crate) fn prepared_root(&self) -> Option<OwnedFd> {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    sys::unshare(libc::CLONE_FS | libc::CLONE_NEWNS).ok()?;
+                    let fd = nix::fcntl::open(
+                        "/proc/thread-self/ns/mnt",
+                        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+                        nix::sys::stat::Mode::empty(),
+                    )
+                    .ok()?;
+                    self.enter_root().ok()?;
+                    Some(fd)
+                })
+                .join()
+                .ok()
+                .flatten()
+        })
     }
 }
 

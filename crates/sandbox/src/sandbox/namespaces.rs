@@ -52,6 +52,11 @@ pub(crate) struct Namespaces {
     /// namespace (unprivileged runners).
     pub id_maps: Option<IdMaps>,
     pub mounts: Arc<MountPlan>,
+    /// The mount namespace holding the plan's root, built once
+    /// ([`MountPlan::prepared_root`]): joined before the unshare, so the
+    /// command's namespace is a copy of it. Without one, init builds the
+    /// whole root.
+    pub root: Option<RawFd>,
     /// The command's working directory, entered inside its root.
     pub cwd: CString,
     pub exit: PageWriter,
@@ -168,6 +173,9 @@ impl Namespaces {
         if let Some(fd) = self.netns {
             sys::setns(fd, libc::CLONE_NEWNET)?;
         }
+        if let Some(fd) = self.root {
+            sys::setns(fd, libc::CLONE_NEWNS)?;
+        }
         sys::unshare(self.flags)?;
         if let Some(maps) = &self.id_maps {
             maps.write()?;
@@ -197,7 +205,11 @@ impl Namespaces {
         if let Some(image) = &self.image {
             image.blank();
         }
-        self.mounts.apply(&self.cwd)?;
+        if self.root.is_some() {
+            self.mounts.finish(&self.cwd)?;
+        } else {
+            self.mounts.apply(&self.cwd)?;
+        }
         let command = sys::fork()?;
         if command == 0 {
             // SAFETY: closing this process's copy of the pipe's read end.

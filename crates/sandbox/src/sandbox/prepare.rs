@@ -2,7 +2,7 @@
 //! allocation-free setup the child performs before exec.
 
 use std::ffi::CString;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -57,6 +57,8 @@ pub struct Prepared {
     /// The command's cgroup (memory and process limits, kill, OOM).
     pub cgroup: Option<PooledCgroup>,
     _ruleset: Option<Arc<OwnedFd>>,
+    /// The mount namespace the command's is copied from.
+    _root: Option<Arc<OwnedFd>>,
 }
 
 /// What the child does between fork and exec. Built in the runner; the
@@ -157,6 +159,7 @@ pub fn prepare(
             exit: None,
             cgroup: None,
             _ruleset: None,
+            _root: None,
         });
     }
     let required = policy.mode == SandboxMode::Required;
@@ -271,6 +274,7 @@ pub fn prepare(
 
     // PID and mount namespaces, and the network with them.
     let mut exit = None;
+    let mut prepared_root = None;
     let mut net_layer = None;
     match namespaces_ok {
         Ok(()) => {
@@ -309,7 +313,13 @@ pub fn prepare(
                     writable,
                 })
                 .collect();
-            let mounts = cached_plan(mount_grants, grants.scratch_in_root)?;
+            // As root only: joining another mount namespace from a user
+            // namespace of the command's own is refused.
+            let (mounts, root) = cached_plan(
+                mount_grants,
+                grants.scratch_in_root,
+                flags & libc::CLONE_NEWUSER == 0,
+            )?;
             let page = ExitPage::new().map_err(|e| SandboxError::Setup {
                 layer: "pidns",
                 reason: format!("cannot map the exit page: {e}"),
@@ -320,6 +330,7 @@ pub fn prepare(
                 netns,
                 id_maps: (flags & libc::CLONE_NEWUSER != 0).then(IdMaps::identity),
                 mounts,
+                root: root.as_deref().map(AsRawFd::as_raw_fd),
                 cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(|_| SandboxError::Setup {
                     layer: "mntns",
                     reason: "the working directory holds a NUL byte".into(),
@@ -328,6 +339,7 @@ pub fn prepare(
                 image: super::init_image::runner_image(),
             });
             exit = Some(page);
+            prepared_root = root;
             layers.push("pidns".to_string());
             layers.push("mntns".to_string());
         }
@@ -379,6 +391,7 @@ pub fn prepare(
         exit,
         cgroup,
         _ruleset: ruleset,
+        _root: prepared_root,
     })
 }
 
@@ -440,13 +453,23 @@ fn cached_ruleset(
     )
 }
 
-/// A mount plan for these grants (and a private scratch or not), reused
-/// like rulesets.
-fn cached_plan(grants: Vec<MountGrant>, scratch: bool) -> Result<Arc<MountPlan>, SandboxError> {
-    static CACHE: Recent<(Vec<MountGrant>, bool), Arc<MountPlan>> = Recent::new();
-    CACHE.get_or_build((grants, scratch), |(grants, scratch)| {
-        MountPlan::new(grants, *scratch).map(Arc::new)
-    })
+/// A mount plan for these grants (and a private scratch or not), and with
+/// `prepare_root` the namespace holding its root, reused like rulesets.
+fn cached_plan(
+    grants: Vec<MountGrant>,
+    scratch: bool,
+    prepare_root: bool,
+) -> Result<(Arc<MountPlan>, Option<Arc<OwnedFd>>), SandboxError> {
+    type Plan = (Arc<MountPlan>, Option<Arc<OwnedFd>>);
+    static CACHE: Recent<(Vec<MountGrant>, bool, bool), Plan> = Recent::new();
+    CACHE.get_or_build(
+        (grants, scratch, prepare_root),
+        |(grants, scratch, prepare)| {
+            let plan = MountPlan::new(grants, *scratch)?;
+            let root = prepare.then(|| plan.prepared_root()).flatten();
+            Ok((Arc::new(plan), root.map(Arc::new)))
+        },
+    )
 }
 
 /// Command cgroups that ended empty and can still tell a command's peaks,
