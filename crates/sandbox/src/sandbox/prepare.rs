@@ -438,33 +438,51 @@ impl<K: PartialEq, V: Clone> Recent<K, V> {
 }
 
 /// A Landlock ruleset for these grants (read, write, block TCP, hard),
-/// reused while the same grants come back: building one opens every path.
+/// reused while the same grants come back naming the same files: building
+/// one opens every path.
 fn cached_ruleset(
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     block_tcp: bool,
     hard: bool,
 ) -> Result<Option<Arc<OwnedFd>>, SandboxError> {
-    type Key = (Vec<PathBuf>, Vec<PathBuf>, bool, bool);
+    type Key = (Vec<PathBuf>, Vec<PathBuf>, bool, bool, Vec<Identity>);
     static CACHE: Recent<Key, Option<Arc<OwnedFd>>> = Recent::new();
+    let ids = identities(read.iter().chain(&write));
     CACHE.get_or_build(
-        (read, write, block_tcp, hard),
-        |(read, write, tcp, hard)| Ok(landlock::build(read, write, *tcp, *hard)?.map(Arc::new)),
+        (read, write, block_tcp, hard, ids),
+        |(read, write, tcp, hard, _)| Ok(landlock::build(read, write, *tcp, *hard)?.map(Arc::new)),
     )
 }
 
+/// A file's device and inode, or zeros when it cannot be read.
+type Identity = (u64, u64);
+
+/// What `paths` name now. A ruleset and a built root hold the files they
+/// were built from: a path removed and made again, or renamed over, is
+/// another file, and what was built for the old one must not be reused.
+fn identities<'a>(paths: impl Iterator<Item = &'a PathBuf>) -> Vec<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    paths
+        .map(|path| std::fs::metadata(path).map_or((0, 0), |meta| (meta.dev(), meta.ino())))
+        .collect()
+}
+
 /// A mount plan for these grants (and a private scratch or not), and with
-/// `prepare_root` the namespace holding its root, reused like rulesets.
+/// `prepare_root` the namespace holding its root, reused like rulesets
+/// while the grants name the same files.
 fn cached_plan(
     grants: Vec<MountGrant>,
     scratch: bool,
     prepare_root: bool,
 ) -> Result<(Arc<MountPlan>, Option<Arc<OwnedFd>>), SandboxError> {
     type Plan = (Arc<MountPlan>, Option<Arc<OwnedFd>>);
-    static CACHE: Recent<(Vec<MountGrant>, bool, bool), Plan> = Recent::new();
+    type Key = (Vec<MountGrant>, bool, bool, Vec<Identity>);
+    static CACHE: Recent<Key, Plan> = Recent::new();
+    let ids = identities(grants.iter().map(|grant| &grant.path));
     CACHE.get_or_build(
-        (grants, scratch, prepare_root),
-        |(grants, scratch, prepare)| {
+        (grants, scratch, prepare_root, ids),
+        |(grants, scratch, prepare, _)| {
             let plan = MountPlan::new(grants, *scratch)?;
             let root = prepare.then(|| plan.prepared_root()).flatten();
             Ok((Arc::new(plan), root.map(Arc::new)))
