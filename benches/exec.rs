@@ -89,6 +89,19 @@ fn spawn_costs(dir: &std::path::Path) -> SpawnCosts {
     }
 }
 
+/// The kernel's own price of `/bin/true` in PID, mount and IPC
+/// namespaces of its own, from this process while it is small
+/// (`sandbox::run_in_fresh_namespaces`): no sandboxed spawn costs less.
+/// Median microseconds, or `None` where such namespaces cannot be made.
+fn namespace_floor_us() -> Option<u128> {
+    use agent_runtime::sandbox::run_in_fresh_namespaces;
+    run_in_fresh_namespaces(c"/bin/true").ok()?;
+    let [floor] = medians_us(&mut [&mut || {
+        assert!(run_in_fresh_namespaces(c"/bin/true").unwrap());
+    }]);
+    Some(floor)
+}
+
 /// Heap a sweep's runner holds at 4,000 jobs, touched so it is mapped.
 const BALLAST_MB: usize = 150;
 
@@ -103,6 +116,7 @@ fn main() {
     }
     let dir = tempfile::tempdir().unwrap();
     let small = spawn_costs(dir.path());
+    let floor = namespace_floor_us();
     let ballast: Vec<u8> = vec![1; BALLAST_MB << 20];
     let big = spawn_costs(dir.path());
     drop(std::hint::black_box(ballast));
@@ -162,12 +176,13 @@ fn main() {
     );
     println!(
         "BENCH exec bare_us={} executor_us={} sandboxed_us={} sandboxed_direct_us={} \
-         ballast_mb={BALLAST_MB} bare_us_ballast={} executor_us_ballast={} \
+         namespace_floor_us={} ballast_mb={BALLAST_MB} bare_us_ballast={} executor_us_ballast={} \
          sandboxed_us_ballast={} sandboxed_direct_us_ballast={}",
         small.bare,
         small.executor,
         small.sandboxed,
         small.direct,
+        floor.map_or_else(|| "NA".to_string(), |us| us.to_string()),
         big.bare,
         big.executor,
         big.sandboxed,

@@ -360,8 +360,8 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
     let needle = format!("{ZYGOTE_ARG} {runner}");
     let deadline = Instant::now() + Duration::from_secs(120);
     let zygote = loop {
-        // The command's waiter is a copy of the zygote (it never execs):
-        // it leads the command's group, the zygote does not.
+        // The command's init is a copy of the zygote (it never execs): it
+        // leads the command's group, the zygote does not.
         let zygotes: Vec<i32> = alive_with(&needle)
             .into_iter()
             .filter(|pid| process_group(*pid) != Some(*pid))
@@ -372,6 +372,12 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
         assert!(Instant::now() < deadline, "no zygote of runner {runner}");
         std::thread::sleep(Duration::from_millis(5));
     };
+    // It cloned the command's init into the command's namespaces and came
+    // back to its own (the runner's), where the next clone starts from.
+    for ns in ["mnt", "net"] {
+        let of = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/{ns}")).unwrap();
+        assert_eq!(of(zygote as u32), of(runner), "the zygote's {ns} namespace");
+    }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(zygote),
         nix::sys::signal::Signal::SIGKILL,

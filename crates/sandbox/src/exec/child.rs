@@ -121,23 +121,32 @@ pub(crate) fn start(
         flags |= libc::CLONE_VM | libc::CLONE_VFORK;
     }
     let stack = Stack::new().map_err(|e| (None, errno_of(&e)))?;
-    let pid = {
-        let _blocked = BlockedSignals::new().map_err(|e| (None, errno_of(&e)))?;
+    let clone = |namespaces: libc::c_int| {
         // SAFETY: `entry` runs `child` on `stack`, which outlives the
         // child's use of it (with CLONE_VFORK this returns only once the
         // child has exec'd or exited; without CLONE_VM the child has its
         // own copy). The child only makes system calls on data prepared
         // above, then execs or exits; every signal is blocked meanwhile.
-        unsafe {
+        let pid = unsafe {
             libc::clone(
                 entry,
                 stack.top(),
-                flags,
+                flags | namespaces,
                 std::ptr::from_ref(&child).cast_mut().cast(),
             )
+        };
+        (pid, std::io::Error::last_os_error())
+    };
+    let (pid, clone_error) = {
+        let _blocked = BlockedSignals::new().map_err(|e| (None, errno_of(&e)))?;
+        match setup.direct() {
+            // The init itself, cloned into its namespaces.
+            Some(namespaces) => namespaces
+                .clone_in(clone)
+                .map_err(|e| (None, errno_of(&e)))?,
+            None => clone(0),
         }
     };
-    let clone_error = std::io::Error::last_os_error();
     drop(report_write);
     drop(moved);
     if pid < 0 {
@@ -303,7 +312,11 @@ impl Child<'_> {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        sys::chdir(self.cwd)?;
+        // A direct init is already in the copy of its root, where the
+        // directory is entered once the root is finished.
+        if self.setup.direct().is_none() {
+            sys::chdir(self.cwd)?;
+        }
         // SAFETY: setpgid with integers: a group of its own.
         if unsafe { libc::setpgid(0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());

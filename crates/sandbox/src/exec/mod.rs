@@ -33,7 +33,7 @@ pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use heap::share_one_heap;
 pub use output::{Capture, Captured};
-pub(crate) use process::{Spawned, Streams, reap as reap_pid};
+pub(crate) use process::{Spawned, Streams, pidfd, reap as reap_pid};
 pub use request::{DEFAULT_KILL_GRACE, ExecOutcome, ExecRequest};
 pub use resources::Resources;
 pub use run::{CANCEL_GRACE, DRAIN_LIMIT, run};

@@ -80,6 +80,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         },
         scratch_in_root,
         cwd: Some(cwd.clone()),
+        from_zygote: req.zygote.as_ref().is_some_and(|z| z.lost().is_none()),
     };
     // Kept until the command is reaped: it owns what the child uses and
     // the page its exit status comes back on.
@@ -167,7 +168,11 @@ fn start_command(
                     cgroup.kill_all();
                 }
                 drop(prepared);
-                prepared = prepare(&req.sandbox, grants, req.timeout)
+                let grants = Grants {
+                    from_zygote: false,
+                    ..grants.clone()
+                };
+                prepared = prepare(&req.sandbox, &grants, req.timeout)
                     .map_err(|e| Started::Refused(e.into()))?;
                 how = Some("zygote-lost");
             }

@@ -47,6 +47,7 @@ struct HandoffNamespaces {
     mounts: Arc<MountPlan>,
     root: Option<u8>,
     cwd: CString,
+    direct: bool,
     exit: Option<u8>,
 }
 
@@ -81,6 +82,7 @@ impl Prepared {
             mounts: ns.mounts.clone(),
             root: ns.root.map(&mut index),
             cwd: ns.cwd.clone(),
+            direct: ns.direct,
             exit: self.exit.as_ref().map(|page| index(page.raw_fd())),
         });
         let handoff = Handoff {
@@ -100,8 +102,13 @@ impl Prepared {
 impl Handoff {
     /// The setup again, in the receiving process, over the descriptors
     /// received (in the order [`Prepared::handoff`] listed them). The
-    /// command's parent is to be `parent`.
-    pub fn receive(self, fds: Vec<OwnedFd>, parent: Pid) -> std::io::Result<(ChildSetup, Held)> {
+    /// command's parent is to be `parent`, of which `parent_fd` is a pidfd.
+    pub fn receive(
+        self,
+        fds: Vec<OwnedFd>,
+        parent: Pid,
+        parent_fd: Option<RawFd>,
+    ) -> std::io::Result<(ChildSetup, Held)> {
         let bad =
             || std::io::Error::new(std::io::ErrorKind::InvalidData, "a descriptor is missing");
         let raw = |at: u8| {
@@ -131,6 +138,8 @@ impl Handoff {
                     mounts: ns.mounts,
                     root: ns.root.map(raw).transpose()?,
                     cwd: ns.cwd,
+                    // A direct init checks its parent through the pidfd.
+                    direct: ns.direct && parent_fd.is_some(),
                     exit: writer,
                     image: super::init_image::runner_image(),
                 })
@@ -153,6 +162,7 @@ impl Handoff {
         };
         let setup = ChildSetup {
             parent,
+            parent_fd,
             rlimits: self.rlimits.map(RlimitPlan::from_pairs),
             unshare: self.unshare.map(CloneFlags::from_bits_retain),
             namespaces,

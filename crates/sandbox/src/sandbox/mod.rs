@@ -15,6 +15,7 @@ mod caps;
 mod cgroup;
 mod error;
 mod exit_page;
+mod floor;
 mod handoff;
 mod init_image;
 mod landlock;
@@ -37,6 +38,7 @@ pub use cgroup::{
 };
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
+pub use floor::run_in_fresh_namespaces;
 pub use handoff::{Handoff, Held};
 pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;

@@ -40,6 +40,9 @@ use super::sys;
 /// Tasks every command has at once with a PID namespace, all in its
 /// cgroup: the waiter, the init and the command.
 pub(crate) const TASKS: u64 = 3;
+/// The same when init is cloned straight into the namespaces
+/// ([`Namespaces::direct`]): the init and the command.
+pub(crate) const TASKS_DIRECT: u64 = 2;
 
 /// Namespaces a command enters, decided in the runner.
 #[derive(Debug)]
@@ -59,6 +62,11 @@ pub(crate) struct Namespaces {
     pub root: Option<RawFd>,
     /// The command's working directory, entered inside its root.
     pub cwd: CString,
+    /// The runner's child is the namespace's init itself: its parent, a
+    /// single-threaded zygote, joins the network and root namespaces and
+    /// clones it with the `CLONE_NEW*` flags ([`Namespaces::clone_in`]),
+    /// so there is no waiter. Otherwise the child unshares and forks.
+    pub direct: bool,
     pub exit: PageWriter,
     /// The runner's memory layout, blanked in the init.
     pub image: Option<Image>,
@@ -170,6 +178,12 @@ impl Namespaces {
     /// Runs in the runner's child. Returns only in the command (PID 2 of
     /// the new namespace); the waiter and init never return.
     pub(crate) fn enter(&self) -> std::io::Result<()> {
+        if self.direct {
+            // Already PID 1 of the namespaces, with the parent-death signal
+            // of the runner's child; only the init's own steps are left.
+            sys::set_mask(libc::SIG_SETMASK, true)?;
+            return self.init(None);
+        }
         if let Some(fd) = self.netns {
             sys::setns(fd, libc::CLONE_NEWNET)?;
         }
@@ -201,6 +215,13 @@ impl Namespaces {
         if sys::pipe_hung_up(alive[0]) {
             sys::exit(1); // the waiter died before the death signal was set
         }
+        self.init(Some(alive[0]))
+    }
+
+    /// The init's steps, all signals blocked: blank what `/proc/1` shows,
+    /// finish the root, fork the command (which returns) and reap until it
+    /// ends. `alive` is the waiter's pipe, closed in the command.
+    fn init(&self, alive: Option<RawFd>) -> std::io::Result<()> {
         // Nothing of the runner in /proc/1 (the command is forked below).
         if let Some(image) = &self.image {
             image.blank();
@@ -212,13 +233,71 @@ impl Namespaces {
         }
         let command = sys::fork()?;
         if command == 0 {
-            // SAFETY: closing this process's copy of the pipe's read end.
-            unsafe { libc::close(alive[0]) };
+            if let Some(fd) = alive {
+                // SAFETY: closing this process's copy of the pipe's read end.
+                unsafe { libc::close(fd) };
+            }
             sys::set_mask(libc::SIG_SETMASK, false)?;
             return Ok(());
         }
         sys::close_all_but(-1);
         init_loop(command, self.exit)
+    }
+}
+
+/// A zygote's own network and mount namespaces, opened the first time it
+/// clones an init into others (it is in its own until then, and back in
+/// them after each clone).
+#[derive(Debug)]
+struct Home {
+    net: OwnedFd,
+    mnt: OwnedFd,
+}
+
+fn home() -> std::io::Result<&'static Home> {
+    static HOME: OnceLock<Result<Home, i32>> = OnceLock::new();
+    let open = |path: &str| {
+        nix::fcntl::open(
+            path,
+            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|errno| errno as i32)
+    };
+    HOME.get_or_init(|| {
+        Ok(Home {
+            net: open("/proc/self/ns/net")?,
+            mnt: open("/proc/self/ns/mnt")?,
+        })
+    })
+    .as_ref()
+    .map_err(|errno| std::io::Error::from_raw_os_error(*errno))
+}
+
+impl Namespaces {
+    /// In the single-threaded parent of a [`direct`](Self::direct) init:
+    /// joins the network namespace and the prepared root the init's are
+    /// copied from, runs `clone` with the `CLONE_NEW*` flags to add, and
+    /// comes back to its own namespaces. A parent that cannot come back
+    /// exits: it would start the next command from the wrong ones.
+    pub(crate) fn clone_in<T>(&self, clone: impl FnOnce(libc::c_int) -> T) -> std::io::Result<T> {
+        let home = home()?;
+        if let Some(fd) = self.netns {
+            sys::setns(fd, libc::CLONE_NEWNET)?;
+        }
+        let joined = match self.root {
+            Some(fd) => sys::setns(fd, libc::CLONE_NEWNS),
+            None => Ok(()),
+        };
+        let cloned = joined.map(|()| clone(self.flags));
+        let back = (self.root.is_none()
+            || sys::setns(home.mnt.as_raw_fd(), libc::CLONE_NEWNS).is_ok())
+            && (self.netns.is_none()
+                || sys::setns(home.net.as_raw_fd(), libc::CLONE_NEWNET).is_ok());
+        if !back {
+            sys::exit(1);
+        }
+        cloned
     }
 }
 

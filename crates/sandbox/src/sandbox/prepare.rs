@@ -42,6 +42,9 @@ pub struct Grants {
     pub scratch_in_root: bool,
     /// The command's working directory.
     pub cwd: Option<PathBuf>,
+    /// The command is started from the attempt's zygote, which clones its
+    /// init straight into its namespaces (see `Namespaces::direct`).
+    pub from_zygote: bool,
 }
 
 /// The decided sandbox of one command. Keep it alive until the command has
@@ -66,6 +69,9 @@ pub struct Prepared {
 #[derive(Debug)]
 pub struct ChildSetup {
     pub(super) parent: Pid,
+    /// A pidfd of `parent`, for a child that cannot see its parent's pid
+    /// (a [`direct`](Namespaces::direct) init, whose `getppid` is 0).
+    pub(super) parent_fd: Option<RawFd>,
     pub(super) rlimits: Option<RlimitPlan>,
     /// Network only, when there is no PID namespace to carry it.
     pub(super) unshare: Option<CloneFlags>,
@@ -87,6 +93,12 @@ impl ChildSetup {
         self.namespaces.is_some()
     }
 
+    /// The namespaces the child is to be cloned into by its parent (see
+    /// [`Namespaces::direct`]), if it is.
+    pub(crate) fn direct(&self) -> Option<&Namespaces> {
+        self.namespaces.as_ref().filter(|ns| ns.direct)
+    }
+
     /// Runs in the child after fork. Async-signal-safe: system calls only.
     pub fn apply(&self) -> std::io::Result<()> {
         // A fresh signal state: the runner may block or ignore signals, and
@@ -94,7 +106,12 @@ impl ChildSetup {
         sys::reset_signals()?;
         // Die with the runner; if it already died, do not run at all.
         nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
-        if nix::unistd::getppid() != self.parent {
+        let parent_alive = match (nix::unistd::getppid().as_raw(), self.parent_fd) {
+            // Outside the child's PID namespace: ask its pidfd.
+            (0, Some(fd)) => !sys::process_exited(fd),
+            (ppid, _) => ppid == self.parent.as_raw(),
+        };
+        if !parent_alive {
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
         // Inside the limits before anything else can fork.
@@ -142,6 +159,7 @@ pub fn prepare(
 ) -> Result<Prepared, SandboxError> {
     let mut child = ChildSetup {
         parent: nix::unistd::getpid(),
+        parent_fd: None,
         rlimits: None,
         unshare: None,
         namespaces: None,
@@ -184,12 +202,15 @@ pub fn prepare(
             .map(|_| ())
             .map_err(|err| err.to_string())
     });
+    // Init cloned by the zygote, not forked by a waiter: as root only (a
+    // user namespace's id maps are written by the waiter).
+    let direct = grants.from_zygote && namespaces::base_flags() & libc::CLONE_NEWUSER == 0;
     if policy.limits.memory.is_some() || policy.limits.processes.is_some() {
         // The tasks every command has at once in its cgroup.
-        let floor = if namespaces_ok.is_ok() {
-            namespaces::TASKS
-        } else {
-            1
+        let floor = match namespaces_ok {
+            Ok(()) if direct => namespaces::TASKS_DIRECT,
+            Ok(()) => namespaces::TASKS,
+            Err(_) => 1,
         };
         let made = match cgroup_support() {
             Ok(support) => PooledCgroup::take(support, CgroupLimits::from(&policy.limits), floor)
@@ -335,6 +356,7 @@ pub fn prepare(
                     layer: "mntns",
                     reason: "the working directory holds a NUL byte".into(),
                 })?,
+                direct,
                 exit: page.writer(),
                 image: super::init_image::runner_image(),
             });

@@ -289,6 +289,18 @@ pub(crate) fn write_file(path: &CStr, bytes: &[u8]) -> Result<()> {
 
 /// Whether the peer of a pipe's read end `fd` has gone (all writers closed).
 pub(crate) fn pipe_hung_up(fd: libc::c_int) -> bool {
+    poll_now(fd).is_some_and(|revents| revents & libc::POLLHUP != 0)
+}
+
+/// Whether the process of pidfd `fd` has exited (its pidfd is readable),
+/// or `fd` cannot be polled.
+pub(crate) fn process_exited(fd: libc::c_int) -> bool {
+    poll_now(fd).is_none_or(|revents| revents != 0)
+}
+
+/// The events `fd` has for reading now (0 when none), or `None` when it
+/// cannot be polled.
+fn poll_now(fd: libc::c_int) -> Option<libc::c_short> {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -296,5 +308,5 @@ pub(crate) fn pipe_hung_up(fd: libc::c_int) -> bool {
     };
     // SAFETY: one pollfd on this frame, zero timeout.
     let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
-    rc > 0 && pfd.revents & libc::POLLHUP != 0
+    (rc >= 0).then_some(pfd.revents)
 }

@@ -18,7 +18,7 @@
 //! `/proc/PID/mem` or `environ` for a process without capabilities), holds
 //! no environment, and exits when the runner closes its end.
 
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::ExitCode;
 
 use nix::unistd::Pid;
@@ -41,6 +41,9 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
     if sys::set_dumpable(false).is_err() {
         return ExitCode::FAILURE;
     }
+    // Commands' inits cloned into their PID namespace cannot see the
+    // runner's pid; they check it is alive through this.
+    let runner_fd = crate::exec::pidfd(parent);
     // SAFETY: descriptor 0 is the socket the runner passed as stdin; it
     // stays open for the life of this process.
     let sock = unsafe { BorrowedFd::borrow_raw(0) };
@@ -50,7 +53,12 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
             Ok(None) => return ExitCode::SUCCESS,
             Err(_) => return ExitCode::FAILURE,
         };
-        let reply = match start(&body, fds, parent) {
+        let reply = match start(
+            &body,
+            fds,
+            parent,
+            runner_fd.as_ref().map(AsRawFd::as_raw_fd),
+        ) {
             Ok(pid) => SpawnReply::Started { pid },
             Err((pid, errno)) => SpawnReply::Failed { pid, errno },
         };
@@ -64,7 +72,12 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
 }
 
 /// Starts one command; its pid once it has exec'd.
-fn start(body: &[u8], mut fds: Vec<OwnedFd>, runner: Pid) -> Result<i32, NotStarted> {
+fn start(
+    body: &[u8],
+    mut fds: Vec<OwnedFd>,
+    runner: Pid,
+    runner_fd: Option<RawFd>,
+) -> Result<i32, NotStarted> {
     let request: SpawnRequest = rmp_serde::from_slice(body).map_err(|_| (None, libc::EINVAL))?;
     if fds.len() < 3 {
         return Err((None, libc::EBADF));
@@ -72,7 +85,7 @@ fn start(body: &[u8], mut fds: Vec<OwnedFd>, runner: Pid) -> Result<i32, NotStar
     let setup_fds = fds.split_off(3);
     let (setup, held) = request
         .setup
-        .receive(setup_fds, runner)
+        .receive(setup_fds, runner, runner_fd)
         .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
     let stdio = [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()];
     // The command is the runner's child, not this process's.
