@@ -17,6 +17,9 @@
 //!
 //! And the fallback: the zygote killed from outside in the middle of an
 //! attempt; the attempt goes on with direct spawns and the log says so.
+//! And the warm init: while a command runs, the next command's init waits,
+//! made ahead in a command cgroup of its own, and the next command runs
+//! in that cgroup; none is left after the run.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -330,6 +333,29 @@ fn without_namespaces_the_zygote_is_in_sight_and_still_out_of_reach() {
     );
 }
 
+/// Starts `batch` on a job whose first command sleeps 2 s (a sleep only
+/// this test runs, returned) and prints `first`, then runs `later`, then
+/// finishes.
+fn batch_that_sleeps_first(
+    sb: &Sandbox,
+    later: &[serde_json::Value],
+) -> (std::process::Child, String) {
+    let nanos = marker().replace('.', "");
+    let sleep = format!("sleep 2.{nanos}");
+    let mut steps = vec![run_tool("sh", &["-c", &format!("{sleep}; echo first")])];
+    steps.extend(later.iter().cloned());
+    steps.extend(finish_steps());
+    let manifest = job(sb, &steps);
+    let child = sb
+        .command(&["batch", "DATA", manifest.to_str().unwrap()])
+        .env_remove(TEST_HOOKS_ENV)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, sleep)
+}
+
 #[test]
 fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
     let test = "a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on";
@@ -338,23 +364,13 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
         return;
     }
     let sb = Sandbox::new();
-    // A sleep of 2 s that only this test runs.
-    let nanos = marker().replace('.', "");
-    let sleep = format!("sleep 2.{nanos}");
-    let mut steps = vec![
-        run_tool("sh", &["-c", &format!("{sleep}; echo first")]),
-        run_tool("sh", &["-c", "echo after"]),
-        run_tool("sh", &["-c", "echo later"]),
-    ];
-    steps.extend(finish_steps());
-    let manifest = job(&sb, &steps);
-    let child = sb
-        .command(&["batch", "DATA", manifest.to_str().unwrap()])
-        .env_remove(TEST_HOOKS_ENV)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, sleep) = batch_that_sleeps_first(
+        &sb,
+        &[
+            run_tool("sh", &["-c", "echo after"]),
+            run_tool("sh", &["-c", "echo later"]),
+        ],
+    );
     let runner = child.id();
     // Once the first command sleeps, kill the zygote it started from.
     let needle = format!("{ZYGOTE_ARG} {runner}");
@@ -450,4 +466,105 @@ fn with_the_sandbox_off_commands_still_start_from_the_zygote() {
     for command in &layers {
         assert_eq!(command, &["zygote".to_string()], "{layers:?}");
     }
+}
+
+/// The runner's children that are the init of a PID namespace of their
+/// own (`NSpid` ends in 1), each with whether it has a child.
+fn inits_of(runner: u32) -> Vec<(i32, bool)> {
+    let parent_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..]
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    let is_init = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|status| {
+                let nspid = status
+                    .lines()
+                    .find(|l| l.starts_with("NSpid:"))?
+                    .to_string();
+                let ids: Vec<&str> = nspid.split_whitespace().skip(1).collect();
+                Some(ids.len() >= 2 && ids.last() == Some(&"1"))
+            })
+            .unwrap_or(false)
+    };
+    pids.iter()
+        .copied()
+        .filter(|pid| parent_of(*pid) == Some(runner as i32) && is_init(*pid))
+        .map(|init| (init, pids.iter().any(|p| parent_of(*p) == Some(init))))
+        .collect()
+}
+
+/// The `pids` line of `/proc/PID/cgroup` (v1), or the unified line.
+fn pids_cgroup(pid: &str) -> String {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    text.lines()
+        .find(|l| l.split(':').nth(1) == Some("pids"))
+        .or_else(|| text.lines().find(|l| l.starts_with("0::")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
+    let test = "the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup";
+    if let Err(why) = &probe().namespaces {
+        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        return;
+    }
+    if !nix::unistd::Uid::effective().is_root() {
+        eprintln!("skipping {test}: inits are made ahead only by a runner that is root");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (child, sleep) = batch_that_sleeps_first(
+        &sb,
+        &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
+    );
+    let runner = child.id();
+    // While the first command sleeps: its init, with the command under
+    // it, and the next command's, made ahead, with nothing under it yet.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (busy, warm) = loop {
+        let inits = inits_of(runner);
+        let busy: Vec<i32> = inits.iter().filter(|i| i.1).map(|i| i.0).collect();
+        let warm: Vec<i32> = inits.iter().filter(|i| !i.1).map(|i| i.0).collect();
+        if let ([busy], [warm], false) = (&busy[..], &warm[..], alive_with(&sleep).is_empty()) {
+            break (*busy, *warm);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no warm init of runner {runner}: {inits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // It leads a group of its own and is already in a command cgroup,
+    // not the sleeping command's.
+    assert_eq!(process_group(warm), Some(warm));
+    let warm_cgroup = pids_cgroup(&warm.to_string());
+    assert!(warm_cgroup.contains("agent-runtime-"), "{warm_cgroup}");
+    assert_ne!(warm_cgroup, pids_cgroup(&busy.to_string()));
+    let out = child.wait_with_output().unwrap();
+    let run = crate::harness::Run::from(out);
+    assert_eq!(run.code, 0, "{run:#?}");
+    // The next command ran there: in that cgroup, from the zygote.
+    let seen = observations(&sb, "zygote", 1);
+    assert!(seen.contains("first"), "{seen}");
+    assert!(seen.contains("AFTER"), "{seen}");
+    assert!(seen.contains(&warm_cgroup), "{warm_cgroup} not in {seen}");
+    for command in command_layers(&sb) {
+        assert!(command.contains(&"zygote".to_string()), "{command:?}");
+    }
+    // None is left once the runner is done.
+    assert!(inits_of(runner).is_empty());
+    assert!(!Path::new(&format!("/proc/{warm}")).exists() || process_group(warm) != Some(warm));
 }

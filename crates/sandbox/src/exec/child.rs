@@ -71,16 +71,25 @@ fn errno_of(err: &std::io::Error) -> i32 {
     err.raw_os_error().unwrap_or(libc::EIO)
 }
 
+/// How a child is placed: whose child, in which process group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placement {
+    /// The child is the caller's parent's (`CLONE_PARENT`: the zygote's
+    /// commands are the runner's).
+    pub sibling: bool,
+    /// It leads a process group of its own (else it stays in the
+    /// caller's, as a command in its init's group).
+    pub own_group: bool,
+}
+
 /// Starts `image` with `stdio` as its descriptors 0, 1 and 2 (each is
-/// duplicated; the caller keeps and closes its own), in a process group
-/// of its own, after `setup`. With `sibling` the child is the caller's
-/// parent's (`CLONE_PARENT`: the zygote's commands are the runner's).
-/// Returns its pid once it has exec'd.
+/// duplicated; the caller keeps and closes its own), placed as `place`
+/// says, after `setup`. Returns its pid once it has exec'd.
 pub(crate) fn start(
     image: &Image,
     stdio: [RawFd; 3],
     setup: &ChildSetup,
-    sibling: bool,
+    place: Placement,
 ) -> Result<i32, NotStarted> {
     let (report_read, report_write) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| (None, e as i32))?;
@@ -110,11 +119,12 @@ pub(crate) fn start(
         argv: &argv,
         env: &env,
         setup,
+        own_group: place.own_group,
         report: report_write.as_raw_fd(),
     };
     let shares_memory = !setup.forks();
     let mut flags = libc::SIGCHLD;
-    if sibling {
+    if place.sibling {
         flags |= libc::CLONE_PARENT;
     }
     if shares_memory {
@@ -283,6 +293,7 @@ struct Child<'a> {
     argv: &'a [*const libc::c_char],
     env: &'a [*const libc::c_char],
     setup: &'a ChildSetup,
+    own_group: bool,
     report: RawFd,
 }
 
@@ -317,10 +328,78 @@ impl Child<'_> {
         if self.setup.direct().is_none() {
             sys::chdir(self.cwd)?;
         }
-        // SAFETY: setpgid with integers: a group of its own.
-        if unsafe { libc::setpgid(0, 0) } != 0 {
-            return Err(std::io::Error::last_os_error());
+        if self.own_group {
+            set_own_group()?;
         }
         self.setup.apply()
     }
+}
+
+fn set_own_group() -> std::io::Result<()> {
+    // SAFETY: setpgid with integers: a group of its own.
+    if unsafe { libc::setpgid(0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Starts a *warm* init for `setup`, which must be direct
+/// ([`ChildSetup::direct`]): cloned into its namespaces as the caller's
+/// parent's child and the leader of a process group of its own, it
+/// applies what comes before the namespaces and its own steps, then runs
+/// `serve` (which starts the command; see `Namespaces::serve_warm`).
+/// Returns its pid as soon as it is made.
+pub(crate) fn start_warm(
+    setup: &ChildSetup,
+    serve: &dyn Fn() -> Option<libc::pid_t>,
+) -> std::io::Result<i32> {
+    let Some(namespaces) = setup.direct() else {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    let warm = Warm { setup, serve };
+    let stack = Stack::new()?;
+    let (pid, clone_error) = {
+        let _blocked = BlockedSignals::new()?;
+        namespaces.clone_in(|flags| {
+            // SAFETY: as in `start`, without CLONE_VM: the child runs on
+            // its own copy of `stack` and of `warm`, and never returns.
+            let pid = unsafe {
+                libc::clone(
+                    warm_entry,
+                    stack.top(),
+                    libc::SIGCHLD | libc::CLONE_PARENT | flags,
+                    std::ptr::from_ref(&warm).cast_mut().cast(),
+                )
+            };
+            (pid, std::io::Error::last_os_error())
+        })?
+    };
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    Ok(pid)
+}
+
+struct Warm<'a> {
+    setup: &'a ChildSetup,
+    serve: &'a dyn Fn() -> Option<libc::pid_t>,
+}
+
+extern "C" fn warm_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is this process's copy of the `Warm` that `start_warm`
+    // passed to clone.
+    let warm = unsafe { &*arg.cast::<Warm<'_>>() };
+    let Some(namespaces) = warm.setup.direct() else {
+        sys::exit(1)
+    };
+    if set_own_group().is_err() || warm.setup.apply_head().is_err() {
+        sys::exit(1);
+    }
+    // The zygote's socket to the runner and its /dev/null: the runner sees
+    // the zygote go when it goes, whatever warm init is left.
+    for fd in 0..3 {
+        // SAFETY: closing this process's copies of descriptors 0 to 2.
+        unsafe { libc::close(fd) };
+    }
+    namespaces.serve_warm(warm.serve)
 }

@@ -28,7 +28,7 @@ mod search_path;
 mod toolchain;
 
 pub use allow::{AllowList, AllowRule};
-pub(crate) use child::{Image, NotStarted, start as start_child};
+pub(crate) use child::{Image, NotStarted, Placement, start as start_child, start_warm};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use heap::share_one_heap;

@@ -56,8 +56,12 @@ pub(crate) fn spawn(
     }
     let image = Image::new(resolved, argv, cwd, env)?;
     let streams = Streams::new(stdin_pipe)?;
+    let place = super::child::Placement {
+        sibling: false,
+        own_group: true,
+    };
     let pid =
-        super::child::start(&image, streams.theirs(), &setup, false).map_err(|(pid, errno)| {
+        super::child::start(&image, streams.theirs(), &setup, place).map_err(|(pid, errno)| {
             if let Some(pid) = pid {
                 let _ = reap(Pid::from_raw(pid));
             }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use super::child::Image;
 use super::env::command_env;
 use super::error::ExecError;
 use super::pipes::Pipes;
@@ -16,7 +17,8 @@ use super::request::{ExecOutcome, ExecRequest};
 use super::scratch::Scratch;
 use crate::cancel::CancelToken;
 use crate::sandbox::{
-    Grants, NETWORK_READ, PooledCgroup, Prepared, SCRATCH, prepare, private_root_available,
+    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, prepare,
+    private_root_available,
 };
 use crate::zygote::ZygoteError;
 
@@ -82,23 +84,21 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         cwd: Some(cwd.clone()),
         from_zygote: req.zygote.as_ref().is_some_and(|z| z.lost().is_none()),
     };
-    // Kept until the command is reaped: it owns what the child uses and
-    // the page its exit status comes back on.
-    let prepared = prepare(&req.sandbox, &grants, req.timeout)?;
-
     let start = Instant::now();
-    let (mut child, prepared, how) = start_command(req, &resolved, &cwd, &env, prepared, &grants)
-        .map_err(|source| match source {
-        Started::Refused(err) => err,
-        Started::Failed(source) => ExecError::Spawn {
-            program: program.clone(),
-            why: super::resolve::why_not_started(&resolved, &source)
-                .map(|why| format!(": {why}"))
-                .unwrap_or_default(),
-            resolved: resolved.clone(),
-            source,
-        },
-    })?;
+    // `prepared` is kept until the command is reaped: it owns what the
+    // child uses and the page its exit status comes back on.
+    let (mut child, prepared, how) =
+        start_command(req, &resolved, &cwd, &env, &grants).map_err(|source| match source {
+            Started::Refused(err) => err,
+            Started::Failed(source) => ExecError::Spawn {
+                program: program.clone(),
+                why: super::resolve::why_not_started(&resolved, &source)
+                    .map(|why| format!(": {why}"))
+                    .unwrap_or_default(),
+                resolved: resolved.clone(),
+                source,
+            },
+        })?;
     if let (Some(bytes), Some(pipe)) = (&req.stdin, child.stdin.take()) {
         feed_stdin(pipe, bytes.clone());
     }
@@ -135,49 +135,68 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
 
 /// Why a command did not start.
 enum Started {
-    /// Its sandbox could not be built again after the zygote was lost.
+    /// Its sandbox could not be built.
     Refused(ExecError),
     /// The spawn itself failed.
     Failed(std::io::Error),
 }
 
-/// Starts the command: through the request's zygote while it lives, else
-/// directly. Says how, for the outcome's layers: `zygote`, or
-/// `zygote-lost` for the command that found it gone (it and the later
-/// ones are started directly).
+/// Prepares the command's sandbox and starts it: through the request's
+/// zygote while it lives (in the warm init made for it when there is one,
+/// then a warm init is made for the next command), else directly. Says
+/// how, for the outcome's layers: `zygote`, or `zygote-lost` for the
+/// command that found it gone (it and the later ones are started
+/// directly).
 fn start_command(
     req: &ExecRequest,
     resolved: &Path,
     cwd: &Path,
     env: &std::collections::BTreeMap<String, String>,
-    prepared: Prepared,
     grants: &Grants,
 ) -> Result<(Spawned, Prepared, Option<&'static str>), Started> {
     let stdin = req.stdin.is_some();
-    let mut prepared = prepared;
+    let refused = |e: crate::sandbox::SandboxError| Started::Refused(e.into());
     let mut how = None;
     if let Some(zygote) = req.zygote.as_ref().filter(|z| z.lost().is_none()) {
-        match zygote.spawn(resolved, &req.argv, cwd, env, &prepared, stdin) {
-            Ok(spawned) => return Ok((spawned, prepared, Some("zygote"))),
-            Err(ZygoteError::Spawn(err)) => return Err(Started::Failed(err)),
-            Err(ZygoteError::Lost(_)) => {
-                // The zygote may have made a child before it died: nothing
-                // of it may stay in the command's cgroup, so the command
-                // gets a sandbox built afresh.
-                if let Some(cgroup) = &prepared.cgroup {
-                    cgroup.kill_all();
+        let image = Image::new(resolved, &req.argv, cwd, env).map_err(Started::Failed)?;
+        let key = ReuseKey::new(&req.sandbox, grants, req.timeout);
+        let started = match zygote.spawn_warm(&key, &image, stdin) {
+            Some(started) => started,
+            None => {
+                let prepared = prepare(&req.sandbox, grants, req.timeout).map_err(refused)?;
+                match zygote.spawn(image, &prepared, stdin) {
+                    Ok(spawned) => Ok((spawned, prepared)),
+                    Err(err) => {
+                        if let (ZygoteError::Lost(_), Some(cgroup)) = (&err, &prepared.cgroup) {
+                            // The zygote may have made a child before it
+                            // died: nothing of it may stay in the
+                            // command's cgroup, so the command gets a
+                            // sandbox built afresh.
+                            cgroup.kill_all();
+                        }
+                        Err(err)
+                    }
                 }
-                drop(prepared);
-                let grants = Grants {
-                    from_zygote: false,
-                    ..grants.clone()
-                };
-                prepared = prepare(&req.sandbox, &grants, req.timeout)
-                    .map_err(|e| Started::Refused(e.into()))?;
-                how = Some("zygote-lost");
             }
+        };
+        match started {
+            Ok((spawned, prepared)) => {
+                // While the command runs, the next one's init is made.
+                if let Ok(next) = prepare(&req.sandbox, grants, req.timeout) {
+                    zygote.warm(next, key);
+                }
+                return Ok((spawned, prepared, Some("zygote")));
+            }
+            Err(ZygoteError::Spawn(err)) => return Err(Started::Failed(err)),
+            Err(ZygoteError::Lost(_)) => how = Some("zygote-lost"),
         }
     }
+    // Started by the runner itself: its init is forked by a waiter.
+    let grants = Grants {
+        from_zygote: false,
+        ..grants.clone()
+    };
+    let prepared = prepare(&req.sandbox, &grants, req.timeout).map_err(refused)?;
     let spawned = spawn(resolved, &req.argv, cwd, env, prepared.child.clone(), stdin)
         .map_err(Started::Failed)?;
     Ok((spawned, prepared, how))

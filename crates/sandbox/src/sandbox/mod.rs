@@ -47,7 +47,7 @@ pub use policy::{
     DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy, UnknownMode,
 };
 pub use prepare::{
-    ChildSetup, Grants, PooledCgroup, Prepared, prepare, private_root_available,
+    ChildSetup, Grants, PooledCgroup, Prepared, ReuseKey, prepare, private_root_available,
     release_idle_cgroups,
 };
 pub use probe::{LayerStatus, Probe, probe};

@@ -174,7 +174,7 @@ impl MountPlan {
     /// Builds the root and enters it, then changes to `cwd`. Runs in the
     /// child (the PID namespace's first process, so the fresh `/proc` is
     /// its own), between fork and exec: system calls only.
-    pub(crate) fn apply(&self, cwd: &CString) -> std::io::Result<()> {
+    pub(crate) fn apply(&self, cwd: Option<&CString>) -> std::io::Result<()> {
         self.enter_root()?;
         self.finish(cwd)
     }
@@ -209,8 +209,9 @@ impl MountPlan {
 
     /// Inside the root (entered by [`enter_root`](Self::enter_root), or a
     /// fresh copy of a [`prepared_root`](Self::prepared_root)): the
-    /// command's own `/proc` and scratch, then `cwd`.
-    pub(crate) fn finish(&self, cwd: &CString) -> std::io::Result<()> {
+    /// command's own `/proc` and scratch, then `cwd` (a warm init, which
+    /// does not know it yet, enters none).
+    pub(crate) fn finish(&self, cwd: Option<&CString>) -> std::io::Result<()> {
         sys::mount(
             Some(c"proc"),
             c"/proc",
@@ -229,7 +230,10 @@ impl MountPlan {
             sys::mkdir(home)?;
             sys::mkdir(tmp)?;
         }
-        sys::chdir(cwd)
+        match cwd {
+            Some(cwd) => sys::chdir(cwd),
+            None => Ok(()),
+        }
     }
 
     /// The root built once, in a mount namespace of its own held by the

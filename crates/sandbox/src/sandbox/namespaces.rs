@@ -226,11 +226,7 @@ impl Namespaces {
         if let Some(image) = &self.image {
             image.blank();
         }
-        if self.root.is_some() {
-            self.mounts.finish(&self.cwd)?;
-        } else {
-            self.mounts.apply(&self.cwd)?;
-        }
+        self.finish_root(Some(&self.cwd))?;
         let command = sys::fork()?;
         if command == 0 {
             if let Some(fd) = alive {
@@ -242,6 +238,42 @@ impl Namespaces {
         }
         sys::close_all_but(-1);
         init_loop(command, self.exit)
+    }
+}
+
+impl Namespaces {
+    /// The command's root: finished (a copy of the prepared root) or built
+    /// whole, then `cwd` entered.
+    fn finish_root(&self, cwd: Option<&CString>) -> std::io::Result<()> {
+        if self.root.is_some() {
+            self.mounts.finish(cwd)
+        } else {
+            self.mounts.apply(cwd)
+        }
+    }
+
+    /// The life of a *warm* init (a direct init cloned before its command
+    /// is known; see `crate::zygote`): its own steps, but the working
+    /// directory and the fork; then `start` starts the command (its pid,
+    /// once it has exec'd, or `None`: then the init exits) and it reaps
+    /// until the command ends. Every signal stays blocked.
+    pub(crate) fn serve_warm(&self, start: impl FnOnce() -> Option<libc::pid_t>) -> ! {
+        if sys::set_mask(libc::SIG_SETMASK, true).is_err() {
+            sys::exit(1);
+        }
+        if let Some(image) = &self.image {
+            image.blank();
+        }
+        if self.finish_root(None).is_err() {
+            sys::exit(1);
+        }
+        match start() {
+            Some(command) => {
+                sys::close_all_but(-1);
+                init_loop(command, self.exit)
+            }
+            None => sys::exit(1),
+        }
     }
 }
 

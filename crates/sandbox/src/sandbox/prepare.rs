@@ -101,6 +101,19 @@ impl ChildSetup {
 
     /// Runs in the child after fork. Async-signal-safe: system calls only.
     pub fn apply(&self) -> std::io::Result<()> {
+        self.apply_head()?;
+        if let Some(namespaces) = &self.namespaces {
+            // Returns only in the command, inside its namespaces.
+            namespaces.enter()?;
+        } else if let Some(flags) = self.unshare {
+            network::unshare(flags)?;
+        }
+        self.apply_tail()
+    }
+
+    /// What comes before the namespaces: signals, death signal, cgroup,
+    /// descriptors, rlimits.
+    pub(crate) fn apply_head(&self) -> std::io::Result<()> {
         // A fresh signal state: the runner may block or ignore signals, and
         // a command must get its SIGTERM.
         sys::reset_signals()?;
@@ -123,12 +136,11 @@ impl ChildSetup {
         if let Some(plan) = &self.rlimits {
             plan.apply()?;
         }
-        if let Some(namespaces) = &self.namespaces {
-            // Returns only in the command, inside its namespaces.
-            namespaces.enter()?;
-        } else if let Some(flags) = self.unshare {
-            network::unshare(flags)?;
-        }
+        Ok(())
+    }
+
+    /// What comes after the namespaces, in the command itself.
+    fn apply_tail(&self) -> std::io::Result<()> {
         // After the namespaces (which need them as root), before Landlock.
         if self.drop_caps {
             super::caps::drop_all()?;
@@ -147,6 +159,56 @@ impl ChildSetup {
             seccomp::install(program)?;
         }
         Ok(())
+    }
+
+    /// The setup of a command forked by its namespace's init (a warm
+    /// init, see `crate::zygote`) once the init applied the rest: the
+    /// layers of [`apply_tail`](Self::apply_tail), with the init (PID 1)
+    /// as its parent.
+    pub(crate) fn command_part(&self) -> ChildSetup {
+        ChildSetup {
+            parent: Pid::from_raw(1),
+            parent_fd: None,
+            rlimits: None,
+            unshare: None,
+            namespaces: None,
+            cgroup: None,
+            drop_caps: self.drop_caps,
+            landlock: self.landlock,
+            keyring: self.keyring,
+            seccomp: self.seccomp,
+        }
+    }
+}
+
+/// What a command's [`prepare`] depends on, cheap to make: the policy,
+/// the grants but the working directory, the timeout, and what the granted
+/// paths name now (device and inode, as the ruleset and root caches check).
+/// A sandbox prepared for one key serves any command of an equal key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReuseKey {
+    policy: SandboxPolicy,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    scratch_in_root: bool,
+    from_zygote: bool,
+    timeout: Duration,
+    ids: Vec<Identity>,
+}
+
+impl ReuseKey {
+    pub fn new(policy: &SandboxPolicy, grants: &Grants, timeout: Duration) -> ReuseKey {
+        let (read, write) = given(policy, grants);
+        let ids = identities(read.iter().chain(&write));
+        ReuseKey {
+            policy: policy.clone(),
+            read: grants.read.clone(),
+            write: grants.write.clone(),
+            scratch_in_root: grants.scratch_in_root,
+            from_zygote: grants.from_zygote,
+            timeout,
+            ids,
+        }
     }
 }
 
@@ -483,10 +545,12 @@ type Identity = (u64, u64);
 /// What `paths` name now. A ruleset and a built root hold the files they
 /// were built from: a path removed and made again, or renamed over, is
 /// another file, and what was built for the old one must not be reused.
-fn identities<'a>(paths: impl Iterator<Item = &'a PathBuf>) -> Vec<Identity> {
+fn identities<P: AsRef<Path>>(paths: impl Iterator<Item = P>) -> Vec<Identity> {
     use std::os::unix::fs::MetadataExt;
     paths
-        .map(|path| std::fs::metadata(path).map_or((0, 0), |meta| (meta.dev(), meta.ino())))
+        .map(|path| {
+            std::fs::metadata(path.as_ref()).map_or((0, 0), |meta| (meta.dev(), meta.ino()))
+        })
         .collect()
 }
 
@@ -706,6 +770,40 @@ mod tests {
         // of it stays unreadable.
         assert!(check_denied(&[PathBuf::from("/srv")], grants.iter()).is_ok());
         assert!(check_denied(&[PathBuf::from("/srv/other")], grants.iter()).is_ok());
+    }
+
+    #[test]
+    fn a_reuse_key_follows_the_timeout_and_a_grant_made_again_but_not_the_directory() {
+        let dir = std::env::temp_dir().join(format!("reuse-key-{}", std::process::id()));
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let policy = SandboxPolicy::default();
+        let grants = Grants {
+            write: vec![ws.clone()],
+            ..Grants::default()
+        };
+        let five = Duration::from_secs(5);
+        let key = ReuseKey::new(&policy, &grants, five);
+        let elsewhere = Grants {
+            cwd: Some(ws.join("sub")),
+            ..grants.clone()
+        };
+        assert_eq!(key, ReuseKey::new(&policy, &elsewhere, five));
+        assert_ne!(key, ReuseKey::new(&policy, &grants, Duration::from_secs(6)));
+        let networked = SandboxPolicy {
+            network: true,
+            ..policy.clone()
+        };
+        assert_ne!(key, ReuseKey::new(&networked, &grants, five));
+        // The workspace made again at its path (made before the old one
+        // goes, so it cannot get its inode) is another directory.
+        let fresh = dir.join("ws-new");
+        std::fs::create_dir(&fresh).unwrap();
+        std::fs::remove_dir(&ws).unwrap();
+        std::fs::rename(&fresh, &ws).unwrap();
+        let again = ReuseKey::new(&policy, &grants, five);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_ne!(key, again);
     }
 
     #[test]

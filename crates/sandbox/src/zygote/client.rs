@@ -1,9 +1,8 @@
 //! The runner's handle on a zygote: start it, send it commands, and end
 //! it when the handle is dropped.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -12,9 +11,9 @@ use std::thread::JoinHandle;
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 use nix::unistd::Pid;
 
-use super::wire::{self, ARG, SpawnReply, SpawnRequest};
+use super::wire::{self, ARG, Request, SpawnReply};
 use crate::exec::{Image, Spawned, Streams};
-use crate::sandbox::Prepared;
+use crate::sandbox::{Prepared, ReuseKey};
 
 /// Set by [`serve_if_asked`](super::serve_if_asked) in a binary that can
 /// be its own zygote.
@@ -42,6 +41,67 @@ struct Link {
     sock: Option<OwnedFd>,
     /// Why the zygote can no longer be used, once it cannot.
     lost: Option<String>,
+    /// A warm init made for the next command (see `warm.rs`).
+    slot: Option<Slot>,
+    /// A warm init asked for and not answered yet: the slot's socket and
+    /// setup (see [`settle`]).
+    pending: Option<(OwnedFd, Prepared, ReuseKey)>,
+    /// Why the zygote was found gone while a warm init was being made:
+    /// the next command is told, as if it had found it gone itself.
+    unreported: Option<String>,
+}
+
+/// A warm init, the runner's child, and the setup it was made for.
+#[derive(Debug)]
+struct Slot {
+    pid: Pid,
+    sock: OwnedFd,
+    prepared: Prepared,
+    key: ReuseKey,
+}
+
+impl Slot {
+    /// Kills and reaps the init; nothing was started in it.
+    fn discard(self) {
+        let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = crate::exec::reap_pid(self.pid);
+    }
+
+    /// Starts the command in the slot. `None` when the init is gone (it is
+    /// reaped): start the command another way.
+    fn start(
+        self,
+        image: &Image,
+        stdin_pipe: bool,
+    ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
+        let streams = match Streams::new(stdin_pipe) {
+            Ok(streams) => streams,
+            Err(err) => {
+                self.discard();
+                return Some(Err(ZygoteError::Spawn(err)));
+            }
+        };
+        let reply = rmp_serde::to_vec(image)
+            .ok()
+            .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok())
+            .and_then(|()| wire::recv(self.sock.as_fd()).ok().flatten())
+            .and_then(|(reply, _)| rmp_serde::from_slice::<SpawnReply>(&reply).ok());
+        match reply {
+            Some(SpawnReply::Started { .. }) => {
+                Some(Ok((streams.into_spawned(self.pid), self.prepared)))
+            }
+            Some(SpawnReply::Failed { errno, .. }) => {
+                let _ = crate::exec::reap_pid(self.pid);
+                Some(Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(
+                    errno,
+                ))))
+            }
+            None => {
+                self.discard();
+                None
+            }
+        }
+    }
 }
 
 /// Why a command was not started through the zygote.
@@ -115,6 +175,9 @@ impl Zygote {
             link: Mutex::new(Link {
                 sock: Some(ours),
                 lost: None,
+                slot: None,
+                pending: None,
+                unreported: None,
             }),
             pid: i32::try_from(pid).unwrap_or(-1),
             stop: Some(stop),
@@ -135,55 +198,56 @@ impl Zygote {
         }
     }
 
-    /// Starts `resolved` (as `argv`, in `cwd`, with `env`) inside the
-    /// sandbox `prepared`, as the runner's child in a process group of its
-    /// own; stdin is a pipe when `stdin_pipe`, else /dev/null.
+    /// Starts `image` in the warm init made for `key` ([`warm`](Self::warm)),
+    /// if there is one: the command and the init's setup (its cgroup and
+    /// exit page are the command's). `None` when there is no such init (or
+    /// it is gone): prepare the command's sandbox and [`spawn`](Self::spawn).
+    pub(crate) fn spawn_warm(
+        &self,
+        key: &ReuseKey,
+        image: &Image,
+        stdin_pipe: bool,
+    ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
+        let mut link = match self.link.lock() {
+            Ok(link) => link,
+            Err(_) => return Some(Err(ZygoteError::Lost("poisoned".into()))),
+        };
+        if let Some(why) = check(&mut link) {
+            return Some(Err(ZygoteError::Lost(why)));
+        }
+        let slot = link.slot.take()?;
+        if slot.key != *key {
+            slot.discard();
+            return None;
+        }
+        slot.start(image, stdin_pipe)
+    }
+
+    /// Starts `image` inside the sandbox `prepared`, as the runner's child
+    /// in a process group of its own; stdin is a pipe when `stdin_pipe`,
+    /// else /dev/null.
     pub(crate) fn spawn(
         &self,
-        resolved: &Path,
-        argv: &[String],
-        cwd: &Path,
-        env: &std::collections::BTreeMap<String, String>,
+        image: Image,
         prepared: &Prepared,
         stdin_pipe: bool,
     ) -> Result<Spawned, ZygoteError> {
-        let (setup, setup_fds) = prepared.handoff();
-        let request = SpawnRequest {
-            image: Image::new(resolved, argv, cwd, env).map_err(ZygoteError::Spawn)?,
-            setup,
-        };
-        let streams = Streams::new(stdin_pipe).map_err(ZygoteError::Spawn)?;
-        let body = rmp_serde::to_vec(&request)
-            .map_err(|e| ZygoteError::Spawn(std::io::Error::other(e.to_string())))?;
-        let mut fds = streams.theirs().to_vec();
-        fds.extend(setup_fds);
-
         let mut link = self
             .link
             .lock()
             .map_err(|_| ZygoteError::Lost("poisoned".into()))?;
-        if let Some(why) = &link.lost {
-            return Err(ZygoteError::Lost(why.clone()));
+        if let Some(why) = check(&mut link) {
+            return Err(ZygoteError::Lost(why));
         }
-        let Some(sock) = link.sock.as_ref() else {
-            return Err(ZygoteError::Lost("closed".into()));
-        };
-        let exchanged = wire::send(sock.as_fd(), &body, &fds)
-            .map_err(|e| format!("cannot send to the zygote: {e}"))
-            .and_then(|()| match wire::recv(sock.as_fd()) {
-                Ok(Some((reply, _))) => rmp_serde::from_slice::<SpawnReply>(&reply)
-                    .map_err(|e| format!("the zygote's reply does not decode: {e}")),
-                Ok(None) => Err("the zygote is gone".to_string()),
-                Err(e) => Err(format!("cannot read the zygote's reply: {e}")),
-            });
-        let reply = match exchanged {
-            Ok(reply) => reply,
-            Err(why) => {
-                link.sock = None;
-                link.lost = Some(why.clone());
-                return Err(ZygoteError::Lost(why));
-            }
-        };
+        if let Some(slot) = link.slot.take() {
+            slot.discard();
+        }
+        let (setup, setup_fds) = prepared.handoff();
+        let request = Request::Spawn { image, setup };
+        let streams = Streams::new(stdin_pipe).map_err(ZygoteError::Spawn)?;
+        let mut fds = streams.theirs().to_vec();
+        fds.extend(setup_fds);
+        let reply = exchange(&mut link, &request, &fds)?;
         drop(link);
         match reply {
             SpawnReply::Started { pid } => Ok(streams.into_spawned(Pid::from_raw(pid))),
@@ -195,11 +259,147 @@ impl Zygote {
             }
         }
     }
+
+    /// Has the zygote make a warm init for `prepared` (which must clone
+    /// its init directly, see `ChildSetup::direct`), for the next command
+    /// to start in; an earlier one is killed. Nothing happens when the
+    /// zygote cannot make one: the next command starts as usual.
+    pub(crate) fn warm(&self, prepared: Prepared, key: ReuseKey) {
+        if prepared.child.direct().is_none() {
+            return;
+        }
+        let Ok(mut link) = self.link.lock() else {
+            return;
+        };
+        settle(&mut link);
+        if let Some(old) = link.slot.take() {
+            old.discard();
+        }
+        if link.lost.is_some() || link.unreported.is_some() {
+            return;
+        }
+        let Ok((ours, theirs)) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        ) else {
+            return;
+        };
+        let (setup, setup_fds) = prepared.handoff();
+        let mut fds = vec![theirs.as_raw_fd()];
+        fds.extend(setup_fds);
+        // The answer is read when the slot is next needed: meanwhile the
+        // zygote makes the init and the runner goes on.
+        match send_request(&mut link, &Request::Warm { setup }, &fds) {
+            Ok(()) => link.pending = Some((ours, prepared, key)),
+            Err(_) => link.unreported = link.lost.take(),
+        }
+    }
+}
+
+/// Whether the zygote can still be used: why not, once it cannot. A
+/// loss found while a warm init was being made, or a zygote gone while
+/// its warm init waits, is told now (and its init killed), so the command
+/// that finds it gone is the one marked.
+fn check(link: &mut Link) -> Option<String> {
+    if let Some(why) = &link.lost {
+        return Some(why.clone());
+    }
+    settle(link);
+    let gone = link.sock.as_ref().is_none_or(|sock| hung_up(sock.as_fd()));
+    if gone && link.unreported.is_none() {
+        link.unreported = Some("the zygote is gone".to_string());
+    }
+    let why = link.unreported.take()?;
+    if let Some(slot) = link.slot.take() {
+        slot.discard();
+    }
+    link.sock = None;
+    link.lost = Some(why.clone());
+    Some(why)
+}
+
+/// Reads the answer to a warm init asked for, if one is pending: the slot
+/// is ready, or there is none.
+fn settle(link: &mut Link) {
+    let Some((sock, prepared, key)) = link.pending.take() else {
+        return;
+    };
+    match read_reply(link) {
+        Ok(SpawnReply::Started { pid }) => {
+            link.slot = Some(Slot {
+                pid: Pid::from_raw(pid),
+                sock,
+                prepared,
+                key,
+            });
+        }
+        Ok(SpawnReply::Failed { pid, .. }) => {
+            if let Some(pid) = pid {
+                let _ = crate::exec::reap_pid(Pid::from_raw(pid));
+            }
+        }
+        Err(_) => link.unreported = link.lost.take(),
+    }
+}
+
+/// Sends `request` with `fds` to the zygote and reads its reply; a zygote
+/// that cannot be talked to is marked lost.
+fn exchange(link: &mut Link, request: &Request, fds: &[RawFd]) -> Result<SpawnReply, ZygoteError> {
+    send_request(link, request, fds)?;
+    read_reply(link)
+}
+
+/// Sends `request` with `fds` to the zygote; a zygote that cannot be
+/// talked to is marked lost.
+fn send_request(link: &mut Link, request: &Request, fds: &[RawFd]) -> Result<(), ZygoteError> {
+    let body = rmp_serde::to_vec(request)
+        .map_err(|e| ZygoteError::Spawn(std::io::Error::other(e.to_string())))?;
+    let Some(sock) = link.sock.as_ref() else {
+        return Err(ZygoteError::Lost("closed".into()));
+    };
+    wire::send(sock.as_fd(), &body, fds)
+        .map_err(|e| format!("cannot send to the zygote: {e}"))
+        .map_err(|why| lose(link, why))
+}
+
+/// Reads the zygote's reply to the request sent last.
+fn read_reply(link: &mut Link) -> Result<SpawnReply, ZygoteError> {
+    let Some(sock) = link.sock.as_ref() else {
+        return Err(ZygoteError::Lost("closed".into()));
+    };
+    match wire::recv(sock.as_fd()) {
+        Ok(Some((reply, _))) => rmp_serde::from_slice::<SpawnReply>(&reply)
+            .map_err(|e| format!("the zygote's reply does not decode: {e}")),
+        Ok(None) => Err("the zygote is gone".to_string()),
+        Err(e) => Err(format!("cannot read the zygote's reply: {e}")),
+    }
+    .map_err(|why| lose(link, why))
+}
+
+fn lose(link: &mut Link, why: String) -> ZygoteError {
+    link.sock = None;
+    link.lost = Some(why.clone());
+    ZygoteError::Lost(why)
+}
+
+/// Whether the other end of `sock` has gone.
+fn hung_up(sock: std::os::fd::BorrowedFd<'_>) -> bool {
+    let mut fds = [nix::poll::PollFd::new(sock, nix::poll::PollFlags::POLLIN)];
+    matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(n) if n > 0)
+        && fds[0].revents().is_some_and(|r| {
+            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
+        })
 }
 
 impl Drop for Zygote {
     fn drop(&mut self) {
         if let Ok(mut link) = self.link.lock() {
+            settle(&mut link);
+            if let Some(slot) = link.slot.take() {
+                slot.discard();
+            }
             link.sock = None;
         }
         // The keeper kills and reaps the zygote, then ends.

@@ -20,6 +20,7 @@
 
 mod client;
 mod server;
+mod warm;
 mod wire;
 
 pub use client::{Zygote, ZygoteError, available};

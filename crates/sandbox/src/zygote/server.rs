@@ -18,13 +18,13 @@
 //! `/proc/PID/mem` or `environ` for a process without capabilities), holds
 //! no environment, and exits when the runner closes its end.
 
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::ExitCode;
 
 use nix::unistd::Pid;
 
-use super::wire::{self, SpawnReply, SpawnRequest};
-use crate::exec::{NotStarted, start_child};
+use super::wire::{self, Request, SpawnReply};
+use crate::exec::{NotStarted, Placement, start_child, start_warm};
 use crate::sandbox::sys;
 
 /// The zygote's life: serve requests on descriptor 0 until the runner
@@ -71,25 +71,50 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
     }
 }
 
-/// Starts one command; its pid once it has exec'd.
+/// Answers one request: a command started (its pid once it has exec'd),
+/// or a warm init made (its pid).
 fn start(
     body: &[u8],
     mut fds: Vec<OwnedFd>,
     runner: Pid,
     runner_fd: Option<RawFd>,
 ) -> Result<i32, NotStarted> {
-    let request: SpawnRequest = rmp_serde::from_slice(body).map_err(|_| (None, libc::EINVAL))?;
-    if fds.len() < 3 {
-        return Err((None, libc::EBADF));
-    }
-    let setup_fds = fds.split_off(3);
-    let (setup, held) = request
-        .setup
-        .receive(setup_fds, runner, runner_fd)
+    let request: Request = rmp_serde::from_slice(body).map_err(|_| (None, libc::EINVAL))?;
+    let (image, handoff, own) = match request {
+        Request::Spawn { image, setup } => {
+            if fds.len() < 3 {
+                return Err((None, libc::EBADF));
+            }
+            let setup_fds = fds.split_off(3);
+            (Some(image), setup, std::mem::replace(&mut fds, setup_fds))
+        }
+        Request::Warm { setup } => {
+            if fds.is_empty() {
+                return Err((None, libc::EBADF));
+            }
+            let setup_fds = fds.split_off(1);
+            (None, setup, std::mem::replace(&mut fds, setup_fds))
+        }
+    };
+    let (setup, held) = handoff
+        .receive(fds, runner, runner_fd)
         .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
-    let stdio = [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()];
-    // The command is the runner's child, not this process's.
-    let started = start_child(&request.image, stdio, &setup, true);
+    let started = match image {
+        Some(image) => {
+            let stdio = [own[0].as_raw_fd(), own[1].as_raw_fd(), own[2].as_raw_fd()];
+            // The command is the runner's child, not this process's.
+            let place = Placement {
+                sibling: true,
+                own_group: true,
+            };
+            start_child(&image, stdio, &setup, place)
+        }
+        None => {
+            let sock = own[0].as_fd();
+            start_warm(&setup, &|| super::warm::serve(sock, &setup))
+                .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))
+        }
+    };
     drop(held);
     started
 }

@@ -25,15 +25,19 @@ const MAX_FDS: usize = 16;
 /// Largest body accepted (a request is argv, environment and a mount plan).
 const MAX_BODY: u64 = 64 << 20;
 
-/// A command for the zygote to start. Descriptors, in order: stdin,
-/// stdout, stderr, then those the setup names.
+/// What the runner asks of its zygote.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SpawnRequest {
-    pub image: Image,
-    pub setup: Handoff,
+pub(crate) enum Request {
+    /// Start this command. Descriptors, in order: stdin, stdout, stderr,
+    /// then those the setup names.
+    Spawn { image: Image, setup: Handoff },
+    /// Make a warm init for this setup, to start a later command (see
+    /// `warm.rs`). Descriptors: the init's end of its socket, then those
+    /// the setup names.
+    Warm { setup: Handoff },
 }
 
-/// The zygote's answer.
+/// The zygote's answer, and a warm init's once its command started.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum SpawnReply {
     /// The command runs (exec succeeded), as the runner's child `pid`.
