@@ -181,8 +181,12 @@ fn start_command(
         };
         match started {
             Ok((spawned, prepared)) => {
-                // While the command runs, the next one's init is made.
-                if let Ok(next) = prepare(&req.sandbox, grants, req.timeout) {
+                // While the command runs, the next one's init is made
+                // (not for commands with host scratch directories, each
+                // their own: no next command's grants would match).
+                if grants.scratch_in_root
+                    && let Ok(next) = prepare(&req.sandbox, grants, req.timeout)
+                {
                     zygote.warm(next, key);
                 }
                 return Ok((spawned, prepared, Some("zygote")));
