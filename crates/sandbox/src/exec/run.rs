@@ -182,9 +182,11 @@ fn start_command(
         match started {
             Ok((spawned, prepared)) => {
                 // While the command runs, the next one's init is made
-                // (not for commands with host scratch directories, each
-                // their own: no next command's grants would match).
+                // (only where inits are cloned directly, and not for
+                // commands with host scratch directories, each their own:
+                // no next command's grants would match).
                 if grants.scratch_in_root
+                    && prepared.child.direct().is_some()
                     && let Ok(next) = prepare(&req.sandbox, grants, req.timeout)
                 {
                     zygote.warm(next, key);

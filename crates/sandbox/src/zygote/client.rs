@@ -84,8 +84,7 @@ impl Slot {
         let reply = rmp_serde::to_vec(image)
             .ok()
             .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok())
-            .and_then(|()| wire::recv(self.sock.as_fd()).ok().flatten())
-            .and_then(|(reply, _)| rmp_serde::from_slice::<SpawnReply>(&reply).ok());
+            .and_then(|()| recv_reply(self.sock.as_fd()).ok());
         match reply {
             Some(SpawnReply::Started { .. }) => {
                 Some(Ok((streams.into_spawned(self.pid), self.prepared)))
@@ -369,13 +368,18 @@ fn read_reply(link: &mut Link) -> Result<SpawnReply, ZygoteError> {
     let Some(sock) = link.sock.as_ref() else {
         return Err(ZygoteError::Lost("closed".into()));
     };
-    match wire::recv(sock.as_fd()) {
+    recv_reply(sock.as_fd()).map_err(|why| lose(link, why))
+}
+
+/// One reply on `sock` (the zygote's, or a warm init's), or why there is
+/// none.
+fn recv_reply(sock: std::os::fd::BorrowedFd<'_>) -> Result<SpawnReply, String> {
+    match wire::recv(sock) {
         Ok(Some((reply, _))) => rmp_serde::from_slice::<SpawnReply>(&reply)
-            .map_err(|e| format!("the zygote's reply does not decode: {e}")),
+            .map_err(|e| format!("the reply does not decode: {e}")),
         Ok(None) => Err("the zygote is gone".to_string()),
-        Err(e) => Err(format!("cannot read the zygote's reply: {e}")),
+        Err(e) => Err(format!("cannot read the reply: {e}")),
     }
-    .map_err(|why| lose(link, why))
 }
 
 fn lose(link: &mut Link, why: String) -> ZygoteError {
