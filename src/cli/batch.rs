@@ -400,6 +400,8 @@ pub(super) fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{CheckResult, FailureKind};
+    use crate::state::JobState;
     use crate::status::fixture::{batch, row};
     use crate::table::width;
 
@@ -407,14 +409,14 @@ mod tests {
     fn finished() -> (StatusView, BatchSummary) {
         let mut view = batch();
         for r in &mut view.jobs {
-            if r.state != "failed" {
-                r.state = "succeeded";
-                r.acceptance = Some("passed");
+            if r.state != JobState::Failed {
+                r.state = JobState::Succeeded;
+                r.acceptance = Some(CheckResult::Passed);
                 r.waiting = None;
             }
         }
-        let mut cancelled = row("rust-prefix_format", "rust", "cancelled");
-        cancelled.failure_kind = Some("cancelled");
+        let mut cancelled = row("rust-prefix_format", "rust", JobState::Cancelled);
+        cancelled.failure_kind = Some(FailureKind::Cancelled);
         view.jobs.push(cancelled);
         let summary = BatchSummary {
             planned: view.jobs.iter().map(|r| r.id.clone()).collect(),

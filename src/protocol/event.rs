@@ -9,8 +9,11 @@ use super::snapshot::ManifestSnapshot;
 use super::verdict::{Inventory, Verdict};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// A job entered the queue.
     Enqueued {
@@ -311,28 +314,16 @@ impl Event {
 
     /// The `type` tag as written in the log.
     pub fn type_name(&self) -> &'static str {
-        match self {
-            Event::Enqueued { .. } => "enqueued",
-            Event::Replaced { .. } => "replaced",
-            Event::Setup { .. } => "setup",
-            Event::Baseline { .. } => "baseline",
-            Event::Decision { .. } => "decision",
-            Event::ProviderRetry { .. } => "provider_retry",
-            Event::ProviderFailed { .. } => "provider_failed",
-            Event::Command { .. } => "command",
-            Event::Edit { .. } => "edit",
-            Event::Verify { .. } => "verify",
-            Event::AgentFinished { .. } => "agent_finished",
-            Event::Patch { .. } => "patch",
-            Event::PatchRejected { .. } => "patch_rejected",
-            Event::Acceptance { .. } => "acceptance",
-            Event::AttemptStarted { .. } => "attempt_started",
-            Event::AttemptFinished { .. } => "attempt_finished",
-            Event::AttemptInterrupted { .. } => "attempt_interrupted",
-            Event::Cancelled {} => "cancelled",
-            Event::Retried {} => "retried",
-            Event::LogRepaired { .. } => "log_repaired",
-        }
+        self.into()
+    }
+
+    /// `name` as the `'static` tag of the same name, when it is one (so a
+    /// tag read back needs no copy of its own).
+    pub fn known_type_name(name: &str) -> Option<&'static str> {
+        <Event as strum::VariantNames>::VARIANTS
+            .iter()
+            .find(|known| **known == name)
+            .copied()
     }
 
     /// Whether the event changes a job's lifecycle state. Writers `fsync`
@@ -628,5 +619,29 @@ mod names_tests {
             assert_eq!(serde.as_str(), Some(v.to_string().as_str()), "{v:?}");
         }
         assert_eq!(FailureKind::Tampered.to_string(), "tampered");
+    }
+
+    #[test]
+    fn a_type_name_is_the_tag_the_log_writes_and_is_known() {
+        let events = [
+            Event::bare_enqueued(1),
+            Event::AttemptStarted { pid: 1 },
+            Event::AttemptFinished {
+                outcome: Outcome::Succeeded,
+                failure_kind: None,
+                integrity: None,
+            },
+            Event::Cancelled {},
+            Event::Retried {},
+        ];
+        for event in events {
+            let written = serde_json::to_value(&event).unwrap();
+            assert_eq!(written["type"], event.type_name());
+            let read_back: String = event.type_name().into();
+            assert_eq!(Event::known_type_name(&read_back), Some(event.type_name()));
+        }
+        let names = <Event as strum::VariantNames>::VARIANTS;
+        assert!(names.contains(&"log_repaired") && names.contains(&"provider_retry"));
+        assert_eq!(Event::known_type_name("no_such_event"), None);
     }
 }

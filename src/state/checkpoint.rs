@@ -1,7 +1,7 @@
 //! How [`State`] lays itself out in the writers' checkpoint
 //! (`log/checkpoint.rs` owns the file): section 0 says what the log says
 //! of itself and how many jobs there are; the next sections hold every
-//! job's [`Summary`], [`ROWS_PER_SECTION`] a section (read in parallel),
+//! job's [`Summary`], [`ROWS_PER_SECTION`] a section (read one after another, each straight into place),
 //! which is all `status` reads; then the rest of the state (the reusable
 //! baselines); then one section per job, in the order they were enqueued,
 //! so a reader decodes only the jobs it needs.
@@ -123,13 +123,13 @@ impl Sections {
         if meta.job(meta.jobs) != body.sections() {
             return None;
         }
-        let chunks = (1..=meta.row_sections())
-            .into_par_iter()
-            .map(|i| rmp_serde::from_slice::<Vec<Summary>>(&body.section(i)?).ok())
-            .collect::<Option<Vec<_>>>()?;
+        // Decoded one section after another, each straight into its place:
+        // rows are many and small, and copying them is most of their cost.
         let mut rows = Vec::with_capacity(meta.jobs);
-        for mut chunk in chunks {
-            rows.append(&mut chunk);
+        for i in 1..=meta.row_sections() {
+            let bytes = body.section(i)?;
+            let mut decoder = rmp_serde::Deserializer::from_read_ref(&bytes);
+            serde::de::DeserializeSeed::deserialize(Extend(&mut rows), &mut decoder).ok()?;
         }
         if rows.len() != meta.jobs {
             return None;
@@ -148,6 +148,32 @@ impl Sections {
     /// The `i`th job (by the order they were enqueued).
     pub(super) fn job(body: &CheckpointBody, located: Located, i: usize) -> Option<Job> {
         rmp_serde::from_slice(&body.section(located.first_job + i)?).ok()
+    }
+}
+
+/// A sequence of summaries read onto the end of a vector.
+struct Extend<'a>(&'a mut Vec<Summary>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Extend<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Extend<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("job summaries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(row) = seq.next_element()? {
+            self.0.push(row);
+        }
+        Ok(())
     }
 }
 

@@ -109,6 +109,7 @@ pub struct Job {
     pub first_started_ms: Option<u64>,
     pub ended_ms: Option<u64>,
     /// Type of the last event recorded for this job.
+    #[serde(deserialize_with = "event_tag")]
     pub last_event: Cow<'static, str>,
     /// That event, with its frame (not the job id), for the words of what
     /// the job did last.
@@ -302,4 +303,26 @@ impl Job {
     pub fn attempts_remain(&self) -> bool {
         self.attempts_used() < self.lifecycle.max_attempts
     }
+}
+
+/// An event's `type` tag read back (a job's or a summary's `last_event`):
+/// the `'static` tag itself when it is one, so a checkpoint of many jobs
+/// is read without a copy of each job's tag.
+pub(super) fn event_tag<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Cow<'static, str>, D::Error> {
+    struct Tag;
+    impl serde::de::Visitor<'_> for Tag {
+        type Value = Cow<'static, str>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an event type")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
+            Ok(crate::protocol::Event::known_type_name(name)
+                .map_or_else(|| Cow::Owned(name.to_string()), Cow::Borrowed))
+        }
+    }
+    deserializer.deserialize_str(Tag)
 }

@@ -272,7 +272,7 @@ impl crate::log::Fold for State {
 
     /// Bumped whenever a change to [`State`] or what it holds would read
     /// an older checkpoint wrongly.
-    const CHECKPOINT_FORMAT: u32 = 1;
+    const CHECKPOINT_FORMAT: u32 = 2;
 
     fn save(&self, out: &mut CheckpointWriter) -> bool {
         Sections::save(self, out)

@@ -26,7 +26,9 @@ use crate::protocol::{CheckResult, DecisionKind, FailureKind, Record};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub id: String,
-    pub family: String,
+    /// The job's family, when it is not its id (it seldom is, for jobs
+    /// made in bulk: each row holds its id once).
+    pub family: Option<String>,
     pub state: JobState,
     /// Attempts started under the current manifest.
     pub attempts_used: u32,
@@ -35,6 +37,7 @@ pub struct Summary {
     pub attempt_number: u32,
     /// Steps of every attempt.
     pub steps: u32,
+    #[serde(deserialize_with = "super::job::event_tag")]
     pub last_event: Cow<'static, str>,
     /// The last decision of the current or last attempt.
     pub last_step: Option<DecisionKind>,
@@ -53,11 +56,16 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The job's family (its id unless it was given one).
+    pub fn family(&self) -> &str {
+        self.family.as_deref().unwrap_or(&self.id)
+    }
+
     pub fn of(job: &Job) -> Summary {
         let attempt = job.attempt();
         Summary {
             id: job.id.clone(),
-            family: job.family.clone(),
+            family: (job.family != job.id).then(|| job.family.clone()),
             state: job.lifecycle.state,
             attempts_used: job.attempts_used(),
             max_attempts: job.lifecycle.max_attempts,

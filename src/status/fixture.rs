@@ -1,14 +1,18 @@
 //! Status views for tests: rows as a batch in the middle of its run has
 //! them.
 
-use super::{STATUS_SCHEMA_VERSION, StatusRow, StatusView};
+use std::collections::HashMap;
 
-pub(crate) fn row(id: &str, family: &str, state: &'static str) -> StatusRow {
-    StatusRow {
+use super::StatusView;
+use crate::protocol::{CheckResult, DecisionKind, FailureKind};
+use crate::state::{JobState, Summary};
+
+pub(crate) fn row(id: &str, family: &str, state: JobState) -> Summary {
+    Summary {
         id: id.to_string(),
-        family: family.to_string(),
+        family: (family != id).then(|| family.to_string()),
         state,
-        attempt: 1,
+        attempts_used: 1,
         max_attempts: 3,
         attempt_number: 1,
         steps: 0,
@@ -20,16 +24,16 @@ pub(crate) fn row(id: &str, family: &str, state: &'static str) -> StatusRow {
         acceptance: None,
         waiting: None,
         last_said: None,
-        stale_lease: false,
+        open: None,
     }
 }
 
-pub(crate) fn view(jobs: Vec<StatusRow>) -> StatusView {
+pub(crate) fn view(jobs: Vec<Summary>) -> StatusView {
     StatusView {
-        schema_version: STATUS_SCHEMA_VERSION,
         log: "data/events.log".to_string(),
         events: 42,
         jobs,
+        stale: HashMap::new(),
         torn_tail: None,
         repairs: Vec::new(),
         anomalies: Vec::new(),
@@ -39,23 +43,27 @@ pub(crate) fn view(jobs: Vec<StatusRow>) -> StatusView {
 /// A batch in the middle of its run: jobs done, failed, running (one
 /// waiting for its provider), queued; ids of an imported corpus.
 pub(crate) fn batch() -> StatusView {
-    let mut done = row("rust-off_by_one", "rust", "succeeded");
+    let mut done = row("rust-off_by_one", "rust", JobState::Succeeded);
     done.steps = 6;
-    done.last_step = Some("finish");
-    done.acceptance = Some("passed");
-    let mut failed = row("python-wrong_comparator@openai#2", "python", "failed");
-    failed.attempt = 3;
+    done.last_step = Some(DecisionKind::Finish);
+    done.acceptance = Some(CheckResult::Passed);
+    let mut failed = row(
+        "python-wrong_comparator@openai#2",
+        "python",
+        JobState::Failed,
+    );
+    failed.attempts_used = 3;
     failed.steps = 31;
-    failed.last_step = Some("replace_text");
-    failed.failure_kind = Some("acceptance_failed");
-    failed.acceptance = Some("failed");
+    failed.last_step = Some(DecisionKind::ReplaceText);
+    failed.failure_kind = Some(FailureKind::AcceptanceFailed);
+    failed.acceptance = Some(CheckResult::Failed);
     failed.cause = Some("2 failing tests: tests::edge, tests::empty".into());
-    let mut running = row("django__django-11099", "swebench", "running");
+    let mut running = row("django__django-11099", "swebench", JobState::Running);
     running.steps = 4;
-    running.last_step = Some("run_tool");
+    running.last_step = Some(DecisionKind::RunTool);
     running.last_said = Some("step 4: run_tool cargo test (exit 101)".into());
-    let mut waiting = row("rust-clamp_range", "rust", "running");
-    waiting.waiting = Some("HTTP 429 Too Many Requests (retry 2)".into());
-    let queued = row("javascript-two-fer", "javascript", "queued");
+    let mut waiting = row("rust-clamp_range", "rust", JobState::Running);
+    waiting.waiting = Some(("HTTP 429 Too Many Requests".into(), 2));
+    let queued = row("javascript-two-fer", "javascript", JobState::Queued);
     view(vec![done, failed, running, waiting, queued])
 }

@@ -3,6 +3,7 @@
 
 use super::table::{counts_lines, table};
 use super::view::{StatusView, render_notes};
+use crate::state::JobState;
 use crate::table::{rows, wrap};
 use crate::words::count;
 
@@ -79,7 +80,8 @@ pub(crate) fn render_frame(view: &StatusView, screen: Screen, trailer: Option<&s
         }
         (order, 0)
     };
-    let mut out = table(view, shown.iter().map(|&i| &view.jobs[i])).render(screen.columns);
+    let rows = shown.iter().map(|&i| view.row(&view.jobs[i]));
+    let mut out = table(view, rows).render(screen.columns);
     for line in more_jobs
         .iter()
         .chain(&counts)
@@ -94,10 +96,10 @@ pub(crate) fn render_frame(view: &StatusView, screen: Screen, trailer: Option<&s
 }
 
 /// Which rows a short screen shows first.
-fn urgency(state: &str) -> u8 {
+fn urgency(state: JobState) -> u8 {
     match state {
-        "running" => 0,
-        "failed" => 1,
+        JobState::Running => 0,
+        JobState::Failed => 1,
         _ => 2,
     }
 }

@@ -15,6 +15,3 @@ mod tests;
 pub(crate) use frame::{Screen, render_frame};
 pub(crate) use table::render_text;
 pub(crate) use view::{StatusView, render_json, render_notes};
-
-#[cfg(test)]
-pub(crate) use view::{STATUS_SCHEMA_VERSION, StatusRow};

@@ -32,10 +32,10 @@ fn columns(families: bool) -> Vec<Column> {
 /// One row's cells. Text from outside (ids, families, a provider's
 /// message) is escaped before it is measured: it cannot drive the
 /// terminal or break the columns.
-fn cells(r: &StatusRow) -> [Cow<'_, str>; 8] {
+fn cells<'a>(r: &StatusRow<'a>) -> [Cow<'a, str>; 8] {
     [
-        escape::line(r.id.as_str()),
-        escape::line(r.family.as_str()),
+        escape::line(r.id),
+        escape::line(r.family),
         match (&r.waiting, r.stale_lease) {
             (_, true) => Cow::Owned(format!("{} (runner gone)", r.state)),
             (Some(why), false) => Cow::Owned(format!(
@@ -90,11 +90,11 @@ fn attempts(used: u32, allowed: u32) -> Cow<'static, str> {
 
 /// The table of `rows` (the family column only when some family is not its
 /// job's id in `view`).
-pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = &'a StatusRow>) -> Table<'a> {
+pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = StatusRow<'a>>) -> Table<'a> {
     let mut table = Table::new(columns(families(view)));
     table.reserve(rows.size_hint().0);
     for row in rows {
-        table.push(cells(row));
+        table.push(cells(&row));
     }
     table
 }
@@ -102,16 +102,17 @@ pub(super) fn table<'a>(view: &StatusView, rows: impl Iterator<Item = &'a Status
 /// Whether the family column is shown: when some family is not its job's
 /// id.
 fn families(view: &StatusView) -> bool {
-    view.jobs.iter().any(|r| r.family != r.id)
+    view.jobs.iter().any(|r| r.family.is_some())
 }
 
 /// `3 jobs: 2 succeeded, 1 failed`, broken at spaces to fit `width`.
 pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<String> {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for r in &view.jobs {
-        match counts.iter_mut().find(|(s, _)| *s == r.state) {
+        let state = r.state.as_str();
+        match counts.iter_mut().find(|(s, _)| *s == state) {
             Some((_, n)) => *n += 1,
-            None => counts.push((r.state, 1)),
+            None => counts.push((state, 1)),
         }
     }
     let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
@@ -132,9 +133,10 @@ pub(super) fn counts_lines(view: &StatusView, width: Option<usize>) -> Vec<Strin
 /// counts. Into a pipe nothing is cut.
 pub(crate) fn render_text(view: &StatusView, width: Option<usize>) -> String {
     let mut out = match width {
-        Some(_) => table(view, view.jobs.iter()).render(width),
+        Some(_) => table(view, view.rows()).render(width),
         // Whole, as into a pipe: drawn without holding every cell.
-        None => Table::new(columns(families(view))).render_whole(|| view.jobs.iter().map(cells)),
+        None => Table::new(columns(families(view)))
+            .render_whole(&view.jobs, |summary| cells(&view.row(summary))),
     };
     for line in counts_lines(view, width) {
         out.push_str(&line);

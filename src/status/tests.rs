@@ -1,5 +1,7 @@
 use super::fixture::{batch, row, view};
 use super::*;
+use crate::protocol::FailureKind;
+use crate::state::{JobState, Summary};
 use crate::table::width;
 
 #[track_caller]
@@ -34,7 +36,7 @@ fn into_a_pipe_the_status_table_is_whole() {
 
 #[test]
 fn the_family_column_is_left_out_when_every_family_is_the_id() {
-    let text = render_text(&view(vec![row("a", "a", "queued")]), None);
+    let text = render_text(&view(vec![row("a", "a", JobState::Queued)]), None);
     assert!(!text.contains("FAMILY"), "{text}");
     assert!(text.ends_with("1 job: 1 queued\n"), "{text}");
 }
@@ -42,8 +44,16 @@ fn the_family_column_is_left_out_when_every_family_is_the_id() {
 #[test]
 fn wide_ids_are_measured_by_display_width() {
     let jobs = vec![
-        row("日本語のジョブ名前はとても長いです", "家族", "succeeded"),
-        row("emoji-🚀-rocket-launch-sequence-job", "家族", "failed"),
+        row(
+            "日本語のジョブ名前はとても長いです",
+            "家族",
+            JobState::Succeeded,
+        ),
+        row(
+            "emoji-🚀-rocket-launch-sequence-job",
+            "家族",
+            JobState::Failed,
+        ),
     ];
     for limit in [80, 60, 40, 30] {
         let text = render_text(&view(jobs.clone()), Some(limit));
@@ -87,12 +97,16 @@ fn a_short_screen_keeps_the_header_and_says_how_many_rows_it_left_out() {
 
 #[test]
 fn a_frame_of_many_jobs_fits_any_number_of_lines() {
-    let jobs: Vec<StatusRow> = (0..500)
+    let jobs: Vec<Summary> = (0..500)
         .map(|i| {
             row(
                 &format!("job-{i:04}"),
                 "f",
-                if i % 7 == 0 { "failed" } else { "succeeded" },
+                if i % 7 == 0 {
+                    JobState::Failed
+                } else {
+                    JobState::Succeeded
+                },
             )
         })
         .collect();
@@ -130,8 +144,8 @@ fn a_frame_of_many_jobs_fits_any_number_of_lines() {
 fn notes_that_do_not_fit_are_counted() {
     let mut jobs = Vec::new();
     for i in 0..3 {
-        let mut failed = row(&format!("job-{i}"), "f", "failed");
-        failed.failure_kind = Some("verify_failed");
+        let mut failed = row(&format!("job-{i}"), "f", JobState::Failed);
+        failed.failure_kind = Some(FailureKind::VerifyFailed);
         failed.cause = Some(format!("the verify command failed, exit {i}"));
         jobs.push(failed);
     }

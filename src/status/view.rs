@@ -1,21 +1,22 @@
 //! Rows and their renderings.
 
-use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
 use crate::escape;
-use crate::state::{Illegal, Snapshot, Summaries, Summary};
+use crate::state::{Illegal, JobState, Snapshot, Summaries, Summary};
 
 /// Version of the `status --json` document.
 pub(crate) const STATUS_SCHEMA_VERSION: u32 = 1;
 
-/// One job as `status` shows it.
+/// One job as `status` shows it: made from its [`Summary`] when it is
+/// drawn or written, borrowing from it, so a view of many jobs holds each
+/// job once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct StatusRow {
-    pub id: String,
-    pub family: String,
+pub(crate) struct StatusRow<'a> {
+    pub id: &'a str,
+    pub family: &'a str,
     pub state: &'static str,
     /// Attempts started under the current manifest, of `max_attempts`.
     pub attempt: u32,
@@ -26,13 +27,13 @@ pub(crate) struct StatusRow {
     pub attempt_number: u32,
     /// Steps of every attempt, as the reports count them.
     pub steps: u32,
-    pub last_event: Cow<'static, str>,
+    pub last_event: &'a str,
     /// The last decision of the current or last attempt, if any.
     pub last_step: Option<&'static str>,
     pub failure_kind: Option<&'static str>,
     /// Why a failed job failed, in one line: the reason of its final
     /// verdict (the failing tests, the failed verify, the limit hit...).
-    pub cause: Option<String>,
+    pub cause: Option<&'a str>,
     /// The baseline's verdict (`passed` when the pristine source fails).
     pub baseline: Option<&'static str>,
     pub acceptance: Option<&'static str>,
@@ -41,18 +42,20 @@ pub(crate) struct StatusRow {
     /// What a running job did last: its last event, in the words the
     /// progress display and the reports use.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_said: Option<String>,
+    pub last_said: Option<&'a str>,
     /// The open attempt's runner is gone; the next writer records it interrupted.
     pub stale_lease: bool,
 }
 
 /// Everything `status` reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct StatusView {
-    pub schema_version: u32,
     pub log: String,
     pub events: u64,
-    pub jobs: Vec<StatusRow>,
+    /// Every job, in the order they were enqueued.
+    pub jobs: Vec<Summary>,
+    /// The open attempt of each job whose runner is gone, by job.
+    pub stale: HashMap<String, u32>,
     /// `{line, bytes}` of an unterminated last line, if any.
     pub torn_tail: Option<serde_json::Value>,
     /// `{line, dropped_bytes}` of each torn tail a writer cut off.
@@ -91,7 +94,7 @@ impl StatusView {
             torn: torn.as_ref(),
             anomalies: &anomalies,
         };
-        StatusView::build(log, state.into_rows().into_iter(), repairs.iter(), stale)
+        StatusView::build(log, state.into_rows(), repairs.iter(), stale)
     }
 
     /// The view of a log folded into its whole state.
@@ -102,21 +105,23 @@ impl StatusView {
             torn: snapshot.torn.as_ref(),
             anomalies: &snapshot.anomalies,
         };
-        let rows = snapshot.state.jobs().iter().map(Summary::of);
+        let rows = snapshot.state.jobs().iter().map(Summary::of).collect();
         StatusView::build(log, rows, snapshot.state.repairs.iter(), stale)
     }
 
     fn build<'a>(
         snapshot: Log<'_>,
-        rows: impl Iterator<Item = Summary>,
+        jobs: Vec<Summary>,
         repairs: impl Iterator<Item = &'a (u64, u64)>,
         stale: &HashSet<(String, u32)>,
     ) -> StatusView {
         StatusView {
-            schema_version: STATUS_SCHEMA_VERSION,
             log: snapshot.path.display().to_string(),
             events: snapshot.events,
-            jobs: rows.map(|summary| row(summary, stale)).collect(),
+            jobs,
+            stale: (stale.iter())
+                .map(|(id, attempt)| (id.clone(), *attempt))
+                .collect(),
             torn_tail: snapshot
                 .torn
                 .map(|t| serde_json::json!({"line": t.line, "bytes": t.bytes})),
@@ -134,37 +139,66 @@ impl StatusView {
     /// Whether every job is terminal (and there is at least one).
     pub(crate) fn all_terminal(&self) -> bool {
         !self.jobs.is_empty()
-            && self
-                .jobs
-                .iter()
-                .all(|j| matches!(j.state, "succeeded" | "failed" | "cancelled"))
+            && (self.jobs.iter()).all(|j| {
+                matches!(
+                    j.state,
+                    JobState::Succeeded | JobState::Failed | JobState::Cancelled
+                )
+            })
+    }
+
+    /// Every job's row, in order.
+    pub(crate) fn rows(&self) -> impl ExactSizeIterator<Item = StatusRow<'_>> + Clone {
+        self.jobs.iter().map(|summary| self.row(summary))
+    }
+
+    /// `summary`'s row.
+    pub(crate) fn row<'a>(&self, summary: &'a Summary) -> StatusRow<'a> {
+        let last_step = summary.last_step.map(|k| k.as_str());
+        let stale_lease = (summary.open)
+            .is_some_and(|open| self.stale.get(summary.id.as_str()) == Some(&open.attempt));
+        StatusRow {
+            id: &summary.id,
+            family: summary.family(),
+            state: summary.state.as_str(),
+            attempt: summary.attempts_used,
+            max_attempts: summary.max_attempts,
+            attempt_number: summary.attempt_number,
+            steps: summary.steps,
+            last_event: last_step.unwrap_or(&*summary.last_event),
+            last_step,
+            failure_kind: summary.failure_kind.map(|k| k.as_str()),
+            cause: summary.cause.as_deref(),
+            baseline: summary
+                .baseline
+                .map(|result| crate::state::baseline_verdict(result).as_str()),
+            acceptance: summary.acceptance.map(|r| r.as_str()),
+            waiting: (summary.waiting.as_ref())
+                .map(|(reason, retries)| format!("{reason} (retry {retries})")),
+            last_said: summary.last_said.as_deref(),
+            stale_lease,
+        }
     }
 }
 
-fn row(summary: Summary, stale: &HashSet<(String, u32)>) -> StatusRow {
-    let last_step = summary.last_step.map(|k| k.as_str());
-    let stale_lease = summary
-        .open
-        .is_some_and(|open| stale.contains(&(summary.id.clone(), open.attempt)));
-    StatusRow {
-        state: summary.state.as_str(),
-        attempt: summary.attempts_used,
-        max_attempts: summary.max_attempts,
-        attempt_number: summary.attempt_number,
-        steps: summary.steps,
-        last_event: last_step.map_or(summary.last_event, Cow::Borrowed),
-        last_step,
-        failure_kind: summary.failure_kind.map(|k| k.as_str()),
-        cause: summary.cause,
-        baseline: summary
-            .baseline
-            .map(|result| crate::state::baseline_verdict(result).as_str()),
-        acceptance: summary.acceptance.map(|r| r.as_str()),
-        waiting: (summary.waiting).map(|(reason, retries)| format!("{reason} (retry {retries})")),
-        last_said: summary.last_said,
-        stale_lease,
-        id: summary.id,
-        family: summary.family,
+/// The `--json` document: the view, with every job's row.
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    log: &'a str,
+    events: u64,
+    jobs: Rows<'a>,
+    torn_tail: &'a Option<serde_json::Value>,
+    repairs: &'a [serde_json::Value],
+    anomalies: &'a [String],
+}
+
+/// The rows of a view, written as they are made.
+struct Rows<'a>(&'a StatusView);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.rows())
     }
 }
 
@@ -174,14 +208,16 @@ fn row(summary: Summary, stale: &HashSet<(String, u32)>) -> StatusRow {
 /// itself (torn tail, repairs, anomalies, stale leases).
 pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
     let mut notes = Vec::new();
+    // Read from the summaries as they are: most jobs have no note, and a
+    // view can hold many.
     for r in &view.jobs {
         if let Some(said) = &r.last_said {
             notes.push(format!("{}: {said}", r.id));
         }
     }
     for r in &view.jobs {
-        if let (Some(kind), Some(cause)) = (&r.failure_kind, &r.cause) {
-            notes.push(format!("{}: {kind}: {cause}", r.id));
+        if let (Some(kind), Some(cause)) = (r.failure_kind, &r.cause) {
+            notes.push(format!("{}: {}: {cause}", r.id, kind.as_str()));
         }
     }
     if let Some(t) = &view.torn_tail {
@@ -201,7 +237,11 @@ pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
             "warning: the log holds an illegal event, ignored on replay: {a}"
         ));
     }
-    for r in view.jobs.iter().filter(|r| r.stale_lease) {
+    let stale = (view.jobs.iter())
+        .filter(|s| s.open.is_some())
+        .map(|s| view.row(s))
+        .filter(|r| r.stale_lease);
+    for r in stale {
         notes.push(format!(
             "note: job {} attempt {} has no live runner; the next writer will record it interrupted",
             r.id, r.attempt_number
@@ -215,5 +255,14 @@ pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
 
 /// The `--json` document (exact values; hidden characters as `\uXXXX`).
 pub(crate) fn render_json(view: &StatusView) -> String {
-    escape::to_json_pretty(view).unwrap_or_default()
+    let document = Document {
+        schema_version: STATUS_SCHEMA_VERSION,
+        log: &view.log,
+        events: view.events,
+        jobs: Rows(view),
+        torn_tail: &view.torn_tail,
+        repairs: &view.repairs,
+        anomalies: &view.anomalies,
+    };
+    escape::to_json_pretty(&document).unwrap_or_default()
 }

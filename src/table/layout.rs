@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use rayon::prelude::*;
+
 use super::column::{Align, Column, Shorten};
 use super::text::{cut, cut_words, width};
 
@@ -166,34 +168,55 @@ impl<'a> Table<'a> {
             .collect()
     }
 
-    /// Every row of `rows` drawn at full width (nothing cut, as into a
-    /// pipe), without holding them: the rows are read twice, once to
-    /// measure the columns and once to draw the lines. `rows` gives the
-    /// same cells each time.
-    pub fn render_whole<R, I>(mut self, rows: impl Fn() -> R) -> String
+    /// A row for each of `items` (the cells `row` gives it) drawn at full
+    /// width (nothing cut, as into a pipe), without holding them: the
+    /// items are read twice, once to measure the columns and once to draw
+    /// the lines, both in parallel, a block of rows at a time. `row` gives
+    /// the same cells each time.
+    pub fn render_whole<'i, T, I>(
+        mut self,
+        items: &'i [T],
+        row: impl Fn(&'i T) -> I + Sync,
+    ) -> String
     where
-        R: Iterator<Item = I>,
+        T: Sync,
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
+        const BLOCK: usize = 4096;
         let n = self.columns.len();
-        let mut count = 0usize;
-        for row in rows() {
-            count += 1;
-            for (widest, cell) in self.widest.iter_mut().zip(row.into_iter().take(n)) {
-                *widest = (*widest).max(width(cell.as_ref()));
+        let widest = |chunk: &'i [T]| {
+            let mut widest = vec![0; n];
+            for item in chunk {
+                for (widest, cell) in widest.iter_mut().zip(row(item)) {
+                    *widest = (*widest).max(width(cell.as_ref()));
+                }
             }
-        }
+            widest
+        };
+        self.widest = (items.par_chunks(BLOCK).map(widest)).reduce(
+            || vec![0; n],
+            |a, b| a.into_iter().zip(b).map(|(a, b)| a.max(b)).collect(),
+        );
         let fit = self.fit(None);
-        let mut out = self.header(&fit, count);
-        let mut cells: Vec<I::Item> = Vec::with_capacity(n);
-        for row in rows() {
-            cells.clear();
-            cells.extend(row.into_iter().take(n));
-            self.line(&mut out, &fit, |s| {
-                let cell = cells.get(s.column).map_or("", AsRef::as_ref);
-                (Cow::Borrowed(cell), width(cell))
-            });
+        let line_width: usize = fit.iter().map(|s| s.width + GAP).sum::<usize>() + 1;
+        let lines = |chunk: &'i [T]| {
+            let mut out = String::with_capacity(chunk.len() * line_width);
+            let mut cells: Vec<I::Item> = Vec::with_capacity(n);
+            for item in chunk {
+                cells.clear();
+                cells.extend(row(item).into_iter().take(n));
+                self.line(&mut out, &fit, |s| {
+                    let cell = cells.get(s.column).map_or("", AsRef::as_ref);
+                    (Cow::Borrowed(cell), width(cell))
+                });
+            }
+            out
+        };
+        let blocks: Vec<String> = items.par_chunks(BLOCK).map(lines).collect();
+        let mut out = self.header(&fit, items.len());
+        for block in blocks {
+            out.push_str(&block);
         }
         out
     }
