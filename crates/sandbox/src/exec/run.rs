@@ -17,7 +17,7 @@ use super::request::{ExecOutcome, ExecRequest};
 use super::scratch::Scratch;
 use crate::cancel::CancelToken;
 use crate::sandbox::{
-    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, prepare,
+    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, prepare, prepare_keyed,
     private_root_available,
 };
 use crate::zygote::ZygoteError;
@@ -163,7 +163,8 @@ fn start_command(
         let started = match zygote.spawn_warm(&key, &image, stdin) {
             Some(started) => started,
             None => {
-                let prepared = prepare(&req.sandbox, grants, req.timeout).map_err(refused)?;
+                let prepared =
+                    prepare_keyed(&req.sandbox, grants, req.timeout, &key).map_err(refused)?;
                 match zygote.spawn(image, &prepared, stdin) {
                     Ok(spawned) => Ok((spawned, prepared)),
                     Err(err) => {
@@ -187,7 +188,7 @@ fn start_command(
                 // no next command's grants would match).
                 if grants.scratch_in_root
                     && prepared.child.direct().is_some()
-                    && let Ok(next) = prepare(&req.sandbox, grants, req.timeout)
+                    && let Ok(next) = prepare_keyed(&req.sandbox, grants, req.timeout, &key)
                 {
                     zygote.warm(next, key);
                 }

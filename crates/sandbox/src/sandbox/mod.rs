@@ -47,8 +47,8 @@ pub use policy::{
     DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy, UnknownMode,
 };
 pub use prepare::{
-    ChildSetup, Grants, PooledCgroup, Prepared, ReuseKey, prepare, private_root_available,
-    release_idle_cgroups,
+    ChildSetup, Grants, PooledCgroup, Prepared, ReuseKey, prepare, prepare_keyed,
+    private_root_available, release_idle_cgroups,
 };
 pub use probe::{LayerStatus, Probe, probe};
 pub use seccomp::{DENIED, DeniedGroup, denied_count};

@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use nix::sched::CloneFlags;
@@ -198,8 +198,7 @@ pub struct ReuseKey {
 
 impl ReuseKey {
     pub fn new(policy: &SandboxPolicy, grants: &Grants, timeout: Duration) -> ReuseKey {
-        let (read, write) = given(policy, grants);
-        let ids = identities(read.iter().chain(&write));
+        let ids = given_identities(policy, grants);
         ReuseKey {
             policy: policy.clone(),
             read: grants.read.clone(),
@@ -218,6 +217,37 @@ pub fn prepare(
     policy: &SandboxPolicy,
     grants: &Grants,
     timeout: Duration,
+) -> Result<Prepared, SandboxError> {
+    let ids = match policy.mode {
+        SandboxMode::Off => Vec::new(),
+        _ => given_identities(policy, grants),
+    };
+    prepare_with(policy, grants, timeout, &ids)
+}
+
+/// [`prepare`] for a command whose `key` was just made of the same policy
+/// and grants: the granted paths it looked up serve every cache, instead
+/// of being looked up again for each (a command's grants name dozens of
+/// paths). A key of other grants is not used.
+pub fn prepare_keyed(
+    policy: &SandboxPolicy,
+    grants: &Grants,
+    timeout: Duration,
+    key: &ReuseKey,
+) -> Result<Prepared, SandboxError> {
+    if key.policy != *policy || key.read != grants.read || key.write != grants.write {
+        return prepare(policy, grants, timeout);
+    }
+    prepare_with(policy, grants, timeout, &key.ids)
+}
+
+/// [`prepare`] with `ids`, what the granted paths as given (see [`given`])
+/// name now, looked up by the caller.
+fn prepare_with(
+    policy: &SandboxPolicy,
+    grants: &Grants,
+    timeout: Duration,
+    ids: &[Identity],
 ) -> Result<Prepared, SandboxError> {
     let mut child = ChildSetup {
         parent: nix::unistd::getpid(),
@@ -294,7 +324,7 @@ pub fn prepare(
     // Resource limits.
     match &probe.rlimits {
         Ok(()) => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+            let cores = cores();
             let cpu_default = timeout.as_secs().saturating_add(1).saturating_mul(cores) + 10;
             child.rlimits = Some(RlimitPlan::new(&fallback, cpu_default));
         }
@@ -319,22 +349,25 @@ pub fn prepare(
         Err(reason) if required => return Err(unavailable("landlock", reason.clone())),
         Err(_) => None,
     };
-    let (read, write) = cached_grant_lists(policy, grants);
+    let (read, write) = cached_grant_lists(policy, grants, ids);
     let mut ruleset = None;
     if let Some(abi) = abi {
         check_denied(&policy.deny, read.iter().chain(&write))?;
         // With the mount layer, the fresh /proc and scratch are mounted on
         // skeleton directories, whose rules they inherit.
         let (mut rule_read, mut rule_write) = (read.clone(), write.clone());
+        let mut rule_ids = ids.to_vec();
         if private_root_available(policy)
             && let Some((root, scratch)) = MountPlan::landlock_grants()
         {
+            rule_ids.extend(identities([&root].into_iter()));
             rule_read.push(root);
             if grants.scratch_in_root {
+                rule_ids.extend(identities([&scratch].into_iter()));
                 rule_write.push(scratch);
             }
         }
-        let fd = cached_ruleset(rule_read, rule_write, !policy.network, required)?;
+        let fd = cached_ruleset(rule_read, rule_write, !policy.network, required, rule_ids)?;
         if let Some(fd) = fd {
             child.landlock = Some(landlock::raw(&fd));
             ruleset = Some(fd);
@@ -402,6 +435,7 @@ pub fn prepare(
                 mount_grants,
                 grants.scratch_in_root,
                 flags & libc::CLONE_NEWUSER == 0,
+                ids.to_vec(),
             )?;
             let page = ExitPage::new().map_err(|e| SandboxError::Setup {
                 layer: "pidns",
@@ -522,25 +556,40 @@ impl<K: PartialEq, V: Clone> Recent<K, V> {
 }
 
 /// A Landlock ruleset for these grants (read, write, block TCP, hard),
-/// reused while the same grants come back naming the same files: building
-/// one opens every path.
+/// reused while the same grants come back naming the same files (`ids`,
+/// what the grants as given and the skeleton's directories name now):
+/// building one opens every path.
 fn cached_ruleset(
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     block_tcp: bool,
     hard: bool,
+    ids: Vec<Identity>,
 ) -> Result<Option<Arc<OwnedFd>>, SandboxError> {
     type Key = (Vec<PathBuf>, Vec<PathBuf>, bool, bool, Vec<Identity>);
     static CACHE: Recent<Key, Option<Arc<OwnedFd>>> = Recent::new();
-    let ids = identities(read.iter().chain(&write));
     CACHE.get_or_build(
         (read, write, block_tcp, hard, ids),
         |(read, write, tcp, hard, _)| Ok(landlock::build(read, write, *tcp, *hard)?.map(Arc::new)),
     )
 }
 
+/// The CPUs this process may use, asked once: the answer reads the
+/// cgroup's quota files, a dozen system calls a command would pay.
+fn cores() -> u64 {
+    static CORES: OnceLock<u64> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
+}
+
 /// A file's device and inode, or zeros when it cannot be read.
 type Identity = (u64, u64);
+
+/// What the grants as given (see [`given`]), read then write, name now:
+/// the one lookup of them a command's sandbox makes.
+fn given_identities(policy: &SandboxPolicy, grants: &Grants) -> Vec<Identity> {
+    let (read, write) = given(policy, grants);
+    identities(read.iter().chain(&write))
+}
 
 /// What `paths` name now. A ruleset and a built root hold the files they
 /// were built from: a path removed and made again, or renamed over, is
@@ -556,16 +605,16 @@ fn identities<P: AsRef<Path>>(paths: impl Iterator<Item = P>) -> Vec<Identity> {
 
 /// A mount plan for these grants (and a private scratch or not), and with
 /// `prepare_root` the namespace holding its root, reused like rulesets
-/// while the grants name the same files.
+/// while the grants name the same files (`ids`, in the grants' order).
 fn cached_plan(
     grants: Vec<MountGrant>,
     scratch: bool,
     prepare_root: bool,
+    ids: Vec<Identity>,
 ) -> Result<(Arc<MountPlan>, Option<Arc<OwnedFd>>), SandboxError> {
     type Plan = (Arc<MountPlan>, Option<Arc<OwnedFd>>);
     type Key = (Vec<MountGrant>, bool, bool, Vec<Identity>);
     static CACHE: Recent<Key, Plan> = Recent::new();
-    let ids = identities(grants.iter().map(|grant| &grant.path));
     CACHE.get_or_build(
         (grants, scratch, prepare_root, ids),
         |(grants, scratch, prepare, _)| {
@@ -686,11 +735,15 @@ pub fn release_idle_cgroups() {
     }
 }
 
-/// [`grant_lists`], reused while the same grants come back (resolving
-/// them walks every path, link by link). Grants are the runner's choice
+/// [`grant_lists`], reused while the same grants come back naming the
+/// same files (`ids`; resolving them walks every path, link by link). Grants are the runner's choice
 /// (system, toolchain, workspace), never a command's.
-fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    type Key = [Vec<PathBuf>; 4];
+fn cached_grant_lists(
+    policy: &SandboxPolicy,
+    grants: &Grants,
+    ids: &[Identity],
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    type Key = ([Vec<PathBuf>; 4], Vec<Identity>);
     static CACHE: Recent<Key, (Vec<PathBuf>, Vec<PathBuf>)> = Recent::new();
     let key = [
         grants.read.clone(),
@@ -699,7 +752,7 @@ fn cached_grant_lists(policy: &SandboxPolicy, grants: &Grants) -> (Vec<PathBuf>,
         policy.writable.clone(),
     ];
     CACHE
-        .get_or_build(key, |_| {
+        .get_or_build((key, ids.to_vec()), |_| {
             Ok::<_, std::convert::Infallible>(grant_lists(policy, grants))
         })
         .unwrap_or_else(|never| match never {})
