@@ -37,7 +37,15 @@ const PROBE: &str = r#"
 import ctypes, os, signal, subprocess, sys
 libc = ctypes.CDLL(None, use_errno=True)
 mode, marker = sys.argv[1], sys.argv[2]
+# "init": PID 1 is not the command's own (the attempt's PID namespace, or
+# the command's init): attack it as hard as a zygote.
+hard_init = sys.argv[3:] == ["init"]
 me = os.getpid()
+try:
+    stat = open("/proc/1/stat").read()
+    print("INIT", stat[stat.rfind(")") + 2:].split()[19], flush=True)
+except (OSError, IndexError):
+    print("INIT none", flush=True)
 
 def visible():
     pids = []
@@ -68,28 +76,30 @@ if mode == "attack":
     runner = str(os.getppid())
     zygotes = [p for p in targets if cmdline(p).split()[1:] == ["__agent-runtime-zygote", runner]]
     print("SEES", len(targets), "ZYGOTES", zygotes, flush=True)
+    outside = zygotes + ([1] if hard_init else [])
     # Every pid there is: which answer a signal?
     answered = []
     limit = int(open("/proc/sys/kernel/pid_max").read())
-    for pid in range(2, limit + 1):
+    for pid in range(1 if hard_init else 2, limit + 1):
         if pid == me:
             continue
         if libc.kill(pid, 0) == 0:
             answered.append(pid)
     for pid in answered:
         print("REACHED signal0", pid, cmdline(pid), flush=True)
-    # Signals, tracing and writes only at zygotes: were a layer to fail,
-    # the test must not take the machine down with it.
-    for pid in zygotes:
+    # Signals, tracing and writes only at zygotes (and a PID 1 of the
+    # runtime's): were a layer to fail, the test must not take the machine
+    # down with it.
+    for pid in outside:
         for sig in (signal.SIGSTOP, signal.SIGKILL):
             if libc.kill(pid, sig) == 0:
                 print("REACHED kill", sig, pid, flush=True)
         for request in (16, 0x4206):  # PTRACE_ATTACH, PTRACE_SEIZE
             if libc.ptrace(request, pid, None, None) == 0:
                 print("REACHED ptrace", request, pid, flush=True)
-    for pid in targets:
+    for pid in targets + ([1] if hard_init else []):
         for name, flags in (("environ", os.O_RDONLY), ("mem", os.O_RDWR), ("oom_score_adj", os.O_WRONLY)):
-            if name != "environ" and pid not in zygotes:
+            if name != "environ" and pid not in outside:
                 continue
             try:
                 fd = os.open(f"/proc/{pid}/{name}", flags)
@@ -98,7 +108,7 @@ if mode == "attack":
             try:
                 if name == "environ":
                     data = os.read(fd, 4096)
-                    if data or pid in zygotes:
+                    if data or pid in outside:
                         print("REACHED read", name, pid, flush=True)
                 elif name == "oom_score_adj":
                     os.write(fd, b"1000")
@@ -227,17 +237,26 @@ fn marker() -> String {
     )
 }
 
+/// Whether this machine has PID and mount namespaces and Landlock that
+/// scopes signals (ABI 6+); says which is missing when not.
+fn namespaces_and_scoped_signals(test: &str) -> bool {
+    if let Err(why) = &probe().namespaces {
+        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        return false;
+    }
+    if probe().landlock_abi.as_ref().map_or(true, |abi| *abi < 6) {
+        layer_missing(test, "Landlock below ABI 6 cannot scope signals");
+        return false;
+    }
+    true
+}
+
 fn attack(test: &str, without_namespaces: bool) {
     if !python() {
         layer_missing(test, "python3 is not installed at /usr/bin/python3");
         return;
     }
-    if let Err(why) = &probe().namespaces {
-        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
-        return;
-    }
-    if probe().landlock_abi.as_ref().map_or(true, |abi| *abi < 6) {
-        layer_missing(test, "Landlock below ABI 6 cannot scope signals");
+    if !namespaces_and_scoped_signals(test) {
         return;
     }
     if without_namespaces && test_hooks().is_none() {
@@ -246,8 +265,13 @@ fn attack(test: &str, without_namespaces: bool) {
     }
     let sb = Sandbox::new();
     let marker = marker();
+    let attack = if without_namespaces {
+        vec!["probe.py", "attack", &marker]
+    } else {
+        vec!["probe.py", "attack", &marker, "init"]
+    };
     let mut steps = vec![
-        run_tool("python3", &["probe.py", "attack", &marker]),
+        run_tool("python3", &attack),
         run_tool("python3", &["probe.py", "look", &marker]),
     ];
     steps.extend(finish_steps());
@@ -274,6 +298,17 @@ fn attack(test: &str, without_namespaces: bool) {
         saw.is_empty(),
         "the next command saw what the last left: {saw:#?}"
     );
+    // Where every command has a cgroup, the commands of the attempt share
+    // one PID namespace: both saw the same init (the one attacked, still
+    // there for the next command); elsewhere each has its own.
+    let inits: Vec<&str> = seen.lines().filter(|l| l.starts_with("INIT")).collect();
+    assert_eq!(inits.len(), 2, "{seen}");
+    let shared = !without_namespaces
+        && nix::unistd::Uid::effective().is_root()
+        && agent_runtime::sandbox::cgroup_support().is_ok();
+    if shared {
+        assert_eq!(inits[0], inits[1], "{seen}");
+    }
     if without_namespaces {
         // The zygote was in plain sight: the attack had its target.
         let zygotes = seen
@@ -335,10 +370,11 @@ fn without_namespaces_the_zygote_is_in_sight_and_still_out_of_reach() {
 
 /// Starts `batch` on a job whose first command sleeps 2 s (a sleep only
 /// this test runs, returned) and prints `first`, then runs `later`, then
-/// finishes.
+/// finishes; with the test hooks removing `hooks` (a list of layers).
 fn batch_that_sleeps_first(
     sb: &Sandbox,
     later: &[serde_json::Value],
+    hooks: &str,
 ) -> (std::process::Child, String) {
     let nanos = marker().replace('.', "");
     let sleep = format!("sleep 2.{nanos}");
@@ -348,12 +384,37 @@ fn batch_that_sleeps_first(
     let manifest = job(sb, &steps);
     let child = sb
         .command(&["batch", "DATA", manifest.to_str().unwrap()])
-        .env_remove(TEST_HOOKS_ENV)
+        .env(TEST_HOOKS_ENV, hooks)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     (child, sleep)
+}
+
+/// Kills `pid` with SIGKILL, waits for the batch `child` to succeed, and
+/// returns its commands' layers.
+fn kill_and_finish(sb: &Sandbox, child: std::process::Child, pid: i32) -> Vec<Vec<String>> {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let run = crate::harness::Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:#?}");
+    command_layers(sb)
+}
+
+/// [`batch_that_sleeps_first`], then `echo after` and `echo later`.
+fn sleep_then_after_and_later(sb: &Sandbox) -> (std::process::Child, String) {
+    batch_that_sleeps_first(
+        sb,
+        &[
+            run_tool("sh", &["-c", "echo after"]),
+            run_tool("sh", &["-c", "echo later"]),
+        ],
+        "",
+    )
 }
 
 #[test]
@@ -364,13 +425,7 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
         return;
     }
     let sb = Sandbox::new();
-    let (child, sleep) = batch_that_sleeps_first(
-        &sb,
-        &[
-            run_tool("sh", &["-c", "echo after"]),
-            run_tool("sh", &["-c", "echo later"]),
-        ],
-    );
+    let (child, sleep) = sleep_then_after_and_later(&sb);
     let runner = child.id();
     // Once the first command sleeps, kill the zygote it started from.
     let needle = format!("{ZYGOTE_ARG} {runner}");
@@ -388,21 +443,19 @@ fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
         assert!(Instant::now() < deadline, "no zygote of runner {runner}");
         std::thread::sleep(Duration::from_millis(5));
     };
-    // It cloned the command's init into the command's namespaces and came
-    // back to its own (the runner's), where the next clone starts from.
-    for ns in ["mnt", "net"] {
+    // It cloned the command (or its init) into the command's namespaces
+    // and comes back to its own (the runner's), where the next clone
+    // starts from: at once after a clone that waits for the command's
+    // exec.
+    for ns in ["mnt", "net", "pid_for_children"] {
         let of = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/{ns}")).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while of(zygote as u32) != of(runner) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert_eq!(of(zygote as u32), of(runner), "the zygote's {ns} namespace");
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(zygote),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let run = crate::harness::Run::from(out);
-    assert_eq!(run.code, 0, "{run:#?}");
-    let layers = command_layers(&sb);
+    let layers = kill_and_finish(&sb, child, zygote);
     let how: Vec<&str> = layers
         .iter()
         .map(|l| {
@@ -514,6 +567,9 @@ fn pids_cgroup(pid: &str) -> String {
         .to_string()
 }
 
+/// Where a command gets a PID namespace of its own (here: with Landlock
+/// removed, so its signals are not scoped and the attempt's namespace is
+/// not used), the next command's init is made ahead.
 #[test]
 fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
     let test = "the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup";
@@ -525,10 +581,15 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
         eprintln!("skipping {test}: inits are made ahead only by a runner that is root");
         return;
     }
+    if test_hooks().is_none() {
+        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        return;
+    }
     let sb = Sandbox::new();
     let (child, sleep) = batch_that_sleeps_first(
         &sb,
         &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
+        "landlock",
     );
     let runner = child.id();
     // While the first command sleeps: its init, with the command under
@@ -567,4 +628,72 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
     // None is left once the runner is done.
     assert!(inits_of(runner).is_empty());
     assert!(!Path::new(&format!("/proc/{warm}")).exists() || process_group(warm) != Some(warm));
+}
+
+/// The one PID namespace of the attempt: while the first command sleeps,
+/// it and the namespace's init are the runner's children in the same
+/// namespace, the init without a child of its own. Killed from outside,
+/// the init takes the sleeping command with it; the next command finds
+/// the zygote unusable (`zygote-lost`) and the rest start directly, each
+/// in a namespace of its own.
+#[test]
+fn the_attempts_pid_namespace_killed_mid_attempt_is_a_lost_zygote() {
+    let test = "the_attempts_pid_namespace_killed_mid_attempt_is_a_lost_zygote";
+    if !namespaces_and_scoped_signals(test) {
+        return;
+    }
+    if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
+    {
+        eprintln!(
+            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    let (child, sleep) = sleep_then_after_and_later(&sb);
+    let runner = child.id();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (init, sleeping) = loop {
+        let inits = inits_of(runner);
+        let sleeping = alive_with(&sleep);
+        if let ([(init, false)], [sleeping, ..]) = (&inits[..], &sleeping[..]) {
+            break (*init, *sleeping);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no attempt namespace of runner {runner}: {inits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
+    assert_eq!(
+        ns(init),
+        ns(sleeping),
+        "the command is in the attempt's namespace"
+    );
+    assert_ne!(ns(init), ns(runner as i32));
+    let layers = kill_and_finish(&sb, child, init);
+    assert!(layers.len() >= 3, "{layers:?}");
+    assert!(layers[0].contains(&"zygote".to_string()), "{layers:?}");
+    assert!(layers[1].contains(&"zygote-lost".to_string()), "{layers:?}");
+    for command in &layers[2..] {
+        assert!(
+            !command.iter().any(|l| l.starts_with("zygote")),
+            "{layers:?}"
+        );
+    }
+    for command in &layers {
+        assert!(command.contains(&"pidns".to_string()), "{layers:?}");
+    }
+    let first = log_lines(&sb)
+        .into_iter()
+        .find(|l| l["type"] == "command")
+        .unwrap();
+    assert_ne!(first["exit_code"], 0, "killed with its namespace: {first}");
+    let seen = observations(&sb, "zygote", 1);
+    assert!(seen.contains("killed by signal 9"), "{seen}");
+    assert!(!seen.contains("--- stdout ---\nfirst"), "{seen}");
+    assert!(seen.contains("after"), "{seen}");
+    assert!(seen.contains("later"), "{seen}");
+    assert!(alive_with(&sleep).is_empty());
 }

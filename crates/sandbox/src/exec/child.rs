@@ -380,6 +380,45 @@ pub(crate) fn start_warm(
     Ok(pid)
 }
 
+/// Clones the init of the attempt's PID namespace (see
+/// `sandbox::attempt_init`) as the caller's parent's child, of which
+/// `runner` is a pidfd; returns what the caller holds of it.
+pub(crate) fn start_attempt_init(
+    runner: Option<RawFd>,
+) -> std::io::Result<crate::sandbox::AttemptNamespace> {
+    let init = AttemptInit {
+        runner,
+        image: crate::sandbox::attempt_init_image(),
+    };
+    let stack = Stack::new()?;
+    let _blocked = BlockedSignals::new()?;
+    crate::sandbox::make_attempt_namespace(|flags| {
+        // SAFETY: as in `start_warm`: without CLONE_VM the child runs on
+        // its own copy of `stack` and of `init`, and never returns.
+        let pid = unsafe {
+            libc::clone(
+                attempt_init_entry,
+                stack.top(),
+                libc::SIGCHLD | flags,
+                std::ptr::from_ref(&init).cast_mut().cast(),
+            )
+        };
+        (pid, std::io::Error::last_os_error())
+    })
+}
+
+struct AttemptInit {
+    runner: Option<RawFd>,
+    image: Option<crate::sandbox::InitImage>,
+}
+
+extern "C" fn attempt_init_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is this process's copy of the `AttemptInit` that
+    // `start_attempt_init` passed to clone.
+    let init = unsafe { &*arg.cast::<AttemptInit>() };
+    crate::sandbox::serve_attempt_init(init.runner, init.image)
+}
+
 struct Warm<'a> {
     setup: &'a ChildSetup,
     serve: &'a dyn Fn() -> Option<libc::pid_t>,

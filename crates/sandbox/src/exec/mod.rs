@@ -28,7 +28,9 @@ mod search_path;
 mod toolchain;
 
 pub use allow::{AllowList, AllowRule};
-pub(crate) use child::{Image, NotStarted, Placement, start as start_child, start_warm};
+pub(crate) use child::{
+    Image, NotStarted, Placement, start as start_child, start_attempt_init, start_warm,
+};
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};
 pub use heap::share_one_heap;

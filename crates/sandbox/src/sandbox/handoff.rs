@@ -48,6 +48,7 @@ struct HandoffNamespaces {
     root: Option<u8>,
     cwd: CString,
     direct: bool,
+    shared_pid: bool,
     exit: Option<u8>,
 }
 
@@ -83,6 +84,7 @@ impl Prepared {
             root: ns.root.map(&mut index),
             cwd: ns.cwd.clone(),
             direct: ns.direct,
+            shared_pid: ns.shared_pid,
             exit: self.exit.as_ref().map(|page| index(page.raw_fd())),
         });
         let handoff = Handoff {
@@ -100,14 +102,22 @@ impl Prepared {
 }
 
 impl Handoff {
+    /// Whether the command is to start in the attempt's PID namespace.
+    pub fn shares_pid(&self) -> bool {
+        self.namespaces.as_ref().is_some_and(|ns| ns.shared_pid)
+    }
+
     /// The setup again, in the receiving process, over the descriptors
     /// received (in the order [`Prepared::handoff`] listed them). The
-    /// command's parent is to be `parent`, of which `parent_fd` is a pidfd.
+    /// command's parent is to be `parent`, of which `parent_fd` is a pidfd;
+    /// `attempt` is the attempt's PID namespace, for a setup that
+    /// [`shares_pid`](Self::shares_pid).
     pub fn receive(
         self,
         fds: Vec<OwnedFd>,
         parent: Pid,
         parent_fd: Option<RawFd>,
+        attempt: Option<RawFd>,
     ) -> std::io::Result<(ChildSetup, Held)> {
         let bad =
             || std::io::Error::new(std::io::ErrorKind::InvalidData, "a descriptor is missing");
@@ -127,9 +137,16 @@ impl Handoff {
                     }
                     None => None,
                 };
-                let Some(writer) = page.as_ref().map(ExitPage::writer) else {
+                let writer = page.as_ref().map(ExitPage::writer);
+                // Only a command in the attempt's PID namespace has no
+                // init to report its exit, and it needs that namespace.
+                let pid_ns = if ns.shared_pid { attempt } else { None };
+                // and it must be cloned into it, which needs the pidfd.
+                if writer.is_none() != ns.shared_pid
+                    || (ns.shared_pid && (pid_ns.is_none() || parent_fd.is_none() || !ns.direct))
+                {
                     return Err(bad());
-                };
+                }
                 exit = page;
                 Some(Namespaces {
                     flags: ns.flags,
@@ -140,6 +157,8 @@ impl Handoff {
                     cwd: ns.cwd,
                     // A direct init checks its parent through the pidfd.
                     direct: ns.direct && parent_fd.is_some(),
+                    shared_pid: ns.shared_pid,
+                    pid_ns,
                     exit: writer,
                     image: super::init_image::runner_image(),
                 })

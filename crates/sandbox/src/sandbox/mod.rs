@@ -11,6 +11,7 @@
 //! grant it was not given, and never silently drops a layer `required`
 //! asked for.
 
+mod attempt_init;
 mod caps;
 mod cgroup;
 mod error;
@@ -31,6 +32,10 @@ mod skeleton;
 pub(crate) mod sys;
 mod test_hooks;
 
+pub(crate) use attempt_init::{
+    AttemptNamespace, image as attempt_init_image, make as make_attempt_namespace,
+    serve as serve_attempt_init,
+};
 pub use caps::protect_runner;
 pub use cgroup::{
     CGROUP_ENV, CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, LayoutError,
@@ -40,6 +45,7 @@ pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use floor::run_in_fresh_namespaces;
 pub use handoff::{Handoff, Held};
+pub(crate) use init_image::Image as InitImage;
 pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;

@@ -67,7 +67,15 @@ pub(crate) struct Namespaces {
     /// clones it with the `CLONE_NEW*` flags ([`Namespaces::clone_in`]),
     /// so there is no waiter. Otherwise the child unshares and forks.
     pub direct: bool,
-    pub exit: PageWriter,
+    /// The command joins the attempt's PID namespace, held by an init the
+    /// zygote made (`attempt_init.rs`), instead of one of its own: it has
+    /// no init, and finishes its root itself. Only with `direct`.
+    pub shared_pid: bool,
+    /// That namespace, as a pidfd of its init: filled in by the zygote.
+    pub pid_ns: Option<RawFd>,
+    /// Where the init reports the command's exit; none in the attempt's
+    /// namespace, where the command is the runner's child itself.
+    pub exit: Option<PageWriter>,
     /// The runner's memory layout, blanked in the init.
     pub image: Option<Image>,
 }
@@ -101,6 +109,12 @@ impl IdMaps {
         written
     }
 }
+
+/// The namespaces a command makes of its own in the attempt's PID
+/// namespace ([`Namespaces::shared_pid`]): a mount namespace, a copy of
+/// its prepared root with its own `/proc` and scratch, and an IPC one, so
+/// no System V object it leaves is there for the next command.
+pub(crate) const SHARED_PID_FLAGS: libc::c_int = libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
 
 /// The flags a command's namespaces need on this machine (no network).
 pub(crate) fn base_flags() -> libc::c_int {
@@ -178,6 +192,15 @@ impl Namespaces {
     /// Runs in the runner's child. Returns only in the command (PID 2 of
     /// the new namespace); the waiter and init never return.
     pub(crate) fn enter(&self) -> std::io::Result<()> {
+        if self.shared_pid {
+            // The command itself, cloned into the attempt's PID namespace
+            // and a copy of its root: only the root's own mounts are left.
+            // Never anywhere else (its mounts would be the zygote's).
+            if !self.direct || self.pid_ns.is_none() {
+                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            return self.finish_root(Some(&self.cwd));
+        }
         if self.direct {
             // Already PID 1 of the namespaces, with the parent-death signal
             // of the runner's child; only the init's own steps are left.
@@ -284,6 +307,7 @@ impl Namespaces {
 struct Home {
     net: OwnedFd,
     mnt: OwnedFd,
+    pid: OwnedFd,
 }
 
 fn home() -> std::io::Result<&'static Home> {
@@ -300,6 +324,7 @@ fn home() -> std::io::Result<&'static Home> {
         Ok(Home {
             net: open("/proc/self/ns/net")?,
             mnt: open("/proc/self/ns/mnt")?,
+            pid: open("/proc/self/ns/pid")?,
         })
     })
     .as_ref()
@@ -307,23 +332,33 @@ fn home() -> std::io::Result<&'static Home> {
 }
 
 impl Namespaces {
-    /// In the single-threaded parent of a [`direct`](Self::direct) init:
-    /// joins the network namespace and the prepared root the init's are
-    /// copied from, runs `clone` with the `CLONE_NEW*` flags to add, and
-    /// comes back to its own namespaces. A parent that cannot come back
-    /// exits: it would start the next command from the wrong ones.
+    /// In the single-threaded parent of a [`direct`](Self::direct) init
+    /// (or of a command in the attempt's PID namespace): joins the network
+    /// namespace, the prepared root the child's is copied from and the
+    /// attempt's PID namespace for its children, runs `clone` with the
+    /// `CLONE_NEW*` flags to add, and comes back to its own namespaces. A
+    /// parent that cannot come back exits: it would start the next command
+    /// from the wrong ones.
     pub(crate) fn clone_in<T>(&self, clone: impl FnOnce(libc::c_int) -> T) -> std::io::Result<T> {
         let home = home()?;
+        if self.shared_pid && self.pid_ns.is_none() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
         if let Some(fd) = self.netns {
             sys::setns(fd, libc::CLONE_NEWNET)?;
         }
         let joined = match self.root {
             Some(fd) => sys::setns(fd, libc::CLONE_NEWNS),
             None => Ok(()),
-        };
+        }
+        .and_then(|()| match self.pid_ns.filter(|_| self.shared_pid) {
+            Some(fd) => sys::setns(fd, libc::CLONE_NEWPID),
+            None => Ok(()),
+        });
         let cloned = joined.map(|()| clone(self.flags));
-        let back = (self.root.is_none()
-            || sys::setns(home.mnt.as_raw_fd(), libc::CLONE_NEWNS).is_ok())
+        let back = (!self.shared_pid
+            || sys::setns(home.pid.as_raw_fd(), libc::CLONE_NEWPID).is_ok())
+            && (self.root.is_none() || sys::setns(home.mnt.as_raw_fd(), libc::CLONE_NEWNS).is_ok())
             && (self.netns.is_none()
                 || sys::setns(home.net.as_raw_fd(), libc::CLONE_NEWNET).is_ok());
         if !back {
@@ -336,7 +371,8 @@ impl Namespaces {
 /// PID 1's life: reap every child; when the command ends, report its
 /// status and whether anything else was still alive, and exit (which kills
 /// the rest of the namespace). Signals are all blocked and only wake it.
-fn init_loop(command: libc::pid_t, exit: PageWriter) -> ! {
+fn init_loop(command: libc::pid_t, exit: Option<PageWriter>) -> ! {
+    let Some(exit) = exit else { sys::exit(1) };
     loop {
         sys::wait_any_signal();
         loop {

@@ -90,7 +90,13 @@ impl ChildSetup {
     /// and init): then the child must be a copy of its parent, not a
     /// `CLONE_VM` child borrowing its memory.
     pub(crate) fn forks(&self) -> bool {
-        self.namespaces.is_some()
+        self.namespaces.as_ref().is_some_and(|ns| !ns.shared_pid)
+    }
+
+    /// Whether the command is to start in the attempt's PID namespace
+    /// (see `attempt_init.rs`), which its zygote holds.
+    pub fn shares_pid(&self) -> bool {
+        self.namespaces.as_ref().is_some_and(|ns| ns.shared_pid)
     }
 
     /// The namespaces the child is to be cloned into by its parent (see
@@ -297,9 +303,20 @@ fn prepare_with(
     // Init cloned by the zygote, not forked by a waiter: as root only (a
     // user namespace's id maps are written by the waiter).
     let direct = grants.from_zygote && namespaces::base_flags() & libc::CLONE_NEWUSER == 0;
-    if policy.limits.memory.is_some() || policy.limits.processes.is_some() {
+    let limited = policy.limits.memory.is_some() || policy.limits.processes.is_some();
+    // The command in the attempt's PID namespace (`attempt_init.rs`):
+    // where a cgroup will hold whatever it leaves and Landlock scopes its
+    // signals away from the namespace's init (both checked again below,
+    // once made).
+    let wants_shared_pid = direct
+        && limited
+        && namespaces_ok.is_ok()
+        && cgroup_support().is_ok()
+        && probe.landlock_abi.as_ref().is_ok_and(|abi| *abi >= 6);
+    if limited {
         // The tasks every command has at once in its cgroup.
         let floor = match namespaces_ok {
+            Ok(()) if wants_shared_pid => 1,
             Ok(()) if direct => namespaces::TASKS_DIRECT,
             Ok(()) => namespaces::TASKS,
             Err(_) => 1,
@@ -392,9 +409,14 @@ fn prepare_with(
     let mut exit = None;
     let mut prepared_root = None;
     let mut net_layer = None;
+    let shared_pid = wants_shared_pid && cgroup.is_some() && child.landlock.is_some();
     match namespaces_ok {
         Ok(()) => {
-            let mut flags = namespaces::base_flags();
+            let mut flags = if shared_pid {
+                namespaces::SHARED_PID_FLAGS
+            } else {
+                namespaces::base_flags()
+            };
             let mut netns = None;
             if !policy.network {
                 // Joining one namespace is much cheaper than making one, but
@@ -437,10 +459,17 @@ fn prepare_with(
                 flags & libc::CLONE_NEWUSER == 0,
                 ids.to_vec(),
             )?;
-            let page = ExitPage::new().map_err(|e| SandboxError::Setup {
-                layer: "pidns",
-                reason: format!("cannot map the exit page: {e}"),
-            })?;
+            // The init of a namespace of the command's own reports its
+            // exit here; in the attempt's, the command is the runner's
+            // child and reaped by it.
+            let page = if shared_pid {
+                None
+            } else {
+                Some(ExitPage::new().map_err(|e| SandboxError::Setup {
+                    layer: "pidns",
+                    reason: format!("cannot map the exit page: {e}"),
+                })?)
+            };
             let cwd = grants.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
             child.namespaces = Some(Namespaces {
                 flags,
@@ -453,10 +482,12 @@ fn prepare_with(
                     reason: "the working directory holds a NUL byte".into(),
                 })?,
                 direct,
-                exit: page.writer(),
+                shared_pid,
+                pid_ns: None,
+                exit: page.as_ref().map(ExitPage::writer),
                 image: super::init_image::runner_image(),
             });
-            exit = Some(page);
+            exit = page;
             prepared_root = root;
             layers.push("pidns".to_string());
             layers.push("mntns".to_string());

@@ -119,7 +119,7 @@ impl Probe {
             rlimits,
             namespaces(
                 "pidns",
-                "a PID namespace per command: nothing outlives it, other processes are hidden",
+                "a PID namespace per command, or one per attempt with a cgroup per command: nothing outlives a command, other processes are hidden",
             ),
             namespaces(
                 "mntns",

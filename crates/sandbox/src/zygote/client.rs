@@ -49,6 +49,9 @@ struct Link {
     /// Why the zygote was found gone while a warm init was being made:
     /// the next command is told, as if it had found it gone itself.
     unreported: Option<String>,
+    /// The init of the attempt's PID namespace, once made: the runner's
+    /// child, killed and reaped when the handle is dropped.
+    attempt_init: Option<Pid>,
 }
 
 /// A warm init, the runner's child, and the setup it was made for.
@@ -177,6 +180,7 @@ impl Zygote {
                 slot: None,
                 pending: None,
                 unreported: None,
+                attempt_init: None,
             }),
             pid: i32::try_from(pid).unwrap_or(-1),
             stop: Some(stop),
@@ -241,6 +245,19 @@ impl Zygote {
         if let Some(slot) = link.slot.take() {
             slot.discard();
         }
+        if prepared.child.shares_pid() && link.attempt_init.is_none() {
+            match exchange(&mut link, &Request::PidNamespace, &[])? {
+                SpawnReply::Started { pid } => link.attempt_init = Some(Pid::from_raw(pid)),
+                SpawnReply::Failed { errno, .. } => {
+                    // Commands that need the namespace cannot start here.
+                    let why = format!(
+                        "the zygote could not make the attempt's PID namespace: {}",
+                        std::io::Error::from_raw_os_error(errno)
+                    );
+                    return Err(lose(&mut link, why));
+                }
+            }
+        }
         let (setup, setup_fds) = prepared.handoff();
         let request = Request::Spawn { image, setup };
         let streams = Streams::new(stdin_pipe).map_err(ZygoteError::Spawn)?;
@@ -264,7 +281,7 @@ impl Zygote {
     /// to start in; an earlier one is killed. Nothing happens when the
     /// zygote cannot make one: the next command starts as usual.
     pub(crate) fn warm(&self, prepared: Prepared, key: ReuseKey) {
-        if prepared.child.direct().is_none() {
+        if prepared.child.direct().is_none() || prepared.child.shares_pid() {
             return;
         }
         let Ok(mut link) = self.link.lock() else {
@@ -399,17 +416,24 @@ fn hung_up(sock: std::os::fd::BorrowedFd<'_>) -> bool {
 
 impl Drop for Zygote {
     fn drop(&mut self) {
+        let mut attempt_init = None;
         if let Ok(mut link) = self.link.lock() {
             settle(&mut link);
             if let Some(slot) = link.slot.take() {
                 slot.discard();
             }
             link.sock = None;
+            attempt_init = link.attempt_init.take();
         }
         // The keeper kills and reaps the zygote, then ends.
         drop(self.stop.take());
         if let Some(keeper) = self.keeper.take() {
             let _ = keeper.join();
+        }
+        // Then the attempt's PID namespace, with whatever is left in it.
+        if let Some(init) = attempt_init {
+            let _ = nix::sys::signal::kill(init, nix::sys::signal::Signal::SIGKILL);
+            let _ = crate::exec::reap_pid(init);
         }
     }
 }

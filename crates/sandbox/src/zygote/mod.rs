@@ -10,7 +10,9 @@
 //! once per attempt's commands; the runner still decides and builds every
 //! layer ([`prepare`](crate::sandbox::prepare)) and hands the result over
 //! (`sandbox::Handoff`), and the zygote forks the command as the runner's
-//! child (see `server.rs`).
+//! child (see `server.rs`): where every command has a cgroup and Landlock
+//! scopes its signals, into the attempt's one PID namespace, which the
+//! zygote makes when first asked (`sandbox/attempt_init.rs`).
 //!
 //! A command cannot reach the zygote: in its PID namespace the zygote has
 //! no pid; Landlock scopes its signals; it keeps no capability to trace;

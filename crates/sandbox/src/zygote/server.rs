@@ -24,7 +24,8 @@ use std::process::ExitCode;
 use nix::unistd::Pid;
 
 use super::wire::{self, Request, SpawnReply};
-use crate::exec::{NotStarted, Placement, start_child, start_warm};
+use crate::exec::{NotStarted, Placement, start_attempt_init, start_child, start_warm};
+use crate::sandbox::AttemptNamespace;
 use crate::sandbox::sys;
 
 /// The zygote's life: serve requests on descriptor 0 until the runner
@@ -44,21 +45,45 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
     // Commands' inits cloned into their PID namespace cannot see the
     // runner's pid; they check it is alive through this.
     let runner_fd = crate::exec::pidfd(parent);
+    let runner_raw = runner_fd.as_ref().map(AsRawFd::as_raw_fd);
     // SAFETY: descriptor 0 is the socket the runner passed as stdin; it
     // stays open for the life of this process.
     let sock = unsafe { BorrowedFd::borrow_raw(0) };
+    // The attempt's PID namespace, once the runner asked for it.
+    let mut attempt: Option<AttemptNamespace> = None;
     loop {
         let (body, fds) = match wire::recv(sock) {
             Ok(Some(message)) => message,
             Ok(None) => return ExitCode::SUCCESS,
             Err(_) => return ExitCode::FAILURE,
         };
-        let reply = match start(
-            &body,
-            fds,
-            parent,
-            runner_fd.as_ref().map(AsRawFd::as_raw_fd),
-        ) {
+        // Nothing can start in a namespace whose init is gone: the runner
+        // finds this zygote gone and starts its commands itself.
+        if attempt.as_ref().is_some_and(AttemptNamespace::gone) {
+            return ExitCode::FAILURE;
+        }
+        let answer = match rmp_serde::from_slice::<Request>(&body) {
+            Err(_) => Err((None, libc::EINVAL)),
+            Ok(Request::PidNamespace) => match &attempt {
+                Some(made) => Ok(made.pid),
+                None => match start_attempt_init(runner_raw) {
+                    Ok(made) => {
+                        let pid = made.pid;
+                        attempt = Some(made);
+                        Ok(pid)
+                    }
+                    Err(err) => Err((None, err.raw_os_error().unwrap_or(libc::EIO))),
+                },
+            },
+            Ok(request) => start(
+                request,
+                fds,
+                parent,
+                runner_raw,
+                attempt.as_ref().map(|made| made.ns.as_raw_fd()),
+            ),
+        };
+        let reply = match answer {
             Ok(pid) => SpawnReply::Started { pid },
             Err((pid, errno)) => SpawnReply::Failed { pid, errno },
         };
@@ -72,15 +97,17 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
 }
 
 /// Answers one request: a command started (its pid once it has exec'd),
-/// or a warm init made (its pid).
+/// or a warm init made (its pid). `attempt` is the attempt's PID
+/// namespace, if made.
 fn start(
-    body: &[u8],
+    request: Request,
     mut fds: Vec<OwnedFd>,
     runner: Pid,
     runner_fd: Option<RawFd>,
+    attempt: Option<RawFd>,
 ) -> Result<i32, NotStarted> {
-    let request: Request = rmp_serde::from_slice(body).map_err(|_| (None, libc::EINVAL))?;
     let (image, handoff, own) = match request {
+        Request::PidNamespace => return Err((None, libc::EINVAL)),
         Request::Spawn { image, setup } => {
             if fds.len() < 3 {
                 return Err((None, libc::EBADF));
@@ -97,7 +124,7 @@ fn start(
         }
     };
     let (setup, held) = handoff
-        .receive(fds, runner, runner_fd)
+        .receive(fds, runner, runner_fd, attempt)
         .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
     let started = match image {
         Some(image) => {

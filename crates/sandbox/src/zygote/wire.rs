@@ -35,6 +35,10 @@ pub(crate) enum Request {
     /// `warm.rs`). Descriptors: the init's end of its socket, then those
     /// the setup names.
     Warm { setup: Handoff },
+    /// Make the attempt's PID namespace (its init, the runner's child; see
+    /// `sandbox/attempt_init.rs`), unless made: the reply is its init's
+    /// pid. No descriptors.
+    PidNamespace,
 }
 
 /// The zygote's answer, and a warm init's once its command started.
