@@ -294,9 +294,25 @@ fn comparable_job(job: &serde_json::Value) -> serde_json::Value {
         .filter_map(|e| e["attempt"].as_u64())
         .max()
         .unwrap_or(0);
-    let final_attempt: Vec<serde_json::Value> = timeline
+    let of_last: Vec<&serde_json::Value> = timeline
         .iter()
         .filter(|e| e["attempt"].as_u64() == Some(last))
+        .collect();
+    // The commands of a phase the attempt was interrupted in: the resumed
+    // attempt runs that phase again (a kill between an acceptance
+    // command's event and the phase's own).
+    let unfinished = |at: usize| {
+        of_last[at]["kind"] == "command"
+            && of_last[at + 1..]
+                .iter()
+                .find(|e| e["kind"] != "command")
+                .is_some_and(|e| e["kind"] == "interrupted")
+    };
+    let final_attempt: Vec<serde_json::Value> = of_last
+        .iter()
+        .enumerate()
+        .filter(|(at, _)| !unfinished(*at))
+        .map(|(_, e)| *e)
         .filter(|e| {
             !matches!(
                 e["kind"].as_str(),
