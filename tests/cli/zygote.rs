@@ -119,6 +119,16 @@ if mode == "attack":
                 pass
             finally:
                 os.close(fd)
+    # What PID 1's mount table shows (readable without ptrace) must be no
+    # more than the command's own: nothing of the host's mounts.
+    if hard_init:
+        def points(pid):
+            try:
+                return {line.split()[4] for line in open(f"/proc/{pid}/mountinfo")}
+            except OSError:
+                return set()
+        for point in sorted(points(1) - points("self")):
+            print("REACHED mountinfo", point, flush=True)
     # Leave things behind for the next command.
     subprocess.Popen(["sh", "-c", f"sleep {marker} & sleep {marker}"], start_new_session=True,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -16,7 +16,10 @@
 //! is this init, PID 1 of the namespace, outside the command's Landlock
 //! domain, so the command cannot signal it; it is not dumpable and the
 //! command keeps no capability, so it cannot trace it or open its
-//! `/proc/1/{mem,environ,root}`; its `cmdline` and `environ` are blanked.
+//! `/proc/1/{mem,environ,root}`; its `cmdline` and `environ` are blanked,
+//! it keeps no capability, and its mount namespace holds only an empty
+//! root (so its `mountinfo`, readable by the command, shows nothing of
+//! the host's).
 //!
 //! It is the runner's child (cloned with `CLONE_PARENT`), so it outlives
 //! a zygote that dies while a command runs in it; the runner kills and
@@ -50,6 +53,14 @@ pub(crate) fn serve(runner: Option<RawFd>, image: Option<Image>) -> ! {
         image.blank();
     }
     sys::close_all_but(-1);
+    // Nothing of the host to show or reach: an empty root of its own (its
+    // `/proc/1/mountinfo` is readable in the namespace), and no capability.
+    if empty_root().is_err()
+        || super::caps::drop_all().is_err()
+        || sys::set_dumpable(false).is_err()
+    {
+        sys::exit(1);
+    }
     loop {
         sys::wait_any_signal();
         while let Ok((pid, _)) = sys::wait(-1, true) {
@@ -58,6 +69,21 @@ pub(crate) fn serve(runner: Option<RawFd>, image: Option<Image>) -> ! {
             }
         }
     }
+}
+
+/// A mount namespace of this process's own whose root is an empty,
+/// read-only tmpfs (mounted on `/proc` of the copy, which always exists).
+fn empty_root() -> std::io::Result<()> {
+    sys::unshare(libc::CLONE_NEWNS)?;
+    sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    sys::mount(
+        Some(c"tmpfs"),
+        c"/proc",
+        Some(c"tmpfs"),
+        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        Some(c"size=4k,mode=0555"),
+    )?;
+    sys::pivot_into(c"/proc")
 }
 
 /// What the zygote holds of the attempt's PID namespace: its init (the
