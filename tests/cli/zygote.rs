@@ -76,7 +76,10 @@ if mode == "attack":
     runner = str(os.getppid())
     zygotes = [p for p in targets if cmdline(p).split()[1:] == ["__agent-runtime-zygote", runner]]
     print("SEES", len(targets), "ZYGOTES", zygotes, flush=True)
-    outside = zygotes + ([1] if hard_init else [])
+    # In the attempt's PID namespace every process that is not the
+    # command's own is the runtime's: its init, the next command's process
+    # made ahead.
+    outside = sorted(set(targets + [1])) if hard_init else zygotes
     # Every pid there is: which answer a signal?
     answered = []
     limit = int(open("/proc/sys/kernel/pid_max").read())
@@ -97,7 +100,7 @@ if mode == "attack":
         for request in (16, 0x4206):  # PTRACE_ATTACH, PTRACE_SEIZE
             if libc.ptrace(request, pid, None, None) == 0:
                 print("REACHED ptrace", request, pid, flush=True)
-    for pid in targets + ([1] if hard_init else []):
+    for pid in sorted(set(targets + ([1] if hard_init else []))):
         for name, flags in (("environ", os.O_RDONLY), ("mem", os.O_RDWR), ("oom_score_adj", os.O_WRONLY)):
             if name != "environ" and pid not in outside:
                 continue
@@ -706,4 +709,89 @@ fn the_attempts_pid_namespace_killed_mid_attempt_is_a_lost_zygote() {
     assert!(seen.contains("after"), "{seen}");
     assert!(seen.contains("later"), "{seen}");
     assert!(alive_with(&sleep).is_empty());
+}
+
+/// The runner's children.
+fn children_of(runner: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    stat[stat.rfind(')')? + 1..]
+                        .split_whitespace()
+                        .nth(1)?
+                        .parse::<u32>()
+                        .ok()
+                })
+                == Some(runner)
+        })
+        .collect()
+}
+
+/// In the attempt's PID namespace, while a command runs, the next
+/// command's very process waits, made ahead in a command cgroup of its
+/// own (not the running command's), leading its own group, showing
+/// nothing of the zygote it was cloned from; the next command runs there.
+#[test]
+fn in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup() {
+    let test = "in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup";
+    if !namespaces_and_scoped_signals(test) {
+        return;
+    }
+    if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
+    {
+        eprintln!(
+            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    let (child, sleep) = batch_that_sleeps_first(
+        &sb,
+        &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
+        "",
+    );
+    let runner = child.id();
+    let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (busy, warm) = loop {
+        let sleeping = alive_with(&sleep);
+        let inits = inits_of(runner);
+        if let ([(init, false)], Some(busy)) = (&inits[..], sleeping.first()) {
+            let waiting: Vec<i32> = children_of(runner)
+                .into_iter()
+                .filter(|pid| pid != init && !sleeping.contains(pid) && ns(*pid) == ns(*init))
+                .collect();
+            if let [warm] = waiting[..] {
+                break (*busy, warm);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no warm command of runner {runner}: {inits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(process_group(warm), Some(warm));
+    let cmdline = std::fs::read(format!("/proc/{warm}/cmdline")).unwrap_or_default();
+    assert!(
+        !String::from_utf8_lossy(&cmdline).contains(ZYGOTE_ARG),
+        "{cmdline:?}"
+    );
+    let warm_cgroup = pids_cgroup(&warm.to_string());
+    assert!(warm_cgroup.contains("agent-runtime-"), "{warm_cgroup}");
+    assert_ne!(warm_cgroup, pids_cgroup(&busy.to_string()));
+    let run = crate::harness::Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:#?}");
+    let seen = observations(&sb, "zygote", 1);
+    assert!(seen.contains("AFTER"), "{seen}");
+    assert!(seen.contains(&warm_cgroup), "{warm_cgroup} not in {seen}");
+    for command in command_layers(&sb) {
+        assert!(command.contains(&"zygote".to_string()), "{command:?}");
+        assert!(!command.contains(&"zygote-lost".to_string()), "{command:?}");
+    }
 }

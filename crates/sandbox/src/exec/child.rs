@@ -93,23 +93,7 @@ pub(crate) fn start(
 ) -> Result<i32, NotStarted> {
     let (report_read, report_write) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| (None, e as i32))?;
-    // Descriptors 0 to 2 would be overwritten by the first dup2s: move any
-    // of ours that sits there above them.
-    let mut moved = Vec::new();
-    let mut stdio = stdio;
-    for fd in &mut stdio {
-        if *fd <= 2 {
-            // SAFETY: F_DUPFD_CLOEXEC of a descriptor the caller holds
-            // open; the copy is owned below.
-            let high = unsafe { libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3) };
-            if high < 0 {
-                return Err((None, errno_of(&std::io::Error::last_os_error())));
-            }
-            *fd = high;
-            // SAFETY: a fresh descriptor nobody else owns.
-            moved.push(unsafe { OwnedFd::from_raw_fd(high) });
-        }
-    }
+    let (stdio, moved) = above_stdio(stdio).map_err(|e| (None, errno_of(&e)))?;
     let argv = pointers(&image.argv);
     let env = pointers(&image.env);
     let child = Child {
@@ -166,6 +150,52 @@ pub(crate) fn start(
         None => Ok(pid),
         Some(errno) => Err((Some(pid), errno)),
     }
+}
+
+/// `stdio` with any descriptor among 0 to 2 moved above them (the first
+/// dup2s onto 0, 1 and 2 would overwrite it), and the copies made.
+fn above_stdio(mut stdio: [RawFd; 3]) -> std::io::Result<([RawFd; 3], Vec<OwnedFd>)> {
+    let mut moved = Vec::new();
+    for fd in &mut stdio {
+        if *fd <= 2 {
+            // SAFETY: F_DUPFD_CLOEXEC of a descriptor the caller holds
+            // open; the copy is owned below.
+            let high = unsafe { libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if high < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            *fd = high;
+            // SAFETY: a fresh descriptor nobody else owns.
+            moved.push(unsafe { OwnedFd::from_raw_fd(high) });
+        }
+    }
+    Ok((stdio, moved))
+}
+
+/// In a *warm command* (see `zygote/warm.rs`), the process made ahead for
+/// a command, every layer applied, once its command is known: `stdio` as
+/// descriptors 0 to 2, the working directory, then exec of `image` in
+/// this very process. Returns only if that failed, with why.
+pub(crate) fn exec_here(image: &Image, stdio: [RawFd; 3]) -> std::io::Error {
+    let (stdio, _moved) = match above_stdio(stdio) {
+        Ok(lifted) => lifted,
+        Err(err) => return err,
+    };
+    for (target, fd) in stdio.iter().enumerate() {
+        // SAFETY: dup2 of a descriptor above 2 onto 0, 1 or 2.
+        if unsafe { libc::dup2(*fd, target as libc::c_int) } < 0 {
+            return std::io::Error::last_os_error();
+        }
+    }
+    if let Err(err) = sys::chdir(&image.cwd) {
+        return err;
+    }
+    let argv = pointers(&image.argv);
+    let env = pointers(&image.env);
+    // SAFETY: NUL-terminated program path and NULL-terminated arrays of
+    // NUL-terminated strings, all alive until exec.
+    unsafe { libc::execve(image.program.as_ptr(), argv.as_ptr(), env.as_ptr()) };
+    std::io::Error::last_os_error()
 }
 
 extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
@@ -439,6 +469,20 @@ extern "C" fn warm_entry(arg: *mut libc::c_void) -> libc::c_int {
     for fd in 0..3 {
         // SAFETY: closing this process's copies of descriptors 0 to 2.
         unsafe { libc::close(fd) };
+    }
+    if namespaces.shared_pid {
+        // The command itself, in the attempt's PID namespace: its root
+        // finished and every layer of its own applied (none depends on
+        // what it will run: capabilities, Landlock, keyring, seccomp, in
+        // that order, as any command applies them before exec), it waits
+        // for its image and execs it (`serve` returns only if it could
+        // not). What it still does then the filter allows: receive,
+        // `dup2`, `chdir`, exec.
+        if namespaces.finish_warm_root().is_err() || warm.setup.apply_command_layers().is_err() {
+            sys::exit(1);
+        }
+        (warm.serve)();
+        sys::exit(127)
     }
     namespaces.serve_warm(warm.serve)
 }

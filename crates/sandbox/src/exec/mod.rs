@@ -29,7 +29,7 @@ mod toolchain;
 
 pub use allow::{AllowList, AllowRule};
 pub(crate) use child::{
-    Image, NotStarted, Placement, start as start_child, start_attempt_init, start_warm,
+    Image, NotStarted, Placement, exec_here, start as start_child, start_attempt_init, start_warm,
 };
 pub use env::command_env;
 pub use error::{AllowError, ExecError, Refusal};

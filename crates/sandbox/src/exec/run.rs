@@ -182,14 +182,13 @@ fn start_command(
         };
         match started {
             Ok((spawned, prepared)) => {
-                // While the command runs, the next one's init is made
-                // (only where inits are cloned directly, not in the
-                // attempt's PID namespace, where there is none, and not
-                // for commands with host scratch directories, each their
-                // own: no next command's grants would match).
+                // While the command runs, the next one's init (in the
+                // attempt's PID namespace, its very process) is made (only
+                // where inits are cloned directly, and not for commands
+                // with host scratch directories, each their own: no next
+                // command's grants would match).
                 if grants.scratch_in_root
                     && prepared.child.direct().is_some()
-                    && !prepared.child.shares_pid()
                     && let Ok(next) = prepare_keyed(&req.sandbox, grants, req.timeout, &key)
                 {
                     zygote.warm(next, key);

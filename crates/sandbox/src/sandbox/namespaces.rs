@@ -275,6 +275,21 @@ impl Namespaces {
         }
     }
 
+    /// In a warm command of the attempt's PID namespace (see
+    /// `zygote/warm.rs`): the root's own mounts, ahead of its command (the
+    /// working directory is entered once the command is known).
+    pub(crate) fn finish_warm_root(&self) -> std::io::Result<()> {
+        if !self.shared_pid || !self.direct || self.pid_ns.is_none() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // Seen by the command running meanwhile: nothing of the zygote
+        // (its exec replaces all of it).
+        if let Some(image) = &self.image {
+            image.blank();
+        }
+        self.finish_root(None)
+    }
+
     /// The life of a *warm* init (a direct init cloned before its command
     /// is known; see `crate::zygote`): its own steps, but the working
     /// directory and the fork; then `start` starts the command (its pid,

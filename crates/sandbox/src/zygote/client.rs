@@ -77,6 +77,9 @@ impl Slot {
         image: &Image,
         stdin_pipe: bool,
     ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
+        if self.prepared.child.shares_pid() {
+            return self.start_command(image, stdin_pipe);
+        }
         let streams = match Streams::new(stdin_pipe) {
             Ok(streams) => streams,
             Err(err) => {
@@ -98,7 +101,57 @@ impl Slot {
                     errno,
                 ))))
             }
-            None => {
+            Some(SpawnReply::Ready) | None => {
+                self.discard();
+                None
+            }
+        }
+    }
+}
+
+impl Slot {
+    /// [`start`](Self::start) for a warm command (the command's own
+    /// process, in the attempt's PID namespace): once it says it is ready,
+    /// it is sent its image; the end of file that its exec makes of its
+    /// socket is the start, a `Failed` reply the reason it did not.
+    fn start_command(
+        self,
+        image: &Image,
+        stdin_pipe: bool,
+    ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
+        if !matches!(recv_reply(self.sock.as_fd()), Ok(SpawnReply::Ready)) {
+            self.discard();
+            return None;
+        }
+        let streams = match Streams::new(stdin_pipe) {
+            Ok(streams) => streams,
+            Err(err) => {
+                self.discard();
+                return Some(Err(ZygoteError::Spawn(err)));
+            }
+        };
+        let sent = rmp_serde::to_vec(image)
+            .ok()
+            .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok());
+        if sent.is_none() {
+            self.discard();
+            return None;
+        }
+        match wire::recv(self.sock.as_fd()) {
+            Ok(None) => Some(Ok((streams.into_spawned(self.pid), self.prepared))),
+            Ok(Some((reply, _))) => match rmp_serde::from_slice::<SpawnReply>(&reply) {
+                Ok(SpawnReply::Failed { errno, .. }) => {
+                    let _ = crate::exec::reap_pid(self.pid);
+                    Some(Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(
+                        errno,
+                    ))))
+                }
+                _ => {
+                    self.discard();
+                    None
+                }
+            },
+            Err(_) => {
                 self.discard();
                 None
             }
@@ -256,6 +309,7 @@ impl Zygote {
                     );
                     return Err(lose(&mut link, why));
                 }
+                SpawnReply::Ready => return Err(lose(&mut link, NONSENSE.to_string())),
             }
         }
         let (setup, setup_fds) = prepared.handoff();
@@ -264,15 +318,16 @@ impl Zygote {
         let mut fds = streams.theirs().to_vec();
         fds.extend(setup_fds);
         let reply = exchange(&mut link, &request, &fds)?;
-        drop(link);
         match reply {
             SpawnReply::Started { pid } => Ok(streams.into_spawned(Pid::from_raw(pid))),
             SpawnReply::Failed { pid, errno } => {
+                drop(link);
                 if let Some(pid) = pid {
                     let _ = crate::exec::reap_pid(Pid::from_raw(pid));
                 }
                 Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(errno)))
             }
+            SpawnReply::Ready => Err(lose(&mut link, NONSENSE.to_string())),
         }
     }
 
@@ -281,12 +336,17 @@ impl Zygote {
     /// to start in; an earlier one is killed. Nothing happens when the
     /// zygote cannot make one: the next command starts as usual.
     pub(crate) fn warm(&self, prepared: Prepared, key: ReuseKey) {
-        if prepared.child.direct().is_none() || prepared.child.shares_pid() {
+        if prepared.child.direct().is_none() {
             return;
         }
         let Ok(mut link) = self.link.lock() else {
             return;
         };
+        // A warm command goes into the attempt's namespace, made by the
+        // command before it.
+        if prepared.child.shares_pid() && link.attempt_init.is_none() {
+            return;
+        }
         settle(&mut link);
         if let Some(old) = link.slot.take() {
             old.discard();
@@ -356,9 +416,16 @@ fn settle(link: &mut Link) {
                 let _ = crate::exec::reap_pid(Pid::from_raw(pid));
             }
         }
+        Ok(SpawnReply::Ready) => {
+            let _ = lose(link, NONSENSE.to_string());
+            link.unreported = link.lost.take();
+        }
         Err(_) => link.unreported = link.lost.take(),
     }
 }
+
+/// Why a zygote that answered what it never says is no longer used.
+const NONSENSE: &str = "the zygote's reply makes no sense";
 
 /// Sends `request` with `fds` to the zygote and reads its reply; a zygote
 /// that cannot be talked to is marked lost.

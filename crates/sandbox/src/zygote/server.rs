@@ -138,8 +138,15 @@ fn start(
         }
         None => {
             let sock = own[0].as_fd();
-            start_warm(&setup, &|| super::warm::serve(sock, &setup))
-                .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))
+            start_warm(&setup, &|| {
+                if setup.shares_pid() {
+                    super::warm::serve_command(sock);
+                    None
+                } else {
+                    super::warm::serve(sock, &setup)
+                }
+            })
+            .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))
         }
     };
     drop(held);

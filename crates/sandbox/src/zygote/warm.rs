@@ -18,11 +18,49 @@
 //! answers, closes every descriptor, and reaps until the command ends, as
 //! any init does.
 
+//!
+//! In the attempt's PID namespace (`sandbox/attempt_init.rs`) there is no
+//! init of the command's own: what is made ahead is the command's process
+//! itself, a *warm command*, cloned into the namespace, a copy of its root
+//! and an IPC namespace of its own, in its cgroup, with its rlimits, its
+//! `/proc` and scratch mounted, and then every layer of its own applied
+//! (capabilities, Landlock, keyring, seccomp: none depends on what it
+//! will run). It says it is ready ([`SpawnReply::Ready`]); sent its image
+//! and standard streams, it enters its working directory and execs, which
+//! closes its socket: the runner takes the end of file for the start, and
+//! a [`SpawnReply::Failed`] for a command that could not start.
+
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use super::wire::{self, SpawnReply};
-use crate::exec::{Image, Placement, reap_pid, start_child};
+use crate::exec::{Image, Placement, exec_here, reap_pid, start_child};
 use crate::sandbox::ChildSetup;
+
+/// In a warm command, once its root is ready: says so on `sock`, waits
+/// for its command, and execs it; returns only if it could not (having
+/// said why, when it could).
+pub(super) fn serve_command(sock: BorrowedFd<'_>) {
+    let Ok(ready) = rmp_serde::to_vec(&SpawnReply::Ready) else {
+        return;
+    };
+    if wire::send(sock, &ready, &[]).is_err() {
+        return;
+    }
+    let Ok(Some((body, fds))) = wire::recv(sock) else {
+        return;
+    };
+    let errno = match rmp_serde::from_slice::<Image>(&body) {
+        Err(_) => libc::EINVAL,
+        Ok(_) if fds.len() != 3 => libc::EBADF,
+        Ok(image) => {
+            let stdio = [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()];
+            exec_here(&image, stdio).raw_os_error().unwrap_or(libc::EIO)
+        }
+    };
+    if let Ok(failed) = rmp_serde::to_vec(&SpawnReply::Failed { pid: None, errno }) {
+        let _ = wire::send(sock, &failed, &[]);
+    }
+}
 
 /// In the warm init, once its namespaces are ready: waits for its
 /// command on `sock`, starts it under the rest of `setup`, answers, and

@@ -49,6 +49,8 @@ pub(crate) enum SpawnReply {
     /// It did not start: `errno` of the step that failed; `pid` when a
     /// child was made (it has exited and is the runner's to reap).
     Failed { pid: Option<i32>, errno: i32 },
+    /// A warm command is ready for its image (see `warm.rs`).
+    Ready,
 }
 
 fn invalid(what: &str) -> std::io::Error {
