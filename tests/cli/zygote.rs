@@ -264,6 +264,22 @@ fn namespaces_and_scoped_signals(test: &str) -> bool {
     true
 }
 
+/// Whether commands here get the attempt's PID namespace: namespaces,
+/// scoped signals, a runner that is root, and cgroups; says why not.
+fn attempt_namespace_here(test: &str) -> bool {
+    if !namespaces_and_scoped_signals(test) {
+        return false;
+    }
+    if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
+    {
+        eprintln!(
+            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
+        );
+        return false;
+    }
+    true
+}
+
 fn attack(test: &str, without_namespaces: bool) {
     if !python() {
         layer_missing(test, "python3 is not installed at /usr/bin/python3");
@@ -652,14 +668,7 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
 #[test]
 fn the_attempts_pid_namespace_killed_mid_attempt_is_a_lost_zygote() {
     let test = "the_attempts_pid_namespace_killed_mid_attempt_is_a_lost_zygote";
-    if !namespaces_and_scoped_signals(test) {
-        return;
-    }
-    if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
-    {
-        eprintln!(
-            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
-        );
+    if !attempt_namespace_here(test) {
         return;
     }
     let sb = Sandbox::new();
@@ -739,14 +748,7 @@ fn children_of(runner: u32) -> Vec<i32> {
 #[test]
 fn in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup() {
     let test = "in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup";
-    if !namespaces_and_scoped_signals(test) {
-        return;
-    }
-    if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
-    {
-        eprintln!(
-            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
-        );
+    if !attempt_namespace_here(test) {
         return;
     }
     let sb = Sandbox::new();
