@@ -200,3 +200,62 @@ impl Handoff {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    use std::time::Duration;
+
+    use super::super::policy::SandboxPolicy;
+    use super::super::prepare::{Grants, prepare};
+
+    #[test]
+    fn a_setup_in_the_attempts_pid_namespace_is_refused_without_that_namespace() {
+        let ws = tempfile::tempdir().unwrap();
+        let grants = Grants {
+            write: vec![ws.path().to_path_buf()],
+            scratch_in_root: super::super::prepare::private_root_available(
+                &SandboxPolicy::default(),
+            ),
+            cwd: Some(ws.path().to_path_buf()),
+            from_zygote: true,
+            ..Grants::default()
+        };
+        let prepared = prepare(&SandboxPolicy::default(), &grants, Duration::from_secs(5)).unwrap();
+        if !prepared.child.shares_pid() {
+            let why = "commands here get no attempt's PID namespace (it needs root, \
+                       cgroups, PID and mount namespaces and Landlock ABI 6+)";
+            // A machine that must have every layer fails instead.
+            assert_ne!(
+                std::env::var("AGENT_RUNTIME_REQUIRE_LAYERS").as_deref(),
+                Ok("1"),
+                "{why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+        let receive = |attempt: Option<i32>| {
+            let (handoff, raw) = prepared.handoff();
+            let fds = raw
+                .iter()
+                .map(|fd| {
+                    // SAFETY: the descriptors `prepared` holds open.
+                    let fd = unsafe { BorrowedFd::borrow_raw(*fd) };
+                    fd.try_clone_to_owned().unwrap()
+                })
+                .collect();
+            let me = nix::unistd::getpid();
+            let pidfd = crate::exec::pidfd(me).unwrap();
+            handoff
+                .receive(fds, me, Some(pidfd.as_raw_fd()), attempt)
+                .map(|_| ())
+        };
+        // Without the namespace it would be cloned into the zygote's own,
+        // and mount its /proc and scratch there: refused.
+        let refused = receive(None).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::InvalidData, "{refused}");
+        // With one (any namespace descriptor stands in for it here).
+        let ns = std::fs::File::open("/proc/self/ns/pid").unwrap();
+        receive(Some(ns.as_raw_fd())).unwrap();
+    }
+}

@@ -13,6 +13,12 @@
 //! layer: cgroup, rlimits, namespaces, capabilities, Landlock, keyring,
 //! seccomp).
 //!
+//! Asked for it once per attempt, it makes the attempt's PID namespace
+//! (its init, the runner's child: `sandbox/attempt_init.rs`), which every
+//! later command whose setup shares it is cloned into; if that init is
+//! ever gone, the zygote exits at the next request, and the runner starts
+//! its commands itself.
+//!
 //! The zygote itself dies with the runner (parent-death signal, checked
 //! against the runner's pid it was given), is not dumpable (no ptrace, no
 //! `/proc/PID/mem` or `environ` for a process without capabilities), holds
