@@ -596,6 +596,37 @@ fn pids_cgroup(pid: &str) -> String {
         .to_string()
 }
 
+/// [`batch_that_sleeps_first`], then a command that prints `AFTER` and
+/// its cgroups, with the test hooks removing `hooks`.
+fn sleep_then_print_cgroup(sb: &Sandbox, hooks: &str) -> (std::process::Child, String) {
+    batch_that_sleeps_first(
+        sb,
+        &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
+        hooks,
+    )
+}
+
+/// What was made ahead (`warm`) while `busy` ran: it leads a group of its
+/// own and is already in a command cgroup, not the running command's; the
+/// batch `child` succeeds and the next command ran there, in that cgroup,
+/// every command from the zygote, which was never lost.
+fn ran_where_made_ahead(sb: &Sandbox, child: std::process::Child, busy: i32, warm: i32) {
+    assert_eq!(process_group(warm), Some(warm));
+    let warm_cgroup = pids_cgroup(&warm.to_string());
+    assert!(warm_cgroup.contains("agent-runtime-"), "{warm_cgroup}");
+    assert_ne!(warm_cgroup, pids_cgroup(&busy.to_string()));
+    let run = crate::harness::Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:#?}");
+    let seen = observations(sb, "zygote", 1);
+    assert!(seen.contains("first"), "{seen}");
+    assert!(seen.contains("AFTER"), "{seen}");
+    assert!(seen.contains(&warm_cgroup), "{warm_cgroup} not in {seen}");
+    for command in command_layers(sb) {
+        assert!(command.contains(&"zygote".to_string()), "{command:?}");
+        assert!(!command.contains(&"zygote-lost".to_string()), "{command:?}");
+    }
+}
+
 /// Where a command gets a PID namespace of its own (here: with Landlock
 /// removed, so its signals are not scoped and the attempt's namespace is
 /// not used), the next command's init is made ahead.
@@ -615,11 +646,7 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
         return;
     }
     let sb = Sandbox::new();
-    let (child, sleep) = batch_that_sleeps_first(
-        &sb,
-        &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
-        "landlock",
-    );
+    let (child, sleep) = sleep_then_print_cgroup(&sb, "landlock");
     let runner = child.id();
     // While the first command sleeps: its init, with the command under
     // it, and the next command's, made ahead, with nothing under it yet.
@@ -637,23 +664,7 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
         );
         std::thread::sleep(Duration::from_millis(5));
     };
-    // It leads a group of its own and is already in a command cgroup,
-    // not the sleeping command's.
-    assert_eq!(process_group(warm), Some(warm));
-    let warm_cgroup = pids_cgroup(&warm.to_string());
-    assert!(warm_cgroup.contains("agent-runtime-"), "{warm_cgroup}");
-    assert_ne!(warm_cgroup, pids_cgroup(&busy.to_string()));
-    let out = child.wait_with_output().unwrap();
-    let run = crate::harness::Run::from(out);
-    assert_eq!(run.code, 0, "{run:#?}");
-    // The next command ran there: in that cgroup, from the zygote.
-    let seen = observations(&sb, "zygote", 1);
-    assert!(seen.contains("first"), "{seen}");
-    assert!(seen.contains("AFTER"), "{seen}");
-    assert!(seen.contains(&warm_cgroup), "{warm_cgroup} not in {seen}");
-    for command in command_layers(&sb) {
-        assert!(command.contains(&"zygote".to_string()), "{command:?}");
-    }
+    ran_where_made_ahead(&sb, child, busy, warm);
     // None is left once the runner is done.
     assert!(inits_of(runner).is_empty());
     assert!(!Path::new(&format!("/proc/{warm}")).exists() || process_group(warm) != Some(warm));
@@ -752,11 +763,7 @@ fn in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup() 
         return;
     }
     let sb = Sandbox::new();
-    let (child, sleep) = batch_that_sleeps_first(
-        &sb,
-        &[run_tool("sh", &["-c", "echo AFTER; cat /proc/self/cgroup"])],
-        "",
-    );
+    let (child, sleep) = sleep_then_print_cgroup(&sb, "");
     let runner = child.id();
     let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -778,22 +785,10 @@ fn in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup() 
         );
         std::thread::sleep(Duration::from_millis(5));
     };
-    assert_eq!(process_group(warm), Some(warm));
     let cmdline = std::fs::read(format!("/proc/{warm}/cmdline")).unwrap_or_default();
     assert!(
         !String::from_utf8_lossy(&cmdline).contains(ZYGOTE_ARG),
         "{cmdline:?}"
     );
-    let warm_cgroup = pids_cgroup(&warm.to_string());
-    assert!(warm_cgroup.contains("agent-runtime-"), "{warm_cgroup}");
-    assert_ne!(warm_cgroup, pids_cgroup(&busy.to_string()));
-    let run = crate::harness::Run::from(child.wait_with_output().unwrap());
-    assert_eq!(run.code, 0, "{run:#?}");
-    let seen = observations(&sb, "zygote", 1);
-    assert!(seen.contains("AFTER"), "{seen}");
-    assert!(seen.contains(&warm_cgroup), "{warm_cgroup} not in {seen}");
-    for command in command_layers(&sb) {
-        assert!(command.contains(&"zygote".to_string()), "{command:?}");
-        assert!(!command.contains(&"zygote-lost".to_string()), "{command:?}");
-    }
+    ran_where_made_ahead(&sb, child, busy, warm);
 }

@@ -172,6 +172,17 @@ fn above_stdio(mut stdio: [RawFd; 3]) -> std::io::Result<([RawFd; 3], Vec<OwnedF
     Ok((stdio, moved))
 }
 
+/// `stdio` (each above 2: see [`above_stdio`]) as descriptors 0, 1 and 2.
+fn onto_stdio(stdio: &[RawFd; 3]) -> std::io::Result<()> {
+    for (target, fd) in stdio.iter().enumerate() {
+        // SAFETY: dup2 of a descriptor above 2 onto 0, 1 or 2.
+        if unsafe { libc::dup2(*fd, target as libc::c_int) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// In a *warm command* (see `zygote/warm.rs`), the process made ahead for
 /// a command, every layer applied, once its command is known: `stdio` as
 /// descriptors 0 to 2, the working directory, then exec of `image` in
@@ -181,13 +192,7 @@ pub(crate) fn exec_here(image: &Image, stdio: [RawFd; 3]) -> std::io::Error {
         Ok(lifted) => lifted,
         Err(err) => return err,
     };
-    for (target, fd) in stdio.iter().enumerate() {
-        // SAFETY: dup2 of a descriptor above 2 onto 0, 1 or 2.
-        if unsafe { libc::dup2(*fd, target as libc::c_int) } < 0 {
-            return std::io::Error::last_os_error();
-        }
-    }
-    if let Err(err) = sys::chdir(&image.cwd) {
+    if let Err(err) = onto_stdio(&stdio).and_then(|()| sys::chdir(&image.cwd)) {
         return err;
     }
     let argv = pointers(&image.argv);
@@ -347,12 +352,7 @@ impl Child<'_> {
     }
 
     fn prepare(&self) -> std::io::Result<()> {
-        for (target, fd) in self.stdio.iter().enumerate() {
-            // SAFETY: dup2 of a descriptor above 2 onto 0, 1 or 2.
-            if unsafe { libc::dup2(*fd, target as libc::c_int) } < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
+        onto_stdio(&self.stdio)?;
         // A direct init is already in the copy of its root, where the
         // directory is entered once the root is finished.
         if self.setup.direct().is_none() {
@@ -418,7 +418,7 @@ pub(crate) fn start_attempt_init(
 ) -> std::io::Result<crate::sandbox::AttemptNamespace> {
     let init = AttemptInit {
         runner,
-        image: crate::sandbox::attempt_init_image(),
+        image: crate::sandbox::runner_image(),
     };
     let stack = Stack::new()?;
     let _blocked = BlockedSignals::new()?;
@@ -478,7 +478,7 @@ extern "C" fn warm_entry(arg: *mut libc::c_void) -> libc::c_int {
         // for its image and execs it (`serve` returns only if it could
         // not). What it still does then the filter allows: receive,
         // `dup2`, `chdir`, exec.
-        if namespaces.finish_warm_root().is_err() || warm.setup.apply_command_layers().is_err() {
+        if namespaces.finish_warm_root().is_err() || warm.setup.apply_tail().is_err() {
             sys::exit(1);
         }
         (warm.serve)();

@@ -117,25 +117,16 @@ pub(crate) fn make(
     if pid < 0 {
         return Err(err);
     }
-    let open = |path: String| {
-        nix::fcntl::open(
-            path.as_str(),
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(std::io::Error::from)
-    };
     let alive = crate::exec::pidfd(nix::unistd::Pid::from_raw(pid))
         .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH))?;
-    let ns = open(format!("/proc/{pid}/ns/pid"))?;
+    let ns = nix::fcntl::open(
+        format!("/proc/{pid}/ns/pid").as_str(),
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )?;
     let made = AttemptNamespace { pid, ns, alive };
     if made.gone() {
         return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(made)
-}
-
-/// The attempt init's layout to blank: the process it is cloned from.
-pub(crate) fn image() -> Option<Image> {
-    super::init_image::runner_image()
 }

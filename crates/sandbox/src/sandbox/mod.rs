@@ -33,8 +33,7 @@ pub(crate) mod sys;
 mod test_hooks;
 
 pub(crate) use attempt_init::{
-    AttemptNamespace, image as attempt_init_image, make as make_attempt_namespace,
-    serve as serve_attempt_init,
+    AttemptNamespace, make as make_attempt_namespace, serve as serve_attempt_init,
 };
 pub use caps::protect_runner;
 pub use cgroup::{
@@ -45,7 +44,7 @@ pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use floor::run_in_fresh_namespaces;
 pub use handoff::{Handoff, Held};
-pub(crate) use init_image::Image as InitImage;
+pub(crate) use init_image::{Image as InitImage, runner_image};
 pub use landlock::NETWORK_READ;
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;

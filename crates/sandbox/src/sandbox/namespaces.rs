@@ -71,7 +71,8 @@ pub(crate) struct Namespaces {
     /// zygote made (`attempt_init.rs`), instead of one of its own: it has
     /// no init, and finishes its root itself. Only with `direct`.
     pub shared_pid: bool,
-    /// That namespace, as a pidfd of its init: filled in by the zygote.
+    /// That namespace (`/proc/INIT/ns/pid` of its init), filled in by the
+    /// zygote.
     pub pid_ns: Option<RawFd>,
     /// Where the init reports the command's exit; none in the attempt's
     /// namespace, where the command is the runner's child itself.
@@ -195,10 +196,7 @@ impl Namespaces {
         if self.shared_pid {
             // The command itself, cloned into the attempt's PID namespace
             // and a copy of its root: only the root's own mounts are left.
-            // Never anywhere else (its mounts would be the zygote's).
-            if !self.direct || self.pid_ns.is_none() {
-                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-            }
+            self.attempt_namespace()?;
             return self.finish_root(Some(&self.cwd));
         }
         if self.direct {
@@ -275,13 +273,25 @@ impl Namespaces {
         }
     }
 
+    /// A setup in the attempt's PID namespace is only ever cloned into it
+    /// by the zygote, which names it: never anywhere else (its mounts would
+    /// be the zygote's).
+    fn attempt_namespace(&self) -> std::io::Result<()> {
+        if self.direct && self.pid_ns.is_some() {
+            Ok(())
+        } else {
+            Err(std::io::Error::from_raw_os_error(libc::EINVAL))
+        }
+    }
+
     /// In a warm command of the attempt's PID namespace (see
     /// `zygote/warm.rs`): the root's own mounts, ahead of its command (the
     /// working directory is entered once the command is known).
     pub(crate) fn finish_warm_root(&self) -> std::io::Result<()> {
-        if !self.shared_pid || !self.direct || self.pid_ns.is_none() {
+        if !self.shared_pid {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
+        self.attempt_namespace()?;
         // Seen by the command running meanwhile: nothing of the zygote
         // (its exec replaces all of it).
         if let Some(image) = &self.image {
@@ -356,8 +366,8 @@ impl Namespaces {
     /// from the wrong ones.
     pub(crate) fn clone_in<T>(&self, clone: impl FnOnce(libc::c_int) -> T) -> std::io::Result<T> {
         let home = home()?;
-        if self.shared_pid && self.pid_ns.is_none() {
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        if self.shared_pid {
+            self.attempt_namespace()?;
         }
         if let Some(fd) = self.netns {
             sys::setns(fd, libc::CLONE_NEWNET)?;

@@ -145,17 +145,10 @@ impl ChildSetup {
         Ok(())
     }
 
-    /// The layers of the command itself, applied last ([`apply_tail`]):
-    /// for a command whose process is made ahead (see `zygote/warm.rs`),
-    /// which applies them before its command is known.
-    ///
-    /// [`apply_tail`]: Self::apply_tail
-    pub(crate) fn apply_command_layers(&self) -> std::io::Result<()> {
-        self.apply_tail()
-    }
-
-    /// What comes after the namespaces, in the command itself.
-    fn apply_tail(&self) -> std::io::Result<()> {
+    /// What comes after the namespaces, in the command itself (a warm
+    /// command, see `zygote/warm.rs`, applies it before its command is
+    /// known).
+    pub(crate) fn apply_tail(&self) -> std::io::Result<()> {
         // After the namespaces (which need them as root), before Landlock.
         if self.drop_caps {
             super::caps::drop_all()?;

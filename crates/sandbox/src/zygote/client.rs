@@ -70,56 +70,20 @@ impl Slot {
         let _ = crate::exec::reap_pid(self.pid);
     }
 
-    /// Starts the command in the slot. `None` when the init is gone (it is
-    /// reaped): start the command another way.
+    /// Starts the command in the slot. `None` when the init (or the warm
+    /// command) is gone (it is reaped): start the command another way.
+    ///
+    /// A warm command (the command's own process, in the attempt's PID
+    /// namespace) says it is ready first, and its exec closes its socket:
+    /// that end of file is its start, a `Failed` reply why it did not. A
+    /// warm init answers once the command it forked has exec'd.
     fn start(
         self,
         image: &Image,
         stdin_pipe: bool,
     ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
-        if self.prepared.child.shares_pid() {
-            return self.start_command(image, stdin_pipe);
-        }
-        let streams = match Streams::new(stdin_pipe) {
-            Ok(streams) => streams,
-            Err(err) => {
-                self.discard();
-                return Some(Err(ZygoteError::Spawn(err)));
-            }
-        };
-        let reply = rmp_serde::to_vec(image)
-            .ok()
-            .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok())
-            .and_then(|()| recv_reply(self.sock.as_fd()).ok());
-        match reply {
-            Some(SpawnReply::Started { .. }) => {
-                Some(Ok((streams.into_spawned(self.pid), self.prepared)))
-            }
-            Some(SpawnReply::Failed { errno, .. }) => {
-                let _ = crate::exec::reap_pid(self.pid);
-                Some(Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(
-                    errno,
-                ))))
-            }
-            Some(SpawnReply::Ready) | None => {
-                self.discard();
-                None
-            }
-        }
-    }
-}
-
-impl Slot {
-    /// [`start`](Self::start) for a warm command (the command's own
-    /// process, in the attempt's PID namespace): once it says it is ready,
-    /// it is sent its image; the end of file that its exec makes of its
-    /// socket is the start, a `Failed` reply the reason it did not.
-    fn start_command(
-        self,
-        image: &Image,
-        stdin_pipe: bool,
-    ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
-        if !matches!(recv_reply(self.sock.as_fd()), Ok(SpawnReply::Ready)) {
+        let command = self.prepared.child.shares_pid();
+        if command && !matches!(recv_reply(self.sock.as_fd()), Ok(SpawnReply::Ready)) {
             self.discard();
             return None;
         }
@@ -133,25 +97,28 @@ impl Slot {
         let sent = rmp_serde::to_vec(image)
             .ok()
             .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok());
-        if sent.is_none() {
-            self.discard();
-            return None;
-        }
-        match wire::recv(self.sock.as_fd()) {
-            Ok(None) => Some(Ok((streams.into_spawned(self.pid), self.prepared))),
-            Ok(Some((reply, _))) => match rmp_serde::from_slice::<SpawnReply>(&reply) {
-                Ok(SpawnReply::Failed { errno, .. }) => {
-                    let _ = crate::exec::reap_pid(self.pid);
-                    Some(Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(
-                        errno,
-                    ))))
-                }
-                _ => {
-                    self.discard();
-                    None
-                }
+        let reply = match (sent, command) {
+            (None, _) => None,
+            (Some(()), false) => recv_reply(self.sock.as_fd()).ok(),
+            (Some(()), true) => match wire::recv(self.sock.as_fd()) {
+                Ok(None) => Some(SpawnReply::Started {
+                    pid: self.pid.as_raw(),
+                }),
+                Ok(Some((reply, _))) => rmp_serde::from_slice(&reply).ok(),
+                Err(_) => None,
             },
-            Err(_) => {
+        };
+        match reply {
+            Some(SpawnReply::Started { .. }) => {
+                Some(Ok((streams.into_spawned(self.pid), self.prepared)))
+            }
+            Some(SpawnReply::Failed { errno, .. }) => {
+                let _ = crate::exec::reap_pid(self.pid);
+                Some(Err(ZygoteError::Spawn(std::io::Error::from_raw_os_error(
+                    errno,
+                ))))
+            }
+            Some(SpawnReply::Ready) | None => {
                 self.discard();
                 None
             }

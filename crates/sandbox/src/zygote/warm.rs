@@ -17,7 +17,6 @@
 //! (capabilities, Landlock, keyring, seccomp) before exec; the init
 //! answers, closes every descriptor, and reaps until the command ends, as
 //! any init does.
-
 //!
 //! In the attempt's PID namespace (`sandbox/attempt_init.rs`) there is no
 //! init of the command's own: what is made ahead is the command's process
