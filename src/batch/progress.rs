@@ -5,7 +5,8 @@
 //! `status`, `watch` and the reports word it.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -111,6 +112,11 @@ struct Reporter {
     multi: Option<MultiProgress>,
     overall: Option<ProgressBar>,
     running: HashMap<String, ProgressBar>,
+    /// Plain lines not yet written: each poll's lines go to stderr in one
+    /// write (stderr is unbuffered, and a line formatted straight onto it
+    /// is a write per piece: a few hundred system calls per step of a
+    /// busy job, on the core its commands need).
+    pending: String,
 }
 
 impl Reporter {
@@ -132,6 +138,7 @@ impl Reporter {
             multi: None,
             overall: None,
             running: HashMap::new(),
+            pending: String::new(),
         };
         if let ProgressMode::Bars { color } = mode {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
@@ -160,7 +167,7 @@ impl Reporter {
                 let _ = multi.println(line);
             }
             (None, _) => {
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                let _ = std::io::stderr().lock().write_all(format!("{line}\n").as_bytes());
             }
         }
     }
@@ -177,6 +184,7 @@ impl Reporter {
                     self.on_record(&record);
                 }
             }
+            self.flush_lines();
             if stopping {
                 break;
             }
@@ -240,9 +248,8 @@ impl Reporter {
             ProgressMode::Quiet => {}
             ProgressMode::Lines => {
                 if let Some(line) = line {
-                    let mut err = std::io::stderr().lock();
                     let _ = writeln!(
-                        err,
+                        self.pending,
                         "[{:>width$}/{}] {job}: {line}",
                         self.done(),
                         self.total,
@@ -251,6 +258,14 @@ impl Reporter {
                 }
             }
             ProgressMode::Bars { color } => self.update_bars(job, (was_open, open), line, color),
+        }
+    }
+
+    /// Writes the plain lines gathered so far, in one write.
+    fn flush_lines(&mut self) {
+        if !self.pending.is_empty() {
+            let _ = std::io::stderr().lock().write_all(self.pending.as_bytes());
+            self.pending.clear();
         }
     }
 
