@@ -167,7 +167,9 @@ impl Reporter {
                 let _ = multi.println(line);
             }
             (None, _) => {
-                let _ = std::io::stderr().lock().write_all(format!("{line}\n").as_bytes());
+                let _ = std::io::stderr()
+                    .lock()
+                    .write_all(format!("{line}\n").as_bytes());
             }
         }
     }

@@ -160,12 +160,23 @@ fn start_command(
     if let Some(zygote) = req.zygote.as_ref().filter(|z| z.lost().is_none()) {
         let image = Image::new(resolved, &req.argv, cwd, env).map_err(Started::Failed)?;
         let key = ReuseKey::new(&req.sandbox, grants, req.timeout);
-        let started = match zygote.spawn_warm(&key, &image, stdin) {
-            Some(started) => started,
+        // Only where inits are cloned directly, and not for commands with
+        // host scratch directories, each their own (no next command's
+        // grants would match), is the next command's process made ahead
+        // (in the attempt's PID namespace, its very process; else its
+        // init).
+        let next = || {
+            grants
+                .scratch_in_root
+                .then(|| prepare_keyed(&req.sandbox, grants, req.timeout, &key).ok())
+                .flatten()
+        };
+        let (started, warmed) = match zygote.spawn_warm(&key, &image, stdin, next) {
+            Some(started) => (started, true),
             None => {
                 let prepared =
                     prepare_keyed(&req.sandbox, grants, req.timeout, &key).map_err(refused)?;
-                match zygote.spawn(image, &prepared, stdin) {
+                let started = match zygote.spawn(image, &prepared, stdin) {
                     Ok(spawned) => Ok((spawned, prepared)),
                     Err(err) => {
                         if let (ZygoteError::Lost(_), Some(cgroup)) = (&err, &prepared.cgroup) {
@@ -177,19 +188,18 @@ fn start_command(
                         }
                         Err(err)
                     }
-                }
+                };
+                (started, false)
             }
         };
         match started {
             Ok((spawned, prepared)) => {
-                // While the command runs, the next one's init (in the
-                // attempt's PID namespace, its very process) is made (only
-                // where inits are cloned directly, and not for commands
-                // with host scratch directories, each their own: no next
-                // command's grants would match).
-                if grants.scratch_in_root
+                // Started from a warm process, the next one was asked for
+                // before; otherwise it is asked for now, while the
+                // command runs.
+                if !warmed
                     && prepared.child.direct().is_some()
-                    && let Ok(next) = prepare_keyed(&req.sandbox, grants, req.timeout, &key)
+                    && let Some(next) = next()
                 {
                     zygote.warm(next, key);
                 }

@@ -77,10 +77,12 @@ impl Slot {
     /// namespace) says it is ready first, and its exec closes its socket:
     /// that end of file is its start, a `Failed` reply why it did not. A
     /// warm init answers once the command it forked has exec'd.
+    /// `meanwhile` runs once the command is sent, while it execs.
     fn start(
         self,
         image: &Image,
         stdin_pipe: bool,
+        meanwhile: impl FnOnce(),
     ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
         let command = self.prepared.child.shares_pid();
         if command && !matches!(recv_reply(self.sock.as_fd()), Ok(SpawnReply::Ready)) {
@@ -97,6 +99,9 @@ impl Slot {
         let sent = rmp_serde::to_vec(image)
             .ok()
             .and_then(|body| wire::send(self.sock.as_fd(), &body, &streams.theirs()).ok());
+        if sent.is_some() {
+            meanwhile();
+        }
         let reply = match (sent, command) {
             (None, _) => None,
             (Some(()), false) => recv_reply(self.sock.as_fd()).ok(),
@@ -225,25 +230,41 @@ impl Zygote {
     /// if there is one: the command and the init's setup (its cgroup and
     /// exit page are the command's). `None` when there is no such init (or
     /// it is gone): prepare the command's sandbox and [`spawn`](Self::spawn).
+    /// `next` prepares the sandbox of the command after it, whose warm
+    /// process is asked for as soon as this command is sent.
     pub(crate) fn spawn_warm(
         &self,
         key: &ReuseKey,
         image: &Image,
         stdin_pipe: bool,
+        next: impl FnOnce() -> Option<Prepared>,
     ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
-        let mut link = match self.link.lock() {
-            Ok(link) => link,
-            Err(_) => return Some(Err(ZygoteError::Lost("poisoned".into()))),
+        let slot = {
+            let mut link = match self.link.lock() {
+                Ok(link) => link,
+                Err(_) => return Some(Err(ZygoteError::Lost("poisoned".into()))),
+            };
+            if let Some(why) = check(&mut link) {
+                return Some(Err(ZygoteError::Lost(why)));
+            }
+            let slot = link.slot.take()?;
+            if slot.key != *key {
+                slot.discard();
+                return None;
+            }
+            slot
         };
-        if let Some(why) = check(&mut link) {
-            return Some(Err(ZygoteError::Lost(why)));
-        }
-        let slot = link.slot.take()?;
-        if slot.key != *key {
-            slot.discard();
-            return None;
-        }
-        slot.start(image, stdin_pipe)
+        // The warm process for the command after this one is asked for
+        // as soon as this one is sent its image: the zygote makes it while
+        // this command execs and runs, so it is ready when it is wanted.
+        // (Asked for once this command had started, it was not, one time
+        // in two; asked for before the image was sent, the zygote's clone
+        // held up this command's exec.)
+        slot.start(image, stdin_pipe, || {
+            if let Some(next) = next() {
+                self.warm(next, key.clone());
+            }
+        })
     }
 
     /// Starts `image` inside the sandbox `prepared`, as the runner's child
