@@ -17,8 +17,8 @@ use super::request::{ExecOutcome, ExecRequest};
 use super::scratch::Scratch;
 use crate::cancel::CancelToken;
 use crate::sandbox::{
-    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, prepare, prepare_keyed,
-    private_root_available,
+    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, SandboxMode, prepare,
+    prepare_keyed, private_root_available,
 };
 use crate::zygote::ZygoteError;
 
@@ -68,11 +68,15 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         &tmp,
         &req.extra_env,
     )?;
-    let mut read = req.toolchain.readable();
-    read.extend(req.search_path.grants());
-    if req.sandbox.network {
-        // Name resolution, for commands that may reach the network.
-        read.extend(NETWORK_READ.iter().map(PathBuf::from));
+    // What a sandbox grants: nothing to look up without one.
+    let mut read = Vec::new();
+    if req.sandbox.mode != SandboxMode::Off {
+        read = req.toolchain.readable();
+        read.extend(req.search_path.grants());
+        if req.sandbox.network {
+            // Name resolution, for commands that may reach the network.
+            read.extend(NETWORK_READ.iter().map(PathBuf::from));
+        }
     }
     let grants = Grants {
         read,
