@@ -164,23 +164,22 @@ fn start_command(
     if let Some(zygote) = req.zygote.as_ref().filter(|z| z.lost().is_none()) {
         let image = Image::new(resolved, &req.argv, cwd, env).map_err(Started::Failed)?;
         let key = ReuseKey::new(&req.sandbox, grants, req.timeout);
-        // Only where inits are cloned directly, and not for commands with
-        // host scratch directories, each their own (no next command's
-        // grants would match), is the next command's process made ahead
-        // (in the attempt's PID namespace, its very process; else its
-        // init).
+        // The next command's process is made ahead (in the attempt's PID
+        // namespace, its very process; else its init), while this one
+        // runs; not for commands with host scratch directories, each their
+        // own: no next command's grants would match.
         let next = || {
             grants
                 .scratch_in_root
                 .then(|| prepare_keyed(&req.sandbox, grants, req.timeout, &key).ok())
                 .flatten()
         };
-        let (started, warmed) = match zygote.spawn_warm(&key, &image, stdin, next) {
-            Some(started) => (started, true),
+        let started = match zygote.spawn_warm(&key, &image, stdin, next) {
+            Some(started) => started,
             None => {
                 let prepared =
                     prepare_keyed(&req.sandbox, grants, req.timeout, &key).map_err(refused)?;
-                let started = match zygote.spawn(image, &prepared, stdin) {
+                match zygote.spawn(image, &prepared, stdin, &key, next) {
                     Ok(spawned) => Ok((spawned, prepared)),
                     Err(err) => {
                         if let (ZygoteError::Lost(_), Some(cgroup)) = (&err, &prepared.cgroup) {
@@ -192,23 +191,11 @@ fn start_command(
                         }
                         Err(err)
                     }
-                };
-                (started, false)
+                }
             }
         };
         match started {
-            Ok((spawned, prepared)) => {
-                // Started from a warm process, the next one was asked for
-                // before; otherwise it is asked for now, while the
-                // command runs.
-                if !warmed
-                    && prepared.child.direct().is_some()
-                    && let Some(next) = next()
-                {
-                    zygote.warm(next, key);
-                }
-                return Ok((spawned, prepared, Some("zygote")));
-            }
+            Ok((spawned, prepared)) => return Ok((spawned, prepared, Some("zygote"))),
             Err(ZygoteError::Spawn(err)) => return Err(Started::Failed(err)),
             Err(ZygoteError::Lost(_)) => how = Some("zygote-lost"),
         }

@@ -85,7 +85,7 @@ fn make() -> Result<(tempfile::TempDir, PathBuf), ExecError> {
 impl Drop for Scratch {
     fn drop(&mut self) {
         if let Some(dir) = self.owned.take() {
-            discard(dir);
+            JANITOR.discard(dir);
         }
     }
 }
@@ -113,6 +113,15 @@ struct Queue {
     make: bool,
     busy: bool,
     running: bool,
+}
+
+impl Queue {
+    /// No more directories made ahead; the one made, to be dropped (which
+    /// removes it) once the lock is let go.
+    fn stop_making(&mut self) -> Option<(tempfile::TempDir, PathBuf)> {
+        self.make = false;
+        self.made.take()
+    }
 }
 
 impl Janitor {
@@ -159,12 +168,13 @@ impl Janitor {
                 return false;
             }
             queue.running = true;
-            if std::ptr::eq(self, &JANITOR) {
-                // SAFETY: registers a function without arguments that only
-                // takes the queue's lock if it is free and drops what it
-                // holds.
-                unsafe { libc::atexit(remove_at_exit) };
-            }
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a function without arguments that only
+            // takes the process janitor's lock if it is free and drops what
+            // it holds.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(remove_at_exit);
+            });
         }
         true
     }
@@ -219,15 +229,10 @@ impl Janitor {
                 .wait(queue)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        queue.make = false;
-        let made = queue.made.take();
+        let made = queue.stop_making();
         drop(queue);
         drop(made);
     }
-}
-
-fn discard(dir: tempfile::TempDir) {
-    JANITOR.discard(dir);
 }
 
 /// Waits until every scratch directory the executor made and no longer
@@ -243,8 +248,7 @@ extern "C" fn remove_at_exit() {
     let Ok(mut queue) = JANITOR.queue.try_lock() else {
         return;
     };
-    queue.make = false;
-    let made = queue.made.take();
+    let made = queue.stop_making();
     let dirs = std::mem::take(&mut queue.dirs);
     drop(queue);
     drop(made);

@@ -231,7 +231,7 @@ impl Zygote {
     /// exit page are the command's). `None` when there is no such init (or
     /// it is gone): prepare the command's sandbox and [`spawn`](Self::spawn).
     /// `next` prepares the sandbox of the command after it, whose warm
-    /// process is asked for as soon as this command is sent.
+    /// process is asked for as soon as this command is sent its image.
     pub(crate) fn spawn_warm(
         &self,
         key: &ReuseKey,
@@ -267,14 +267,18 @@ impl Zygote {
         })
     }
 
-    /// Starts `image` inside the sandbox `prepared`, as the runner's child
-    /// in a process group of its own; stdin is a pipe when `stdin_pipe`,
-    /// else /dev/null.
+    /// Starts `image` inside the sandbox `prepared` (made for `key`), as
+    /// the runner's child in a process group of its own; stdin is a pipe
+    /// when `stdin_pipe`, else /dev/null. Once it has started, the next
+    /// command's warm process is asked for, prepared by `next`, where
+    /// `prepared` clones its init directly.
     pub(crate) fn spawn(
         &self,
         image: Image,
         prepared: &Prepared,
         stdin_pipe: bool,
+        key: &ReuseKey,
+        next: impl FnOnce() -> Option<Prepared>,
     ) -> Result<Spawned, ZygoteError> {
         let mut link = self
             .link
@@ -307,7 +311,15 @@ impl Zygote {
         fds.extend(setup_fds);
         let reply = exchange(&mut link, &request, &fds)?;
         match reply {
-            SpawnReply::Started { pid } => Ok(streams.into_spawned(Pid::from_raw(pid))),
+            SpawnReply::Started { pid } => {
+                drop(link);
+                if prepared.child.direct().is_some()
+                    && let Some(next) = next()
+                {
+                    self.warm(next, key.clone());
+                }
+                Ok(streams.into_spawned(Pid::from_raw(pid)))
+            }
             SpawnReply::Failed { pid, errno } => {
                 drop(link);
                 if let Some(pid) = pid {
