@@ -524,5 +524,5 @@ pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> (State, Vec<
 }
 
 #[cfg(test)]
-#[path = "reducer_tests.rs"]
+#[path = "reducer_tests/mod.rs"]
 mod tests;
