@@ -32,6 +32,8 @@ mod limits_tests;
 mod load_shape_tests;
 #[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod provider_tests;
 
 pub(crate) use checked::{admitting_rule, check_commands, load_checked};
 pub(crate) use error::ManifestError;
