@@ -5,6 +5,7 @@
 //! Owns wiring the agent loop to the executor, the provider and the log.
 //! Never prints; the CLI reports what it returns.
 
+mod agent_phase;
 mod attempt;
 mod attempt_zygote;
 mod baseline;
