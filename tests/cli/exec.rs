@@ -165,6 +165,55 @@ fn leftovers_in_the_group_are_killed_after_the_leader_exits() {
     assert_eq!(group_alive(leader), Vec::<i32>::new());
 }
 
+/// Without a PID namespace of its own, a command's leftovers are found in
+/// its cgroup, before its group is killed: a daemon that left the group
+/// (`setsid`) and one that stayed are both reported and both die; a
+/// command that leaves nothing is not reported.
+#[test]
+fn without_a_pid_namespace_the_cgroup_tells_what_outlived_the_command() {
+    use agent_runtime::sandbox::{TEST_HOOKS_ENV, cgroup_support, test_hooks};
+    let test = "without_a_pid_namespace_the_cgroup_tells_what_outlived_the_command";
+    if test_hooks().is_none() {
+        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        return;
+    }
+    if let Err(why) = cgroup_support() {
+        crate::harness::layer_missing(test, &format!("no cgroups: {why}"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |line: &str| {
+        Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
+            .env(TEST_HOOKS_ENV, "namespaces")
+            .args(["exec", "--allow", "sh **", "--workspace"])
+            .arg(dir.path())
+            .args(["--", "sh", "-c", line])
+            .output()
+            .unwrap()
+    };
+    let marker = format!("{}", 700_000 + std::process::id() % 90_000);
+    let out = run(&format!(
+        "setsid sleep {marker}.1 & sleep {marker}.2 & echo started"
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let layers = field(&out, "sandbox");
+    assert!(layers.contains("cgroup"), "{layers}");
+    assert!(!layers.contains("pidns"), "{layers}");
+    assert_eq!(field(&out, "leaked"), "true", "{}", stdout(&out));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive = crate::harness::alive_with(&format!("sleep {marker}"));
+        if alive.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "survived: {alive:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = run("echo clean");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(field(&out, "leaked"), "false", "{}", stdout(&out));
+}
+
 #[test]
 fn a_gibibyte_of_output_stays_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();

@@ -270,18 +270,26 @@ fn watch(
             _ => {}
         }
     }
+    // What outlived the leader, before the group is killed: whatever is
+    // alive in the command's cgroup (which a process cannot leave, nor
+    // leave its group for one the kill would miss), else in its process
+    // group. In a PID namespace of the command's own the leader is the
+    // waiter, which exits only once the namespace is empty; its init
+    // reports the command's own status and whether anything outlived it.
+    let left = match (exit_page, &prepared.cgroup) {
+        (Some(_), _) => false,
+        (None, Some(cgroup)) => cgroup.population() > 0,
+        (None, None) => group_members(pid) > 0,
+    };
     // The leader is a zombie, so the group id is still reserved: kill
-    // whatever is left in it, then reap. In a PID namespace the leader is
-    // the waiter, which exits only once the namespace is empty; its init
-    // reported the command's own status and whether anything outlived it.
-    let leaked = exit_page.is_none() && group_members(pid) > 0;
+    // whatever is left in it, then reap.
     signal_group(pid, Signal::SIGKILL);
     // The rusage of the leader sums every process reaped beneath it: in a
     // PID namespace the waiter waited for init, which reaped the command
     // and every orphan (the kernel reaps what is left as init exits).
     let (waited, cpu) = reap(pid).map_err(ExecError::io("reap the command"))?;
     let (status, mut leaked, cpu) = match exit_page {
-        None => (waited, leaked, Some(cpu)),
+        None => (waited, left, Some(cpu)),
         Some(page) => match page.read() {
             Some(init) => (init.status, init.leaked, Some(cpu)),
             // Init never reported: it was killed (timeout or cancel), and
@@ -295,10 +303,11 @@ fn watch(
         },
     };
     // Whatever the group kill could not reach (a process that left the
-    // group without a PID namespace to hold it) dies with the cgroup.
+    // group) dies with the cgroup. Found empty above, it stays empty:
+    // nothing is left inside to fork.
     let mut oom = false;
     if let Some(cgroup) = &prepared.cgroup {
-        if cgroup.population() > 0 {
+        if left || (exit_page.is_some() && cgroup.population() > 0) {
             leaked = true;
             cgroup.kill_all();
         }
