@@ -68,6 +68,8 @@ pub struct CommandCgroup {
     freezer: Option<PathBuf>,
     /// `cgroup.procs` of each directory, opened for the child to write.
     procs: Vec<File>,
+    /// The files read once per command: members, peaks, OOM kills.
+    kept: fs::Kept,
     removed: bool,
 }
 
@@ -172,6 +174,7 @@ impl CommandCgroup {
             members,
             freezer,
             procs: Vec::with_capacity(3),
+            kept: fs::Kept::default(),
             removed: false,
         }
     }
@@ -247,7 +250,9 @@ impl CommandCgroup {
     /// Live processes inside (zombies are not counted).
     pub fn population(&self) -> usize {
         let mut count = 0;
-        let _ = fs::for_each_pid(&self.members.join("cgroup.procs"), |_| count += 1);
+        let _ = self
+            .kept
+            .for_each_pid(&self.members.join("cgroup.procs"), |_| count += 1);
         count
     }
 
@@ -255,7 +260,8 @@ impl CommandCgroup {
     /// taken for empty.
     fn is_empty(&self) -> bool {
         let mut any = false;
-        match fs::for_each_pid(&self.members.join("cgroup.procs"), |_| any = true) {
+        let procs = self.members.join("cgroup.procs");
+        match self.kept.for_each_pid(&procs, |_| any = true) {
             Ok(()) => !any,
             Err(err) => err.kind() == ErrorKind::NotFound,
         }
@@ -273,7 +279,7 @@ impl CommandCgroup {
     /// a reused cgroup can tell a new kill from an old one.
     pub fn oom_kills(&self) -> u64 {
         let count = |file: &str, key: Option<&str>| {
-            let text = fs::read_small(&self.memory.join(file)).ok()?;
+            let text = self.kept.read_small(&self.memory.join(file)).ok()?;
             match key {
                 Some(key) => fs::keyed_value(&text, key),
                 None => text.trim().parse().ok(),
@@ -303,14 +309,12 @@ impl CommandCgroup {
     /// Whether another command can use this cgroup after the one begun
     /// with `start` and still be told its own peaks.
     pub fn peaks_reusable(&self, start: &PeakStart) -> bool {
-        let pids = fs::read_small(&self.pids.join("pids.peak"))
-            .ok()
-            .and_then(|text| super::peaks::parse_count(&text));
-        start.reusable(pids)
+        start.reusable(self.peak_files().pids_peak())
     }
 
     fn peak_files(&self) -> PeakFiles<'_> {
         PeakFiles {
+            kept: &self.kept,
             memory_dir: &self.memory,
             pids_dir: &self.pids,
             memory_peak: match self.version {

@@ -1,9 +1,13 @@
 //! Small reads and writes of cgroup files with as few system calls as
-//! possible: one open, one write or reads into a stack buffer, one close.
+//! possible: one open, one write or reads into a stack buffer, one close;
+//! and for the files of a cgroup read once per command it serves, one
+//! `pread` each ([`Kept`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::error::CgroupError;
@@ -68,17 +72,23 @@ pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
 
 /// Calls `each` with every pid listed in a `cgroup.procs` file, streaming
 /// through a stack buffer (the list can be long).
-pub(crate) fn for_each_pid(procs: &Path, mut each: impl FnMut(i32)) -> io::Result<()> {
-    let mut file = File::open(procs)?;
+pub(crate) fn for_each_pid(procs: &Path, each: impl FnMut(i32)) -> io::Result<()> {
+    pids_in(&File::open(procs)?, each)
+}
+
+/// [`for_each_pid`] of an open `cgroup.procs`, read from its start.
+fn pids_in(file: &File, mut each: impl FnMut(i32)) -> io::Result<()> {
     let mut buf = [0u8; 4096];
+    let mut offset = 0;
     let mut current: Option<i32> = None;
     loop {
-        let n = match file.read(&mut buf) {
+        let n = match file.read_at(&mut buf, offset) {
             Ok(0) => break,
             Ok(n) => n,
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) => return Err(err),
         };
+        offset += n as u64;
         for byte in buf.iter().take(n) {
             match byte {
                 b'0'..=b'9' => {
@@ -102,6 +112,53 @@ pub(crate) fn for_each_pid(procs: &Path, mut each: impl FnMut(i32)) -> io::Resul
         each(pid);
     }
     Ok(())
+}
+
+/// Files of one cgroup read again and again (its counters and members,
+/// once per command it serves), each opened the first time and then read
+/// from offset 0 with `pread`: a cgroup file makes its text afresh for a
+/// read at offset 0, so one system call replaces an open, reads and a
+/// close.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    files: Mutex<Vec<(PathBuf, File)>>,
+}
+
+impl Kept {
+    /// [`read_small`] of `path`. A file that cannot be opened is tried
+    /// again next time.
+    pub(crate) fn read_small(&self, path: &Path) -> io::Result<String> {
+        self.with(path, |file| {
+            let mut buf = [0u8; 4096];
+            let n = loop {
+                match file.read_at(&mut buf, 0) {
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    // The whole of a small cgroup file comes in one read.
+                    read => break read?,
+                }
+            };
+            Ok(String::from_utf8_lossy(buf.get(..n).unwrap_or_default()).into_owned())
+        })
+    }
+
+    /// [`for_each_pid`] of `path`.
+    pub(crate) fn for_each_pid(&self, path: &Path, each: impl FnMut(i32)) -> io::Result<()> {
+        self.with(path, |file| pids_in(file, each))
+    }
+
+    fn with<T>(&self, path: &Path, read: impl FnOnce(&File) -> io::Result<T>) -> io::Result<T> {
+        let mut files = self
+            .files
+            .lock()
+            .map_err(|_| io::Error::other("a reader of this cgroup panicked"))?;
+        if let Some((_, file)) = files.iter().find(|(kept, _)| kept == path) {
+            return read(file);
+        }
+        let file = File::open(path)?;
+        let out = read(&file);
+        files.push((path.to_path_buf(), file));
+        out
+    }
 }
 
 /// Short sleeps that grow from 50 µs to 5 ms, until `deadline`; only used
@@ -157,5 +214,31 @@ mod tests {
         let mut seen = Vec::new();
         for_each_pid(&path, |pid| seen.push(pid)).unwrap();
         assert_eq!(seen, (1..3000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn kept_files_are_opened_once_and_read_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let (peak, procs) = (
+            dir.path().join("pids.peak"),
+            dir.path().join("cgroup.procs"),
+        );
+        let kept = Kept::default();
+        // Not there yet: an error, and tried again next time.
+        assert!(kept.read_small(&peak).is_err());
+        std::fs::write(&peak, "3\n").unwrap();
+        assert_eq!(kept.read_small(&peak).unwrap(), "3\n");
+        // Rewritten in place (as the kernel remakes a cgroup file's text):
+        // the same descriptor reads the new text from the start.
+        std::fs::write(&peak, "12\n").unwrap();
+        assert_eq!(kept.read_small(&peak).unwrap(), "12\n");
+        let text: String = (1..3000).map(|pid| format!("{pid}\n")).collect();
+        std::fs::write(&procs, text).unwrap();
+        for _ in 0..2 {
+            let mut seen = Vec::new();
+            kept.for_each_pid(&procs, |pid| seen.push(pid)).unwrap();
+            assert_eq!(seen, (1..3000).collect::<Vec<_>>());
+        }
+        assert_eq!(kept.files.lock().unwrap().len(), 2);
     }
 }

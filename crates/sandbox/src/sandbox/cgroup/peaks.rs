@@ -53,6 +53,8 @@ pub struct PeakStart {
 /// Which files hold a cgroup's peaks.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PeakFiles<'a> {
+    /// The cgroup's files kept open for reading.
+    pub(crate) kept: &'a fs::Kept,
     pub(crate) memory_dir: &'a Path,
     pub(crate) pids_dir: &'a Path,
     /// `memory.max_usage_in_bytes` (v1) or `memory.peak` (v2).
@@ -75,7 +77,7 @@ impl PeakFiles<'_> {
             (None, fs::write(&path, b"0").is_ok())
         };
         let memory_base = if memory_resets {
-            read_peak(memory_file.as_ref(), &path)
+            read_peak(self.kept, memory_file.as_ref(), &path)
         } else {
             fresh.then_some(0)
         };
@@ -92,13 +94,19 @@ impl PeakFiles<'_> {
     pub(crate) fn read(&self, start: &PeakStart) -> Peaks {
         let path = self.memory_dir.join(self.memory_peak);
         Peaks {
-            memory_bytes: memory_figure(read_peak(start.memory_file.as_ref(), &path), start),
+            memory_bytes: memory_figure(
+                read_peak(self.kept, start.memory_file.as_ref(), &path),
+                start,
+            ),
             pids: pids_figure(self.pids_peak(), start),
         }
     }
 
-    fn pids_peak(&self) -> Option<u64> {
-        let text = fs::read_small(&self.pids_dir.join("pids.peak")).ok()?;
+    pub(crate) fn pids_peak(&self) -> Option<u64> {
+        let text = self
+            .kept
+            .read_small(&self.pids_dir.join("pids.peak"))
+            .ok()?;
         parse_count(&text)
     }
 }
@@ -121,13 +129,13 @@ fn reset_through_file(path: &Path) -> Option<File> {
 }
 
 /// The peak from its own descriptor (read from the start), else the path.
-fn read_peak(file: Option<&File>, path: &Path) -> Option<u64> {
+fn read_peak(kept: &fs::Kept, file: Option<&File>, path: &Path) -> Option<u64> {
     let text = match file {
         Some(mut file) => {
             file.rewind().ok()?;
             fs::read_from(&mut file).ok()?
         }
-        None => fs::read_small(path).ok()?,
+        None => kept.read_small(path).ok()?,
     };
     parse_count(&text)
 }
@@ -231,7 +239,9 @@ mod tests {
         let memory = dir.path().join("memory.max_usage_in_bytes");
         std::fs::write(&memory, "7\n").unwrap();
         std::fs::write(dir.path().join("pids.peak"), "3\n").unwrap();
+        let kept = fs::Kept::default();
         let files = PeakFiles {
+            kept: &kept,
             memory_dir: dir.path(),
             pids_dir: dir.path(),
             memory_peak: "memory.max_usage_in_bytes",
