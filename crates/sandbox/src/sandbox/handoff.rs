@@ -19,10 +19,11 @@ use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use super::cgroup::EnterFds;
+use super::child_setup::ChildSetup;
 use super::exit_page::ExitPage;
 use super::mounts::MountPlan;
 use super::namespaces::{IdMaps, Namespaces};
-use super::prepare::{ChildSetup, Prepared};
+use super::prepare::Prepared;
 use super::rlimits::RlimitPlan;
 
 /// The plain-data half of a handed-over [`ChildSetup`]; descriptors are
@@ -206,8 +207,9 @@ mod tests {
     use std::os::fd::{AsRawFd, BorrowedFd};
     use std::time::Duration;
 
+    use super::super::grants::Grants;
     use super::super::policy::SandboxPolicy;
-    use super::super::prepare::{Grants, prepare};
+    use super::super::prepare::prepare;
 
     #[test]
     fn a_setup_in_the_attempts_pid_namespace_is_refused_without_that_namespace() {

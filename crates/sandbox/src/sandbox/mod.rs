@@ -14,9 +14,11 @@
 mod attempt_init;
 mod caps;
 mod cgroup;
+mod child_setup;
 mod error;
 mod exit_page;
 mod floor;
+mod grants;
 mod handoff;
 mod init_image;
 mod landlock;
@@ -26,6 +28,7 @@ mod network;
 mod policy;
 mod prepare;
 mod probe;
+mod reuse;
 mod rlimits;
 mod seccomp;
 mod skeleton;
@@ -38,11 +41,13 @@ pub(crate) use attempt_init::{
 pub use caps::protect_runner;
 pub use cgroup::{
     CGROUP_ENV, CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, LayoutError,
-    PeakStart, Peaks, cgroup_support, enter_from_child,
+    PeakStart, Peaks, PooledCgroup, cgroup_support, enter_from_child, release_idle_cgroups,
 };
+pub use child_setup::ChildSetup;
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
 pub use floor::run_in_fresh_namespaces;
+pub use grants::{Grants, ReuseKey};
 pub use handoff::{Handoff, Held};
 pub(crate) use init_image::{Image as InitImage, runner_image};
 pub use landlock::NETWORK_READ;
@@ -51,10 +56,7 @@ pub use network::NetIsolation;
 pub use policy::{
     DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy, UnknownMode,
 };
-pub use prepare::{
-    ChildSetup, Grants, PooledCgroup, Prepared, ReuseKey, prepare, prepare_keyed,
-    private_root_available, release_idle_cgroups,
-};
+pub use prepare::{Prepared, prepare, prepare_keyed, private_root_available};
 pub use probe::{LayerStatus, Probe, probe};
 pub use seccomp::{DENIED, DeniedGroup, denied_count};
 pub use skeleton::set_skeleton_base;

@@ -37,6 +37,7 @@ mod error;
 mod fs;
 mod layout;
 mod peaks;
+mod pool;
 mod support;
 #[cfg(test)]
 mod tests;
@@ -45,4 +46,5 @@ pub use command::{CgroupLimits, CommandCgroup};
 pub use enter::{EnterFds, enter_from_child};
 pub use error::{CgroupError, LayoutError};
 pub use peaks::{PeakStart, Peaks};
+pub use pool::{PooledCgroup, release_idle_cgroups};
 pub use support::{CGROUP_ENV, CgroupSupport, cgroup_support};
