@@ -4,7 +4,20 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The leases this process holds: each transaction asks after every open
+/// attempt's runner (`stale_attempts`), and for its own attempts this
+/// process need not ask the kernel (an open, a lock, an unlock and a close
+/// each time).
+static HELD_HERE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn held_here(path: &Path) -> bool {
+    HELD_HERE
+        .lock()
+        .is_ok_and(|held| held.iter().any(|p| p == path))
+}
 
 /// A held lease. Dropping it (or the process dying) releases it.
 #[derive(Debug)]
@@ -42,10 +55,15 @@ impl Lease {
             .open(path)
             .map_err(io)?;
         match file.try_lock() {
-            Ok(()) => Ok(Lease {
-                path: path.to_path_buf(),
-                _file: file,
-            }),
+            Ok(()) => {
+                if let Ok(mut held) = HELD_HERE.lock() {
+                    held.push(path.to_path_buf());
+                }
+                Ok(Lease {
+                    path: path.to_path_buf(),
+                    _file: file,
+                })
+            }
             Err(TryLockError::WouldBlock) => Err(LeaseError::Held(path.to_path_buf())),
             Err(TryLockError::Error(e)) => Err(io(e)),
         }
@@ -53,6 +71,16 @@ impl Lease {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD_HERE.lock()
+            && let Some(at) = held.iter().position(|p| *p == self.path)
+        {
+            held.swap_remove(at);
+        }
     }
 }
 
@@ -84,6 +112,9 @@ const ORPHANED_LEASE_GRACE: Duration = Duration::from_secs(5);
 /// the lock is still held after [`ORPHANED_LEASE_GRACE`] (by something
 /// else than a child dying with the runner).
 fn has_runner(path: &Path, pid: u32) -> bool {
+    if held_here(path) {
+        return true;
+    }
     if !is_live(path) {
         return false;
     }
@@ -133,6 +164,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_lease_held_here_is_known_here_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, other) = (dir.path().join("a/1.lock"), dir.path().join("a/2.lock"));
+        let lease = Lease::acquire(&path).unwrap();
+        assert!(held_here(&path) && has_runner(&path, 0));
+        // Taken by nobody here, and held by nobody at all.
+        assert!(!held_here(&other) && !has_runner(&other, 0));
+        drop(lease);
+        assert!(!held_here(&path));
+        assert!(!has_runner(&path, std::process::id()));
+    }
+
+    #[test]
     fn held_lease_is_live_and_exclusive_until_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/1.lock");
@@ -154,10 +198,14 @@ mod tests {
         let mut gone = std::process::Command::new("true").spawn().unwrap();
         let dead = gone.id();
         gone.wait().unwrap();
-        let lease = Lease::acquire(&path).unwrap();
+        // A lock this process took outside any lease of its own, as the
+        // dead runner's child holds it.
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let other = File::create(&path).unwrap();
+        other.try_lock().unwrap();
         let holder = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
-            drop(lease);
+            drop(other);
         });
         let started = Instant::now();
         assert!(!has_runner(&path, dead));
