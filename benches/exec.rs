@@ -102,6 +102,21 @@ fn namespace_floor_us() -> Option<u128> {
     Some(floor)
 }
 
+/// The kernel's own price of `/bin/true` in a copy of this process's
+/// mount namespace and an IPC namespace of its own, with `/proc` and a
+/// scratch tmpfs mounted (`sandbox::run_in_fresh_mount_namespace`): what a
+/// command in the attempt's PID namespace gets of its own, so no such
+/// command costs less. Median microseconds, or `None` where such
+/// namespaces cannot be made.
+fn mount_floor_us() -> Option<u128> {
+    use agent_runtime::sandbox::run_in_fresh_mount_namespace;
+    run_in_fresh_mount_namespace(c"/bin/true").ok()?;
+    let [floor] = medians_us(&mut [&mut || {
+        assert!(run_in_fresh_mount_namespace(c"/bin/true").unwrap());
+    }]);
+    Some(floor)
+}
+
 /// Heap a sweep's runner holds at 4,000 jobs, touched so it is mapped.
 const BALLAST_MB: usize = 150;
 
@@ -117,6 +132,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let small = spawn_costs(dir.path());
     let floor = namespace_floor_us();
+    let mount_floor = mount_floor_us();
     let ballast: Vec<u8> = vec![1; BALLAST_MB << 20];
     let big = spawn_costs(dir.path());
     drop(std::hint::black_box(ballast));
@@ -176,13 +192,14 @@ fn main() {
     );
     println!(
         "BENCH exec bare_us={} executor_us={} sandboxed_us={} sandboxed_direct_us={} \
-         namespace_floor_us={} ballast_mb={BALLAST_MB} bare_us_ballast={} executor_us_ballast={} \
+         namespace_floor_us={} mount_floor_us={} ballast_mb={BALLAST_MB} bare_us_ballast={} executor_us_ballast={} \
          sandboxed_us_ballast={} sandboxed_direct_us_ballast={}",
         small.bare,
         small.executor,
         small.sandboxed,
         small.direct,
         floor.map_or_else(|| "NA".to_string(), |us| us.to_string()),
+        mount_floor.map_or_else(|| "NA".to_string(), |us| us.to_string()),
         big.bare,
         big.executor,
         big.sandboxed,

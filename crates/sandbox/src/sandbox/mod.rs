@@ -46,7 +46,7 @@ pub use cgroup::{
 pub use child_setup::ChildSetup;
 pub use error::SandboxError;
 pub use exit_page::{ExitPage, InitExit};
-pub use floor::run_in_fresh_namespaces;
+pub use floor::{run_in_fresh_mount_namespace, run_in_fresh_namespaces};
 pub use grants::{Grants, ReuseKey};
 pub use handoff::{Handoff, Held};
 pub(crate) use init_image::{Image as InitImage, runner_image};
