@@ -22,6 +22,8 @@ mod grants;
 mod handoff;
 mod init_image;
 mod landlock;
+#[cfg(test)]
+mod missing_layer;
 mod mounts;
 mod namespaces;
 mod network;
