@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::SandboxError;
+use super::identity::{Identity, kept_identities};
 use super::landlock::{SYSTEM_READ, SYSTEM_WRITE};
 use super::policy::SandboxPolicy;
 
@@ -58,26 +59,13 @@ impl ReuseKey {
     }
 }
 
-/// A file's device and inode, or zeros when it cannot be read.
-pub(super) type Identity = (u64, u64);
-
 /// What the grants as given (see [`given`]), read then write, name now:
-/// the one lookup of them a command's sandbox makes.
+/// the one lookup of them a command's sandbox makes, kept while nothing
+/// could have changed it (see `identity.rs`).
 pub(super) fn given_identities(policy: &SandboxPolicy, grants: &Grants) -> Vec<Identity> {
     let (read, write) = given(policy, grants);
-    identities(read.iter().chain(&write))
-}
-
-/// What `paths` name now. A ruleset and a built root hold the files they
-/// were built from: a path removed and made again, or renamed over, is
-/// another file, and what was built for the old one must not be reused.
-pub(super) fn identities<P: AsRef<Path>>(paths: impl Iterator<Item = P>) -> Vec<Identity> {
-    use std::os::unix::fs::MetadataExt;
-    paths
-        .map(|path| {
-            std::fs::metadata(path.as_ref()).map_or((0, 0), |meta| (meta.dev(), meta.ino()))
-        })
-        .collect()
+    let paths: Vec<&Path> = read.into_iter().chain(write).collect();
+    kept_identities(&paths)
 }
 
 /// The read and write grants as given: the system paths, the executor's

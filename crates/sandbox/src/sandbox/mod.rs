@@ -20,6 +20,7 @@ mod exit_page;
 mod floor;
 mod grants;
 mod handoff;
+mod identity;
 mod init_image;
 mod landlock;
 #[cfg(test)]

@@ -12,9 +12,8 @@ use super::cgroup::{CgroupLimits, PooledCgroup, cgroup_support};
 use super::child_setup::ChildSetup;
 use super::error::SandboxError;
 use super::exit_page::ExitPage;
-use super::grants::{
-    Grants, Identity, ReuseKey, check_denied, given, given_identities, identities,
-};
+use super::grants::{Grants, ReuseKey, check_denied, given, given_identities};
+use super::identity::{Identity, identities};
 use super::landlock::{self, MIN_REQUIRED_ABI};
 use super::mounts::{MountGrant, MountPlan};
 use super::namespaces::{self, IdMaps, Namespaces};

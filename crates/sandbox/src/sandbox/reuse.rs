@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::error::SandboxError;
-use super::grants::{Grants, Identity, grant_lists};
+use super::grants::{Grants, grant_lists};
+use super::identity::Identity;
 use super::landlock;
 use super::mounts::{MountGrant, MountPlan};
 use super::policy::SandboxPolicy;
