@@ -33,6 +33,9 @@ pub(crate) type Identity = (u64, u64);
 
 /// How many sets of paths are kept (a runner's attempts share a few).
 const KEPT: usize = 16;
+/// How many directories one watcher watches before it starts over (a
+/// sweep's workspaces each add theirs): bounded, whatever the sweep.
+const MAX_WATCHED: usize = 512;
 /// How many links one path's resolution follows before giving up on
 /// watching it (the lookups are then made every time).
 const MAX_LINKS: usize = 40;
@@ -50,8 +53,11 @@ pub(crate) fn kept_identities(paths: &[&Path]) -> Vec<Identity> {
         return identities(paths.iter());
     };
     // Anything that could change a kept lookup starts over: a new
-    // descriptor, no watch, nothing kept.
-    if watcher.as_mut().is_none_or(Watcher::changed) {
+    // descriptor, no watch, nothing kept; so does a watcher grown large.
+    if watcher
+        .as_mut()
+        .is_none_or(|w| w.changed() || w.dirs.len() > MAX_WATCHED)
+    {
         *watcher = Watcher::new();
     }
     match watcher.as_mut() {
