@@ -316,3 +316,21 @@ pub fn observations(sb: &Sandbox, job: &str, attempt: u32) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A tool `dir/tools/bin/mytool` whose interpreter (a copy of `/bin/sh`
+/// at `dir/elsewhere/interp`) lives where no grant reaches, so it cannot
+/// start inside the sandbox: `(tool, interpreter)`.
+pub fn tool_with_a_hidden_interpreter(dir: &Path) -> (PathBuf, PathBuf) {
+    let hidden = dir.join("elsewhere");
+    std::fs::create_dir_all(&hidden).unwrap();
+    let interp = hidden.join("interp");
+    std::fs::copy("/bin/sh", &interp).unwrap();
+    let bin = dir.join("tools/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("mytool");
+    std::fs::write(&tool, format!("#!{}\necho hi\n", interp.display())).unwrap();
+    let mut perms = std::fs::metadata(&tool).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&tool, perms).unwrap();
+    (tool, interp)
+}

@@ -11,7 +11,7 @@ use agent_runtime::exec::Toolchain;
 use serde_json::Value;
 
 use crate::deps_job::registry_reachable;
-use crate::harness::{BIN, Run, Sandbox, layer_missing, log_lines};
+use crate::harness::{BIN, Run, Sandbox, layer_missing, log_lines, tool_with_a_hidden_interpreter};
 
 /// The `resolved` path of every command event of the log that ran
 /// `program`.
@@ -199,20 +199,7 @@ fn a_program_that_cannot_start_names_its_path_and_what_is_missing() {
     }
     let sb = Sandbox::new();
     // A toolchain whose interpreter lives where no grant reaches.
-    let hidden = sb.path().join("elsewhere");
-    std::fs::create_dir_all(&hidden).unwrap();
-    std::fs::copy("/bin/sh", hidden.join("interp")).unwrap();
-    let bin = sb.path().join("tools/bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let tool = bin.join("mytool");
-    std::fs::write(
-        &tool,
-        format!("#!{}\necho hi\n", hidden.join("interp").display()),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&tool).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&tool, perms).unwrap();
+    let (tool, interp) = tool_with_a_hidden_interpreter(sb.path());
     let ws = sb.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     // `exec` has no toolchain option: the job-level equivalent is covered
@@ -235,10 +222,7 @@ fn a_program_that_cannot_start_names_its_path_and_what_is_missing() {
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!(
-            "its interpreter `{}`",
-            hidden.join("interp").display()
-        )),
+        stderr.contains(&format!("its interpreter `{}`", interp.display())),
         "{stderr}"
     );
 }

@@ -8,6 +8,7 @@
 mod attack;
 mod fallback;
 mod sandbox_off;
+mod start_failure;
 mod warm;
 
 use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe};
@@ -29,6 +30,17 @@ fn process_group(pid: i32) -> Option<i32> {
 
 /// A job of `steps` (scripted replies), its source holding the probe.
 fn job(sb: &Sandbox, steps: &[serde_json::Value]) -> std::path::PathBuf {
+    job_with(sb, steps, "", "")
+}
+
+/// [`job`], its `allow` list ending in `allow` (more quoted rules, each
+/// after a comma) and its `[sandbox]` table ending in `sandbox` (lines).
+fn job_with(
+    sb: &Sandbox,
+    steps: &[serde_json::Value],
+    allow: &str,
+    sandbox: &str,
+) -> std::path::PathBuf {
     let source = sb.path().join("src-tree");
     std::fs::create_dir_all(&source).unwrap();
     std::fs::write(source.join("probe.py"), PROBE).unwrap();
@@ -37,10 +49,11 @@ fn job(sb: &Sandbox, steps: &[serde_json::Value]) -> std::path::PathBuf {
     let manifest = sb.path().join("zygote.toml");
     std::fs::write(
         &manifest,
-        r#"prompt = "Create done.txt."
+        format!(
+            r#"prompt = "Create done.txt."
 source = "src-tree"
 editable = ["*.txt"]
-allow = ["python3 **", "sh **"]
+allow = ["python3 **", "sh **"{allow}]
 verify = ["python3", "-c", "pass"]
 trace = "full"
 
@@ -50,11 +63,12 @@ command_timeout = "5m"
 
 [sandbox]
 mode = "auto"
-
+{sandbox}
 [provider]
 kind = "script"
 script = ["script.jsonl"]
-"#,
+"#
+        ),
     )
     .unwrap();
     manifest
