@@ -75,12 +75,14 @@ struct Watcher {
     /// `/proc/self/mountinfo`, whose `poll` reports a change to the mount
     /// table.
     mounts: File,
-    /// The entries whose change drops the kept lookups: (directory, name).
-    entries: HashSet<(PathBuf, OsString)>,
-    /// The directories watched, by watch.
-    dirs: Vec<(WatchDescriptor, PathBuf)>,
+    /// The directories watched, by watch, each with the names of its
+    /// entries whose change drops the kept lookups.
+    dirs: Vec<(WatchDescriptor, PathBuf, HashSet<OsString>)>,
     /// The kept lookups, oldest first.
     kept: Vec<(Vec<PathBuf>, Vec<Identity>)>,
+    /// Something changed: nothing kept may be trusted again (a watch may
+    /// be gone with its directory), so the watcher starts over.
+    stale: bool,
 }
 
 impl Watcher {
@@ -91,9 +93,9 @@ impl Watcher {
         Some(Watcher {
             inotify,
             mounts,
-            entries: HashSet::new(),
             dirs: Vec::new(),
             kept: Vec::new(),
+            stale: false,
         })
     }
 
@@ -119,46 +121,44 @@ impl Watcher {
             }
             self.kept
                 .push((paths.iter().map(|p| p.to_path_buf()).collect(), ids.clone()));
-        } else {
-            self.kept.clear();
         }
         ids
     }
 
     /// Whether anything that could change a kept lookup happened since
-    /// the last call (every queued event is read): an entry watched made,
-    /// removed or renamed, a watched directory gone or moved (its watch no
-    /// longer where it was added), the queue overflowing, or the mount
-    /// table changing.
+    /// this watcher was made: an entry watched made, removed or renamed,
+    /// a watched directory gone or moved (its watch no longer where it was
+    /// added), the queue overflowing, or the mount table changing. Once
+    /// true, always true.
     fn changed(&mut self) -> bool {
-        let mut changed = self.mounts_changed();
+        if !self.stale {
+            self.stale = self.mounts_changed() || self.entries_changed();
+        }
+        self.stale
+    }
+
+    /// Reads every queued event: whether one says a watched entry or
+    /// directory changed (or the queue cannot be trusted).
+    fn entries_changed(&self) -> bool {
+        let gone = AddWatchFlags::IN_Q_OVERFLOW
+            | AddWatchFlags::IN_IGNORED
+            | AddWatchFlags::IN_DELETE_SELF
+            | AddWatchFlags::IN_MOVE_SELF;
+        let mut changed = false;
         loop {
             let events = match self.inotify.read_events() {
                 Ok(events) if !events.is_empty() => events,
-                // Nothing queued (EAGAIN), or an error: with an error the
-                // queue cannot be trusted.
-                Ok(_) => break,
-                Err(nix::errno::Errno::EAGAIN) => break,
+                Ok(_) | Err(nix::errno::Errno::EAGAIN) => return changed,
+                // With an error the queue cannot be trusted.
                 Err(_) => return true,
             };
-            for event in events {
-                let gone = AddWatchFlags::IN_Q_OVERFLOW
-                    | AddWatchFlags::IN_IGNORED
-                    | AddWatchFlags::IN_DELETE_SELF
-                    | AddWatchFlags::IN_MOVE_SELF;
-                if event.mask.intersects(gone) {
-                    changed = true;
-                    continue;
-                }
-                let dir = self.dirs.iter().find(|(wd, _)| *wd == event.wd);
-                if let (Some((_, dir)), Some(name)) = (dir, &event.name)
-                    && self.entries.contains(&(dir.clone(), name.clone()))
-                {
-                    changed = true;
-                }
-            }
+            changed |= events.iter().any(|event| {
+                event.mask.intersects(gone)
+                    || self.dirs.iter().any(|(wd, _, names)| {
+                        *wd == event.wd && event.name.as_ref().is_some_and(|n| names.contains(n))
+                    })
+            });
         }
-        changed
     }
 
     /// Whether the mount table changed since the descriptor was opened
@@ -181,20 +181,21 @@ impl Watcher {
             return false;
         };
         for (dir, name) in steps {
-            if !self.dirs.iter().any(|(_, watched)| *watched == dir) {
-                let flags = AddWatchFlags::IN_CREATE
-                    | AddWatchFlags::IN_DELETE
-                    | AddWatchFlags::IN_MOVED_FROM
-                    | AddWatchFlags::IN_MOVED_TO
-                    | AddWatchFlags::IN_DELETE_SELF
-                    | AddWatchFlags::IN_MOVE_SELF
-                    | AddWatchFlags::IN_ONLYDIR;
-                match self.inotify.add_watch(&dir, flags) {
-                    Ok(wd) => self.dirs.push((wd, dir.clone())),
-                    Err(_) => return false,
-                }
+            if let Some((_, _, names)) = self.dirs.iter_mut().find(|(_, d, _)| *d == dir) {
+                names.insert(name);
+                continue;
             }
-            self.entries.insert((dir, name));
+            let flags = AddWatchFlags::IN_CREATE
+                | AddWatchFlags::IN_DELETE
+                | AddWatchFlags::IN_MOVED_FROM
+                | AddWatchFlags::IN_MOVED_TO
+                | AddWatchFlags::IN_DELETE_SELF
+                | AddWatchFlags::IN_MOVE_SELF
+                | AddWatchFlags::IN_ONLYDIR;
+            match self.inotify.add_watch(&dir, flags) {
+                Ok(wd) => self.dirs.push((wd, dir, HashSet::from([name]))),
+                Err(_) => return false,
+            }
         }
         true
     }
@@ -323,5 +324,26 @@ mod tests {
         let (fourth, _) = lookup(&paths);
         assert_ne!(fourth[2], third[2]);
         assert_eq!(fourth, fresh(&paths));
+    }
+
+    #[test]
+    fn a_change_seen_once_stays_seen_so_a_gone_watch_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("d/ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let mut watcher = Watcher::new().unwrap();
+        watcher.lookup(&[ws.as_path()]);
+        assert!(!watcher.changed());
+        // The watched directory goes (its watch with it) and comes back.
+        std::fs::remove_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        // A lookup of other paths reads the events; the change stays seen.
+        let other = root.join("other");
+        std::fs::create_dir(&other).unwrap();
+        watcher.lookup(&[other.as_path()]);
+        assert!(watcher.changed());
+        assert!(watcher.changed(), "seen once, a change stays seen");
+        assert_eq!(kept_identities(&[ws.as_path()]), identities([&ws].iter()));
     }
 }
