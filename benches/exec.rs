@@ -89,32 +89,18 @@ fn spawn_costs(dir: &std::path::Path) -> SpawnCosts {
     }
 }
 
-/// The kernel's own price of `/bin/true` in PID, mount and IPC
-/// namespaces of its own, from this process while it is small
-/// (`sandbox::run_in_fresh_namespaces`): no sandboxed spawn costs less.
-/// Median microseconds, or `None` where such namespaces cannot be made.
-fn namespace_floor_us() -> Option<u128> {
-    use agent_runtime::sandbox::run_in_fresh_namespaces;
-    run_in_fresh_namespaces(c"/bin/true").ok()?;
-    let [floor] = medians_us(&mut [&mut || {
-        assert!(run_in_fresh_namespaces(c"/bin/true").unwrap());
-    }]);
-    Some(floor)
-}
-
-/// The kernel's own price of `/bin/true` in a copy of this process's
-/// mount namespace and an IPC namespace of its own, with `/proc` and a
-/// scratch tmpfs mounted (`sandbox::run_in_fresh_mount_namespace`): what a
-/// command in the attempt's PID namespace gets of its own, so no such
-/// command costs less. Median microseconds, or `None` where such
-/// namespaces cannot be made.
-fn mount_floor_us() -> Option<u128> {
-    use agent_runtime::sandbox::run_in_fresh_mount_namespace;
-    run_in_fresh_mount_namespace(c"/bin/true").ok()?;
-    let [floor] = medians_us(&mut [&mut || {
-        assert!(run_in_fresh_mount_namespace(c"/bin/true").unwrap());
-    }]);
-    Some(floor)
+/// The kernel's own price of `/bin/true` in namespaces of its own, run
+/// by `floor` from this process while it is small: in PID, mount and IPC
+/// namespaces (`sandbox::run_in_fresh_namespaces`), or in a copy of the
+/// mount namespace and an IPC namespace with `/proc` and a scratch tmpfs
+/// mounted (`sandbox::run_in_fresh_mount_namespace`, what a command in the
+/// attempt's PID namespace gets of its own): no such sandboxed spawn costs
+/// less. Median microseconds, or `None` where the namespaces cannot be
+/// made.
+fn floor_us(floor: fn(&std::ffi::CStr) -> std::io::Result<bool>) -> Option<u128> {
+    floor(c"/bin/true").ok()?;
+    let [us] = medians_us(&mut [&mut || assert!(floor(c"/bin/true").unwrap())]);
+    Some(us)
 }
 
 /// Heap a sweep's runner holds at 4,000 jobs, touched so it is mapped.
@@ -131,8 +117,8 @@ fn main() {
     }
     let dir = tempfile::tempdir().unwrap();
     let small = spawn_costs(dir.path());
-    let floor = namespace_floor_us();
-    let mount_floor = mount_floor_us();
+    let floor = floor_us(agent_runtime::sandbox::run_in_fresh_namespaces);
+    let mount_floor = floor_us(agent_runtime::sandbox::run_in_fresh_mount_namespace);
     let ballast: Vec<u8> = vec![1; BALLAST_MB << 20];
     let big = spawn_costs(dir.path());
     drop(std::hint::black_box(ballast));

@@ -303,11 +303,16 @@ fn watch(
         },
     };
     // Whatever the group kill could not reach (a process that left the
-    // group) dies with the cgroup. Found empty above, it stays empty:
-    // nothing is left inside to fork.
+    // group) dies with the cgroup: what was found in it above (found
+    // empty, it stays empty: nothing is left inside to fork), or, with a
+    // PID namespace of the command's own, what is in it now.
     let mut oom = false;
     if let Some(cgroup) = &prepared.cgroup {
-        if left || (exit_page.is_some() && cgroup.population() > 0) {
+        let inside = match exit_page {
+            None => left,
+            Some(_) => cgroup.population() > 0,
+        };
+        if inside {
             leaked = true;
             cgroup.kill_all();
         }

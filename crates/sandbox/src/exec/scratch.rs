@@ -40,15 +40,9 @@ impl Scratch {
             });
         };
         std::fs::create_dir_all(dir).map_err(ExecError::io(format!("create {}", dir.display())))?;
-        let scratch = Scratch {
-            root: canonical(dir)?,
-            owned: None,
-        };
-        for dir in [scratch.home(), scratch.tmp()] {
-            std::fs::create_dir_all(&dir)
-                .map_err(ExecError::io(format!("create {}", dir.display())))?;
-        }
-        Ok(scratch)
+        let root = canonical(dir)?;
+        home_and_tmp(&root)?;
+        Ok(Scratch { root, owned: None })
     }
 
     pub(crate) fn home(&self) -> PathBuf {
@@ -75,11 +69,18 @@ fn make() -> Result<(tempfile::TempDir, PathBuf), ExecError> {
         .tempdir()
         .map_err(ExecError::io("create a scratch directory"))?;
     let root = canonical(dir.path())?;
+    home_and_tmp(&root)?;
+    Ok((dir, root))
+}
+
+/// Makes `root`'s `home` and `tmp` unless they are there.
+fn home_and_tmp(root: &Path) -> Result<(), ExecError> {
     for sub in ["home", "tmp"] {
         let path = root.join(sub);
-        std::fs::create_dir(&path).map_err(ExecError::io(format!("create {}", path.display())))?;
+        std::fs::create_dir_all(&path)
+            .map_err(ExecError::io(format!("create {}", path.display())))?;
     }
-    Ok((dir, root))
+    Ok(())
 }
 
 impl Drop for Scratch {

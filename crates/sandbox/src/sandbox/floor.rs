@@ -45,11 +45,7 @@ pub fn run_in_fresh_mount_namespace(program: &CStr) -> std::io::Result<bool> {
         return Err(std::io::Error::last_os_error());
     }
     if pid == 0 {
-        let private = libc::MS_REC | libc::MS_PRIVATE;
-        if sys::mount(None, c"/", None, private, None).is_err()
-            || sys::mount(Some(c"proc"), c"/proc", Some(c"proc"), 0, None).is_err()
-            || sys::mount(Some(c"tmpfs"), c"/tmp", Some(c"tmpfs"), 0, None).is_err()
-        {
+        if !own_proc() || sys::mount(Some(c"tmpfs"), c"/tmp", Some(c"tmpfs"), 0, None).is_err() {
             sys::exit(2);
         }
         exec(program);
@@ -70,6 +66,14 @@ fn exit_of(status: libc::c_int) -> std::io::Result<bool> {
     }
 }
 
+/// In a new mount namespace: its mounts made private, and a fresh
+/// `/proc` mounted; whether both worked.
+fn own_proc() -> bool {
+    let private = libc::MS_REC | libc::MS_PRIVATE;
+    sys::mount(None, c"/", None, private, None).is_ok()
+        && sys::mount(Some(c"proc"), c"/proc", Some(c"proc"), 0, None).is_ok()
+}
+
 /// Execs `program` with no arguments and an empty environment; exits 127
 /// if it cannot.
 fn exec(program: &CStr) -> ! {
@@ -83,10 +87,7 @@ fn exec(program: &CStr) -> ! {
 
 /// The init's part: its exit code.
 fn init(program: &CStr) -> libc::c_int {
-    let private = libc::MS_REC | libc::MS_PRIVATE;
-    if sys::mount(None, c"/", None, private, None).is_err()
-        || sys::mount(Some(c"proc"), c"/proc", Some(c"proc"), 0, None).is_err()
-    {
+    if !own_proc() {
         return 2;
     }
     let Ok(command) = sys::fork() else { return 2 };

@@ -301,8 +301,10 @@ impl CommandCgroup {
         self.peak_files().start(fresh, floor)
     }
 
-    /// The peaks of the command begun with `start`, once it is over.
-    pub fn peaks(&self, start: &PeakStart) -> Peaks {
+    /// The peaks of the command begun with `start`, once it is over, and
+    /// whether another command can use this cgroup after it and still be
+    /// told its own ([`peaks_reusable`](Self::peaks_reusable)).
+    pub fn peaks(&self, start: &PeakStart) -> (Peaks, bool) {
         self.peak_files().read(start)
     }
 

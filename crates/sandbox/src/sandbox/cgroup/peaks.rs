@@ -90,16 +90,20 @@ impl PeakFiles<'_> {
         }
     }
 
-    /// The command's peaks, once it is over.
-    pub(crate) fn read(&self, start: &PeakStart) -> Peaks {
+    /// The command's peaks, once it is over, and whether the cgroup can
+    /// serve another command ([`PeakStart::reusable`]), from the same
+    /// reading of `pids.peak`.
+    pub(crate) fn read(&self, start: &PeakStart) -> (Peaks, bool) {
         let path = self.memory_dir.join(self.memory_peak);
-        Peaks {
+        let pids = self.pids_peak();
+        let peaks = Peaks {
             memory_bytes: memory_figure(
                 read_peak(self.kept, start.memory_file.as_ref(), &path),
                 start,
             ),
-            pids: pids_figure(self.pids_peak(), start),
-        }
+            pids: pids_figure(pids, start),
+        };
+        (peaks, start.reusable(pids))
     }
 
     pub(crate) fn pids_peak(&self) -> Option<u64> {
@@ -254,11 +258,13 @@ mod tests {
         std::fs::write(dir.path().join("pids.peak"), "5\n").unwrap();
         assert_eq!(
             files.read(&begun),
-            Peaks {
-                memory_bytes: Some(209_715_200),
-                pids: Some(5),
-            }
+            (
+                Peaks {
+                    memory_bytes: Some(209_715_200),
+                    pids: Some(5),
+                },
+                false
+            )
         );
-        assert!(!begun.reusable(Some(5)));
     }
 }

@@ -30,6 +30,8 @@ pub struct PooledCgroup {
     oom_before: u64,
     /// The counters this command's peaks are read against.
     peaks_start: Option<PeakStart>,
+    /// Whether it can serve another command, once its peaks were read.
+    reusable: std::sync::OnceLock<bool>,
 }
 
 impl PooledCgroup {
@@ -53,6 +55,7 @@ impl PooledCgroup {
             oom_before: cgroup.oom_kills(),
             peaks_start: Some(cgroup.start_peaks(fresh, floor)),
             cgroup: Some(cgroup),
+            reusable: std::sync::OnceLock::new(),
         })
     }
 
@@ -82,7 +85,11 @@ impl PooledCgroup {
     /// This command's memory and task peaks, once it is over.
     pub fn peaks(&self) -> Peaks {
         match (&self.cgroup, &self.peaks_start) {
-            (Some(cgroup), Some(start)) => cgroup.peaks(start),
+            (Some(cgroup), Some(start)) => {
+                let (peaks, reusable) = cgroup.peaks(start);
+                let _ = self.reusable.set(reusable);
+                peaks
+            }
             _ => Peaks::default(),
         }
     }
@@ -93,10 +100,12 @@ impl Drop for PooledCgroup {
         let Some(cgroup) = self.cgroup.take() else {
             return;
         };
-        let reusable = self
-            .peaks_start
-            .take()
-            .is_some_and(|start| cgroup.peaks_reusable(&start));
+        // Asked again only where the peaks were never read.
+        let start = self.peaks_start.take();
+        let reusable = match self.reusable.get() {
+            Some(reusable) => *reusable,
+            None => start.is_some_and(|start| cgroup.peaks_reusable(&start)),
+        };
         if reusable
             && cgroup.population() == 0
             && let Ok(mut idle) = IDLE_CGROUPS.lock()
