@@ -46,6 +46,18 @@ impl Fixture {
         let err = self.load(text).unwrap_err().to_string();
         err.replace(&format!("{}/", self.root().display()), "")
     }
+
+    /// For each `(extra, expected)`: the minimal manifest with `extra`
+    /// fails with an error that starts with `expected`.
+    pub(super) fn assert_errors(&self, cases: &[(&str, &str)]) {
+        for (extra, expected) in cases {
+            let got = self.error(&with(extra));
+            assert!(
+                got.starts_with(expected),
+                "for {extra:?}\n got: {got}\nwant: {expected}"
+            );
+        }
+    }
 }
 
 pub(super) const MINIMAL: &str = r#"prompt = "Fix it."
@@ -244,13 +256,7 @@ fn errors_name_file_line_column_and_field() {
             "jobs/job.toml:9:11: acceptance.results: junit:../r.xml: the path must be relative",
         ),
     ];
-    for (extra, expected) in cases {
-        let got = fx.error(&with(extra));
-        assert!(
-            got.starts_with(expected),
-            "for {extra:?}\n got: {got}\nwant: {expected}"
-        );
-    }
+    fx.assert_errors(cases);
 }
 
 #[test]
