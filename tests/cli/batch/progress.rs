@@ -2,11 +2,12 @@
 //! redraws or escape codes, and a snapshot of those lines.
 
 use super::{JobSpec, run_in, write_jobs};
-use crate::harness::Sandbox;
+use crate::harness::{Run, Sandbox};
 
-#[test]
-fn progress_is_one_plain_line_per_event_in_ci() {
-    let sb = Sandbox::new();
+/// A batch in CI mode, with `args` after the data dir and the jobs: a job
+/// that writes, verifies and is done, and one that finishes without an
+/// edit (so the batch exits 1).
+fn batch_in_ci(sb: &Sandbox, args: &[&str]) -> Run {
     let jobs = write_jobs(
         &sb.path().join("jobs"),
         &[
@@ -14,12 +15,15 @@ fn progress_is_one_plain_line_per_event_in_ci() {
             JobSpec::new("lazy", "no_edit.jsonl").attempts(1),
         ],
     );
-    let run = run_in(
-        sb.path(),
-        &["batch", sb.data().to_str().unwrap(), jobs.to_str().unwrap()],
-        &[("CI", "true")],
-    )
-    .code(1);
+    let mut argv = vec!["batch", "DATA", jobs.to_str().unwrap()];
+    argv.extend(args);
+    run_in(sb.path(), &argv, &[("CI", "true")]).code(1)
+}
+
+#[test]
+fn progress_is_one_plain_line_per_event_in_ci() {
+    let sb = Sandbox::new();
+    let run = batch_in_ci(&sb, &[]);
     for needle in [
         "shown: attempt 1 started",
         "shown: step 1: write_file",
@@ -49,19 +53,7 @@ fn progress_is_one_plain_line_per_event_in_ci() {
 #[test]
 fn progress_lines_snapshot() {
     let sb = Sandbox::new();
-    let jobs = write_jobs(
-        &sb.path().join("jobs"),
-        &[
-            JobSpec::new("shown", "write_verify_finish.jsonl"),
-            JobSpec::new("lazy", "no_edit.jsonl").attempts(1),
-        ],
-    );
-    let run = run_in(
-        sb.path(),
-        &["batch", "DATA", jobs.to_str().unwrap(), "-j", "1"],
-        &[("CI", "true")],
-    )
-    .code(1);
+    let run = batch_in_ci(&sb, &["-j", "1"]);
     let progress: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with('[')).collect();
     crate::snapshot::redacted(Some(sb.path()))
         .bind(|| insta::assert_snapshot!(progress.join("\n")));
