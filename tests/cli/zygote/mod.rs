@@ -1,12 +1,14 @@
 //! The attempt's zygote through the real binary, one concept per file:
 //! a command attacking it (`attack`), the fallback when it or the
 //! attempt's PID namespace is killed mid-attempt (`fallback`), the next
-//! command made ahead while one runs (`warm`), and commands still started
+//! command made ahead while one runs (`warm`), the scheduling of the
+//! zygote and what it makes ahead (`idle`), and commands still started
 //! from it with the sandbox off (`sandbox_off`). This module holds the
 //! scripted job and the helpers that find the runner's processes.
 
 mod attack;
 mod fallback;
+mod idle;
 mod sandbox_off;
 mod start_failure;
 mod warm;
@@ -18,14 +20,35 @@ use attack::PROBE;
 
 const ZYGOTE_ARG: &str = "__agent-runtime-zygote";
 
-/// The process group of `pid`.
-fn process_group(pid: i32) -> Option<i32> {
+/// Field `n` of `/proc/PID/stat` (numbered from 1, as `proc(5)` does).
+fn stat_field(pid: i32, n: usize) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields 1 and 2 are the pid and the command, which may hold spaces.
     stat[stat.rfind(')')? + 1..]
         .split_whitespace()
-        .nth(2)?
+        .nth(n.checked_sub(3)?)?
         .parse()
         .ok()
+}
+
+/// The parent of `pid`.
+fn parent_of(pid: i32) -> Option<i32> {
+    stat_field(pid, 4).and_then(|p| i32::try_from(p).ok())
+}
+
+/// The runner's children.
+fn children_of(runner: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| parent_of(*pid).is_some_and(|p| u32::try_from(p) == Ok(runner)))
+        .collect()
+}
+
+/// The process group of `pid`.
+fn process_group(pid: i32) -> Option<i32> {
+    stat_field(pid, 5).and_then(|g| i32::try_from(g).ok())
 }
 
 /// A job of `steps` (scripted replies), its source holding the probe.
@@ -170,14 +193,6 @@ fn batch_that_sleeps_first(
 /// The runner's children that are the init of a PID namespace of their
 /// own (`NSpid` ends in 1), each with whether it has a child.
 fn inits_of(runner: u32) -> Vec<(i32, bool)> {
-    let parent_of = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat[stat.rfind(')')? + 1..]
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
     let pids: Vec<i32> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

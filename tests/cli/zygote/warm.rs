@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use agent_runtime::sandbox::{probe, test_hooks};
 
 use super::{
-    ZYGOTE_ARG, attempt_namespace_here, batch_that_sleeps_first, command_layers, inits_of,
-    process_group, run_tool,
+    ZYGOTE_ARG, attempt_namespace_here, batch_that_sleeps_first, children_of, command_layers,
+    inits_of, process_group, run_tool,
 };
 use crate::harness::{Sandbox, alive_with, layer_missing, observations};
 
@@ -96,27 +96,6 @@ fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
     // None is left once the runner is done.
     assert!(inits_of(runner).is_empty());
     assert!(!Path::new(&format!("/proc/{warm}")).exists() || process_group(warm) != Some(warm));
-}
-
-/// The runner's children.
-fn children_of(runner: u32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    stat[stat.rfind(')')? + 1..]
-                        .split_whitespace()
-                        .nth(1)?
-                        .parse::<u32>()
-                        .ok()
-                })
-                == Some(runner)
-        })
-        .collect()
 }
 
 /// In the attempt's PID namespace, while a command runs, the next

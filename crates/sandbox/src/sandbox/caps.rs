@@ -61,6 +61,33 @@ pub fn drop_all() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether this process holds capability `cap` in its effective set.
+pub(crate) fn effective(cap: u32) -> bool {
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capget reads a valid header and writes two data structs
+    // (version 3 layout) that live on this stack frame for the whole call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &header as *const CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    let (word, bit) = ((cap / 32) as usize, cap % 32);
+    rc == 0
+        && data
+            .get(word)
+            .is_some_and(|d| d.effective & (1 << bit) != 0)
+}
+
 /// Makes the calling process non-dumpable, so processes without
 /// `CAP_SYS_PTRACE` (every sandboxed command) cannot read its `/proc` files
 /// such as `environ`. The runner calls this once at start.

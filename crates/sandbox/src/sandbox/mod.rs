@@ -41,6 +41,7 @@ mod test_hooks;
 pub(crate) use attempt_init::{
     AttemptNamespace, make as make_attempt_namespace, serve as serve_attempt_init,
 };
+pub(crate) use caps::effective as has_capability;
 pub use caps::protect_runner;
 pub use cgroup::{
     CGROUP_ENV, CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, LayoutError,

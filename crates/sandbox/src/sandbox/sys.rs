@@ -310,3 +310,11 @@ fn poll_now(fd: libc::c_int) -> Option<libc::c_short> {
     let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
     (rc >= 0).then_some(pfd.revents)
 }
+
+/// Sets the scheduling policy of `pid` (0: this process) to `policy`
+/// (`SCHED_IDLE` or `SCHED_OTHER`); its nice value is left as it is.
+pub(crate) fn set_policy(pid: libc::pid_t, policy: libc::c_int) -> Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is valid for the call.
+    check(unsafe { libc::sched_setscheduler(pid, policy, &raw const param) }.into())
+}

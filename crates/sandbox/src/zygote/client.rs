@@ -52,6 +52,9 @@ struct Link {
     /// The init of the attempt's PID namespace, once made: the runner's
     /// child, killed and reaped when the handle is dropped.
     attempt_init: Option<Pid>,
+    /// The zygote, where it rests as `SCHED_IDLE` (see `sched.rs`): lifted
+    /// before the runner waits on it.
+    resting: Option<Pid>,
 }
 
 /// A warm init, the runner's child, and the setup it was made for.
@@ -61,6 +64,8 @@ struct Slot {
     sock: OwnedFd,
     prepared: Prepared,
     key: ReuseKey,
+    /// Made by a resting zygote: lifted before it is sent anything.
+    resting: bool,
 }
 
 impl Slot {
@@ -85,6 +90,12 @@ impl Slot {
         meanwhile: impl FnOnce(),
     ) -> Option<Result<(Spawned, Prepared), ZygoteError>> {
         let command = self.prepared.child.shares_pid();
+        // Nothing runs idle: a warm command that cannot be lifted is not
+        // used (and one still being made is lifted before it is waited on).
+        if self.resting && super::sched::lift(self.pid.as_raw()).is_err() {
+            self.discard();
+            return None;
+        }
         if command && !matches!(recv_reply(self.sock.as_fd()), Ok(SpawnReply::Ready)) {
             self.discard();
             return None;
@@ -198,6 +209,10 @@ impl Zygote {
                 return Err(std::io::Error::other("the zygote's thread ended"));
             }
         };
+        let pid = i32::try_from(pid).unwrap_or(-1);
+        // The zygote has this process's credentials: it rests where this
+        // process could leave `SCHED_IDLE` again.
+        let resting = super::sched::can_leave_idle().then_some(Pid::from_raw(pid));
         Ok(Zygote {
             link: Mutex::new(Link {
                 sock: Some(ours),
@@ -206,8 +221,9 @@ impl Zygote {
                 pending: None,
                 unreported: None,
                 attempt_init: None,
+                resting,
             }),
-            pid: i32::try_from(pid).unwrap_or(-1),
+            pid,
             stop: Some(stop),
             keeper: Some(keeper),
         })
@@ -362,6 +378,9 @@ impl Zygote {
         ) else {
             return;
         };
+        if !prepared.child.shares_pid() {
+            lift_zygote(&link);
+        }
         let (setup, setup_fds) = prepared.handoff();
         let mut fds = vec![theirs.as_raw_fd()];
         fds.extend(setup_fds);
@@ -402,6 +421,15 @@ fn settle(link: &mut Link) {
     let Some((sock, prepared, key)) = link.pending.take() else {
         return;
     };
+    if link
+        .sock
+        .as_ref()
+        .is_some_and(|zygote| !readable(zygote.as_fd()))
+    {
+        // Still being made: not on idle time while the runner waits.
+        lift_zygote(link);
+    }
+    let resting = link.resting.is_some();
     match read_reply(link) {
         Ok(SpawnReply::Started { pid }) => {
             link.slot = Some(Slot {
@@ -409,6 +437,7 @@ fn settle(link: &mut Link) {
                 sock,
                 prepared,
                 key,
+                resting,
             });
         }
         Ok(SpawnReply::Failed { pid, .. }) => {
@@ -430,6 +459,8 @@ const NONSENSE: &str = "the zygote's reply makes no sense";
 /// Sends `request` with `fds` to the zygote and reads its reply; a zygote
 /// that cannot be talked to is marked lost.
 fn exchange(link: &mut Link, request: &Request, fds: &[RawFd]) -> Result<SpawnReply, ZygoteError> {
+    // The runner waits for the answer: not on idle time.
+    lift_zygote(link);
     send_request(link, request, fds)?;
     read_reply(link)
 }
@@ -470,6 +501,20 @@ fn lose(link: &mut Link, why: String) -> ZygoteError {
     link.sock = None;
     link.lost = Some(why.clone());
     ZygoteError::Lost(why)
+}
+
+/// Lifts a resting zygote out of `SCHED_IDLE` (see `sched.rs`); it rests
+/// again once it has answered.
+fn lift_zygote(link: &Link) {
+    if let Some(zygote) = link.resting {
+        let _ = super::sched::lift(zygote.as_raw());
+    }
+}
+
+/// Whether `sock` has something to read (or its other end has gone).
+fn readable(sock: std::os::fd::BorrowedFd<'_>) -> bool {
+    let mut fds = [nix::poll::PollFd::new(sock, nix::poll::PollFlags::POLLIN)];
+    matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(n) if n > 0)
 }
 
 /// Whether the other end of `sock` has gone.

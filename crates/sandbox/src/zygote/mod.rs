@@ -21,6 +21,7 @@
 //! the executor starts that command and the later ones itself.
 
 mod client;
+mod sched;
 mod server;
 mod warm;
 mod wire;

@@ -55,6 +55,9 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
     // SAFETY: descriptor 0 is the socket the runner passed as stdin; it
     // stays open for the life of this process.
     let sock = unsafe { BorrowedFd::borrow_raw(0) };
+    // Rests between requests and while it makes a warm command (see
+    // `sched.rs`), where it can leave that again.
+    let rests = super::sched::can_leave_idle() && super::sched::rest(0).is_ok();
     // The attempt's PID namespace, once the runner asked for it.
     let mut attempt: Option<AttemptNamespace> = None;
     loop {
@@ -72,6 +75,7 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
             Err(_) => Err((None, libc::EINVAL)),
             Ok(Request::PidNamespace) => match &attempt {
                 Some(made) => Ok(made.pid),
+                None if rests && super::sched::lift(0).is_err() => Err((None, libc::EPERM)),
                 None => match start_attempt_init(runner_raw) {
                     Ok(made) => {
                         let pid = made.pid;
@@ -87,8 +91,12 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
                 parent,
                 runner_raw,
                 attempt.as_ref().map(|made| made.ns.as_raw_fd()),
+                rests,
             ),
         };
+        if rests && super::sched::rest(0).is_err() {
+            return ExitCode::FAILURE;
+        }
         let reply = match answer {
             Ok(pid) => SpawnReply::Started { pid },
             Err((pid, errno)) => SpawnReply::Failed { pid, errno },
@@ -104,13 +112,15 @@ pub(crate) fn serve(runner: Option<i32>) -> ExitCode {
 
 /// Answers one request: a command started (its pid once it has exec'd),
 /// or a warm init made (its pid). `attempt` is the attempt's PID
-/// namespace, if made.
+/// namespace, if made. Where this process `rests`, only a warm command is
+/// made while it does; anything else after it left `SCHED_IDLE`.
 fn start(
     request: Request,
     mut fds: Vec<OwnedFd>,
     runner: Pid,
     runner_fd: Option<RawFd>,
     attempt: Option<RawFd>,
+    rests: bool,
 ) -> Result<i32, NotStarted> {
     let (image, handoff, own) = match request {
         Request::PidNamespace => return Err((None, libc::EINVAL)),
@@ -132,6 +142,15 @@ fn start(
     let (setup, held) = handoff
         .receive(fds, runner, runner_fd, attempt)
         .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
+    if rests {
+        let warm_command = image.is_none() && setup.shares_pid();
+        let policy = if warm_command {
+            super::sched::rest(0)
+        } else {
+            super::sched::lift(0)
+        };
+        policy.map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
+    }
     let started = match image {
         Some(image) => {
             let stdio = [own[0].as_raw_fd(), own[1].as_raw_fd(), own[2].as_raw_fd()];

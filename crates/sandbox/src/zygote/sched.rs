@@ -1,0 +1,85 @@
+//! How the zygote and the warm commands it makes are scheduled.
+//!
+//! The zygote makes the next command's warm process (`warm.rs`) while the
+//! current command execs and runs. On a machine with few CPUs that work —
+//! the clone into a copy of the mount namespace, then the warm command's
+//! own mounts, cgroup and layers, some 0.4 ms of CPU — ran beside the
+//! command and the runner and took the CPU from them: in one step in three
+//! the runner waited behind it to reap the command. So the zygote rests as
+//! `SCHED_IDLE` and so does every warm command it makes: they run on what
+//! the runner and the commands leave, and any of those that wakes takes
+//! the CPU from them at once.
+//!
+//! Nothing else runs idle. The zygote leaves `SCHED_IDLE` before it makes
+//! anything else (a command started directly, the attempt's init, a warm
+//! init), so those inherit the usual policy; and the runner lifts a warm
+//! command before it sends it anything to run (a warm command it cannot
+//! lift is killed unused). Where the runner would wait on the zygote
+//! (a request of its own, or a warm command not made yet), it lifts the
+//! zygote first, so a busy machine cannot starve it. All of this only
+//! where a process can leave `SCHED_IDLE` again (`CAP_SYS_NICE`, or an
+//! `RLIMIT_NICE` that allows its nice value); elsewhere nothing changes.
+
+use crate::sandbox::sys;
+
+/// `CAP_SYS_NICE` (linux/capability.h).
+const CAP_SYS_NICE: u32 = 23;
+
+/// Whether a process of these credentials can return from `SCHED_IDLE`
+/// to `SCHED_OTHER` at its nice value (the kernel's `can_nice`): only then
+/// may the zygote and its warm commands rest.
+pub(super) fn can_leave_idle() -> bool {
+    if crate::sandbox::has_capability(CAP_SYS_NICE) {
+        return true;
+    }
+    let Ok((soft, _)) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NICE)
+    else {
+        return false;
+    };
+    // SAFETY: getpriority takes plain integers; -1 with errno set is an
+    // error, which the check below treats as no.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let needed = 20 - i64::from(nice);
+    needed > 0 && i64::try_from(soft).is_ok_and(|soft| soft >= needed)
+}
+
+/// Makes `pid` (0: this process) `SCHED_IDLE`.
+pub(super) fn rest(pid: libc::pid_t) -> std::io::Result<()> {
+    sys::set_policy(pid, libc::SCHED_IDLE)
+}
+
+/// Makes `pid` (0: this process) `SCHED_OTHER` again.
+pub(super) fn lift(pid: libc::pid_t) -> std::io::Result<()> {
+    sys::set_policy(pid, libc::SCHED_OTHER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The policy of `pid` as the kernel reports it.
+    fn policy(pid: libc::pid_t) -> libc::c_int {
+        // SAFETY: plain integer argument.
+        unsafe { libc::sched_getscheduler(pid) }
+    }
+
+    #[test]
+    fn a_process_that_can_leave_idle_rests_and_is_lifted() {
+        if !can_leave_idle() {
+            eprintln!("skipped: this process could not leave SCHED_IDLE again");
+            return;
+        }
+        // A child of its own, so the test's thread keeps its policy.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep starts");
+        let pid = i32::try_from(child.id()).expect("a pid fits");
+        rest(pid).expect("rests");
+        assert_eq!(policy(pid), libc::SCHED_IDLE);
+        lift(pid).expect("is lifted");
+        assert_eq!(policy(pid), libc::SCHED_OTHER);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
