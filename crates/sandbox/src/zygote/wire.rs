@@ -2,9 +2,12 @@
 //! `SOCK_SEQPACKET` pair: one request (a command to start, with the
 //! descriptors it needs) and one reply (its pid, or why it did not start).
 //!
-//! A message is a header packet (the body's length, and the descriptors
-//! as `SCM_RIGHTS`) followed by the body in packets of at most [`CHUNK`]
-//! bytes, so a large environment never meets the socket's packet limit.
+//! A message's first packet holds a header (the body's length), the
+//! descriptors as `SCM_RIGHTS`, and the first [`INLINE`] bytes of the
+//! body, which is every message but one with a large environment: one
+//! system call to send it and one to receive it. The rest of a larger body
+//! follows in packets of at most [`CHUNK`] bytes, so it never meets the
+//! socket's packet limit.
 
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -18,7 +21,9 @@ use crate::sandbox::Handoff;
 /// The argument that makes the runner's binary a zygote.
 pub(crate) const ARG: &str = "__agent-runtime-zygote";
 
-/// Largest body packet.
+/// Most bytes of the body in the first packet.
+const INLINE: usize = 4096;
+/// Largest packet of the rest of the body.
 const CHUNK: usize = 32 * 1024;
 /// Most descriptors one message carries.
 const MAX_FDS: usize = 16;
@@ -65,27 +70,25 @@ pub(crate) fn send(sock: BorrowedFd<'_>, body: &[u8], fds: &[RawFd]) -> std::io:
     let len = (body.len() as u64).to_le_bytes();
     let rights = [ControlMessage::ScmRights(fds)];
     let cmsgs: &[ControlMessage<'_>] = if fds.is_empty() { &[] } else { &rights };
-    send_all(sock, &len, cmsgs)?;
-    for chunk in body.chunks(CHUNK) {
-        send_all(sock, chunk, &[])?;
+    let (first, rest) = body.split_at(body.len().min(INLINE));
+    send_all(sock, &[&len, first], cmsgs)?;
+    for chunk in rest.chunks(CHUNK) {
+        send_all(sock, &[chunk], &[])?;
     }
     Ok(())
 }
 
+/// Sends `parts` as one packet.
 fn send_all(
     sock: BorrowedFd<'_>,
-    packet: &[u8],
+    parts: &[&[u8]],
     cmsgs: &[ControlMessage<'_>],
 ) -> std::io::Result<()> {
+    let iov: Vec<IoSlice<'_>> = parts.iter().map(|part| IoSlice::new(part)).collect();
+    let total: usize = parts.iter().map(|part| part.len()).sum();
     loop {
-        match sendmsg::<()>(
-            sock.as_raw_fd(),
-            &[IoSlice::new(packet)],
-            cmsgs,
-            MsgFlags::MSG_NOSIGNAL,
-            None,
-        ) {
-            Ok(n) if n == packet.len() => return Ok(()),
+        match sendmsg::<()>(sock.as_raw_fd(), &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None) {
+            Ok(n) if n == total => return Ok(()),
             Ok(_) => return Err(invalid("a packet was cut short")),
             Err(nix::errno::Errno::EINTR) => continue,
             Err(errno) => return Err(errno.into()),
@@ -96,9 +99,10 @@ fn send_all(
 /// Receives one message: `None` when the peer has closed its end.
 pub(crate) fn recv(sock: BorrowedFd<'_>) -> std::io::Result<Option<(Vec<u8>, Vec<OwnedFd>)>> {
     let mut header = [0u8; 8];
+    let mut inline = [0u8; INLINE];
     let mut space = nix::cmsg_space!([RawFd; MAX_FDS]);
     let (n, fds) = loop {
-        let mut iov = [IoSliceMut::new(&mut header)];
+        let mut iov = [IoSliceMut::new(&mut header), IoSliceMut::new(&mut inline)];
         match recvmsg::<()>(
             sock.as_raw_fd(),
             &mut iov,
@@ -130,16 +134,18 @@ pub(crate) fn recv(sock: BorrowedFd<'_>) -> std::io::Result<Option<(Vec<u8>, Vec
     if n == 0 {
         return Ok(None);
     }
-    if n != header.len() {
-        return Err(invalid("a short header"));
-    }
     let len = u64::from_le_bytes(header);
     if len > MAX_BODY {
         return Err(invalid("an oversized body"));
     }
     let len = usize::try_from(len).map_err(|_| invalid("an oversized body"))?;
+    let first = len.min(INLINE);
+    if n != header.len() + first {
+        return Err(invalid("a short first packet"));
+    }
     let mut body = vec![0u8; len];
-    let mut at = 0;
+    body[..first].copy_from_slice(&inline[..first]);
+    let mut at = first;
     while at < len {
         let end = (at + CHUNK).min(len);
         // SAFETY: reads into the part of `body` not yet filled, of the
@@ -180,6 +186,22 @@ mod tests {
             nix::sys::socket::SockFlag::SOCK_CLOEXEC,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_small_message_and_its_descriptors_are_one_packet() {
+        let (a, b) = pair();
+        let file = tempfile::tempfile().unwrap();
+        send(a.as_fd(), b"ready", &[file.as_raw_fd()]).unwrap();
+        drop(a);
+        // One packet: a plain read of the socket takes the whole message
+        // (and closes the descriptor it carried, which nobody took).
+        let mut packet = [0u8; 64];
+        // SAFETY: reads into `packet`, of its length.
+        let n = unsafe { libc::recv(b.as_raw_fd(), packet.as_mut_ptr().cast(), packet.len(), 0) };
+        assert_eq!(usize::try_from(n).unwrap(), 8 + 5);
+        assert_eq!(&packet[8..13], b"ready");
+        assert!(recv(b.as_fd()).unwrap().is_none(), "nothing follows");
     }
 
     #[test]
