@@ -15,7 +15,11 @@ use super::error::CgroupError;
 /// Writes `value` with a single write(2), as cgroup files expect.
 pub(crate) fn write(path: &Path, value: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).open(path)?;
-    let written = file.write(value)?;
+    whole(path, value, file.write(value)?)
+}
+
+/// Whether `written` bytes were all of `value`, written to `path`.
+fn whole(path: &Path, value: &[u8], written: usize) -> io::Result<()> {
     if written == value.len() {
         Ok(())
     } else {
@@ -114,21 +118,23 @@ fn pids_in(file: &File, mut each: impl FnMut(i32)) -> io::Result<()> {
     Ok(())
 }
 
-/// Files of one cgroup read again and again (its counters and members,
-/// once per command it serves), each opened the first time and then read
-/// from offset 0 with `pread`: a cgroup file makes its text afresh for a
-/// read at offset 0, so one system call replaces an open, reads and a
+/// Files of one cgroup read (and reset) again and again (its counters and
+/// members, once per command it serves), each opened the first time and
+/// then read or written at offset 0 with `pread` or `pwrite`: a cgroup
+/// file makes its text afresh for a read at offset 0 and takes each write
+/// whole, so one system call replaces an open, a read or write and a
 /// close.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
-    files: Mutex<Vec<(PathBuf, File)>>,
+    /// Each file's path, the file, and whether it was opened for writing.
+    files: Mutex<Vec<(PathBuf, File, bool)>>,
 }
 
 impl Kept {
     /// [`read_small`] of `path`. A file that cannot be opened is tried
     /// again next time.
     pub(crate) fn read_small(&self, path: &Path) -> io::Result<String> {
-        self.with(path, |file| {
+        self.with(path, false, |file| {
             let mut buf = [0u8; 4096];
             let n = loop {
                 match file.read_at(&mut buf, 0) {
@@ -143,20 +149,47 @@ impl Kept {
 
     /// [`for_each_pid`] of `path`.
     pub(crate) fn for_each_pid(&self, path: &Path, each: impl FnMut(i32)) -> io::Result<()> {
-        self.with(path, |file| pids_in(file, each))
+        self.with(path, false, |file| pids_in(file, each))
     }
 
-    fn with<T>(&self, path: &Path, read: impl FnOnce(&File) -> io::Result<T>) -> io::Result<T> {
+    /// [`write`] of `value` to `path`, through the file kept open for it.
+    pub(crate) fn write_small(&self, path: &Path, value: &[u8]) -> io::Result<()> {
+        self.with(path, true, |file| {
+            let written = loop {
+                match file.write_at(value, 0) {
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    written => break written?,
+                }
+            };
+            whole(path, value, written)
+        })
+    }
+
+    /// Runs `use_file` on the file kept for `path`, opened for writing too
+    /// when `write`.
+    fn with<T>(
+        &self,
+        path: &Path,
+        write: bool,
+        use_file: impl FnOnce(&File) -> io::Result<T>,
+    ) -> io::Result<T> {
         let mut files = self
             .files
             .lock()
-            .map_err(|_| io::Error::other("a reader of this cgroup panicked"))?;
-        if let Some((_, file)) = files.iter().find(|(kept, _)| kept == path) {
-            return read(file);
+            .map_err(|_| io::Error::other("a user of this cgroup's files panicked"))?;
+        let at = files.iter().position(|(kept, _, _)| kept == path);
+        if let Some((_, file, writable)) = at.and_then(|at| files.get(at))
+            && (*writable || !write)
+        {
+            return use_file(file);
         }
-        let file = File::open(path)?;
-        let out = read(&file);
-        files.push((path.to_path_buf(), file));
+        let file = OpenOptions::new().read(true).write(write).open(path)?;
+        let out = use_file(&file);
+        let entry = (path.to_path_buf(), file, write);
+        match at.and_then(|at| files.get_mut(at)) {
+            Some(slot) => *slot = entry,
+            None => files.push(entry),
+        }
         out
     }
 }
@@ -240,5 +273,26 @@ mod tests {
             assert_eq!(seen, (1..3000).collect::<Vec<_>>());
         }
         assert_eq!(kept.files.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_kept_file_written_is_opened_for_writing_once_and_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let usage = dir.path().join("memory.max_usage_in_bytes");
+        std::fs::write(&usage, "7\n").unwrap();
+        let kept = Kept::default();
+        // Read first: kept read-only, then opened again to be written.
+        assert_eq!(kept.read_small(&usage).unwrap(), "7\n");
+        for value in ["0", "5"] {
+            kept.write_small(&usage, value.as_bytes()).unwrap();
+            assert_eq!(kept.read_small(&usage).unwrap(), format!("{value}\n"));
+        }
+        // One file for the path, the one that can be written.
+        let files = kept.files.lock().unwrap();
+        assert_eq!(files.len(), 1);
+        assert!(files[0].2);
+        drop(files);
+        // A file that cannot be opened for writing says so.
+        assert!(kept.write_small(&dir.path().join("gone"), b"0").is_err());
     }
 }

@@ -74,7 +74,7 @@ impl PeakFiles<'_> {
                 None => (None, false),
             }
         } else {
-            (None, fs::write(&path, b"0").is_ok())
+            (None, self.kept.write_small(&path, b"0").is_ok())
         };
         let memory_base = if memory_resets {
             read_peak(self.kept, memory_file.as_ref(), &path)
