@@ -1,6 +1,8 @@
 //! The zygote rests as `SCHED_IDLE` and so does the next command's
 //! process it makes ahead, so neither takes a CPU from a running command
-//! or the runner; every command itself runs at the usual policy.
+//! or the runner; every command itself runs at the usual policy, on every
+//! CPU the runner may use (a warm command kept off the runner's CPU while
+//! it starts takes them back before exec).
 
 use std::time::{Duration, Instant};
 
@@ -26,12 +28,27 @@ fn zygote_of(runner: u32) -> Option<i32> {
     })
 }
 
-/// A command that prints its own scheduling policy.
+/// A command that prints its own scheduling policy and CPUs.
 fn print_policy() -> serde_json::Value {
     run_tool(
         "python3",
-        &["-c", "import os; print('POLICY', os.sched_getscheduler(0))"],
+        &[
+            "-c",
+            "import os; print('POLICY', os.sched_getscheduler(0)); \
+             print('CPUS', ','.join(map(str, sorted(os.sched_getaffinity(0)))))",
+        ],
     )
+}
+
+/// This process's CPUs (the runner's, which it starts), as the command
+/// above prints them.
+fn own_cpus() -> String {
+    let cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    let listed: Vec<String> = (0..nix::sched::CpuSet::count())
+        .filter(|cpu| cpus.is_set(*cpu).unwrap_or(false))
+        .map(|cpu| cpu.to_string())
+        .collect();
+    format!("CPUS {}", listed.join(","))
 }
 
 #[test]
@@ -76,4 +93,10 @@ fn the_zygote_and_the_next_command_rest_idle_and_every_command_runs_as_usual() {
     let seen = observations(&sb, "zygote", 1);
     assert_eq!(seen.matches("POLICY 0").count(), 2, "{seen}");
     assert!(!seen.contains("POLICY 5"), "{seen}");
+    let cpus = own_cpus();
+    assert_eq!(
+        seen.matches(&format!("{cpus}\n")).count(),
+        2,
+        "{cpus} in {seen}"
+    );
 }

@@ -100,6 +100,11 @@ impl Slot {
             self.discard();
             return None;
         }
+        if command {
+            // It execs beside the runner, which then asks for the next
+            // warm command (it takes its CPUs back before exec).
+            super::sched::keep_off_this_cpu(self.pid);
+        }
         let streams = match Streams::new(stdin_pipe) {
             Ok(streams) => streams,
             Err(err) => {

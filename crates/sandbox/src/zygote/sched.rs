@@ -19,6 +19,19 @@
 //! zygote first, so a busy machine cannot starve it. All of this only
 //! where a process can leave `SCHED_IDLE` again (`CAP_SYS_NICE`, or an
 //! `RLIMIT_NICE` that allows its nice value); elsewhere nothing changes.
+//!
+//! A warm command sent its image wakes where its waker runs: on some
+//! machines (virtual ones that pack their tasks onto few CPUs) always on
+//! the runner's CPU, where it waited for the runner to ask for the next
+//! warm command before it could exec. So just before the runner sends it
+//! the image, it keeps the warm command off its own CPU
+//! ([`keep_off_this_cpu`]), and the warm command, which noted its CPUs
+//! before it said it was ready ([`own_cpus`]), takes them all back
+//! ([`take_back`]) just before exec: the command itself runs where it
+//! would have.
+
+use nix::sched::CpuSet;
+use nix::unistd::Pid;
 
 use crate::sandbox::sys;
 
@@ -51,6 +64,32 @@ pub(super) fn rest(pid: libc::pid_t) -> std::io::Result<()> {
 /// Makes `pid` (0: this process) `SCHED_OTHER` again.
 pub(super) fn lift(pid: libc::pid_t) -> std::io::Result<()> {
     sys::set_policy(pid, libc::SCHED_OTHER)
+}
+
+/// The CPUs this process may run on.
+pub(super) fn own_cpus() -> Option<CpuSet> {
+    nix::sched::sched_getaffinity(Pid::from_raw(0)).ok()
+}
+
+/// Gives this process back the CPUs it noted with [`own_cpus`]. A set the
+/// kernel refuses now (a cpuset changed meanwhile) leaves it where it is.
+pub(super) fn take_back(cpus: &CpuSet) {
+    let _ = nix::sched::sched_setaffinity(Pid::from_raw(0), cpus);
+}
+
+/// Keeps `pid` off the CPU the calling thread runs on, where it may run
+/// elsewhere: it then wakes beside the caller, not behind it.
+pub(super) fn keep_off_this_cpu(pid: Pid) {
+    // SAFETY: no arguments; -1 on failure, handled below.
+    let here = unsafe { libc::sched_getcpu() };
+    let (Ok(here), Some(mut cpus)) = (usize::try_from(here), own_cpus()) else {
+        return;
+    };
+    let elsewhere =
+        (0..CpuSet::count()).any(|cpu| cpu != here && cpus.is_set(cpu).unwrap_or(false));
+    if elsewhere && cpus.unset(here).is_ok() {
+        let _ = nix::sched::sched_setaffinity(pid, &cpus);
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ pub(super) fn serve_command(sock: BorrowedFd<'_>) {
     let Ok(ready) = rmp_serde::to_vec(&SpawnReply::Ready) else {
         return;
     };
+    // Taken back before exec: the runner may keep this process off its
+    // own CPU while it starts (see `sched.rs`).
+    let cpus = super::sched::own_cpus();
     if wire::send(sock, &ready, &[]).is_err() {
         return;
     }
@@ -52,6 +55,9 @@ pub(super) fn serve_command(sock: BorrowedFd<'_>) {
         Err(_) => libc::EINVAL,
         Ok(_) if fds.len() != 3 => libc::EBADF,
         Ok(image) => {
+            if let Some(cpus) = &cpus {
+                super::sched::take_back(cpus);
+            }
             let stdio = [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()];
             exec_here(&image, stdio).raw_os_error().unwrap_or(libc::EIO)
         }
