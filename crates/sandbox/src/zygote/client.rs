@@ -516,19 +516,24 @@ fn lift_zygote(link: &Link) {
     }
 }
 
+/// What `sock` has now: something to read, its other end gone (none when
+/// it cannot be polled).
+fn events_now(sock: std::os::fd::BorrowedFd<'_>) -> nix::poll::PollFlags {
+    let mut fds = [nix::poll::PollFd::new(sock, nix::poll::PollFlags::POLLIN)];
+    match nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO) {
+        Ok(n) if n > 0 => fds[0].revents().unwrap_or(nix::poll::PollFlags::empty()),
+        _ => nix::poll::PollFlags::empty(),
+    }
+}
+
 /// Whether `sock` has something to read (or its other end has gone).
 fn readable(sock: std::os::fd::BorrowedFd<'_>) -> bool {
-    let mut fds = [nix::poll::PollFd::new(sock, nix::poll::PollFlags::POLLIN)];
-    matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(n) if n > 0)
+    !events_now(sock).is_empty()
 }
 
 /// Whether the other end of `sock` has gone.
 fn hung_up(sock: std::os::fd::BorrowedFd<'_>) -> bool {
-    let mut fds = [nix::poll::PollFd::new(sock, nix::poll::PollFlags::POLLIN)];
-    matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(n) if n > 0)
-        && fds[0].revents().is_some_and(|r| {
-            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
-        })
+    events_now(sock).intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
 }
 
 impl Drop for Zygote {
