@@ -43,8 +43,11 @@ pub(super) fn serve_command(sock: BorrowedFd<'_>) {
         return;
     };
     // Taken back before exec: the runner may keep this process off its
-    // own CPU while it starts (see `sched.rs`).
-    let cpus = super::sched::own_cpus();
+    // own CPU while it starts (see `sched.rs`). One that cannot tell its
+    // CPUs is never ready, so it never runs a command.
+    let Some(cpus) = super::sched::own_cpus() else {
+        return;
+    };
     if wire::send(sock, &ready, &[]).is_err() {
         return;
     }
@@ -55,9 +58,7 @@ pub(super) fn serve_command(sock: BorrowedFd<'_>) {
         Err(_) => libc::EINVAL,
         Ok(_) if fds.len() != 3 => libc::EBADF,
         Ok(image) => {
-            if let Some(cpus) = &cpus {
-                super::sched::take_back(cpus);
-            }
+            super::sched::take_back(&cpus);
             let stdio = [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()];
             exec_here(&image, stdio).raw_os_error().unwrap_or(libc::EIO)
         }
