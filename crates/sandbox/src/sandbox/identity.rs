@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -36,9 +36,6 @@ const KEPT: usize = 16;
 /// How many directories one watcher watches before it starts over (a
 /// sweep's workspaces each add theirs): bounded, whatever the sweep.
 const MAX_WATCHED: usize = 512;
-/// How many links one path's resolution follows before giving up on
-/// watching it (the lookups are then made every time).
-const MAX_LINKS: usize = 40;
 
 /// What `paths` name now, each looked up afresh.
 pub(crate) fn identities<P: AsRef<Path>>(paths: impl Iterator<Item = P>) -> Vec<Identity> {
@@ -202,53 +199,14 @@ impl Watcher {
 }
 
 /// The (directory, entry name) pairs that `path` resolves through, as the
-/// kernel walks it: each step's entry in the directory reached so far,
-/// and, for a link, the steps of its target. `None` for a relative path
-/// or too many links.
+/// kernel walks it (see `path_walk.rs`). `None` for a relative path or
+/// too many links.
 fn resolution(path: &Path) -> Option<Vec<(PathBuf, OsString)>> {
     if !path.is_absolute() {
         return None;
     }
-    let mut steps = Vec::new();
-    let mut links = 0;
-    // What is left to walk, first component first.
-    let mut left: Vec<PathBuf> = vec![path.to_path_buf()];
-    let mut at = PathBuf::from("/");
-    while let Some(next) = left.pop() {
-        let mut components = next.components();
-        let Some(first) = components.next() else {
-            continue;
-        };
-        let rest: PathBuf = components.collect();
-        if !rest.as_os_str().is_empty() {
-            left.push(rest);
-        }
-        match first {
-            Component::RootDir => at = PathBuf::from("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                at.pop();
-            }
-            Component::Prefix(_) => return None,
-            Component::Normal(name) => {
-                steps.push((at.clone(), name.to_os_string()));
-                let here = at.join(name);
-                match std::fs::read_link(&here) {
-                    Ok(target) => {
-                        links += 1;
-                        if links > MAX_LINKS {
-                            return None;
-                        }
-                        // The target is walked from this directory (or
-                        // the root, when absolute) before the rest.
-                        left.push(target);
-                    }
-                    Err(_) => at = here,
-                }
-            }
-        }
-    }
-    Some(steps)
+    let walk = super::path_walk::walk(path);
+    (!walk.too_many_links).then(|| walk.steps.into_iter().map(|s| (s.dir, s.name)).collect())
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod missing_layer;
 mod mounts;
 mod namespaces;
 mod network;
+mod path_walk;
 mod policy;
 mod prepare;
 mod probe;

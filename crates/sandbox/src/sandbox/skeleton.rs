@@ -11,15 +11,11 @@
 //! that changed type since (a link that became a directory) replaces the
 //! stale entry instead of leading the runner out of the skeleton.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
+use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
-
-/// The most links followed resolving one path (the kernel's limit).
-const MAX_LINKS: usize = 40;
 
 /// Where the skeleton goes instead of `$TMPDIR`, when set before the
 /// first command.
@@ -197,48 +193,16 @@ fn make(skeleton: &Path, path: &Path, kind: &PointKind) -> std::io::Result<()> {
 }
 
 /// The links met resolving `path` from `/`, each with the target it
-/// holds, in the order the kernel meets them (at most [`MAX_LINKS`]).
-/// A component that does not exist ends the walk.
+/// holds, in the order the kernel meets them (at most
+/// [`MAX_LINKS`](super::path_walk::MAX_LINKS)). A component that does not
+/// exist ends the walk.
 pub(crate) fn links_on(path: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let names = |path: &Path| -> VecDeque<OsString> {
-        path.components()
-            .filter_map(|c| match c {
-                Component::Normal(name) => Some(name.to_os_string()),
-                Component::ParentDir => Some("..".into()),
-                _ => None,
-            })
-            .collect()
-    };
-    let mut links = Vec::new();
-    let mut pending = names(path);
-    let mut at = PathBuf::from("/");
-    while let Some(name) = pending.pop_front() {
-        if name == ".." {
-            at.pop();
-            continue;
-        }
-        let next = at.join(&name);
-        let Ok(meta) = next.symlink_metadata() else {
-            break;
-        };
-        if !meta.file_type().is_symlink() {
-            at = next;
-            continue;
-        }
-        let Ok(to) = std::fs::read_link(&next) else {
-            break;
-        };
-        if links.len() >= MAX_LINKS {
-            break;
-        }
-        links.push((next, to.clone()));
-        // A relative target is relative to the link's directory, `at`.
-        let mut resolved = names(&at.join(to));
-        resolved.extend(pending.drain(..));
-        pending = resolved;
-        at = PathBuf::from("/");
-    }
-    links
+    super::path_walk::walk(path)
+        .steps
+        .into_iter()
+        .take_while(|step| !step.missing)
+        .filter_map(|step| Some((step.dir.join(&step.name), step.link?)))
+        .collect()
 }
 
 #[cfg(test)]
