@@ -55,7 +55,7 @@ impl<O: Read + AsFd, E: Read + AsFd> Pipes<O, E> {
 
     /// Whether both pipes have reached end of file.
     pub(crate) fn closed(&self) -> bool {
-        self.out.reader.is_none() && self.err.reader.is_none()
+        self.open_count() == 0
     }
 
     /// Waits up to `wait` for output, then reads what is there. Returns
@@ -118,6 +118,7 @@ impl<O: Read + AsFd, E: Read + AsFd> Pipes<O, E> {
         true
     }
 
+    /// How many of the two pipes are still open.
     fn open_count(&self) -> usize {
         usize::from(self.out.reader.is_some()) + usize::from(self.err.reader.is_some())
     }
