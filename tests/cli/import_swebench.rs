@@ -356,3 +356,115 @@ fn the_default_setup_is_a_venv_in_the_cache_reached_through_toolchains() {
     }
     assert_eq!(validate.code, 0, "{validate:#?}");
 }
+
+/// Where the machine's `python3` (the one the sandbox finds) has pytest.
+fn pytest_site() -> Option<String> {
+    let out = Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import os, pytest; print(os.path.dirname(os.path.dirname(pytest.__file__)))",
+        ])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A setup command that writes a wheel of one module, `shapehelp`, into
+/// the setup's copy (only a job's declared setup inputs are there).
+const WRITE_WHEEL: &str = "python3 -c \"import zipfile; nl = chr(10); z = zipfile.ZipFile('shapehelp-1.0-py3-none-any.whl', 'w'); [z.writestr(n, t) for n, t in [('shapehelp/__init__.py', 'def twice(x):' + nl + '    return 2 * x' + nl), ('shapehelp-1.0.dist-info/METADATA', 'Metadata-Version: 2.1' + nl + 'Name: shapehelp' + nl + 'Version: 1.0' + nl), ('shapehelp-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0' + nl + 'Generator: test' + nl + 'Root-Is-Purelib: true' + nl + 'Tag: py3-none-any' + nl), ('shapehelp-1.0.dist-info/RECORD', '')]]; z.close()\"";
+
+/// The regression of `[sandbox] toolchains = ["{cache}/venv/bin"]`: its
+/// read-only grant covered the cache the setup must fill, so `pip
+/// install` into the venv failed with EROFS. During setup the job cache is
+/// writable whatever `toolchains` names inside it; from the baseline on,
+/// read-only.
+#[test]
+fn a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task() {
+    if let Err(why) = crate::python_job::python_with_pytest() {
+        eprintln!(
+            "skipping a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task: {why}"
+        );
+        return;
+    }
+    let Some(site) = pytest_site() else {
+        eprintln!(
+            "skipping a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task: /usr/bin/python3 cannot import pytest"
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let repos = sb.path().join("repos");
+    let repo = repos.join("acme/shapes");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "--initial-branch=main"]);
+    write(&repo.join("shapes/__init__.py"), "");
+    write(
+        &repo.join("shapes/calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n",
+    );
+    let base_tests = "import shapehelp\nfrom shapes.calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert shapehelp.twice(2) == 4\n";
+    write(&repo.join("tests/test_calc.py"), base_tests);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let base = git(&repo, &["rev-parse", "HEAD"]);
+    write(
+        &repo.join("shapes/calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    write(
+        &repo.join("tests/test_calc.py"),
+        &format!("{base_tests}\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"),
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "fix mul"]);
+    let fix = git(&repo, &["rev-parse", "HEAD"]);
+    let line = instance(
+        &repos,
+        &base,
+        &fix,
+        &["tests/test_calc.py::test_mul"],
+        &["tests/test_calc.py::test_add"],
+    );
+    // The venv sees the machine's pytest through a `.pth` file, and pip
+    // installs a wheel into it: both write into the venv.
+    let pth = format!(
+        "python3 -c \"import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'machine.pth').write_text('{site}')\""
+    );
+    let job = import(
+        &sb,
+        "out",
+        &line,
+        &[
+            "--setup",
+            &pth,
+            "--setup",
+            WRITE_WHEEL,
+            "--setup",
+            "python3 -m pip install --no-index --quiet --disable-pip-version-check shapehelp-1.0-py3-none-any.whl",
+        ],
+    );
+    let manifest = std::fs::read_to_string(job.join("job.toml")).unwrap();
+    assert!(
+        manifest.contains("toolchains = [\"{cache}/venv/bin\"]"),
+        "{manifest}"
+    );
+    let run = check(&sb, &job, "check-data");
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("1/1 job valid"), "{run:#?}");
+    assert!(
+        run.stdout.contains("integrity: 0 tamper signals"),
+        "{run:#?}"
+    );
+    // Nothing of the fix is reachable from the imported history.
+    let source = job.join("source");
+    assert_eq!(git(&source, &["rev-list", "--all", "--count"]), "1");
+    let found = Command::new("git")
+        .arg("-C")
+        .arg(&source)
+        .args(["cat-file", "-e", &fix])
+        .status()
+        .unwrap();
+    assert!(!found.success(), "the fix commit is in the source's .git");
+}

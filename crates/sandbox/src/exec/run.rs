@@ -73,6 +73,10 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     if req.sandbox.mode != SandboxMode::Off {
         read = req.toolchain.readable();
         read.extend(req.search_path.grants());
+        // A toolchain inside a directory the policy makes writable (a
+        // venv a setup is filling in its cache) is reached through that
+        // grant: a read-only grant of it would shadow the write.
+        read.retain(|path| !inside_writable(path, &req.sandbox.writable));
         if req.sandbox.network {
             // Name resolution, for commands that may reach the network.
             read.extend(NETWORK_READ.iter().map(PathBuf::from));
@@ -360,9 +364,41 @@ fn feed_stdin(mut pipe: std::process::ChildStdin, bytes: Vec<u8>) {
         });
 }
 
+/// Whether `path` lies in one of `writable` (both as the kernel resolves
+/// them; a path that does not exist is in none).
+fn inside_writable(path: &Path, writable: &[PathBuf]) -> bool {
+    let Ok(path) = path.canonicalize() else {
+        return false;
+    };
+    writable
+        .iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .any(|dir| path.starts_with(dir))
+}
+
 fn canonical(path: &Path, what: &str) -> Result<PathBuf, ExecError> {
     path.canonicalize().map_err(ExecError::io(format!(
         "resolve the {what} {}",
         path.display()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_inside_a_writable_grant_as_resolved() {
+        let dir = std::env::temp_dir().join(format!("inside-writable-{}", std::process::id()));
+        let venv = dir.join("cache/venv/bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        std::os::unix::fs::symlink(dir.join("cache"), dir.join("link")).unwrap();
+        let writable = vec![dir.join("link")];
+        assert!(inside_writable(&venv, &writable));
+        assert!(inside_writable(&dir.join("cache"), &writable));
+        assert!(!inside_writable(&dir, &writable));
+        assert!(!inside_writable(&dir.join("missing"), &writable));
+        assert!(!inside_writable(&venv, &[]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
