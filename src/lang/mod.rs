@@ -20,6 +20,7 @@
 mod canary;
 mod javascript;
 mod python;
+mod python_scan;
 mod python_tooling;
 mod rust;
 mod rust_scan;

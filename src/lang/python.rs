@@ -5,6 +5,7 @@
 //! else.
 
 use super::canary::{draw_failing, draw_name, style_of};
+use super::python_scan::{Function, functions, top_level_slots};
 use super::{Canary, Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
@@ -152,65 +153,22 @@ impl Language for Python {
     }
 
     /// `def test_*` at module level and in `class Test*` and
-    /// `unittest.TestCase` subclass bodies (nested classes too), read by indentation; triple-quoted strings skipped.
+    /// `unittest.TestCase` subclass bodies (nested classes too), read
+    /// lexically (`python_scan.rs`).
     fn defined_tests(&self, rel: &str, text: &str) -> Vec<String> {
         let module = module_of(rel);
-        let mut found = Vec::new();
-        // Open classes: indentation of the `class` line, name, and whether
-        // pytest collects it (every class on the way is `Test*`).
-        let mut classes: Vec<(usize, String, bool)> = Vec::new();
-        let mut in_string: Option<&str> = None;
-        for line in text.lines() {
-            if let Some(quote) = in_string {
-                if line.contains(quote) {
-                    in_string = None;
+        functions(text)
+            .into_iter()
+            .filter(Function::is_test)
+            .map(|f| {
+                let mut path = module.clone();
+                for (class, _) in &f.classes {
+                    path.push('.');
+                    path.push_str(class);
                 }
-                continue;
-            }
-            let content = line.trim_start();
-            if content.is_empty() || content.starts_with('#') {
-                continue;
-            }
-            for quote in ["\"\"\"", "'''"] {
-                if content.matches(quote).count() % 2 == 1 {
-                    in_string = Some(quote);
-                }
-            }
-            let indent = line.len() - content.len();
-            while classes.last().is_some_and(|(at, _, _)| *at >= indent) {
-                classes.pop();
-            }
-            let collected = classes.iter().all(|(_, _, test)| *test);
-            if let Some(name) = definition(content, "class ") {
-                // pytest collects `Test*` classes, and every
-                // `unittest.TestCase` subclass whatever its name.
-                let bases = content[6 + name.len()..].split(')').next().unwrap_or("");
-                let unittest = bases.starts_with('(') && bases.contains("TestCase");
-                classes.push((
-                    indent,
-                    name.to_string(),
-                    name.starts_with("Test") || unittest,
-                ));
-                continue;
-            }
-            let function = definition(content, "def ").or_else(|| {
-                content
-                    .strip_prefix("async ")
-                    .and_then(|c| definition(c, "def "))
-            });
-            if let Some(name) = function
-                && name.starts_with("test")
-                && collected
-            {
-                let mut class_path = module.clone();
-                for (_, class, _) in &classes {
-                    class_path.push('.');
-                    class_path.push_str(class);
-                }
-                found.push(format!("{class_path}::{name}"));
-            }
-        }
-        found
+                format!("{path}::{}", f.name)
+            })
+            .collect()
     }
 
     /// `tests.test_x::t` and `tests.test_x.TestC::t` are tests of
@@ -328,59 +286,6 @@ impl Language for Python {
 fn module_of(rel: &str) -> String {
     let dotted = rel.replace('/', ".");
     dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
-}
-
-/// Byte offsets where a module-level function can go: the start of each
-/// top-level test function or class (its first decorator), and the end.
-fn top_level_slots(text: &str) -> Vec<usize> {
-    let mut slots = Vec::new();
-    let mut decorators: Option<usize> = None;
-    let mut in_string: Option<&str> = None;
-    let mut at = 0usize;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        if let Some(quote) = in_string {
-            if line.contains(quote) {
-                in_string = None;
-            }
-            continue;
-        }
-        let content = line.trim_end();
-        if content.trim_start().is_empty() || content.trim_start().starts_with('#') {
-            continue;
-        }
-        for quote in ["\"\"\"", "'''"] {
-            if content.matches(quote).count() % 2 == 1 {
-                in_string = Some(quote);
-            }
-        }
-        if content.starts_with(char::is_whitespace) {
-            continue;
-        }
-        let test = ["def test", "async def test", "class Test"]
-            .iter()
-            .any(|p| content.starts_with(p));
-        if content.starts_with('@') {
-            decorators.get_or_insert(start);
-        } else if test {
-            slots.push(decorators.take().unwrap_or(start));
-        } else {
-            decorators = None;
-        }
-    }
-    slots.push(text.len());
-    slots
-}
-
-/// The name a `class NAME...` or `def NAME(...` line defines.
-fn definition<'a>(content: &'a str, keyword: &str) -> Option<&'a str> {
-    let rest = content.strip_prefix(keyword)?;
-    let end = rest
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let name = &rest[..end];
-    (!name.is_empty()).then_some(name)
 }
 
 #[cfg(test)]
@@ -516,6 +421,28 @@ ERROR tests/test_other.py - ImportError: nope
             .plant_canary("test_a.py", "def test_a():\n    pass", &mut rng)
             .unwrap();
         assert_eq!(Python.defined_tests("test_a.py", &no_newline.text).len(), 2);
+    }
+
+    #[test]
+    fn a_canary_never_parts_a_multi_line_decorator_from_its_function() {
+        let text = "import pytest\n\n\ndef test_a():\n    pass\n\n\n@pytest.mark.xfail(\n    reason=\"later\",\n    strict=True,\n)\ndef test_b():\n    assert False\n\n\n@pytest.mark.parametrize(\n    \"x\",\n    [1, 2],\n)\n@pytest.mark.slow\ndef test_c(x):\n    pass\n";
+        for seed in 0..50 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let canary = Python.plant_canary("test_d.py", text, &mut rng).unwrap();
+            assert!(
+                canary.text.contains(
+                    "@pytest.mark.xfail(\n    reason=\"later\",\n    strict=True,\n)\ndef test_b():"
+                ),
+                "{}",
+                canary.text
+            );
+            assert!(
+                canary.text.contains(")\n@pytest.mark.slow\ndef test_c(x):"),
+                "{}",
+                canary.text
+            );
+            assert_eq!(Python.defined_tests("test_d.py", &canary.text).len(), 4);
+        }
     }
 
     #[test]
