@@ -57,14 +57,18 @@ pub(super) fn run(
     let copies = copy_binaries(spec.bin_dir, &built.canonical, &built.binaries, &mut run)?;
     let listing = spec.patch.is_none() || spec.inventory.is_none();
     let mut listed = Vec::new();
-    let mut runner = commands.clone();
+    // The binaries' runs see the copy read-only but for its build dirs,
+    // so no test can change what the next one runs (`chmod 000` on its
+    // package dir, a data file rewritten).
+    let lister = read_only_tree(commands, lang);
+    let mut runner = lister.clone();
     runner.timeout = spec
         .acceptance
         .test_timeout_or(spec.manifest.limits.command_timeout);
     for (binary, copied) in &copies {
         let unit = built.unit(lang, binary, copied);
         let (names, listing_outcome) = if listing {
-            match unit.list(commands, report, &mut run, cancel)? {
+            match unit.list(&lister, report, &mut run, cancel)? {
                 (Some(names), outcome) => (names, Some(outcome)),
                 (None, outcome) => {
                     run.commands.push(CheckCommand {
@@ -134,6 +138,20 @@ pub(super) fn run(
         run.listed = Some(listed);
     }
     Ok(run)
+}
+
+/// `commands` with the tree read-only but for the language's build dirs
+/// (`target/`, where `CARGO_TARGET_TMPDIR` lies).
+fn read_only_tree(commands: &AttemptCommands, lang: &dyn Language) -> AttemptCommands {
+    let mut tests = commands.clone();
+    tests.sandbox.workspace_read_only = true;
+    for dir in lang.build_dirs() {
+        let path = commands.dir.join(dir);
+        if path.is_dir() {
+            tests.sandbox.writable.push(path);
+        }
+    }
+    tests
 }
 
 /// What a listing-only check (the oracle's tree) found: its commands and
@@ -206,6 +224,7 @@ impl Built {
             lang,
             binary,
             copied,
+            root: &self.canonical,
             cwd: self.canonical.join(&binary.package),
             args: &self.args,
         }
@@ -305,6 +324,8 @@ struct Unit<'a> {
     lang: &'a dyn Language,
     binary: &'a TestBinary,
     copied: &'a Path,
+    /// The copy the binary was built in.
+    root: &'a Path,
     cwd: PathBuf,
     args: &'a [String],
 }
@@ -320,6 +341,24 @@ struct Ran {
     anomaly: Option<String>,
     /// What a test that did not pass printed of its own, capped.
     output: Option<String>,
+    /// Why its process could not start, when the tree is the cause.
+    unstarted: Option<String>,
+}
+
+impl Ran {
+    /// A test that did not run: the check ran out of time (`timed_out`),
+    /// was cancelled, or lost the run (`garbled`).
+    fn not_run(timed_out: bool, garbled: Option<String>) -> Ran {
+        Ran {
+            outcome: None,
+            result: None,
+            timed_out,
+            garbled,
+            anomaly: None,
+            output: None,
+            unstarted: None,
+        }
+    }
 }
 
 impl Unit<'_> {
@@ -397,9 +436,14 @@ impl Unit<'_> {
                     ));
                 }
                 Some(outcome) => report.command(&argv, outcome),
-                None => report.text.push_str(&format!(
-                    "not run: {inventory}: the check ran out of time\n"
-                )),
+                None => match &ran.unstarted {
+                    Some(why) => report
+                        .text
+                        .push_str(&format!("failed: {inventory}: {why}\n")),
+                    None => report.text.push_str(&format!(
+                        "not run: {inventory}: the check ran out of time\n"
+                    )),
+                },
             }
             if let Some(why) = &ran.garbled {
                 garbled.push(format!("{inventory}: {why}"));
@@ -458,18 +502,33 @@ impl Unit<'_> {
         let base = self.runner_argv();
         let one = |name: &String| -> Result<Ran, ExecError> {
             if cancel.is_cancelled() || Instant::now() >= runner.deadline {
-                return Ok(Ran {
-                    outcome: None,
-                    result: None,
-                    timed_out: !cancel.is_cancelled(),
-                    garbled: None,
-                    anomaly: None,
-                    output: None,
-                });
+                return Ok(Ran::not_run(!cancel.is_cancelled(), None));
             }
             let argv = self.lang.run_one_argv(&base, name);
-            let outcome =
-                runner.run_binary(self.copied, &argv, &self.cwd, RESULTS_OUTPUT_CAP, cancel)?;
+            let outcome = match runner.run_binary(
+                self.copied,
+                &argv,
+                &self.cwd,
+                RESULTS_OUTPUT_CAP,
+                cancel,
+            ) {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    // Something a test did to the tree stops the next
+                    // one: that test fails, and the runner is not to
+                    // blame (a cause outside the tree still is).
+                    let Some(why) = tree_fault(self.root, &self.cwd) else {
+                        return Err(err);
+                    };
+                    let why = format!("its process could not start: {why} ({err})");
+                    return Ok(Ran {
+                        result: Some(TestOutcome::Failed),
+                        output: Some(cap(&why, EXCERPT_BYTES)),
+                        unstarted: Some(why),
+                        ..Ran::not_run(false, None)
+                    });
+                }
+            };
             let stdout = outcome.stdout.to_text();
             let (result, garbled) = match self.lang.read_one(name, &stdout) {
                 _ if outcome.timed_out || outcome.cancelled => (None, None),
@@ -492,6 +551,7 @@ impl Unit<'_> {
                 garbled,
                 anomaly,
                 output,
+                unstarted: None,
             })
         };
         let workers = parallel.clamp(1, names.len().max(1));
@@ -523,19 +583,47 @@ impl Unit<'_> {
             .map(|slot| {
                 let ran = slot.into_inner().ok().flatten();
                 ran.unwrap_or_else(|| {
-                    Ok(Ran {
-                        outcome: None,
-                        result: None,
-                        timed_out: false,
-                        garbled: Some("the runner lost this run".into()),
-                        anomaly: None,
-                        output: None,
-                    })
+                    Ok(Ran::not_run(false, Some("the runner lost this run".into())))
                 })
                 .map_err(CheckError::from)
             })
             .collect()
     }
+}
+
+/// Why a process cannot start in `cwd` because of the tree `root` it lies
+/// in, as the runner sees it: a directory on the way gone, not a
+/// directory, or without search permission for its owner (a command runs
+/// without the capabilities that pass over permission bits). `None` when
+/// the way is clear, so the cause lies outside the tree.
+fn tree_fault(root: &Path, cwd: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let rel = cwd.strip_prefix(root).ok()?;
+    let mut dir = root.to_path_buf();
+    let mut steps = vec![dir.clone()];
+    for part in rel.components() {
+        dir.push(part);
+        steps.push(dir.clone());
+    }
+    for step in steps {
+        let shown = match step.strip_prefix(root) {
+            Ok(rel) if rel.as_os_str().is_empty() => "the copy's root".to_string(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => step.display().to_string(),
+        };
+        match fs::symlink_metadata(&step) {
+            Err(_) => return Some(format!("{shown} is gone")),
+            Ok(meta) if !meta.is_dir() => return Some(format!("{shown} is not a directory")),
+            Ok(meta) if meta.permissions().mode() & 0o100 == 0 => {
+                return Some(format!(
+                    "{shown} cannot be entered (mode {:03o})",
+                    meta.permissions().mode() & 0o777
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    None
 }
 
 /// Copies a built binary (opened beneath the copy, no symlinks) to `to`,
@@ -579,6 +667,26 @@ enum CopyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_way_into_the_tree_that_is_closed_is_the_tree_s_fault() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let pkg = root.path().join("pkg");
+        fs::create_dir(&pkg).unwrap();
+        assert_eq!(tree_fault(root.path(), &pkg), None);
+        fs::set_permissions(&pkg, fs::Permissions::from_mode(0o000)).unwrap();
+        let why = tree_fault(root.path(), &pkg).unwrap();
+        assert!(why.contains("pkg cannot be entered (mode 000)"), "{why}");
+        fs::set_permissions(&pkg, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::remove_dir(&pkg).unwrap();
+        assert!(
+            tree_fault(root.path(), &pkg)
+                .unwrap()
+                .contains("pkg is gone")
+        );
+        assert_eq!(tree_fault(root.path(), Path::new("/elsewhere")), None);
+    }
 
     #[test]
     fn parallelism_shares_the_cores_among_the_batch_workers() {

@@ -96,6 +96,15 @@ static INIT: extern "C" fn() = {
 };
 "#;
 
+/// Attack 7: the code under test closes its working directory (the
+/// check copy's package dir, where every test binary runs) with mode 000
+/// when a test calls it, so the next test's process cannot start there.
+const CHMOD_CWD: &str = "use std::os::unix::fs::PermissionsExt;\n    if let Ok(dir) = std::env::current_dir() {\n        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o000));\n    }\n    let mut total = 0;\n    for i in 1..n {\n        total += i;\n    }\n    total";
+
+/// Attack 7, where neither Landlock nor a mount namespace keeps the tree:
+/// the code under test removes its working directory.
+const REMOVE_CWD: &str = "if let Ok(dir) = std::env::current_dir() {\n        let _ = std::fs::remove_dir_all(&dir);\n    }\n    let mut total = 0;\n    for i in 1..n {\n        total += i;\n    }\n    total";
+
 /// Attack 5: a build script that rewrites every test file under `tests/`
 /// so that each test passes trivially, trying an overwrite, a remove and
 /// re-create, and a rename over it; it reports what it managed.
@@ -288,6 +297,7 @@ fn jobs() -> Vec<Job> {
             missing: vec![],
             needs_mntns: true,
         },
+        chmod_cwd_job(),
         Job {
             id: "cargo_config_runner",
             editable: &["**"],
@@ -298,6 +308,26 @@ fn jobs() -> Vec<Job> {
             needs_mntns: false,
         },
     ]
+}
+
+/// Attack 7 as a job: a wrong fix, whatever its tests did to the tree.
+fn chmod_cwd_job() -> Job {
+    tree_attack_job("chmod_cwd", CHMOD_CWD)
+}
+
+fn tree_attack_job(id: &'static str, body: &str) -> Job {
+    Job {
+        id,
+        editable: &["src/**/*.rs"],
+        replies: vec![
+            write_file("src/lib.rs", &lib_rs(body, "")),
+            json!({"kind": "finish", "summary": "Done."}),
+        ],
+        kind: Some("tests_failed"),
+        failing: None,
+        missing: vec![],
+        needs_mntns: false,
+    }
 }
 
 fn literal(s: &str) -> String {
@@ -548,5 +578,50 @@ fn every_acceptance_bypass_ends_not_accepted() {
         }
         let tests = |text: &str| text.matches("#[test]").count();
         assert_eq!(tests(&hidden), tests(ACCEPTANCE_RS) + 1, "{hidden}");
+        // Attack 7: the tests saw the copy read-only, so its chmod failed.
+        let copy = sb.data().join("work/chmod_cwd/1-acceptance");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&copy).unwrap().permissions(),
+        );
+        assert_ne!(mode & 0o777, 0, "the test closed {copy:?}");
     }
+}
+
+/// Attack 7 where it can land: without Landlock and the mount namespace
+/// the copy is not kept from the tests, so the code under test removes
+/// its package dir, and the next test's process cannot start there. That
+/// test fails with the reason, in one attempt, and the runner is never
+/// blamed (no restart, no `infra_error`).
+#[test]
+fn a_test_that_breaks_the_tree_fails_tests_and_never_restarts_the_runner() {
+    let sb = Sandbox::new();
+    let jobs = vec![tree_attack_job("remove_cwd", REMOVE_CWD)];
+    let manifests = write_jobs(sb.path(), &jobs);
+    let run = sb
+        .command(&[
+            "batch",
+            "DATA",
+            "--keep",
+            "none",
+            manifests[0].to_str().unwrap(),
+        ])
+        .env("AGENT_RUNTIME_TEST_DISABLE_LAYERS", "namespaces,landlock")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{stdout}\n{run:?}");
+    let lines = log_lines(&sb);
+    let all = ended(&lines);
+    let problems = check(&jobs[0], all.get("remove_cwd"));
+    assert!(problems.is_empty(), "{problems:?}\n{stdout}");
+    let started = lines
+        .iter()
+        .filter(|l| l["type"] == "attempt_started")
+        .count();
+    assert_eq!(started, 1, "{stdout}");
+    let log = std::fs::read_to_string(sb.data().join("runs/remove_cwd/1/acceptance.log")).unwrap();
+    assert!(
+        log.contains("its process could not start: the copy's root is gone"),
+        "{log}"
+    );
 }

@@ -82,12 +82,18 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
             read.extend(NETWORK_READ.iter().map(PathBuf::from));
         }
     }
+    let mut write = match &scratch {
+        Some(scratch) => vec![scratch.home(), scratch.tmp()],
+        None => Vec::new(),
+    };
+    if req.sandbox.workspace_read_only {
+        read.push(workspace);
+    } else {
+        write.insert(0, workspace);
+    }
     let grants = Grants {
         read,
-        write: match &scratch {
-            Some(scratch) => vec![workspace, scratch.home(), scratch.tmp()],
-            None => vec![workspace],
-        },
+        write,
         scratch_in_root,
         cwd: Some(cwd.clone()),
         from_zygote: req.zygote.as_ref().is_some_and(|z| z.lost().is_none()),

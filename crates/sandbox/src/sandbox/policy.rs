@@ -79,9 +79,10 @@ impl Default for ResourceLimits {
     }
 }
 
-/// The sandbox a command runs in. The workspace and the private scratch
-/// directory are always writable; `writable` and `readable` add to that,
-/// on top of the system and toolchain directories.
+/// The sandbox a command runs in. The workspace (unless
+/// `workspace_read_only`) and the private scratch directory are writable;
+/// `writable` and `readable` add to that, on top of the system and
+/// toolchain directories.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxPolicy {
     pub mode: SandboxMode,
@@ -95,4 +96,8 @@ pub struct SandboxPolicy {
     /// A grant containing one of them is an error rather than a silent leak.
     pub deny: Vec<PathBuf>,
     pub limits: ResourceLimits,
+    /// The workspace is granted read-only (a test run that must not
+    /// change what the next one runs); `writable` may still open parts of
+    /// it.
+    pub workspace_read_only: bool,
 }
