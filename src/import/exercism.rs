@@ -247,17 +247,29 @@ fn import_one(
         Ok(config) => config,
         Err(e) => return Ok(Err(format!(".meta/config.json does not parse: {e}"))),
     };
-    let files = config.files;
+    // Every path as the file system reads it (`tests//x`, `./x`, `x/`
+    // name `tests/x` and `x`), so the filters below see what is copied.
+    let mut files = config.files;
     for (what, list) in [
-        ("files.solution", &files.solution),
-        ("files.test", &files.test),
-        ("files.example", &files.example),
+        ("files.solution", &mut files.solution),
+        ("files.test", &mut files.test),
+        ("files.example", &mut files.example),
     ] {
         if list.is_empty() {
             return Ok(Err(format!(".meta/config.json names no {what}")));
         }
-        if let Some(bad) = list.iter().find(|f| !clean(f) || !dir.join(f).is_file()) {
-            return Ok(Err(format!("{what} names {bad}, which is not a file here")));
+        for file in list.iter_mut() {
+            let Some(clean) = normalize(file) else {
+                return Ok(Err(format!(
+                    "{what} names {file}, which leaves the exercise"
+                )));
+            };
+            if !dir.join(&clean).is_file() {
+                return Ok(Err(format!(
+                    "{what} names {file}, which is not a file here"
+                )));
+            }
+            *file = clean;
         }
     }
     // The reference solution: each example file takes the place of the
@@ -297,15 +309,14 @@ fn import_one(
     let id = format!("{track}-{slug}");
     let job = JobFiles::create(&options.out, &id)?;
 
-    // Source: the exercise as a student gets it, without its metadata,
-    // docs and (unless asked) tests.
-    let tests = files.test.clone();
+    // Source: the exercise as a student gets it: its solution and support
+    // files, never a hidden directory (`.meta/`, `.docs/`, `.approaches/`
+    // and `.articles/`, which hold reference solutions), the example, or
+    // (unless asked) the tests.
+    let (tests, examples) = (files.test.clone(), files.example.clone());
     let visible = options.visible_tests;
-    copy_filtered(dir, &job.source(), &|rel| {
-        rel == ".meta"
-            || rel == ".docs"
-            || rel == ".exercism"
-            || (!visible && tests.iter().any(|t| t == rel))
+    copy_filtered(dir, &job.source(), &|rel, is_dir| {
+        left_out(rel, is_dir, &tests, &examples, visible)
     })?;
     if cargo_example.is_file() {
         fs::copy(&cargo_example, job.source().join("Cargo.toml"))
@@ -363,9 +374,32 @@ fn import_one(
     job.manifest(&header, &draft).map(Ok)
 }
 
-/// A relative path without `..`.
-fn clean(rel: &str) -> bool {
-    !rel.is_empty() && !rel.starts_with('/') && rel.split('/').all(|p| p != ".." && p != ".")
+/// `rel` as the file system reads it, without empty and `.` parts;
+/// `None` when it is absolute, empty, or climbs out with `..`.
+fn normalize(rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.is_empty() || parts.contains(&"..") {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// Whether the exercise's `rel` stays out of the source: a hidden
+/// directory (`.meta/`, `.docs/`, `.approaches/` and `.articles/` hold
+/// reference solutions; hidden files such as `.npmrc` configure the
+/// tools and are kept), an example (the reference solution), a test
+/// (unless the tests are visible).
+fn left_out(rel: &str, is_dir: bool, tests: &[String], examples: &[String], visible: bool) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    (is_dir && name.starts_with('.'))
+        || examples.iter().any(|e| e == rel)
+        || (!visible && tests.iter().any(|t| t == rel))
 }
 
 /// Whether a `Cargo.toml` asks for crates from a registry.
@@ -404,4 +438,49 @@ fn prompt(dir: &Path, slug: &str) -> String {
     let mut text = parts.join("\n\n");
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_read_as_the_file_system_reads_them_and_none_leaves() {
+        assert_eq!(
+            normalize("tests//hello.rs").as_deref(),
+            Some("tests/hello.rs")
+        );
+        assert_eq!(normalize("./src/lib.rs").as_deref(), Some("src/lib.rs"));
+        assert_eq!(normalize("example.rs/").as_deref(), Some("example.rs"));
+        for escaping in ["../x.rs", "tests/../../x", "/etc/passwd", "", "./", "."] {
+            assert_eq!(normalize(escaping), None, "{escaping}");
+        }
+    }
+
+    #[test]
+    fn hidden_dirs_examples_and_tests_stay_out_of_the_source() {
+        let tests = vec!["tests/hello.rs".to_string()];
+        let examples = vec!["example.rs".to_string()];
+        let out = |rel: &str, is_dir: bool| left_out(rel, is_dir, &tests, &examples, false);
+        for (rel, is_dir) in [
+            (".meta", true),
+            (".approaches", true),
+            (".articles", true),
+            ("src/.hidden", true),
+            ("example.rs", false),
+            ("tests/hello.rs", false),
+        ] {
+            assert!(out(rel, is_dir), "{rel}");
+        }
+        for (rel, is_dir) in [
+            ("src", true),
+            ("src/lib.rs", false),
+            (".npmrc", false),
+            ("Cargo.toml", false),
+            ("tests", true),
+        ] {
+            assert!(!out(rel, is_dir), "{rel}");
+        }
+        assert!(!left_out("tests/hello.rs", false, &tests, &examples, true));
+    }
 }

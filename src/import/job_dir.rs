@@ -117,20 +117,15 @@ impl JobFiles {
     }
 }
 
+/// What `copy_filtered` leaves out: given an entry's relative path
+/// (`/`-separated) and whether it is a directory.
+pub(super) type Skip<'a> = &'a dyn Fn(&str, bool) -> bool;
+
 /// Copies the regular files and directories of `from` into `to` (which
-/// may exist), leaving out entries `skip` names by relative path
-/// (`/`-separated); symlinks are copied as symlinks, modes kept.
-pub(super) fn copy_filtered(
-    from: &Path,
-    to: &Path,
-    skip: &dyn Fn(&str) -> bool,
-) -> Result<(), ImportError> {
-    fn walk(
-        from: &Path,
-        to: &Path,
-        rel: &str,
-        skip: &dyn Fn(&str) -> bool,
-    ) -> Result<(), ImportError> {
+/// may exist), leaving out the entries `skip` names; symlinks are copied
+/// as symlinks, modes kept.
+pub(super) fn copy_filtered(from: &Path, to: &Path, skip: Skip<'_>) -> Result<(), ImportError> {
+    fn walk(from: &Path, to: &Path, rel: &str, skip: Skip<'_>) -> Result<(), ImportError> {
         let dir = from.join(rel);
         let mut entries: Vec<_> = fs::read_dir(&dir)
             .map_err(|e| super::input(&dir, format!("cannot read: {e}")))?
@@ -146,13 +141,13 @@ pub(super) fn copy_filtered(
             } else {
                 format!("{rel}/{name}")
             };
-            if skip(&child) {
-                continue;
-            }
             let (src, dest) = (from.join(&child), to.join(&child));
             let kind = entry
                 .file_type()
                 .map_err(|e| super::input(&src, format!("cannot stat: {e}")))?;
+            if skip(&child, kind.is_dir()) {
+                continue;
+            }
             if kind.is_dir() {
                 fs::create_dir_all(&dest).map_err(write_err(&dest))?;
                 walk(from, to, &child, skip)?;

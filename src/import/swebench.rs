@@ -188,7 +188,7 @@ fn import_one(
     // Hidden tests: the test_patch's files after the patch, applied to a
     // scratch copy of the base tree.
     let scratch = tempfile::tempdir().map_err(super::write_err(&job.root))?;
-    super::job_dir::copy_filtered(&source, scratch.path(), &|rel| rel == ".git")?;
+    super::job_dir::copy_filtered(&source, scratch.path(), &|rel, _| rel == ".git")?;
     let applied = match crate::gitdiff::apply_to_tree(
         scratch.path(),
         instance.test_patch.as_bytes(),
@@ -222,7 +222,7 @@ fn import_one(
     }
     // The gold patch must apply to the base, as the oracle will.
     let check = tempfile::tempdir().map_err(super::write_err(&job.root))?;
-    super::job_dir::copy_filtered(&source, check.path(), &|rel| rel == ".git")?;
+    super::job_dir::copy_filtered(&source, check.path(), &|rel, _| rel == ".git")?;
     if let Err(e) =
         crate::gitdiff::apply_to_tree(check.path(), instance.patch.as_bytes(), &|_| true, 64 << 20)
     {

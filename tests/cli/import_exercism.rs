@@ -293,3 +293,87 @@ fn hidden_tests_stay_out_of_the_source_unless_asked() {
     assert!(!hidden.contains("xtest"), "every test enabled: {hidden}");
     assert!(Path::new(&job.join("source/package.json")).is_file());
 }
+
+/// Every file under `dir`, relative, `/`-separated.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                out.push(
+                    path.strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A crafted track: the example at the exercise's root, a test named
+/// `tests//x`, reference solutions in `.approaches/` and `.articles/`,
+/// and a config whose paths leave the exercise. Nothing of the answer or
+/// the tests reaches any source; the escaping config is left out, named.
+#[test]
+fn the_answer_and_the_tests_never_reach_the_source_however_named() {
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::Rust, 2, false);
+    let practice = track.join("exercises/practice");
+    let write = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // add-1: the example at the root, the test named with `//` and `./`.
+    let one = practice.join("add-1");
+    std::fs::rename(one.join(".meta/example.rs"), one.join("example.rs")).unwrap();
+    write(
+        &one.join(".meta/config.json"),
+        r#"{"files": {"solution": ["./src/lib.rs", "Cargo.toml"], "test": ["tests//add-1.rs"], "example": ["example.rs/"]}}"#,
+    );
+    for dir in [".approaches/fast", ".articles/speed"] {
+        write(&one.join(dir).join("snippet.txt"), "x + 1 // the answer\n");
+    }
+    // add-2: a config whose example lies outside the exercise.
+    let two = practice.join("add-2");
+    write(
+        &practice.join("outside.rs"),
+        "pub fn add(x: u64) -> u64 { x + 2 }\n",
+    );
+    write(
+        &two.join(".meta/config.json"),
+        r#"{"files": {"solution": ["src/lib.rs"], "test": ["tests/add-2.rs"], "example": ["../outside.rs"]}}"#,
+    );
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stderr.contains(
+            "left out rust-add-2: files.example names ../outside.rs, which leaves the exercise"
+        ),
+        "{run:#?}"
+    );
+    assert!(!out.join("rust-add-2").exists());
+    let source = out.join("rust-add-1/source");
+    assert_eq!(
+        files_under(&source),
+        [".gitignore", "Cargo.toml", "src/lib.rs"],
+        "{run:#?}"
+    );
+    // The hidden test and the oracle are where they belong.
+    assert!(out.join("rust-add-1/tests/tests/add-1.rs").is_file());
+    let oracle = std::fs::read_to_string(out.join("rust-add-1/oracle.jsonl")).unwrap();
+    assert!(oracle.contains("increment_for_this_exercise"), "{oracle}");
+}
