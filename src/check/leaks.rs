@@ -29,10 +29,11 @@ const SKIP: &[&str] = &[".git", "target", "node_modules", "__pycache__"];
 pub(crate) fn find_leaks(manifest: &Manifest) -> Vec<String> {
     let mut leaks = git_leaks(&manifest.source);
     leaks.extend(oracle_line_leaks(manifest));
+    leaks.extend(super::copies::copy_leaks(manifest));
     leaks
 }
 
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+pub(super) fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -231,7 +232,7 @@ fn shorten(line: &str) -> String {
     format!("`{out}`")
 }
 
-fn read_text(path: &Path) -> std::io::Result<String> {
+pub(super) fn read_text(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     fs::File::open(path)?
@@ -242,7 +243,7 @@ fn read_text(path: &Path) -> std::io::Result<String> {
 
 /// Regular files under `root` (relative, `/`-separated), symlinks not
 /// followed, [`SKIP`] directories left out.
-fn walk(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
+pub(super) fn walk(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
     if depth > 32 || out.len() >= MAX_FILES {
         return;
     }

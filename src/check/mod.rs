@@ -4,6 +4,7 @@
 //! the same way every run. Tests whose results change between identical
 //! runs are named as flaky.
 
+mod copies;
 mod judge;
 mod leaks;
 mod oracle;

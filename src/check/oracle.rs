@@ -67,6 +67,26 @@ pub(crate) fn oracle_applies_first(manifest: &Manifest) -> Option<PathBuf> {
 /// Applies the patch at `path` to a copy of the source and returns the
 /// decisions that write every file it changes, then verify and finish.
 fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError> {
+    let written = patched_files(manifest, path)?;
+    let mut script = String::from("# Generated from the job's [oracle] patch.\n");
+    for (file, content) in &written {
+        script
+            .push_str(&json!({"kind": "write_file", "path": file, "content": content}).to_string());
+        script.push('\n');
+    }
+    script.push_str(&json!({"kind": "verify"}).to_string());
+    script.push('\n');
+    script.push_str(&json!({"kind": "finish", "summary": "the oracle's patch"}).to_string());
+    script.push('\n');
+    Ok(script)
+}
+
+/// The files the patch oracle at `path` writes, each with its content
+/// once the patch is applied to a copy of the source.
+pub(super) fn patched_files(
+    manifest: &Manifest,
+    path: &Path,
+) -> Result<Vec<(String, String)>, OracleError> {
     let fail = |message: String| OracleError::Patch {
         path: path.to_path_buf(),
         message,
@@ -95,17 +115,12 @@ fn patch_script(manifest: &Manifest, path: &Path) -> Result<String, OracleError>
             applied.deleted.join(", ")
         )));
     }
-    let mut script = String::from("# Generated from the job's [oracle] patch.\n");
-    for file in &written {
-        let content = std::fs::read_to_string(root.join(file))
-            .map_err(|e| fail(format!("{file}: cannot read the patched file: {e}")))?;
-        script
-            .push_str(&json!({"kind": "write_file", "path": file, "content": content}).to_string());
-        script.push('\n');
-    }
-    script.push_str(&json!({"kind": "verify"}).to_string());
-    script.push('\n');
-    script.push_str(&json!({"kind": "finish", "summary": "the oracle's patch"}).to_string());
-    script.push('\n');
-    Ok(script)
+    written
+        .into_iter()
+        .map(|file| {
+            let content = std::fs::read_to_string(root.join(&file))
+                .map_err(|e| fail(format!("{file}: cannot read the patched file: {e}")))?;
+            Ok((file, content))
+        })
+        .collect()
 }

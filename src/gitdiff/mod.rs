@@ -21,7 +21,7 @@ mod quote;
 mod write;
 
 pub(crate) use apply::{Applied, ApplyError, apply_to_tree};
-pub(crate) use blob::Mode;
+pub(crate) use blob::{Mode, blob_id};
 pub(crate) use write::{FileDiff, Side, write_file_diff};
 
 #[cfg(test)]

@@ -225,3 +225,123 @@ fn check_output_snapshot() {
     assert_eq!(run.code, 1, "{run:#?}");
     crate::snapshot::redacted(Some(sb.path())).bind(|| insta::assert_snapshot!(run.stdout));
 }
+
+fn git_in(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A copy of the bundled `off_by_one` job whose source `plant` changes,
+/// with its oracle (`1..n` → `1..=n`: a changed line under 20 characters).
+fn off_by_one_copy(sb: &Sandbox, name: &str, plant: impl Fn(&Path, &str)) -> PathBuf {
+    let dir = sb.path().join(name);
+    let source = dir.join("source");
+    let fixture = Path::new(root()).join("evaluation/fixtures/off_by_one");
+    for rel in ["Cargo.toml", "Cargo.lock", "src/lib.rs", "tests/visible.rs"] {
+        let from = fixture.join(rel);
+        if from.is_file() {
+            std::fs::create_dir_all(source.join(rel).parent().unwrap()).unwrap();
+            std::fs::copy(&from, source.join(rel)).unwrap();
+        }
+    }
+    let pristine = std::fs::read_to_string(source.join("src/lib.rs")).unwrap();
+    let fixed = pristine.replacen("1..n", "1..=n", 1);
+    assert_ne!(pristine, fixed);
+    plant(&source, &fixed);
+    let manifest = dir.join("job.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"id = "{name}"
+prompt = "Make sum_up_to(n) return 1 + 2 + ... + n."
+source = "source"
+editable = ["src/**/*.rs"]
+allow = ["cargo test **"]
+verify = ["cargo", "test", "--offline", "--quiet"]
+
+[acceptance]
+dir = "{root}/evaluation/acceptance/off_by_one"
+command = ["cargo", "test", "--offline", "--quiet"]
+
+[oracle]
+script = "{root}/evaluation/scripts/off_by_one.jsonl"
+
+[provider]
+kind = "script"
+script = "{root}/evaluation/scripts/off_by_one.jsonl"
+"#,
+            root = root()
+        ),
+    )
+    .unwrap();
+    manifest
+}
+
+/// Three ways to leave the fixed file in a task, each with a changed line
+/// too short to be distinctive: `HEAD` holds the fix while the working
+/// tree was put back to the bug; an rr-cache postimage holds it; a
+/// `.orig` file beside the source is a copy of it. Each is `leaky`,
+/// naming where.
+#[test]
+fn a_whole_copy_of_the_fixed_file_anywhere_in_the_task_is_leaky() {
+    let sb = Sandbox::new();
+    let head = off_by_one_copy(&sb, "fix_in_head", |source, fixed| {
+        let pristine = std::fs::read_to_string(source.join("src/lib.rs")).unwrap();
+        git_in(source, &["init", "-q", "--initial-branch=main"]);
+        std::fs::write(source.join("src/lib.rs"), fixed).unwrap();
+        git_in(source, &["add", "-A"]);
+        git_in(source, &["commit", "-q", "-m", "base"]);
+        std::fs::write(source.join("src/lib.rs"), pristine).unwrap();
+    });
+    let rr = off_by_one_copy(&sb, "fix_in_rr_cache", |source, fixed| {
+        git_in(source, &["init", "-q", "--initial-branch=main"]);
+        git_in(source, &["add", "-A"]);
+        git_in(source, &["commit", "-q", "-m", "base"]);
+        let cache = source.join(".git/rr-cache/3f2a9c0d1e");
+        std::fs::create_dir_all(&cache).unwrap();
+        std::fs::write(cache.join("postimage"), fixed).unwrap();
+    });
+    let orig = off_by_one_copy(&sb, "fix_in_orig", |source, fixed| {
+        std::fs::write(source.join("src/lib.rs.orig"), fixed).unwrap();
+    });
+    let clean = off_by_one_copy(&sb, "clean", |_, _| {});
+    let paths: Vec<&str> = [&head, &rr, &orig, &clean]
+        .iter()
+        .map(|p| p.to_str().unwrap())
+        .collect();
+    let mut args = vec!["--runs", "1"];
+    args.extend(paths);
+    let (code, doc) = check_json(&sb, &args);
+    assert_eq!(code, 1, "{doc:#}");
+    for (job, evidence) in [
+        (
+            "fix_in_head",
+            "source/.git holds the oracle's src/lib.rs as blob",
+        ),
+        (
+            "fix_in_rr_cache",
+            "source/.git/rr-cache/3f2a9c0d1e/postimage is a copy of the oracle's src/lib.rs",
+        ),
+        (
+            "fix_in_orig",
+            "source/src/lib.rs.orig is a copy of the oracle's src/lib.rs",
+        ),
+    ] {
+        let v = verdict(&doc, job);
+        assert_eq!(v["verdict"], "leaky", "{v:#}");
+        let leaks = v["leaks"].to_string();
+        assert!(leaks.contains(evidence), "{job}: {leaks}");
+    }
+    assert_eq!(verdict(&doc, "clean")["verdict"], "valid", "{doc:#}");
+}
