@@ -250,9 +250,14 @@ pub enum Command {
     /// Report which sandbox layers this machine supports and what `auto` uses.
     ///
     /// Also shows the fixed search path and which `cargo`, `python3` and
-    /// `node` commands would run (links followed).
+    /// `node` commands would run (links followed). Given a data dir, also
+    /// reads every record of its log and checks it (checksums, order,
+    /// legal transitions), whatever the writers' checkpoint says.
     #[command(display_order = 13, after_long_help = help_text::DOCTOR)]
-    Doctor,
+    Doctor {
+        /// A data dir whose log to check from its first record.
+        data: Option<PathBuf>,
+    },
     /// Turn an existing benchmark into job folders: Exercism tracks or
     /// SWE-bench instances.
     #[command(subcommand, display_order = 14, after_long_help = help_text::IMPORT)]

@@ -142,10 +142,11 @@ Exit codes:
 pub(super) const DOCTOR: &str = "Examples:
   agent-runtime doctor                                     which layers `auto` uses here
   agent-runtime doctor | grep unavailable
+  agent-runtime doctor ./runtime-data                      also check every record of its log
 
 Exit codes:
   0    the report was printed (a missing layer is reported, not an error)
-  2    usage error";
+  2    usage error, or the data dir's log is missing or corrupt (the line is named)";
 
 pub(super) const VALIDATE: &str = "Examples:
   agent-runtime validate jobs/

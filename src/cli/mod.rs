@@ -139,7 +139,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
             env,
             argv,
         }),
-        Command::Doctor => doctor::doctor(),
+        Command::Doctor { data } => doctor::doctor(data.as_deref()),
         Command::Replay {
             data,
             instance,

@@ -9,7 +9,9 @@ use super::exit::Completion;
 use crate::lifecycle::{DataDir, stale_attempts};
 use crate::log::{Snapshot, read_snapshot, read_snapshot_full};
 use crate::state::{OpenAttempt, Summaries};
-use crate::status::{Screen, StatusView, render_frame, render_json, render_notes, render_text};
+use crate::status::{
+    Screen, StatusView, checkpoint_note, render_frame, render_json, render_notes, render_text,
+};
 
 /// `(job, attempt)` of the open attempts whose runner is gone.
 pub(super) fn stale_set<'a>(
@@ -54,7 +56,10 @@ pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Comp
         // function, without a copy.
         let text = render_text(&view, table_width());
         std::io::stdout().write_all(crate::escape::block(&text).as_bytes())?;
-        for note in render_notes(&view) {
+        for note in render_notes(&view)
+            .into_iter()
+            .chain(checkpoint_note(&view))
+        {
             errln!("{note}");
         }
     }

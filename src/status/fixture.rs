@@ -37,6 +37,7 @@ pub(crate) fn view(jobs: Vec<Summary>) -> StatusView {
         torn_tail: None,
         repairs: Vec::new(),
         anomalies: Vec::new(),
+        checkpointed: 0,
     }
 }
 

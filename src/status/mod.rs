@@ -14,4 +14,4 @@ mod tests;
 
 pub(crate) use frame::{Screen, render_frame};
 pub(crate) use table::render_text;
-pub(crate) use view::{StatusView, render_json, render_notes};
+pub(crate) use view::{StatusView, checkpoint_note, render_json, render_notes};

@@ -62,6 +62,8 @@ pub(crate) struct StatusView {
     pub repairs: Vec<serde_json::Value>,
     /// Events the reducer refused on replay, as `seq: reason`.
     pub anomalies: Vec<String>,
+    /// Records taken from the writers' checkpoint without being read.
+    pub checkpointed: u64,
 }
 
 /// What a view says of the log itself.
@@ -70,6 +72,7 @@ struct Log<'a> {
     events: u64,
     torn: Option<&'a crate::log::TornTail>,
     anomalies: &'a [(u64, Illegal)],
+    checkpointed: u64,
 }
 
 impl StatusView {
@@ -85,6 +88,7 @@ impl StatusView {
             anomalies,
             torn,
             events,
+            checkpointed,
             ..
         } = snapshot;
         let repairs: Vec<(u64, u64)> = state.repairs().copied().collect();
@@ -93,6 +97,7 @@ impl StatusView {
             events,
             torn: torn.as_ref(),
             anomalies: &anomalies,
+            checkpointed,
         };
         StatusView::build(log, state.into_rows(), repairs.iter(), stale)
     }
@@ -104,6 +109,7 @@ impl StatusView {
             events: snapshot.events,
             torn: snapshot.torn.as_ref(),
             anomalies: &snapshot.anomalies,
+            checkpointed: snapshot.checkpointed,
         };
         let rows = snapshot.state.jobs().iter().map(Summary::of).collect();
         StatusView::build(log, rows, snapshot.state.repairs.iter(), stale)
@@ -133,6 +139,7 @@ impl StatusView {
                 .iter()
                 .map(|(seq, e)| format!("seq {seq}: {e}"))
                 .collect(),
+            checkpointed: snapshot.checkpointed,
         }
     }
 
@@ -251,6 +258,20 @@ pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
         .into_iter()
         .map(|note| escape::line(&note).into_owned())
         .collect()
+}
+
+/// The footer of `status`: how much of the log it took from the writers'
+/// checkpoint without reading it again, when it did.
+pub(crate) fn checkpoint_note(view: &StatusView) -> Option<String> {
+    (view.checkpointed > 0).then(|| {
+        format!(
+            "note: the first {} were taken from the writers' checkpoint (state.ckpt), not checked again; `status --full` or `doctor DATA` reads and checks every record",
+            crate::words::count(
+                usize::try_from(view.checkpointed).unwrap_or(usize::MAX),
+                "record"
+            )
+        )
+    })
 }
 
 /// The `--json` document (exact values; hidden characters as `\uXXXX`).
