@@ -7,7 +7,9 @@
 //! of the agent phase; a verify-only job's workspace restored to the
 //! pristine source before each verify), the patch's signals and which of
 //! its files acceptance keeps out (`patch_scan.rs`: test infrastructure,
-//! harness internals), and judging the canaries of a run (`canary.rs`).
+//! harness internals), and judging the canaries of a run (`canary.rs`)
+//! and its twins (`twins.rs`: copies of the hidden tests that must fail
+//! with a token; the baseline's calibration, forged and mismatched twins).
 //! What counts as a harness file, a test file, a build dir or a harness
 //! internal is the language table's ([`crate::lang`]).
 //!
@@ -19,7 +21,9 @@
 mod canary;
 mod guard;
 mod patch_scan;
+mod twins;
 
 pub(crate) use canary::{CanaryResult, acceptance_canaries, baseline_canaries};
 pub(crate) use guard::WorkspaceGuard;
 pub(crate) use patch_scan::{PatchFile, kept_out, patch_signals};
+pub(crate) use twins::{TwinCase, TwinResult, acceptance_twins, baseline_twins, rerun_candidates};

@@ -10,7 +10,9 @@
 //! beside the tests (not through `NODE_PATH`), so the runner links the job
 //! cache's `node_modules` into each tree.
 
+use super::Canary;
 use super::tooling::{CacheLink, Exercise, Tooling, TrackJob};
+use super::twins::{Twinned, Wanted};
 use super::{Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
@@ -21,7 +23,7 @@ pub(crate) struct JavaScript;
 /// Where jest-junit writes, relative to the tree.
 pub(crate) const JEST_JUNIT_FILE: &str = ".agent-runtime-junit.xml";
 /// What jest-junit puts between describe blocks and the test's title.
-const SEPARATOR: &str = " › ";
+pub(super) const SEPARATOR: &str = " › ";
 /// Versions the importer pins for every track.
 const JEST: &str = "jest@29.7.0";
 const JEST_JUNIT: &str = "jest-junit@16.0.0";
@@ -98,6 +100,56 @@ impl Language for JavaScript {
     fn test_of_file(&self, rel: &str, name: &str) -> bool {
         name.strip_prefix(rel)
             .is_some_and(|rest| rest.starts_with("::"))
+    }
+
+    fn plant_twins(
+        &self,
+        rel: &str,
+        text: &str,
+        wanted: Wanted<'_>,
+        _also: &str,
+        rng: &mut fastrand::Rng,
+    ) -> Option<Twinned> {
+        if !self.is_test_file(rel) {
+            return None;
+        }
+        super::javascript_twins::plant(rel, text, wanted, rng)
+    }
+
+    /// A top-level test at the end of the file whose `expect` fails.
+    fn plant_canary(&self, rel: &str, text: &str, rng: &mut fastrand::Rng) -> Option<Canary> {
+        if !self.is_test_file(rel) {
+            return None;
+        }
+        let (text, name) = super::javascript_twins::canary(rel, text, rng)?;
+        Some(Canary { text, name })
+    }
+
+    /// The command with `--testNamePattern` matching the tests' titles
+    /// (drawn fresh, so no other test's name contains one).
+    fn select_argv(&self, command: &[String], names: &[String]) -> Option<Vec<String>> {
+        let titles: Vec<String> = names
+            .iter()
+            .filter_map(|name| name.rsplit(SEPARATOR).next())
+            .map(|title| {
+                title
+                    .chars()
+                    .map(|c| {
+                        if c.is_alphanumeric() || c == ' ' {
+                            c.to_string()
+                        } else {
+                            format!("\\{c}")
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        if titles.is_empty() {
+            return None;
+        }
+        let mut argv = command.to_vec();
+        argv.push(format!("--testNamePattern={}", titles.join("|")));
+        Some(argv)
     }
 
     fn build_dirs(&self) -> &'static [&'static str] {
@@ -392,7 +444,7 @@ fn scan_tests(text: &str) -> Vec<String> {
 
 /// The string literal opening at `open`: its text (`None` for a template
 /// with `${`), and the index past its closing quote.
-fn string_end(chars: &[char], open: usize) -> (Option<String>, usize) {
+pub(super) fn string_end(chars: &[char], open: usize) -> (Option<String>, usize) {
     let quote = chars[open];
     let mut text = String::new();
     let mut plain = true;

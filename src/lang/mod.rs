@@ -19,13 +19,17 @@
 
 mod canary;
 mod javascript;
+mod javascript_twins;
 mod python;
 mod python_scan;
 mod python_tooling;
+mod python_twins;
 mod rust;
 mod rust_scan;
 mod rust_tooling;
+mod rust_twins;
 mod tooling;
+mod twins;
 
 use std::path::Path;
 
@@ -37,6 +41,7 @@ pub(crate) use python::Python;
 pub(crate) use python_tooling::{PYTEST_JUNIT_FILE, declared_requirements};
 pub(crate) use rust::Rust;
 pub(crate) use tooling::{Exercise, Tooling, names_match, split_command};
+pub(crate) use twins::{Twin, Twinned, Wanted};
 
 /// How a language's tests are run for a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +200,31 @@ pub(crate) trait Language: Sync {
     /// tests, all drawn from `rng`. `None` when the language has no
     /// canaries or the file's tests cannot be found in `text`.
     fn plant_canary(&self, _rel: &str, _text: &str, _rng: &mut fastrand::Rng) -> Option<Canary> {
+        None
+    }
+
+    /// Renames the tests of the hidden test file `rel` (`text` is its
+    /// content) to fresh names, and plants `wanted(name)` twins of each
+    /// (by the inventory name of its function), each at a random place
+    /// among its siblings (see `twins.rs`). A test whose name is written
+    /// anywhere else (in `text`, or in `also`: the acceptance command) keeps
+    /// it. `None` when the language has no twins or finds no test in the
+    /// file.
+    fn plant_twins(
+        &self,
+        _rel: &str,
+        _text: &str,
+        _wanted: Wanted<'_>,
+        _also: &str,
+        _rng: &mut fastrand::Rng,
+    ) -> Option<Twinned> {
+        None
+    }
+
+    /// [`RunModel::OneRun`]: the acceptance `command` narrowed to the tests
+    /// `names` (inventory names of this run), to run them again alone;
+    /// `None` when the runner cannot select tests.
+    fn select_argv(&self, _command: &[String], _names: &[String]) -> Option<Vec<String>> {
         None
     }
 
@@ -357,6 +387,8 @@ mod tests {
             fail_to_pass: Vec::new(),
             pass_to_pass: Vec::new(),
             canary: true,
+            twins: true,
+            plugins: Vec::new(),
             strict_integrity: false,
         }
     }

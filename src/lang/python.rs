@@ -6,6 +6,7 @@
 
 use super::canary::{draw_failing, draw_name, style_of};
 use super::python_scan::{Function, functions, top_level_slots};
+use super::twins::{Twinned, Wanted};
 use super::{Canary, Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
@@ -218,6 +219,39 @@ impl Language for Python {
         })
     }
 
+    fn plant_twins(
+        &self,
+        rel: &str,
+        text: &str,
+        wanted: Wanted<'_>,
+        also: &str,
+        rng: &mut fastrand::Rng,
+    ) -> Option<Twinned> {
+        if !self.is_test_file(rel) {
+            return None;
+        }
+        super::python_twins::plant(&module_of(rel), text, wanted, also, rng)
+    }
+
+    /// The command with `-k` naming the tests' functions (drawn fresh, so
+    /// no other test's name contains one).
+    fn select_argv(&self, command: &[String], names: &[String]) -> Option<Vec<String>> {
+        let functions: Vec<&str> = names
+            .iter()
+            .map(|name| {
+                let function = self.function_of(name);
+                function.rsplit("::").next().unwrap_or(function)
+            })
+            .collect();
+        if functions.is_empty() {
+            return None;
+        }
+        let mut argv = command.to_vec();
+        argv.push("-k".into());
+        argv.push(functions.join(" or "));
+        Some(argv)
+    }
+
     /// `-x`, `--exitfirst`, `--maxfail`, `--stepwise` stop the run at a
     /// failure: the canary's would hide the tests after it.
     fn canaries_unfit(&self, command: &[String]) -> Option<String> {
@@ -283,7 +317,7 @@ impl Language for Python {
 }
 
 /// The dotted module a test file is (`tests/test_x.py` is `tests.test_x`).
-fn module_of(rel: &str) -> String {
+pub(super) fn module_of(rel: &str) -> String {
     let dotted = rel.replace('/', ".");
     dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
 }

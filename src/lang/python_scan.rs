@@ -125,6 +125,11 @@ pub(super) struct Function {
     pub(super) classes: Vec<(String, bool)>,
     /// Byte offset of its first decorator (or its `def` line).
     pub(super) start: usize,
+    /// Byte offset of its name in its `def` line.
+    pub(super) name_at: usize,
+    /// Byte offset where the module-level statement it is part of starts
+    /// (itself, or its outermost class), decorators included.
+    pub(super) top_start: usize,
     /// Byte offset past its body's last line.
     pub(super) end: usize,
     /// Columns of indentation of its `def` line.
@@ -158,8 +163,16 @@ pub(super) fn functions(text: &str) -> Vec<Function> {
     // The function whose body is being read: its index in `found`.
     let mut open: Option<usize> = None;
     let mut decorators: Vec<(usize, String)> = Vec::new();
+    let (mut top_decorators, mut top_start): (Option<usize>, usize) = (None, 0);
     for line in &lines {
         let content = line.content(text);
+        if line.indent == 0 {
+            if content.starts_with('@') {
+                top_decorators.get_or_insert(line.start);
+            } else {
+                top_start = top_decorators.take().unwrap_or(line.start);
+            }
+        }
         if let Some(index) = open {
             if line.indent > found[index].indent {
                 found[index].end = line.end;
@@ -180,8 +193,20 @@ pub(super) fn functions(text: &str) -> Vec<Function> {
         };
         if let Some(name) = definition(def, "def") {
             let start = decorators.first().map_or(line.start, |(at, _)| *at);
+            let own = text.get(line.start..line.end).unwrap_or("");
+            let name_at = own
+                .find("def")
+                .and_then(|at| {
+                    let rest = &own[at + 3..];
+                    let skipped = rest.len() - rest.trim_start().len();
+                    Some(line.start + at + 3 + skipped)
+                        .filter(|_| rest.trim_start().starts_with(name))
+                })
+                .unwrap_or(line.start);
             found.push(Function {
                 name: name.to_string(),
+                name_at,
+                top_start,
                 classes: classes
                     .iter()
                     .map(|c| (c.name.clone(), c.collected))
@@ -331,6 +356,11 @@ async def test_async():
         );
         assert!(TEXT[..method.end].ends_with("        assert v\n"));
         assert!(found[5].is_async);
+        for f in &found {
+            assert!(TEXT[f.name_at..].starts_with(&f.name), "{f:?}");
+        }
+        assert_eq!(method.top_start, TEXT.find("class TestGroup").unwrap());
+        assert_eq!(xfail.top_start, xfail.start);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::canary::{draw_failing, draw_name, style_of};
 use super::rust_scan::{scan, scan_tests};
+use super::twins::{Twinned, Wanted};
 use super::{Canary, Language, Listing, ListingError, OneRun, RunModel, TestBinary};
 use crate::manifest::{Acceptance, ResultsFormat};
 use crate::verdict::{TestOutcome, libtest_failure, libtest_summary};
@@ -202,6 +203,17 @@ impl Language for Rust {
             text: planted,
             name: format!("test/{target}::{}", path.join("::")),
         })
+    }
+
+    fn plant_twins(
+        &self,
+        rel: &str,
+        text: &str,
+        wanted: Wanted<'_>,
+        also: &str,
+        rng: &mut fastrand::Rng,
+    ) -> Option<Twinned> {
+        super::rust_twins::plant(target_of(rel)?, text, wanted, also, rng)
     }
 
     fn build_dirs(&self) -> &'static [&'static str] {

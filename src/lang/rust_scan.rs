@@ -11,6 +11,30 @@ pub(super) struct Scan {
     /// Where a test can go: before the first test's attributes, and right
     /// after each test's closing brace.
     pub(super) slots: Vec<Slot>,
+    /// Each test function whose body was read whole, in order.
+    pub(super) fns: Vec<TestFn>,
+}
+
+/// A `#[test]` function and where its parts lie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TestFn {
+    /// `module::fn`, as in [`Scan::tests`].
+    pub(super) path: String,
+    /// The inline modules it lies in.
+    pub(super) modules: Vec<String>,
+    pub(super) name: String,
+    /// Byte offset of its first attribute.
+    pub(super) start: usize,
+    /// Byte offset of its name.
+    pub(super) name_at: usize,
+    /// Byte offset of its body's `{`.
+    pub(super) body_open: usize,
+    /// Byte offset past its body's `}`.
+    pub(super) end: usize,
+    /// Its attributes, whitespace removed (`should_panic(expected="x")`).
+    pub(super) attrs: Vec<String>,
+    /// `async fn`.
+    pub(super) is_async: bool,
 }
 
 /// A place between tests.
@@ -35,6 +59,7 @@ struct OpenTest {
     depth: usize,
     modules: Vec<String>,
     body_open: bool,
+    found: TestFn,
 }
 
 /// The tests of `text` and the slots between them.
@@ -47,6 +72,8 @@ pub(super) fn scan(text: &str) -> Scan {
     let mut pending_test = false;
     // Where the run of attributes before the next item starts.
     let mut group_start: Option<usize> = None;
+    let mut attrs: Vec<String> = Vec::new();
+    let mut is_async = false;
     let mut open: Option<OpenTest> = None;
     let mut i = 0;
     while i < tokens.len() {
@@ -56,13 +83,18 @@ pub(super) fn scan(text: &str) -> Scan {
                 depth += 1;
                 if let Some(test) = open.as_mut()
                     && depth == test.depth + 1
+                    && !test.body_open
                 {
                     test.body_open = true;
+                    test.found.body_open = *at;
                 }
                 group_start = None;
+                attrs.clear();
             }
             Token::Punct('}') => {
-                if let Some(test) = open.take_if(|t| t.body_open && depth == t.depth + 1) {
+                if let Some(mut test) = open.take_if(|t| t.body_open && depth == t.depth + 1) {
+                    test.found.end = at + 1;
+                    found.fns.push(test.found);
                     found.slots.push(Slot {
                         at: at + 1,
                         modules: test.modules,
@@ -75,18 +107,25 @@ pub(super) fn scan(text: &str) -> Scan {
                 depth = depth.saturating_sub(1);
                 pending_test = false;
                 group_start = None;
+                attrs.clear();
             }
             Token::Punct(';') => {
                 pending_test = false;
                 group_start = None;
+                attrs.clear();
             }
             Token::Attribute(body) => {
+                if group_start.is_none() {
+                    is_async = false;
+                }
                 group_start.get_or_insert(*at);
                 let body: String = body.chars().filter(|c| !c.is_whitespace()).collect();
                 if body == "test" || body.ends_with("::test") {
                     pending_test = true;
                 }
+                attrs.push(body);
             }
+            Token::Ident(word) if word == "async" => is_async = true,
             Token::Ident(word) if word == "mod" => {
                 if let (Some((Token::Ident(name), _)), Some((Token::Punct('{'), _))) =
                     (tokens.get(i + 1), tokens.get(i + 2))
@@ -96,11 +135,14 @@ pub(super) fn scan(text: &str) -> Scan {
                     i += 3;
                     pending_test = false;
                     group_start = None;
+                    attrs.clear();
                     continue;
                 }
             }
             Token::Ident(word) if word == "fn" => {
-                if let (true, Some((Token::Ident(name), _))) = (pending_test, tokens.get(i + 1)) {
+                if let (true, Some((Token::Ident(name), name_at))) =
+                    (pending_test, tokens.get(i + 1))
+                {
                     let path: Vec<String> = modules.iter().map(|(m, _)| m.clone()).collect();
                     if found.tests.is_empty() {
                         found.slots.push(Slot {
@@ -114,12 +156,24 @@ pub(super) fn scan(text: &str) -> Scan {
                     found.tests.push(full.join("::"));
                     open = Some(OpenTest {
                         depth,
-                        modules: path,
+                        modules: path.clone(),
                         body_open: false,
+                        found: TestFn {
+                            path: full.join("::"),
+                            modules: path,
+                            name: name.clone(),
+                            start: group_start.unwrap_or(*at),
+                            name_at: *name_at,
+                            body_open: 0,
+                            end: 0,
+                            attrs: std::mem::take(&mut attrs),
+                            is_async,
+                        },
                     });
                 }
                 pending_test = false;
                 group_start = None;
+                attrs.clear();
             }
             _ => {}
         }

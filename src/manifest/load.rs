@@ -157,6 +157,8 @@ fn build(
     fields.remember("acceptance.test_timeout");
     fields.remember("acceptance.fail_to_pass");
     fields.remember("acceptance.canary");
+    fields.remember("acceptance.twins");
+    fields.remember("acceptance.plugins");
     fields.remember("acceptance.strict_integrity");
     let acceptance = match raw.acceptance {
         Some(raw) => acceptance(fields, errors, raw, source.as_deref()).map(Some),
@@ -392,6 +394,8 @@ fn acceptance(
         fail_to_pass,
         pass_to_pass,
         canary: raw.canary.unwrap_or(true),
+        twins: raw.twins.unwrap_or(true),
+        plugins: raw.plugins.unwrap_or_default(),
         strict_integrity: raw.strict_integrity.unwrap_or(false),
     };
     if acceptance.has_explicit_inventory() {

@@ -61,6 +61,8 @@ pub(super) struct RawAcceptance {
     pub fail_to_pass: Option<Vec<String>>,
     pub pass_to_pass: Option<Vec<String>>,
     pub canary: Option<bool>,
+    pub twins: Option<bool>,
+    pub plugins: Option<Vec<String>>,
     pub strict_integrity: Option<bool>,
 }
 

@@ -162,6 +162,15 @@ pub(super) static ACCEPTANCE: Shape = Shape {
         ),
         key("test_timeout", Kind::Duration),
         key("canary", Kind::Bool),
+        key("twins", Kind::Bool),
+        key(
+            "plugins",
+            Kind::List {
+                noun: "pytest plugin names",
+                example: "pytest_asyncio",
+                split: false,
+            },
+        ),
         key("strict_integrity", Kind::Bool),
         key(
             "fail_to_pass",

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal};
+use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal, TwinBaseline, TwinCheck};
 use super::resources::Resources;
 use super::snapshot::ManifestSnapshot;
 use super::verdict::{Inventory, Verdict};
@@ -128,6 +128,11 @@ pub enum Event {
         /// them, `results = "exit"`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         canary: Option<CanaryBaseline>,
+        /// Whether twins run for the job, and which tests get none. Absent
+        /// when twins do not apply (`twins = false`, a language without
+        /// them) and in older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        twins: Option<TwinBaseline>,
         /// What determined the verdict, hashed (the baseline key: source and
         /// acceptance files, the acceptance settings, setup, the toolchain,
         /// the runtime, the limits that matter). Absent for a skipped
@@ -284,6 +289,10 @@ pub enum Event {
         /// results; absent when none ran.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         canary: Option<CanaryCheck>,
+        /// The twins planted in this run and what they showed; absent when
+        /// none ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        twins: Option<TwinCheck>,
         /// Anomalies of the run's results (a test reported twice, a summary
         /// disagreeing with its lines, output after the harness's end).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]

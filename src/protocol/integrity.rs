@@ -44,6 +44,14 @@ pub enum SignalKind {
     /// The acceptance run's results look made up: a test reported twice, a
     /// summary disagreeing with its lines, output after the harness's end.
     ResultAnomaly,
+    /// A twin (a copy of a hidden test that must fail with its token) was
+    /// reported passed or skipped, or not at all while its file's other
+    /// tests were: the results were forged (always `tampered`).
+    TwinForged,
+    /// A twin failed without its token while its test passed, and again
+    /// when run alone: the test does not behave the same under another
+    /// name, or the code under test tells them apart.
+    TwinMismatch,
 }
 
 impl SignalKind {
@@ -118,9 +126,43 @@ pub struct CanaryCheck {
     pub forged: Vec<String>,
 }
 
+/// Whether twins run for a job, decided at its baseline (the `twins` field
+/// of the `baseline` event): each hidden test ran beside a twin, and a
+/// test whose twin did not fail as it must gets none at acceptance.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TwinBaseline {
+    /// Some test's twin behaved: acceptance runs twins.
+    pub on: bool,
+    /// Tests (functions) whose twins behaved.
+    pub tests: u32,
+    /// Tests (inventory names of their functions) that get no twin.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
+    /// Why, for the first few of them (`NAME: why`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// Why twins are off, when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The twins of an acceptance run (the `twins` field of the `acceptance`
+/// event).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TwinCheck {
+    /// Twins planted (a parametrized one counts once).
+    pub planted: u32,
+    /// Evidence that the results were forged (`twin_forged`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forged: Vec<String>,
+    /// Twins that failed without their token twice (`twin_mismatch`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mismatched: Vec<String>,
+}
+
 /// An attempt's integrity record (the `integrity` field of
 /// `attempt_finished`): every tamper signal found in its phases, and what
-/// its canaries showed.
+/// its canaries and twins showed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Integrity {
     /// The signals, at most [`SIGNALS_KEPT`], in the order found.
@@ -132,8 +174,11 @@ pub struct Integrity {
     /// Canaries planted in the acceptance run (0: none ran).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub canaries: u32,
-    /// Canary evidence of forged results; non-empty makes the attempt
-    /// `tampered`.
+    /// Twins planted in the acceptance run (0: none ran).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub twins: u32,
+    /// Canary and twin evidence of forged results; non-empty makes the
+    /// attempt `tampered`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forged: Vec<String>,
 }

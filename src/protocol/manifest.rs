@@ -136,6 +136,16 @@ pub struct Acceptance {
     /// that do not set it keep their hash.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub canary: bool,
+    /// Run twins of the hidden tests (copies under fresh names that must
+    /// fail with a token) at the baseline and every acceptance run, where
+    /// the language table can. Left out of the stored form at its default
+    /// (`true`), so manifests that do not set it keep their hash.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub twins: bool,
+    /// pytest plugins the acceptance run loads (`-p NAME`); plugin
+    /// autoload is off there. Left out of the stored form when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<String>,
     /// Any tamper signal fails the attempt as `tampered`. Left out of the
     /// stored form at its default (`false`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -25,7 +25,10 @@ pub use event::{
     BaselineOrigin, CheckResult, CommandFor, DecisionKind, Event, FailureKind, Outcome, TestRuns,
     VerifyTrigger,
 };
-pub use integrity::{CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind};
+pub use integrity::{
+    CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind, TwinBaseline,
+    TwinCheck,
+};
 pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};
 pub(crate) use manifest::Origin;
 pub use manifest::{

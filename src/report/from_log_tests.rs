@@ -68,6 +68,7 @@ fn baseline() -> Event {
         reason: None,
         timed_out: Vec::new(),
         canary: None,
+        twins: None,
         key: None,
         reused_from: None,
     }
@@ -82,6 +83,7 @@ fn acceptance(verdict: Option<Verdict>) -> Event {
         result,
         verdict,
         canary: None,
+        twins: None,
         integrity: Vec::new(),
     }
 }
@@ -161,6 +163,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 reason: None,
                 timed_out: Vec::new(),
                 canary: None,
+                twins: None,
                 key: None,
                 reused_from: None,
             },
@@ -191,6 +194,7 @@ fn the_baseline_reason_is_kept() {
                 reason: Some(reason.into()),
                 timed_out: Vec::new(),
                 canary: None,
+                twins: None,
                 key: None,
                 reused_from: None,
             },

@@ -15,7 +15,7 @@ use super::error::RunError;
 use super::excerpts::save_excerpts;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::setup::{SetupError, run_setup};
-use super::tamper::{canary_files, patch_integrity, settle_attempt};
+use super::tamper::{canary_files, patch_integrity, settle_attempt, twin_request};
 use crate::agent::command_event;
 use crate::cache::{JobCache, cache_key};
 use crate::cancel::CancelToken;
@@ -490,12 +490,9 @@ impl Phases<'_> {
         let log = runs.join(format!("{role}.log"));
         let bin_dir = runs.join(format!("{role}-tests"));
         let job = self.job()?;
-        let canaries = canary_files(
-            acceptance,
-            crate::lang::for_acceptance(acceptance),
-            check,
-            job,
-        );
+        let lang = crate::lang::for_acceptance(acceptance);
+        let canaries = canary_files(acceptance, lang, check, job);
+        let twins = twin_request(acceptance, lang, check, job);
         let inventory = self
             .inventory()?
             .filter(|_| check == CommandFor::Acceptance);
@@ -511,6 +508,7 @@ impl Phases<'_> {
             inventory: inventory.as_ref(),
             parallel: super::per_test::test_parallelism(self.options.workers),
             canaries: canaries.as_deref(),
+            twins: twins.as_ref(),
         };
         match run_check(&spec, self.cancel) {
             Ok(run) => {

@@ -67,6 +67,8 @@ struct AcceptanceParts<'a> {
     results: String,
     test_timeout: Duration,
     canary: bool,
+    twins: bool,
+    plugins: &'a [String],
 }
 
 /// The limits a baseline's commands run under.
@@ -122,6 +124,8 @@ pub(super) fn baseline_key(
             results: acceptance.results_format().to_string(),
             test_timeout: acceptance.test_timeout_or(limits.command_timeout),
             canary: acceptance.canary,
+            twins: acceptance.twins,
+            plugins: &acceptance.plugins,
         },
         setup: manifest.setup.as_ref(),
         env: &manifest.env,

@@ -2,10 +2,11 @@
 //! inventory, the acceptance's per-test verdict. Pure functions of the run.
 
 use super::checks::CheckRun;
-use crate::integrity::{acceptance_canaries, baseline_canaries};
+use crate::integrity::{acceptance_canaries, acceptance_twins, baseline_canaries, baseline_twins};
 use crate::lang::{Language, Tooling, names_match};
 use crate::protocol::{
-    Acceptance, BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal, SignalKind,
+    Acceptance, BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal,
+    SignalKind, TwinBaseline, TwinCheck,
 };
 use crate::verdict::{
     Inventory, InventoryError, TestOutcome, Verdict as TestVerdict, judge, judge_all,
@@ -21,6 +22,8 @@ pub(super) struct BaselineFacts {
     pub(super) timed_out: Vec<String>,
     /// Whether canaries run for the job.
     pub(super) canary: Option<CanaryBaseline>,
+    /// Whether twins run for the job, and which tests get none.
+    pub(super) twins: Option<TwinBaseline>,
 }
 
 impl BaselineFacts {
@@ -32,6 +35,7 @@ impl BaselineFacts {
             reason,
             timed_out: Vec::new(),
             canary: None,
+            twins: None,
         }
     }
 
@@ -49,6 +53,7 @@ impl BaselineFacts {
             reason: baseline.reason.clone(),
             timed_out: baseline.timed_out.clone(),
             canary: baseline.canary.clone(),
+            twins: baseline.twins.clone(),
         }
     }
 
@@ -65,6 +70,7 @@ impl BaselineFacts {
             reason: self.reason,
             timed_out: self.timed_out,
             canary: self.canary,
+            twins: self.twins,
             key,
             reused_from,
         }
@@ -77,7 +83,8 @@ pub(super) struct AcceptanceFacts {
     pub(super) result: CheckResult,
     pub(super) verdict: Option<TestVerdict>,
     pub(super) canary: Option<CanaryCheck>,
-    /// The results' anomalies, as signals.
+    pub(super) twins: Option<TwinCheck>,
+    /// The results' anomalies and the twins' evidence, as signals.
     pub(super) integrity: Vec<Signal>,
 }
 
@@ -87,6 +94,7 @@ impl AcceptanceFacts {
             result: self.result,
             verdict: self.verdict,
             canary: self.canary,
+            twins: self.twins,
             integrity: self.integrity,
         }
     }
@@ -104,11 +112,24 @@ pub(super) fn baseline_of(run: &CheckRun) -> BaselineFacts {
     with_canaries(run, baseline_facts(run))
 }
 
-/// `facts` with what the run's canaries said, when it planted any and
-/// its harness ran.
+/// `facts` with what the run's canaries and twins said, when it planted
+/// any and its harness ran.
 fn with_canaries(run: &CheckRun, mut facts: BaselineFacts) -> BaselineFacts {
     if run.canaries_asked && facts.result != CheckResult::Error {
         facts.canary = Some(baseline_canaries(&run.canaries, &run.unplanted));
+    }
+    if run.twins_asked && facts.result != CheckResult::Error {
+        let real = run
+            .results
+            .as_ref()
+            .map(|r| r.tests.clone())
+            .unwrap_or_default();
+        facts.twins = Some(baseline_twins(
+            &run.twins,
+            &real,
+            &run.refused,
+            run.twins_off.clone(),
+        ));
     }
     facts
 }
@@ -175,6 +196,7 @@ fn baseline_facts(run: &CheckRun) -> BaselineFacts {
                 reason,
                 timed_out,
                 canary: None,
+                twins: None,
             }
         }
         Err(why @ (InventoryError::Empty | InventoryError::NoFailToPass)) => {
@@ -276,6 +298,7 @@ fn declared_facts(
         reason: None,
         timed_out,
         canary: None,
+        twins: None,
     }
 }
 
@@ -287,7 +310,7 @@ pub(super) fn acceptance_of(
     lang: Option<&dyn Language>,
 ) -> AcceptanceFacts {
     let (result, verdict) = verdict_of(run, inventory, lang);
-    let integrity = run
+    let mut integrity: Vec<Signal> = run
         .anomalies
         .iter()
         .map(|line| {
@@ -295,12 +318,23 @@ pub(super) fn acceptance_of(
             Signal::new(SignalKind::ResultAnomaly, subject, evidence)
         })
         .collect();
+    let twins = run.twins_asked.then(|| {
+        let real = run
+            .results
+            .as_ref()
+            .map(|r| r.tests.clone())
+            .unwrap_or_default();
+        let (check, signals) = acceptance_twins(&run.twins, &real);
+        integrity.extend(signals);
+        check
+    });
     AcceptanceFacts {
         result,
         verdict,
         canary: run
             .canaries_asked
             .then(|| acceptance_canaries(&run.canaries)),
+        twins,
         integrity,
     }
 }
@@ -382,6 +416,8 @@ mod tests {
             fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
             pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
             canary: true,
+            twins: true,
+            plugins: Vec::new(),
             strict_integrity: false,
         }
     }

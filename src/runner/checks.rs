@@ -15,16 +15,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::cache_use::CacheUse;
-use super::canaries::Planted;
 use super::carried::Carried;
 use super::commands::{AttemptCommands, policy_for};
+use super::decoys::{Decoys, TwinRequest};
 use super::patch::PatchError;
 use crate::agent::copy_tree;
 use crate::beneath::{AtPath, Dir, overlay};
 use crate::cache::LayerError;
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
-use crate::integrity::{CanaryResult, kept_out};
+use crate::integrity::{CanaryResult, TwinResult, kept_out};
 use crate::lang::{Language, RunModel};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
 use crate::protocol::{CommandFor, Event, TestRuns};
@@ -78,6 +78,9 @@ pub(crate) struct CheckSpec<'a> {
     /// The hidden test files to plant a canary in (relative to the
     /// acceptance dir); `None` when the run has no canaries.
     pub canaries: Option<&'a [String]>,
+    /// The twins to plant in the hidden test files; `None` when the run
+    /// has none.
+    pub twins: Option<&'a TwinRequest>,
 }
 
 impl CheckSpec<'_> {
@@ -95,7 +98,7 @@ pub(crate) struct CheckCommand {
 }
 
 impl CheckCommand {
-    fn plain(outcome: ExecOutcome) -> CheckCommand {
+    pub(super) fn plain(outcome: ExecOutcome) -> CheckCommand {
         CheckCommand {
             outcome,
             tests: None,
@@ -147,6 +150,17 @@ pub(crate) struct CheckRun {
     pub canaries: Vec<CanaryResult>,
     /// Hidden test files that could take no canary, and why.
     pub unplanted: Vec<String>,
+    /// The run was asked to plant twins.
+    pub twins_asked: bool,
+    /// What the run reported of each twin (taken out of `results` and
+    /// `listed`).
+    pub twins: Vec<TwinResult>,
+    /// Tests asked for twins that could get none, and why.
+    pub refused: Vec<(String, String)>,
+    /// Why twins could not be calibrated at this baseline.
+    pub twins_off: Option<String>,
+    /// The test binaries a libtest run copied out of the build.
+    pub binaries: Vec<super::per_test::Copied>,
     /// Anomalies of the results (a test reported twice, a summary that
     /// disagrees with its lines, output after the harness's end), each in
     /// one line naming the test.
@@ -190,6 +204,40 @@ pub(crate) fn run_check(
     spec: &CheckSpec<'_>,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
+    let run = run_check_once(spec, cancel)?;
+    let broken = run.harness.is_some() || run.uncollectable.is_some();
+    if !(spec.is_baseline() && spec.twins.is_some() && broken) || run.cancelled() {
+        return Ok(run);
+    }
+    // The rewritten hidden tests did not run at the baseline: run it as
+    // the files are, so the twins cannot be what broke it.
+    let plain = CheckSpec {
+        twins: None,
+        ..*spec
+    };
+    let mut again = run_check_once(&plain, cancel)?;
+    let why = run
+        .harness
+        .clone()
+        .or_else(|| run.uncollectable.clone())
+        .unwrap_or_default();
+    again.twins_asked = true;
+    again.twins_off = Some(
+        if again.harness.is_some() || again.uncollectable.is_some() {
+            "the hidden tests do not run on the pristine source, so no twin could be calibrated"
+                .to_string()
+        } else {
+            format!("the hidden tests with their twins did not run ({why}); without them they do")
+        },
+    );
+    let mut commands = run.commands;
+    commands.append(&mut again.commands);
+    again.commands = commands;
+    Ok(again)
+}
+
+/// One run of [`run_check`], with the decoys it asks for.
+fn run_check_once(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun, CheckError> {
     let hidden: BTreeSet<String> = super::fallback::hidden_files(&spec.acceptance.dir)
         .into_iter()
         .collect();
@@ -212,20 +260,35 @@ pub(crate) fn run_check(
         None => Ok(()),
     })?;
     let lang = crate::lang::for_acceptance(spec.acceptance);
-    let planted = match (lang, spec.canaries) {
-        (Some(lang), Some(files)) => {
-            let (hidden, command) = (&spec.acceptance.dir, &spec.acceptance.command);
-            super::canaries::plant(hidden, spec.dir, lang, command, files, &mut report)?
-        }
-        _ => Planted::default(),
+    let decoys = match lang {
+        Some(lang) if spec.canaries.is_some() || spec.twins.is_some() => super::decoys::plant(
+            &spec.acceptance.dir,
+            spec.dir,
+            lang,
+            &spec.acceptance.command,
+            spec.canaries,
+            spec.twins,
+            &mut report,
+        )?,
+        _ => Decoys::default(),
     };
     let commands = check_commands(spec, spec.dir, lang)?;
-    let mut run = run_in(spec, &commands, lang, &planted.names(), &mut report, cancel)?;
-    if let Some(lang) = lang.filter(|_| planted.asked) {
-        run.canaries_asked = true;
-        run.canaries = super::canaries::take(&mut run, lang, &planted);
-        run.unplanted = planted.unplanted;
+    let mut run = run_in(spec, &commands, lang, &decoys, &mut report, cancel)?;
+    if let Some(lang) = lang {
+        super::decoys::take(&mut run, lang, &decoys, &mut report);
+        if !spec.is_baseline() && run.twins_asked && !run.cancelled() {
+            again_alone(
+                spec,
+                &commands,
+                lang,
+                &decoys,
+                &mut run,
+                &mut report,
+                cancel,
+            )?;
+        }
     }
+    let _ = fs::remove_dir_all(spec.bin_dir);
     // A declared inventory needs no fallback: a test that does not
     // collect counts as failing.
     if spec.is_baseline()
@@ -258,6 +321,46 @@ pub(crate) fn run_check(
     }
     fs::write(spec.log, report.text).map_err(prepare(spec.log))?;
     Ok(run)
+}
+
+/// Runs again, alone, each twin that failed without its token while its
+/// test passed, and records what it reported then.
+fn again_alone(
+    spec: &CheckSpec<'_>,
+    commands: &AttemptCommands,
+    lang: &dyn Language,
+    decoys: &Decoys,
+    run: &mut CheckRun,
+    report: &mut CheckLog,
+    cancel: &CancelToken,
+) -> Result<(), CheckError> {
+    let Some(results) = &run.results else {
+        return Ok(());
+    };
+    let candidates = crate::integrity::rerun_candidates(&run.twins, &results.tests);
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let names = super::decoys::candidate_names(run, decoys, &candidates);
+    report.text.push_str(&format!(
+        "twins: {} run again alone\n",
+        crate::words::count(names.len(), "twin")
+    ));
+    let again = match (lang.model(), spec.acceptance.results_format()) {
+        (RunModel::PerTest, _) => super::per_test::run_alone(lang, commands, run, &names, cancel)?,
+        (RunModel::OneRun, ResultsFormat::Junit(rel)) => {
+            let Some(argv) = lang.select_argv(&spec.acceptance.command, &names) else {
+                return Ok(());
+            };
+            let _ = fs::remove_file(commands.dir.join(&rel));
+            let outcome = commands.run_argv(&argv, cancel)?;
+            run.commands.push(CheckCommand::plain(outcome));
+            read_junit(&commands.dir, &rel).unwrap_or_default()
+        }
+        _ => return Ok(()),
+    };
+    super::decoys::record_again(run, decoys, &candidates, &again);
+    Ok(())
 }
 
 /// Makes `dir` afresh: the pristine source, then `change` (the patch, or
@@ -330,12 +433,12 @@ pub(super) fn check_commands(
 }
 
 /// Runs the check's commands as its results format and language say;
-/// `canaries` (inventory names) are run like the inventory's tests.
+/// the decoys (canaries, twins) are run like the inventory's tests.
 fn run_in(
     spec: &CheckSpec<'_>,
     commands: &AttemptCommands,
     lang: Option<&dyn Language>,
-    canaries: &[String],
+    decoys: &Decoys,
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -350,10 +453,10 @@ fn run_in(
             })
         }
         (ResultsFormat::Libtest, Some(lang)) => {
-            super::per_test::run(spec, lang, commands, canaries, report, cancel)
+            super::per_test::run(spec, lang, commands, decoys, report, cancel)
         }
         (ResultsFormat::Junit(rel), lang) => {
-            one_run(spec, &rel, lang, commands, canaries, report, cancel)
+            one_run(spec, &rel, lang, commands, &decoys.extra(), report, cancel)
         }
         (ResultsFormat::Libtest, None) => Err(CheckError::Rule(
             "results = \"libtest\" has no language to run it".into(),
@@ -369,7 +472,7 @@ fn one_run(
     rel: &str,
     lang: Option<&dyn Language>,
     commands: &AttemptCommands,
-    canaries: &[String],
+    decoys: &[String],
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
@@ -461,7 +564,7 @@ fn one_run(
             (None, Some(inventory)) => inventory.names().cloned().collect(),
             (None, None) => Vec::new(),
         };
-        expected.extend(canaries.iter().cloned());
+        expected.extend(decoys.iter().cloned());
         for name in expected {
             if !results.tests.contains_key(&name) {
                 results.time_out(&name);

@@ -16,6 +16,7 @@ mod carried;
 mod check_verdict;
 mod checks;
 mod commands;
+mod decoys;
 mod error;
 mod excerpts;
 mod fallback;

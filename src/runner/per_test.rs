@@ -20,6 +20,7 @@ use super::checks::{
     with_tail,
 };
 use super::commands::AttemptCommands;
+use super::decoys::Decoys;
 use super::test_runs::Summary;
 use crate::beneath::Dir;
 use crate::cache::dependency_hashes;
@@ -43,10 +44,11 @@ pub(super) fn run(
     spec: &CheckSpec<'_>,
     lang: &dyn Language,
     commands: &AttemptCommands,
-    canaries: &[String],
+    decoys: &Decoys,
     report: &mut CheckLog,
     cancel: &CancelToken,
 ) -> Result<CheckRun, CheckError> {
+    let extra = decoys.extra();
     let mut run = CheckRun {
         results: Some(TestResults::default()),
         ..CheckRun::default()
@@ -79,22 +81,17 @@ pub(super) fn run(
                 }
             }
         } else {
+            // The inventory's tests under their names of this run, and the
+            // decoys, all in one random order.
             let mut names: Vec<String> = spec
                 .inventory
                 .into_iter()
                 .flat_map(|inventory| inventory.names())
-                .filter_map(|name| lang.listed_name(&binary.label, name))
-                .map(String::from)
+                .map(|name| decoys.run_name(lang, name))
+                .chain(extra.iter().cloned())
+                .filter_map(|name| lang.listed_name(&binary.label, &name).map(String::from))
                 .collect();
-            // The canaries run like any other test, each at a random
-            // place among them.
-            let mut rng = fastrand::Rng::new();
-            for canary in canaries
-                .iter()
-                .filter_map(|c| lang.listed_name(&binary.label, c))
-            {
-                names.insert(rng.usize(..=names.len()), canary.to_string());
-            }
+            fastrand::Rng::new().shuffle(&mut names);
             (names, None)
         };
         listed.extend(names.iter().map(|n| lang.inventory_name(&binary.label, n)));
@@ -115,7 +112,7 @@ pub(super) fn run(
             &names,
             listing_outcome,
             spec.parallel,
-            canaries,
+            decoys,
             report,
             &mut run,
             cancel,
@@ -125,9 +122,19 @@ pub(super) fn run(
             break;
         }
     }
-    // The copies served their run; they are the bulk of an attempt's
-    // artifacts and tell nothing the log does not.
-    let _ = fs::remove_dir_all(spec.bin_dir);
+    // The copies stay for a twin to run again alone; the check removes
+    // them (the bulk of an attempt's artifacts, telling nothing the log
+    // does not).
+    run.binaries = copies
+        .iter()
+        .map(|(binary, copied)| Copied {
+            label: binary.label.clone(),
+            target: binary.target.clone(),
+            copied: copied.clone(),
+            cwd: built.canonical.join(&binary.package),
+            args: built.args.clone(),
+        })
+        .collect();
     if let Some(results) = run.results.as_mut() {
         results.complete = true;
     }
@@ -152,6 +159,67 @@ fn read_only_tree(commands: &AttemptCommands, lang: &dyn Language) -> AttemptCom
         }
     }
     tests
+}
+
+/// A test binary copied out of the build, as a later run needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Copied {
+    /// Prefix of its tests' inventory names.
+    label: String,
+    /// The name it runs as.
+    target: String,
+    copied: PathBuf,
+    /// Its package's directory in the copy.
+    cwd: PathBuf,
+    /// What followed `--` in the acceptance command.
+    args: Vec<String>,
+}
+
+/// Runs again, each alone, the tests `names` (inventory names of this
+/// run) of the binaries `run` copied; what each reported.
+pub(super) fn run_alone(
+    lang: &dyn Language,
+    commands: &AttemptCommands,
+    run: &mut CheckRun,
+    names: &[String],
+    cancel: &CancelToken,
+) -> Result<TestResults, CheckError> {
+    let runner = read_only_tree(commands, lang);
+    let mut results = TestResults::default();
+    for name in names {
+        let Some((binary, listed)) = run
+            .binaries
+            .iter()
+            .find_map(|b| lang.listed_name(&b.label, name).map(|l| (b, l)))
+        else {
+            continue;
+        };
+        let mut argv = vec![binary.target.clone()];
+        argv.extend(binary.args.iter().cloned());
+        let argv = lang.run_one_argv(&argv, listed);
+        let outcome = runner.run_binary(
+            &binary.copied,
+            &argv,
+            &binary.cwd,
+            RESULTS_OUTPUT_CAP,
+            cancel,
+        )?;
+        let stdout = outcome.stdout.to_text();
+        if let OneRun::Reported(result) = lang.read_one(listed, &stdout) {
+            results.tests.insert(name.clone(), result);
+        }
+        let output = lang
+            .failure_output(listed, &stdout)
+            .unwrap_or_else(|| format!("{stdout}{}", outcome.stderr.to_text()));
+        results
+            .outputs
+            .insert(name.clone(), cap(&output, EXCERPT_BYTES));
+        run.commands.push(CheckCommand {
+            outcome,
+            tests: None,
+        });
+    }
+    Ok(results)
 }
 
 /// What a listing-only check (the oracle's tree) found: its commands and
@@ -402,7 +470,7 @@ impl Unit<'_> {
 
     /// Runs each of `names` alone, `parallel` at a time; the one command
     /// for the binary that sums the runs up (with its listing, when it
-    /// listed). The canaries' runs are not tests: the sum leaves them out.
+    /// listed). The decoys' runs are not tests: the sum leaves them out.
     #[allow(clippy::too_many_arguments)]
     fn run_each(
         &self,
@@ -410,12 +478,13 @@ impl Unit<'_> {
         names: &[String],
         listing: Option<ExecOutcome>,
         parallel: usize,
-        canaries: &[String],
+        decoys: &Decoys,
         report: &mut CheckLog,
         run: &mut CheckRun,
         cancel: &CancelToken,
     ) -> Result<CheckCommand, CheckError> {
         let started = Instant::now();
+        let extra = decoys.extra();
         let ran = self.run_all(runner, names, parallel, cancel)?;
         let mut summary = Summary::new(
             &self.binary.target,
@@ -456,10 +525,12 @@ impl Unit<'_> {
             } else if let Some(result) = ran.result {
                 results.tests.insert(inventory.clone(), result);
             }
-            if !canaries.contains(&inventory) {
-                if let Some(output) = ran.output {
-                    results.outputs.insert(inventory.clone(), output);
-                }
+            if let Some(output) = ran.output {
+                results.outputs.insert(inventory.clone(), output);
+            }
+            if !extra.contains(&inventory) {
+                // The log names the test by its own name.
+                let inventory = decoys.real_name(self.lang, &inventory);
                 let passed = ran.result == Some(TestOutcome::Passed);
                 summary.add(&inventory, passed, ran.timed_out, ran.outcome.as_ref());
             }

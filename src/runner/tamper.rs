@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::carried::{Carried, Carry};
+use super::decoys::TwinRequest;
 use super::fallback::{hidden_files, hidden_test_files};
 use super::patch::FILE_CAP;
 use crate::beneath::Dir;
@@ -86,6 +87,58 @@ pub(super) fn canary_files(
             )
         }
     }
+}
+
+/// Twins of each fail-to-pass test at acceptance.
+const TWINS_PER_FAILING: u32 = 2;
+/// Pass-to-pass tests of a file that get a twin at acceptance.
+const PASSING_WITH_TWINS: usize = 5;
+
+/// The twins the `check` run of `job` plants: at the baseline one of
+/// every test, to see which behave; at acceptance, when the baseline
+/// turned them on, [`TWINS_PER_FAILING`] of each fail-to-pass test and
+/// one of up to [`PASSING_WITH_TWINS`] pass-to-pass tests per hidden file,
+/// drawn afresh, leaving out the tests the baseline excluded. `None`: no
+/// twins (`twins = false`, or a harness the table does not know).
+pub(super) fn twin_request(
+    acceptance: &Acceptance,
+    lang: Option<&dyn Language>,
+    check: CommandFor,
+    job: &Job,
+) -> Option<TwinRequest> {
+    let lang = lang.filter(|_| acceptance.twins)?;
+    if check == CommandFor::Baseline {
+        return Some(TwinRequest::Calibrate);
+    }
+    let baseline = job.baseline.as_ref()?;
+    let twins = baseline.twins.as_ref().filter(|t| t.on)?;
+    let inventory = baseline.inventory.as_ref()?;
+    let excluded: BTreeSet<&str> = twins.excluded.iter().map(String::as_str).collect();
+    let function = |name: &String| lang.function_of(name).to_string();
+    let mut wanted: std::collections::BTreeMap<String, u32> = inventory
+        .fail_to_pass
+        .iter()
+        .map(function)
+        .filter(|f| !excluded.contains(f.as_str()))
+        .map(|f| (f, TWINS_PER_FAILING))
+        .collect();
+    let mut rng = fastrand::Rng::new();
+    for file in hidden_test_files(&acceptance.dir, lang) {
+        let mut passing: Vec<String> = inventory
+            .pass_to_pass
+            .iter()
+            .filter(|name| lang.test_of_file(&file, name))
+            .map(function)
+            .filter(|f| !excluded.contains(f.as_str()) && !wanted.contains_key(f))
+            .collect();
+        passing.sort();
+        passing.dedup();
+        rng.shuffle(&mut passing);
+        for f in passing.into_iter().take(PASSING_WITH_TWINS) {
+            wanted.insert(f, 1);
+        }
+    }
+    Some(TwinRequest::Tests(wanted))
 }
 
 /// The guard of an attempt's workspace: non-editable files commands change

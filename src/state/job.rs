@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::attempt::{Attempt, Step};
 use crate::protocol::{
     BaselineOrigin, CanaryBaseline, CheckResult, FailureKind, Inventory, ManifestSnapshot, Outcome,
-    Price, Record, Resources,
+    Price, Record, Resources, TwinBaseline,
 };
 
 /// Lifecycle state of a job: `queued -> running -> succeeded | failed | cancelled`.
@@ -215,6 +215,9 @@ pub struct Baseline {
     pub timed_out: Vec<String>,
     /// Whether canaries run for the job, as the baseline decided.
     pub canary: Option<CanaryBaseline>,
+    /// Whether twins run for the job and which tests get none.
+    #[serde(default)]
+    pub twins: Option<TwinBaseline>,
     /// The baseline key (absent for a skipped baseline and in older logs).
     pub key: Option<String>,
     /// The instance and attempt whose commands produced the verdict: this

@@ -8,7 +8,7 @@ use super::job::{Baseline, Job};
 use super::reducer::{At, Illegal};
 use crate::protocol::{
     BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome,
-    Signal, Verdict,
+    Signal, TwinBaseline, TwinCheck, Verdict,
 };
 
 /// `setup`: the job's trusted `[setup]` ran or was reused, in the shared
@@ -34,6 +34,7 @@ pub(super) struct BaselineEvent<'e> {
     pub reason: Option<&'e String>,
     pub timed_out: &'e [String],
     pub canary: Option<&'e CanaryBaseline>,
+    pub twins: Option<&'e TwinBaseline>,
     pub key: Option<&'e String>,
     pub reused_from: Option<&'e BaselineOrigin>,
 }
@@ -64,6 +65,7 @@ pub(super) fn baseline(
         reason: event.reason.cloned(),
         timed_out: event.timed_out.to_vec(),
         canary: event.canary.cloned(),
+        twins: event.twins.cloned(),
         key: event.key.cloned(),
         origin,
         reused: event.reused_from.is_some(),
@@ -133,6 +135,7 @@ pub(super) fn acceptance(
     result: CheckResult,
     verdict: Option<&Verdict>,
     canary: Option<&CanaryCheck>,
+    twins: Option<&TwinCheck>,
     integrity: &[Signal],
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
@@ -144,9 +147,17 @@ pub(super) fn acceptance(
         verdict: verdict.cloned(),
     };
     attempt.integrity.add(integrity.iter().cloned());
+    attempt.integrity.forged.clear();
     if let Some(canary) = canary {
         attempt.integrity.canaries = u32::try_from(canary.planted.len()).unwrap_or(u32::MAX);
         attempt.integrity.forged.clone_from(&canary.forged);
+    }
+    if let Some(twins) = twins {
+        attempt.integrity.twins = twins.planted;
+        attempt
+            .integrity
+            .forged
+            .extend(twins.forged.iter().cloned());
     }
     Ok(())
 }

@@ -384,6 +384,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             reason,
             timed_out,
             canary,
+            twins,
             key,
             reused_from,
         } => phases::baseline(
@@ -395,6 +396,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
                 reason: reason.as_ref(),
                 timed_out,
                 canary: canary.as_ref(),
+                twins: twins.as_ref(),
                 key: key.as_ref(),
                 reused_from: reused_from.as_ref(),
             },
@@ -426,6 +428,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             result,
             verdict,
             canary,
+            twins,
             integrity,
         } => phases::acceptance(
             job,
@@ -433,6 +436,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             *result,
             verdict.as_ref(),
             canary.as_ref(),
+            twins.as_ref(),
             integrity,
         )?,
         Event::Decision {

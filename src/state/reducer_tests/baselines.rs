@@ -17,6 +17,7 @@ fn keyed_baseline(
         reason: None,
         timed_out: vec!["t::a".into()],
         canary: None,
+        twins: None,
         key: key.map(str::to_string),
         reused_from: reused_from.map(|(job, attempt)| crate::protocol::BaselineOrigin {
             job: job.into(),

@@ -58,6 +58,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             result: crate::protocol::CheckResult::Passed,
             verdict: None,
             canary: None,
+            twins: None,
             integrity: Vec::new(),
         },
     );
@@ -69,6 +70,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
                 result: crate::protocol::CheckResult::Passed,
                 verdict: None,
                 canary: None,
+                twins: None,
                 integrity: Vec::new(),
             }
         ),
@@ -152,6 +154,7 @@ fn attempt_events_need_the_open_attempt() {
             reason: None,
             timed_out: Vec::new(),
             canary: None,
+            twins: None,
             key: None,
             reused_from: None,
         },
@@ -369,6 +372,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
                 ..crate::protocol::Verdict::default()
             }),
             canary: None,
+            twins: None,
             integrity: Vec::new(),
         },
     );
@@ -454,6 +458,7 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
             result: crate::protocol::CheckResult::Failed,
             verdict: None,
             canary: None,
+            twins: None,
             integrity: Vec::new(),
         },
     );
@@ -502,6 +507,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
                 planted: vec!["t::canary".into()],
                 forged: vec!["the canary t::canary was reported passed".into()],
             }),
+            twins: None,
             integrity: Vec::new(),
         },
     );
