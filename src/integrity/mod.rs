@@ -25,5 +25,5 @@ mod twins;
 
 pub(crate) use canary::{CanaryResult, acceptance_canaries, baseline_canaries};
 pub(crate) use guard::WorkspaceGuard;
-pub(crate) use patch_scan::{PatchFile, kept_out, patch_signals};
+pub(crate) use patch_scan::{PatchFile, kept_out, named_exactly, patch_signals};
 pub(crate) use twins::{TwinCase, TwinResult, acceptance_twins, baseline_twins, rerun_candidates};

@@ -3,8 +3,8 @@
 //! is a calibration: a test whose twin does not fail as it must (an
 //! `xfail` that takes the twin's failure for its own, a test that depends
 //! on its name) gets no twin at acceptance. At acceptance a twin reported
-//! passed, skipped, or missing from a file whose other tests were
-//! reported is evidence of forged results (`twin_forged`, always
+//! passed or skipped, or missing where its test was reported, is
+//! evidence of forged results (`twin_forged`, always
 //! `tampered`); one that failed without its token while its test passed,
 //! and again when run alone, is `twin_mismatch` (a signal). Pure.
 
@@ -153,9 +153,12 @@ pub(crate) fn acceptance_twins(twins: &[TwinResult], real: &Outcomes) -> (TwinCh
                 Some(TestOutcome::Passed | TestOutcome::Skipped) => {
                     Some(format!("{what} was {}", shown(case.outcome)))
                 }
-                None if twin.file_reported => Some(format!(
-                    "{what} was not reported, while the file's other tests were"
-                )),
+                // Not reported where its test was: a forger dropped it. A
+                // test that ended its process (an exit, a crash) takes its
+                // twin with it, and the verdict names it missing.
+                None if twin.file_reported && real.contains_key(&test) => {
+                    Some(format!("{what} was not reported, while the test was"))
+                }
                 _ => None,
             };
             let again_forged = match case.again {

@@ -10,9 +10,9 @@
 //! beside the tests (not through `NODE_PATH`), so the runner links the job
 //! cache's `node_modules` into each tree.
 
-use super::Canary;
 use super::tooling::{CacheLink, Exercise, Tooling, TrackJob};
 use super::twins::{Twinned, Wanted};
+use super::{Canary, PinContext, Pinned};
 use super::{Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
@@ -154,6 +154,76 @@ impl Language for JavaScript {
 
     fn build_dirs(&self) -> &'static [&'static str] {
         &["node_modules"]
+    }
+
+    /// Jest reads the pristine source's configuration file from a copy
+    /// outside the tree (`--config`, the tree as `--rootDir`), or, where
+    /// it has none, the runner's own (Babel's project file and no
+    /// `.babelrc`): nothing in the tree configures it. A command that
+    /// names its own configuration keeps it.
+    fn pin_harness(&self, command: &[String], ctx: &PinContext<'_>) -> Option<Pinned> {
+        if command
+            .iter()
+            .any(|a| a == "-c" || a.starts_with("--config") || a.starts_with("--rootDir"))
+        {
+            return None;
+        }
+        let tree = ctx.tree.display().to_string();
+        let mut argv = command.to_vec();
+        let mut files = Vec::new();
+        let found = [
+            "jest.config.js",
+            "jest.config.cjs",
+            "jest.config.mjs",
+            "jest.config.json",
+        ]
+        .into_iter()
+        .find_map(|name| (ctx.pristine)(name).map(|text| (name, text)));
+        match found {
+            Some((name, text)) => {
+                argv.push(format!("--config={}", ctx.config_dir.join(name).display()));
+                files.push((name.to_string(), text));
+            }
+            None => {
+                let config = serde_json::json!({
+                    "rootDir": tree,
+                    "transform": {"\\.[cm]?[jt]sx?$": ["babel-jest", {"babelrc": false}]},
+                });
+                argv.push(format!("--config={config}"));
+            }
+        }
+        argv.push(format!("--rootDir={tree}"));
+        Some(Pinned {
+            command: argv,
+            files,
+        })
+    }
+
+    /// A `package.json` keeps the pristine version's `jest` and `babel`
+    /// keys.
+    fn pin_file(&self, rel: &str, patched: &str, pristine: Option<&str>) -> Option<String> {
+        if rel.rsplit('/').next() != Some("package.json") {
+            return None;
+        }
+        let serde_json::Value::Object(mut doc) = serde_json::from_str(patched).ok()? else {
+            return None;
+        };
+        let old: serde_json::Map<String, serde_json::Value> = pristine
+            .and_then(|p| serde_json::from_str(p).ok())
+            .unwrap_or_default();
+        let mut changed = false;
+        for key in ["jest", "babel"] {
+            if doc.get(key) != old.get(key) {
+                changed = true;
+                match old.get(key) {
+                    Some(value) => doc.insert(key.to_string(), value.clone()),
+                    None => doc.remove(key),
+                };
+            }
+        }
+        changed
+            .then(|| serde_json::to_string_pretty(&serde_json::Value::Object(doc)).ok())
+            .flatten()
     }
 
     /// Jest's and Babel's configuration files (`jest.config.js`,
@@ -425,12 +495,13 @@ fn scan_tests(text: &str) -> Vec<String> {
                     i = end;
                     continue;
                 };
-                let mut path: Vec<&str> = blocks.iter().map(|(t, _)| t.as_str()).collect();
+                let path: Vec<&str> = blocks.iter().map(|(t, _)| t.as_str()).collect();
                 if is_block {
                     pending = Some(title);
                 } else {
-                    path.push(&title);
-                    found.push(path.join(SEPARATOR));
+                    // As jest-junit names it: a top-level test's name
+                    // starts with the separator.
+                    found.push(format!("{}{SEPARATOR}{title}", path.join(SEPARATOR)));
                 }
                 i = end;
                 continue;
@@ -504,7 +575,7 @@ test('top level', () => {});
                 "two-fer.spec.js::Two Fer › no name given",
                 "two-fer.spec.js::Two Fer › a name given",
                 "two-fer.spec.js::Two Fer › nested { brace › deep",
-                "two-fer.spec.js::top level",
+                "two-fer.spec.js:: › top level",
             ]
         );
         assert!(JavaScript.is_test_file("two-fer.spec.js"));

@@ -32,10 +32,11 @@ pub(super) struct Call {
 }
 
 impl Call {
+    /// Its name as jest-junit writes it: the describe blocks, the
+    /// separator, the title (a top-level test's name starts with the
+    /// separator).
     fn path(&self) -> String {
-        let mut parts = self.blocks.clone();
-        parts.push(self.title.clone());
-        parts.join(SEPARATOR)
+        format!("{}{SEPARATOR}{}", self.blocks.join(SEPARATOR), self.title)
     }
 }
 
@@ -386,7 +387,7 @@ pub(super) fn canary(rel: &str, text: &str, rng: &mut fastrand::Rng) -> Option<(
     );
     let mut planted = text.to_string();
     planted.push_str(&block);
-    Some((planted, format!("{rel}::{title}")))
+    Some((planted, format!("{rel}::{SEPARATOR}{title}")))
 }
 
 fn json(text: &str) -> String {
@@ -433,7 +434,7 @@ test('top level', function () {
                 "Two Fer › a regex ) inside",
                 "Two Fer › with done",
                 "Two Fer › nested › deep",
-                "top level"
+                " › top level"
             ]
         );
         let regex = &found[1];

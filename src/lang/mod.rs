@@ -228,6 +228,37 @@ pub(crate) trait Language: Sync {
         None
     }
 
+    /// The acceptance `command` with the harness pinned for a check: the
+    /// runner's own options (the pristine configuration, copied outside
+    /// the tree, in place of anything the tree holds) and the files the
+    /// runner writes for it. `None` when the language pins nothing (or
+    /// the command already names its configuration).
+    fn pin_harness(&self, _command: &[String], _ctx: &PinContext<'_>) -> Option<Pinned> {
+        None
+    }
+
+    /// Variables every check's commands run with (the manifest's `[env]`
+    /// wins): what keeps the harness from loading anything by itself.
+    fn harness_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// The text laid on a check copy for `rel` (`patched`, as the patch
+    /// has it), with what configures the harness in a file that is not
+    /// the harness's alone taken from `pristine` (the source's version,
+    /// `None` where it has none): `Cargo.toml`'s `[patch]` or `[[test]]`,
+    /// `package.json`'s `jest` key. `None`: lay it as it is.
+    fn pin_file(&self, _rel: &str, _patched: &str, _pristine: Option<&str>) -> Option<String> {
+        None
+    }
+
+    /// Whether `rel` is a file the language's interpreter runs at startup
+    /// wherever it lies on its path (`.pth`, `sitecustomize.py`): a patch
+    /// carrying one is rejected unless `editable` names it exactly.
+    fn is_startup_file(&self, _rel: &str) -> bool {
+        false
+    }
+
     /// Directories (one path component) that this language's tools write
     /// in a tree: build outputs and caches. The integrity checks never look
     /// inside them, and a verify-only job's workspace keeps them.
@@ -262,6 +293,28 @@ pub(crate) trait Language: Sync {
     fn harness_internals(&self) -> &'static [&'static str] {
         &[]
     }
+}
+
+/// What a check needs to pin a harness (see [`Language::pin_harness`]).
+pub(crate) struct PinContext<'a> {
+    /// The check's copy, where the harness runs.
+    pub tree: &'a Path,
+    /// A runner-owned directory outside the tree, readable by the
+    /// harness, where the files of [`Pinned`] go.
+    pub config_dir: &'a Path,
+    /// `[acceptance] plugins`.
+    pub plugins: &'a [String],
+    /// A file of the hidden tests or, failing that, of the pristine
+    /// source, by relative path: never the patch's.
+    pub pristine: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// A harness pinned for a check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Pinned {
+    pub command: Vec<String>,
+    /// Files written into the config dir: name and content.
+    pub files: Vec<(String, String)>,
 }
 
 /// A canary planted in a hidden test file.
@@ -344,6 +397,11 @@ pub(crate) fn build_outputs() -> Vec<&'static str> {
 /// Whether `rel` configures or extends any known test harness.
 pub(crate) fn is_harness_file(rel: &str) -> bool {
     LANGUAGES.iter().any(|lang| lang.is_harness_file(rel))
+}
+
+/// Whether `rel` is a file an interpreter of the table runs at startup.
+pub(crate) fn is_startup_file(rel: &str) -> bool {
+    LANGUAGES.iter().any(|lang| lang.is_startup_file(rel))
 }
 
 /// Whether `rel` is a test file by any language's pattern.

@@ -7,7 +7,7 @@
 use super::canary::{draw_failing, draw_name, style_of};
 use super::python_scan::{Function, functions, top_level_slots};
 use super::twins::{Twinned, Wanted};
-use super::{Canary, Language, Listing, ListingError, RunModel};
+use super::{Canary, Language, Listing, ListingError, PinContext, Pinned, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
 /// pytest, writing JUnit XML.
@@ -277,7 +277,60 @@ impl Language for Python {
     /// pytest's plugins and configuration files.
     fn is_harness_file(&self, rel: &str) -> bool {
         let file = rel.rsplit('/').next().unwrap_or(rel);
-        matches!(file, "conftest.py" | "pytest.ini" | "setup.cfg" | "tox.ini")
+        matches!(
+            file,
+            "conftest.py" | "pytest.ini" | ".pytest.ini" | "setup.cfg" | "tox.ini"
+        )
+    }
+
+    /// pytest reads the pristine source's configuration (its first of
+    /// `pytest.ini`, `.pytest.ini`, `pyproject.toml` with
+    /// `[tool.pytest.ini_options]`, `tox.ini` with `[pytest]`, `setup.cfg`
+    /// with `[tool:pytest]`, as pytest looks for them; an empty one when
+    /// it has none) from a copy outside the tree (`-c`), with the tree as
+    /// its root and where conftest files stop (`--rootdir`,
+    /// `--confcutdir`), no cache, plugin autoload off (`[acceptance]
+    /// plugins` loaded by name) and no user site: nothing in the tree
+    /// configures it. A command that names its own configuration (`-c`)
+    /// keeps it.
+    fn pin_harness(&self, command: &[String], ctx: &PinContext<'_>) -> Option<Pinned> {
+        let names_config = command
+            .iter()
+            .any(|a| a == "-c" || a.starts_with("--config-file") || a.starts_with("--rootdir"));
+        let mut argv = command.to_vec();
+        let mut files = Vec::new();
+        if !names_config {
+            let (name, text) = pristine_config(ctx.pristine)
+                .unwrap_or_else(|| ("pytest.ini", "[pytest]\n".to_string()));
+            let path = ctx.config_dir.join(name).display().to_string();
+            let tree = ctx.tree.display().to_string();
+            argv.extend(["-c".to_string(), path, "--rootdir".into(), tree]);
+            files.push((name.to_string(), text));
+        }
+        argv.push(format!("--confcutdir={}", ctx.tree.display()));
+        argv.extend(["-p", "no:cacheprovider"].map(String::from));
+        for plugin in ctx.plugins {
+            argv.extend(["-p".to_string(), plugin.clone()]);
+        }
+        Some(Pinned {
+            command: argv,
+            files,
+        })
+    }
+
+    /// No plugin loaded by its installation alone, no user site.
+    fn harness_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"),
+            ("PYTHONNOUSERSITE", "1"),
+        ]
+    }
+
+    /// `.pth` files, `sitecustomize.py` and `usercustomize.py`: Python
+    /// runs them at startup wherever they lie on its path.
+    fn is_startup_file(&self, rel: &str) -> bool {
+        let file = rel.rsplit('/').next().unwrap_or(rel);
+        file.ends_with(".pth") || matches!(file, "sitecustomize.py" | "usercustomize.py")
     }
 
     /// `pyproject.toml`'s `[tool.pytest...]` tables, as written.
@@ -314,6 +367,26 @@ impl Language for Python {
             "sys.exit",
         ]
     }
+}
+
+/// The pristine configuration pytest would read: the first of its
+/// configuration files that configures it, by name, with its text.
+fn pristine_config(read: &dyn Fn(&str) -> Option<String>) -> Option<(&'static str, String)> {
+    let sections: [(&str, Option<&str>); 5] = [
+        ("pytest.ini", None),
+        (".pytest.ini", None),
+        ("pyproject.toml", Some("[tool.pytest.ini_options]")),
+        ("tox.ini", Some("[pytest]")),
+        ("setup.cfg", Some("[tool:pytest]")),
+    ];
+    sections.into_iter().find_map(|(name, section)| {
+        let text = read(name)?;
+        let configures = section.is_none_or(|header| {
+            text.lines()
+                .any(|line| line.trim().replace(' ', "") == header.replace(' ', ""))
+        });
+        configures.then_some((name, text))
+    })
 }
 
 /// The dotted module a test file is (`tests/test_x.py` is `tests.test_x`).

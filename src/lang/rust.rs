@@ -225,14 +225,45 @@ impl Language for Rust {
         &["Cargo.lock"]
     }
 
-    /// Build scripts (run before the tests are compiled) and cargo's
-    /// configuration (`runner`, `rustflags`, `[env]`), at any depth.
+    /// Build scripts (run before the tests are compiled), cargo's
+    /// configuration (`runner`, `rustflags`, `[env]`) and the toolchain
+    /// file, at any depth.
     fn is_harness_file(&self, rel: &str) -> bool {
         let parts: Vec<&str> = rel.split('/').collect();
-        parts.last() == Some(&"build.rs")
+        let file = parts.last().copied().unwrap_or(rel);
+        file == "build.rs"
+            || file.starts_with("rust-toolchain")
             || parts
                 .windows(2)
                 .any(|pair| pair[0] == ".cargo" && pair[1].starts_with("config"))
+    }
+
+    /// A `Cargo.toml` keeps the pristine version's harness: its tables and
+    /// keys that decide what builds and runs the tests (`[patch]`,
+    /// `[replace]`, `[[test]]`, `[[bench]]`, `[profile]`, and
+    /// `build`, `autotests`, `autobenches` of `[package]`, `harness` and
+    /// `test` of `[lib]`); the rest (dependencies, features, metadata) is
+    /// the patch's.
+    fn pin_file(&self, rel: &str, patched: &str, pristine: Option<&str>) -> Option<String> {
+        if rel.rsplit('/').next() != Some("Cargo.toml") {
+            return None;
+        }
+        let mut doc: toml::Table = patched.parse().ok()?;
+        let old: toml::Table = pristine.and_then(|p| p.parse().ok()).unwrap_or_default();
+        let mut changed = false;
+        for key in ["patch", "replace", "test", "bench", "profile"] {
+            changed |= pin_key(&mut doc, &old, &[key]);
+        }
+        for key in ["build", "autotests", "autobenches"] {
+            changed |= pin_key(&mut doc, &old, &["package", key]);
+        }
+        for key in ["harness", "test"] {
+            changed |= pin_key(&mut doc, &old, &["lib", key]);
+        }
+        if !changed {
+            return None;
+        }
+        toml::to_string(&doc).ok()
     }
 
     /// Ending the test process early, running code before `main`, talking
@@ -248,6 +279,40 @@ impl Language for Rust {
             "test result:",
         ]
     }
+}
+
+/// Sets the key at `path` of `doc` to what `old` has there (removes it
+/// where `old` has none); whether that changed `doc`.
+fn pin_key(doc: &mut toml::Table, old: &toml::Table, path: &[&str]) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut theirs = Some(old);
+    for parent in parents {
+        theirs = theirs
+            .and_then(|t| t.get(*parent))
+            .and_then(toml::Value::as_table);
+    }
+    let wanted = theirs.and_then(|t| t.get(*last)).cloned();
+    let mut ours = doc;
+    for parent in parents {
+        match ours.get_mut(*parent).and_then(toml::Value::as_table_mut) {
+            Some(table) => ours = table,
+            None => return false,
+        }
+    }
+    if ours.get(*last) == wanted.as_ref() {
+        return false;
+    }
+    match wanted {
+        Some(value) => {
+            ours.insert((*last).to_string(), value);
+        }
+        None => {
+            ours.remove(*last);
+        }
+    }
+    true
 }
 
 /// The integration test target a file in `tests/` is.
@@ -423,6 +488,24 @@ mod tests {
         let after = format!("{honest}forged\n");
         assert!(Rust.one_run_anomaly("a", &after).unwrap().contains("after"));
         assert_eq!(Rust.one_run_anomaly("a", "running 1 test\n"), None);
+    }
+
+    #[test]
+    fn a_cargo_toml_keeps_the_pristine_harness_and_the_patch_s_dependencies() {
+        let pristine = "[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[dependencies]\n";
+        let patched = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nbuild = \"src/b.rs\"\n\n[dependencies]\nitoa = \"1\"\n\n[[test]]\nname = \"acceptance\"\nharness = false\n\n[patch.crates-io]\nitoa = { path = \"vendor/itoa\" }\n\n[profile.test]\ndebug-assertions = false\n";
+        let pinned = Rust
+            .pin_file("Cargo.toml", patched, Some(pristine))
+            .unwrap();
+        let doc: toml::Table = pinned.parse().unwrap();
+        assert!(doc["dependencies"].get("itoa").is_some(), "{pinned}");
+        for gone in ["test", "patch", "profile"] {
+            assert!(doc.get(gone).is_none(), "{pinned}");
+        }
+        assert!(doc["package"].get("build").is_none(), "{pinned}");
+        assert_eq!(Rust.pin_file("Cargo.toml", pristine, Some(pristine)), None);
+        assert_eq!(Rust.pin_file("src/lib.rs", patched, None), None);
+        assert!(Rust.is_harness_file("rust-toolchain.toml"));
     }
 
     #[test]

@@ -344,6 +344,7 @@ impl Phases<'_> {
             source: &self.manifest.source,
             workspace: workspace_dir,
             editable: &editable,
+            named: &self.manifest.editable,
             acceptance: self.manifest.acceptance.as_ref().map(|a| a.dir.as_path()),
             runs,
             deadline: diff_deadline(agent_started + self.manifest.limits.wall_time),

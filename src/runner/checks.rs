@@ -25,7 +25,7 @@ use crate::cache::LayerError;
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecError, ExecOutcome};
 use crate::integrity::{CanaryResult, TwinResult, kept_out};
-use crate::lang::{Language, RunModel};
+use crate::lang::{Language, PinContext, RunModel};
 use crate::manifest::{Acceptance, Manifest, ResultsFormat};
 use crate::protocol::{CommandFor, Event, TestRuns};
 use crate::verdict::{Inventory, InventorySource, TestResults, parse_junit};
@@ -255,6 +255,9 @@ fn run_check_once(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun
                     .push_str(&format!("kept out of the acceptance tree: {rel}\n"));
             }
             patch.apply_kept(dir, &editable, &keep)?;
+            if let Some(lang) = crate::lang::for_acceptance(spec.acceptance) {
+                pin_files(spec, lang, dir, &patch.paths(), &mut report);
+            }
             Ok(())
         }
         None => Ok(()),
@@ -271,6 +274,28 @@ fn run_check_once(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun
             &mut report,
         )?,
         _ => Decoys::default(),
+    };
+    // The harness reads the runner's configuration, never the tree's.
+    let original = spec;
+    let pinned = match lang {
+        Some(lang) => pin(spec, lang)?,
+        None => None,
+    };
+    let acceptance;
+    let pinned_spec;
+    let spec = match pinned {
+        Some(command) => {
+            acceptance = Acceptance {
+                command,
+                ..spec.acceptance.clone()
+            };
+            pinned_spec = CheckSpec {
+                acceptance: &acceptance,
+                ..*spec
+            };
+            &pinned_spec
+        }
+        None => spec,
     };
     let commands = check_commands(spec, spec.dir, lang)?;
     let mut run = run_in(spec, &commands, lang, &decoys, &mut report, cancel)?;
@@ -299,7 +324,7 @@ fn run_check_once(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun
             "note: {why}: the inventory comes from the oracle or the hidden files\n"
         ));
         run.fallback = Some(super::fallback::inventory(
-            spec,
+            original,
             lang,
             &mut report,
             &mut run,
@@ -322,6 +347,85 @@ fn run_check_once(spec: &CheckSpec<'_>, cancel: &CancelToken) -> Result<CheckRun
     fs::write(spec.log, report.text).map_err(prepare(spec.log))?;
     Ok(run)
 }
+
+/// The acceptance command with the language's harness pinned, its files
+/// written into the check's runner-owned dir; `None` when it pins
+/// nothing.
+fn pin(spec: &CheckSpec<'_>, lang: &dyn Language) -> Result<Option<Vec<String>>, CheckError> {
+    let read = |rel: &str| -> Option<String> {
+        [&spec.acceptance.dir, &spec.manifest.source]
+            .iter()
+            .find_map(|root| {
+                let path = root.join(rel);
+                let meta = fs::symlink_metadata(&path).ok()?;
+                (meta.is_file() && meta.len() <= MAX_CONFIG)
+                    .then(|| fs::read_to_string(&path).ok())
+                    .flatten()
+            })
+    };
+    let tree = spec
+        .dir
+        .canonicalize()
+        .map_err(|source| CheckError::Prepare {
+            path: spec.dir.to_path_buf(),
+            source,
+        })?;
+    let context = PinContext {
+        tree: &tree,
+        config_dir: spec.bin_dir,
+        plugins: &spec.acceptance.plugins,
+        pristine: &read,
+    };
+    let Some(pinned) = lang.pin_harness(&spec.acceptance.command, &context) else {
+        return Ok(None);
+    };
+    let prepare = |source| CheckError::Prepare {
+        path: spec.bin_dir.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(spec.bin_dir).map_err(prepare)?;
+    for (name, text) in &pinned.files {
+        fs::write(spec.bin_dir.join(name), text).map_err(prepare)?;
+    }
+    Ok(Some(pinned.command))
+}
+
+/// Puts back, in each file the patch laid on the copy at `dir` among
+/// `paths`, what configures the harness in it, as the pristine source
+/// has it (`Cargo.toml`'s `[patch]`, `package.json`'s `jest` key).
+fn pin_files(
+    spec: &CheckSpec<'_>,
+    lang: &dyn Language,
+    dir: &Path,
+    paths: &[String],
+    report: &mut CheckLog,
+) {
+    let Ok(tree) = Dir::open(dir) else {
+        return;
+    };
+    for rel in paths {
+        let Ok((bytes, _)) = tree.read_capped(Path::new(rel), MAX_CONFIG) else {
+            continue;
+        };
+        let Ok(patched) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let pristine = fs::read_to_string(spec.manifest.source.join(rel)).ok();
+        if let Some(pinned) = lang.pin_file(rel, &patched, pristine.as_deref())
+            && tree
+                .write_file(Path::new(rel), pinned.as_bytes(), 0o644)
+                .is_ok()
+        {
+            report.text.push_str(&format!(
+                "pinned to the pristine harness: {rel} (what configures the tests is the source's)\n"
+            ));
+        }
+    }
+}
+
+/// Largest configuration file of the pristine source a harness is pinned
+/// to.
+const MAX_CONFIG: u64 = 1 << 20;
 
 /// Runs again, alone, each twin that failed without its token while its
 /// test passed, and records what it reported then.
@@ -418,6 +522,9 @@ pub(super) fn check_commands(
         allow = allow.union(rule(&extra)?);
     }
     let mut policy = policy_for(spec.manifest, vec![spec.data_root.to_path_buf()]);
+    // The runner's own files of the check (the harness's configuration,
+    // the test binaries) are read there.
+    policy.readable.push(spec.bin_dir.to_path_buf());
     // The acceptance files are read-only to the code under test, even
     // where the copy around them is writable (a build script cannot
     // rewrite a hidden test before it is compiled).
@@ -429,6 +536,13 @@ pub(super) fn check_commands(
     let deadline = Instant::now() + spec.manifest.limits.wall_time;
     let mut commands = AttemptCommands::new(spec.manifest, dir, allow, policy, deadline);
     spec.cache.apply(&mut commands, spec.manifest);
+    for (key, value) in lang.map(|l| l.harness_env()).unwrap_or_default() {
+        if !spec.manifest.env.contains_key(*key) {
+            commands
+                .env
+                .insert((*key).to_string(), (*value).to_string());
+        }
+    }
     Ok(commands)
 }
 

@@ -34,7 +34,9 @@
 //! source has as something else than a regular file, or that passes
 //! through a symlink or a file there; a directory where the source has an
 //! editable file; a file inside a path the acceptance files have as a file
-//! (laying them on the clean copy would fail). An I/O error of the runtime
+//! (laying them on the clean copy would fail); a file an interpreter runs
+//! at startup (`sitecustomize.py`, a `.pth` file) unless `editable` names
+//! it exactly. An I/O error of the runtime
 //! is [`PatchError::Read`] or [`PatchError::Write`], never a rejection.
 
 use std::path::{Path, PathBuf};
@@ -75,6 +77,9 @@ pub(crate) struct PatchInputs<'a> {
     pub source: &'a Path,
     pub workspace: &'a Path,
     pub editable: &'a GlobSet,
+    /// The `editable` entries as written (one naming a path exactly lets
+    /// a patch carry a file an interpreter runs at startup).
+    pub named: &'a [String],
     /// The acceptance files, laid on the clean copy after the patch.
     pub acceptance: Option<&'a Path>,
     /// The attempt's artifacts dir (`DATA/runs/<job>/<n>/`).
@@ -296,6 +301,14 @@ impl Finder<'_> {
             })?
         {
             return Ok(());
+        }
+        if crate::lang::is_startup_file(rel)
+            && !crate::integrity::named_exactly(rel, self.inputs.named)
+        {
+            return Err(reject(
+                rel,
+                "is a file the interpreter runs at startup wherever it lies on its path (a .pth file, sitecustomize.py, usercustomize.py); a patch carries one only where editable names it exactly",
+            ));
         }
         if after_meta.size > FILE_CAP {
             return Err(self.workspace_problem(

@@ -45,12 +45,13 @@ impl Dirs {
         editable: &[&str],
         acceptance: Option<&Path>,
     ) -> Result<SavedPatch, PatchError> {
-        let editable =
-            editable_set(&editable.iter().map(|g| g.to_string()).collect::<Vec<_>>()).unwrap();
+        let named: Vec<String> = editable.iter().map(|g| g.to_string()).collect();
+        let editable = editable_set(&named).unwrap();
         take_patch(&PatchInputs {
             source: &self.pristine,
             workspace: &self.ws,
             editable: &editable,
+            named: &named,
             acceptance,
             runs: &self.runs,
             deadline: Instant::now() + Duration::from_secs(5),

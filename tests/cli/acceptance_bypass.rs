@@ -567,17 +567,17 @@ fn every_acceptance_bypass_ends_not_accepted() {
                 assert!(in_copy.contains(&line), "{line:?} not in {in_copy}");
             }
         }
-        // The hidden test is as written, plus the runner's canary.
+        // The hidden test is as written (its tests renamed for the run),
+        // plus the runner's canary and twins.
         let hidden = std::fs::read_to_string(copy.join("tests/acceptance.rs")).unwrap();
-        let mut lines = hidden.lines();
-        for line in ACCEPTANCE_RS.lines() {
+        for line in ACCEPTANCE_RS.lines().filter(|l| !l.starts_with("fn ")) {
             assert!(
-                lines.any(|l| l == line),
+                hidden.lines().any(|l| l == line),
                 "the hidden test was rewritten: {line:?} is gone from {hidden}"
             );
         }
         let tests = |text: &str| text.matches("#[test]").count();
-        assert_eq!(tests(&hidden), tests(ACCEPTANCE_RS) + 1, "{hidden}");
+        assert!(tests(&hidden) > tests(ACCEPTANCE_RS) + 1, "{hidden}");
         // Attack 7: the tests saw the copy read-only, so its chmod failed.
         let copy = sb.data().join("work/chmod_cwd/1-acceptance");
         let mode = std::os::unix::fs::PermissionsExt::mode(

@@ -21,20 +21,20 @@ fn path_literal(p: &Path) -> String {
     literal(&p.to_string_lossy())
 }
 
-fn write_file(path: &str, content: &str) -> Value {
+pub(crate) fn write_file(path: &str, content: &str) -> Value {
     json!({"kind": "write_file", "path": path, "content": content})
 }
 
-fn verify() -> Value {
+pub(crate) fn verify() -> Value {
     json!({"kind": "verify"})
 }
 
-fn finish() -> Value {
+pub(crate) fn finish() -> Value {
     json!({"kind": "finish", "summary": "done"})
 }
 
 /// Per job: the last record of each type.
-fn by_job(lines: &[Value]) -> BTreeMap<String, BTreeMap<String, Value>> {
+pub(crate) fn by_job(lines: &[Value]) -> BTreeMap<String, BTreeMap<String, Value>> {
     let mut jobs: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
     for line in lines {
         if let (Some(job), Some(ty)) = (line["job"].as_str(), line["type"].as_str()) {
@@ -46,7 +46,7 @@ fn by_job(lines: &[Value]) -> BTreeMap<String, BTreeMap<String, Value>> {
     jobs
 }
 
-fn strings(value: &Value) -> Vec<String> {
+pub(crate) fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
         .map(|a| {
@@ -58,7 +58,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// The signals of a job's integrity record as one line each.
-fn signal_lines(record: &Value) -> Vec<String> {
+pub(crate) fn signal_lines(record: &Value) -> Vec<String> {
     record["integrity"]["signals"]
         .as_array()
         .map(|signals| {
@@ -144,7 +144,7 @@ def pytest_runtest_makereport(item, call):
 "#;
 
 /// Writes the Python task and one manifest per `(id, editable, replies)`.
-fn python_jobs(root: &Path, jobs: &[(&str, &[&str], Vec<Value>)]) -> Vec<PathBuf> {
+pub(crate) fn python_jobs(root: &Path, jobs: &[(&str, &[&str], Vec<Value>)]) -> Vec<PathBuf> {
     let source = root.join("source");
     std::fs::create_dir_all(source.join("tests")).unwrap();
     std::fs::write(source.join("calc.py"), CALC_BUG).unwrap();
@@ -362,7 +362,7 @@ pub fn sum_up_to(n: u64) -> u64 {
 "##;
 
 /// Writes the crate and one manifest per `(id, acceptance?, replies)`.
-fn rust_jobs(root: &Path, jobs: &[(&str, bool, Vec<Value>)]) -> Vec<PathBuf> {
+pub(crate) fn rust_jobs(root: &Path, jobs: &[(&str, bool, Vec<Value>)]) -> Vec<PathBuf> {
     let source = root.join("source");
     std::fs::create_dir_all(source.join("src")).unwrap();
     std::fs::create_dir_all(source.join("tests")).unwrap();

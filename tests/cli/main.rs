@@ -19,6 +19,7 @@ mod escaping;
 mod exec;
 mod exports;
 mod failure_report;
+mod forgers;
 mod harness;
 mod help;
 mod hints;
