@@ -191,9 +191,10 @@ fn line(j: &JobResult) -> String {
     }
     if let Some(record) = &j.integrity {
         s.push_str(&format!(
-            " integrity_signals={} canaries={} canary_forged={}",
+            " integrity_signals={} canaries={} twins={} canary_forged={}",
             record.signal_count,
             record.canaries,
+            record.twins,
             record.forged()
         ));
         // The evidence, one line each, escaped: it names files and tests.

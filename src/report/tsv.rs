@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub(super) const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 44] = [
+pub const TSV_COLUMNS: [&str; 45] = [
     "instance",
     "job",
     "family",
@@ -47,6 +47,7 @@ pub const TSV_COLUMNS: [&str; 44] = [
     "manifest_hash",
     "integrity_signals",
     "canaries",
+    "twins",
     "canary_forged",
     "integrity",
     "cpu_ms",
@@ -65,7 +66,7 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 44] {
+fn row(j: &JobResult) -> [String; 45] {
     let t = &j.tests;
     let integrity = j.integrity.as_ref();
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
@@ -121,6 +122,7 @@ fn row(j: &JobResult) -> [String; 44] {
         integrity
             .map(|r| r.canaries.to_string())
             .unwrap_or_default(),
+        integrity.map(|r| r.twins.to_string()).unwrap_or_default(),
         integrity
             .map(|r| r.forged().to_string())
             .unwrap_or_default(),
