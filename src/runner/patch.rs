@@ -12,8 +12,10 @@
 //! (created and changed files, content as bytes, whatever it holds), and
 //! every editable file or symlink of the source that the workspace no
 //! longer has (deletions); each file up to [`FILE_CAP`] bytes, [`COPY_CAP`]
-//! in all. Directories named `.git`, `target` or `__pycache__` are not
-//! entered, and entries named `.git` are not carried. The changes are saved twice:
+//! in all. Directories named `.git` or after a build dir of the language
+//! table (`target`, `__pycache__`, `.pytest_cache`, `node_modules`) are not
+//! entered, links so named (the runner's links into the job cache) not
+//! carried, and entries named `.git` are not carried. The changes are saved twice:
 //!
 //! - the runner's copy ([`super::carried`]): `files/` (each created or
 //!   changed file at its path) and `files.json` (every change with its
@@ -241,9 +243,15 @@ impl Visitor for Finder<'_> {
     type Error = PatchError;
 
     fn visit(&mut self, found: &Found<'_>) -> Result<Step, PatchError> {
+        // Build outputs and the links into the job cache the runner makes
+        // (`node_modules`) are the tools', never the model's.
+        let built = || crate::lang::build_dirs().iter().any(|d| found.name == *d);
         if found.kind == Kind::Dir {
-            let skip = SKIPPED_DIRS.iter().any(|d| found.name == *d);
+            let skip = SKIPPED_DIRS.iter().any(|d| found.name == *d) || built();
             return Ok(if skip { Step::Next } else { Step::Descend });
+        }
+        if found.kind == Kind::Symlink && built() {
+            return Ok(Step::Next);
         }
         if found.name == ".git" || !self.inputs.editable.is_match(found.rel) {
             return Ok(Step::Next);

@@ -327,3 +327,183 @@ fn a_libtest_forger_calling_exit_from_the_function_under_test_is_tampered() {
         ],
     );
 }
+
+/// A solution module that, as the test file imports it, swaps Jest's
+/// `expect` for one whose matchers never fail, and leaves the stub in.
+const EXPECT_PATCHER: &str = "const pass = () => undefined;\nconst matchers = new Proxy({}, { get: () => pass });\nglobalThis.expect = () => new Proxy({}, { get: (_, key) => (key === 'not' || key === 'resolves' || key === 'rejects' ? matchers : pass) });\nexport const add = (x) => x;\n";
+
+/// A Jest configuration loading a reporter that says every test passed.
+const JEST_CONFIG: &str = "module.exports = { reporters: ['<rootDir>/forge.js'] };\n";
+
+const FORGE_REPORTER: &str =
+    "class Forge { onRunComplete() { console.log('FORGER LOADED'); } }\nmodule.exports = Forge;\n";
+
+/// Jest forgers on an imported exercise: a module that patches `expect`
+/// (the canary's own assertion then passes: `tampered`), and a
+/// `jest.config.js` with a reporter (never read: the harness reads the
+/// runner's configuration, so the stub is judged as it is).
+#[test]
+fn jest_forgers_never_succeed() {
+    use crate::tracks::{Lang, final_kind, registry_unreachable, write_track};
+    if let Some(why) = registry_unreachable(Lang::JavaScript) {
+        eprintln!("skipping jest_forgers_never_succeed: {why}");
+        return;
+    }
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let manifest = out.join("javascript-add-1/job.toml");
+    // The same job with everything editable, under another id.
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let open = out.join("javascript-add-1/open.toml");
+    std::fs::write(
+        &open,
+        text.replacen(
+            "id = \"javascript-add-1\"",
+            "id = \"javascript-add-1-open\"",
+            1,
+        )
+        .replacen("editable = [\"add-1.js\"]", "editable = [\"**\"]", 1),
+    )
+    .unwrap();
+    let script = |name: &str, writes: &[(&str, &str)]| {
+        let path = sb.path().join(format!("{name}.jsonl"));
+        let mut lines: Vec<String> = writes
+            .iter()
+            .map(|(file, content)| write_file(file, content).to_string())
+            .collect();
+        lines.push(finish().to_string());
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let provider = sb.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &provider,
+            format!(
+                "name = \"{name}\"\n[provider]\nkind = \"script\"\nscript = \"{}\"\n",
+                path.display()
+            ),
+        )
+        .unwrap();
+        provider
+    };
+    let patcher = script("patcher", &[("add-1.js", EXPECT_PATCHER)]);
+    let reporter = script(
+        "reporter",
+        &[
+            ("jest.config.js", JEST_CONFIG),
+            ("forge.js", FORGE_REPORTER),
+        ],
+    );
+    for (job, provider, want) in [
+        (&manifest, &patcher, "tampered"),
+        (&open, &reporter, "tests_failed"),
+    ] {
+        let run = sb.run(&[
+            "batch",
+            "DATA",
+            job.to_str().unwrap(),
+            "--provider",
+            provider.to_str().unwrap(),
+            "--attempts",
+            "1",
+        ]);
+        assert_eq!(run.code, 1, "{run:#?}");
+        let id = if job == &open {
+            "javascript-add-1-open"
+        } else {
+            "javascript-add-1"
+        };
+        let name = provider.file_stem().unwrap().to_str().unwrap();
+        let (outcome, kind) = final_kind(&sb.data(), &format!("{id}@{name}"));
+        assert_eq!(
+            (outcome.as_str(), kind.as_deref()),
+            ("failed", Some(want)),
+            "{run:#?}"
+        );
+    }
+    let log = std::fs::read_to_string(
+        sb.data()
+            .join("runs/javascript-add-1-open@reporter/1/acceptance.log"),
+    )
+    .unwrap();
+    assert!(!log.contains("FORGER LOADED"), "{log}");
+}
+
+/// Identifiers shaped like the names the runner draws for a run (words
+/// joined by `_`, ending in `_` and a number), in `text`.
+fn drawn_names(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| {
+            let Some((head, number)) = word.rsplit_once('_') else {
+                return false;
+            };
+            head.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && head.contains(|c: char| c.is_ascii_lowercase())
+                && (2..=4).contains(&number.len())
+                && number.chars().all(|c| c.is_ascii_digit())
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// A bundled job's run, through every report and export: no test is
+/// named by a name drawn for a run (its tests and twins ran under such
+/// names), and the twins ran.
+#[test]
+fn no_drawn_name_reaches_the_reports_or_the_exports() {
+    let sb = Sandbox::new();
+    let job = format!("{}/jobs/off_by_one.toml", env!("CARGO_MANIFEST_DIR"));
+    let run = sb.run(&["batch", "DATA", &job]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let jobs = by_job(&log_lines(&sb));
+    let planted = jobs["off_by_one"]["acceptance"]["twins"]["planted"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(planted >= 2, "{:#}", jobs["off_by_one"]["acceptance"]);
+    assert!(
+        drawn_names("test_keeps_total_417 sums_to_n x_1 zero_and_one") == ["test_keeps_total_417"]
+    );
+    let mut stack = vec![sb.data().join("report")];
+    let mut read = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let texts: Vec<String> = match std::fs::read_to_string(&path) {
+                Ok(text) => vec![text],
+                // An Inspect log is a zip: its members.
+                Err(_) => {
+                    let file = std::fs::File::open(&path).unwrap();
+                    let mut zip = zip::ZipArchive::new(file).unwrap();
+                    (0..zip.len())
+                        .map(|i| {
+                            let mut member = zip.by_index(i).unwrap();
+                            let mut text = String::new();
+                            std::io::Read::read_to_string(&mut member, &mut text).unwrap();
+                            text
+                        })
+                        .collect()
+                }
+            };
+            for text in texts {
+                read += 1;
+                let found = drawn_names(&text);
+                assert!(found.is_empty(), "{}: {found:?}", path.display());
+                assert!(!text.contains("(twin)"), "{}", path.display());
+            }
+        }
+    }
+    assert!(read >= 5, "{read} report files");
+    let log = std::fs::read_to_string(sb.log()).unwrap();
+    assert!(drawn_names(&log).is_empty(), "{:?}", drawn_names(&log));
+}

@@ -58,6 +58,7 @@ mod tables;
 mod tokens;
 mod toolchains;
 mod tracks;
+mod twins;
 mod validate;
 mod verdicts;
 mod view;
