@@ -22,6 +22,15 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<Dir, At
     Ok(dest)
 }
 
+/// Copies the tree at `from` into the existing, empty directory `to`, as
+/// [`copy_tree`] does.
+pub(crate) fn copy_into(from: &Path, to: &Path, skip: &[&str]) -> Result<(), AtPath> {
+    let root = Path::new("");
+    let source = Dir::open(from).map_err(|e| AtPath::new(root, e))?;
+    let dest = Dir::open(to).map_err(|e| AtPath::new(root, e))?;
+    copy_dir(&source, &dest, root, skip, 0)
+}
+
 fn copy_dir(from: &Dir, to: &Dir, rel: &Path, skip: &[&str], depth: usize) -> Result<(), AtPath> {
     for entry in from.entries().map_err(|e| AtPath::new(rel, e))? {
         if skip.iter().any(|s| entry.name == *s) {

@@ -31,7 +31,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use copy::{copy_tree, overlay};
+pub(crate) use copy::{copy_into, copy_tree, overlay};
 pub(crate) use dir::Dir;
 pub(crate) use error::{AtPath, Error, Kind, escape_name};
 pub(crate) use read::{read_open, same_content};

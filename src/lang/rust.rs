@@ -147,9 +147,14 @@ impl Language for Rust {
             let shown: String = extra.chars().take(80).collect();
             return Some(format!("output after the harness's summary: {shown:?}"));
         }
-        let own = format!("test {name} ... ok");
+        // A `should_panic` test's line says so.
+        let own = [
+            format!("test {name} ... ok"),
+            format!("test {name} - should panic ... ok"),
+        ];
+        let reported = lines[..end].iter().any(|l| own.iter().any(|o| o == l));
         match libtest_summary(stdout) {
-            Some(Ok((1, 0, 0))) if !lines[..end].contains(&own.as_str()) => Some(
+            Some(Ok((1, 0, 0))) if !reported => Some(
                 "the summary counts one test passed, but no line reports this test passed".into(),
             ),
             _ => None,
@@ -485,6 +490,8 @@ mod tests {
         assert!(Rust.one_run_anomaly("a", bare).is_some());
         let other = "test b ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
         assert!(Rust.one_run_anomaly("a", other).is_some());
+        let should_panic = "\nrunning 1 test\ntest p - should panic ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n\n";
+        assert_eq!(Rust.one_run_anomaly("p", should_panic), None);
         let after = format!("{honest}forged\n");
         assert!(Rust.one_run_anomaly("a", &after).unwrap().contains("after"));
         assert_eq!(Rust.one_run_anomaly("a", "running 1 test\n"), None);

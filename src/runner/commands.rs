@@ -140,7 +140,22 @@ impl AttemptCommands {
         output_cap: usize,
         cancel: &CancelToken,
     ) -> Result<ExecOutcome, ExecError> {
+        self.run_binary_in(binary, argv, &self.dir, cwd, output_cap, cancel)
+    }
+
+    /// [`run_binary`](Self::run_binary) with `workspace` (holding `cwd`)
+    /// as the command's workspace instead of the commands' directory.
+    pub(crate) fn run_binary_in(
+        &self,
+        binary: &Path,
+        argv: &[String],
+        workspace: &Path,
+        cwd: &Path,
+        output_cap: usize,
+        cancel: &CancelToken,
+    ) -> Result<ExecOutcome, ExecError> {
         let mut req = self.request(argv);
+        req.workspace = workspace.to_path_buf();
         // As `cargo test` runs it: in its package, which it may look up.
         req.cwd = cwd.to_path_buf();
         req.extra_env

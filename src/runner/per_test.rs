@@ -67,6 +67,7 @@ pub(super) fn run(
     runner.timeout = spec
         .acceptance
         .test_timeout_or(spec.manifest.limits.command_timeout);
+    let own = OwnCopies::new(spec.bin_dir.join("own"), &runner);
     for (binary, copied) in &copies {
         let unit = built.unit(lang, binary, copied);
         let (names, listing_outcome) = if listing {
@@ -109,6 +110,7 @@ pub(super) fn run(
         }
         let command = unit.run_each(
             &runner,
+            own.as_ref(),
             &names,
             listing_outcome,
             spec.parallel,
@@ -159,6 +161,97 @@ fn read_only_tree(commands: &AttemptCommands, lang: &dyn Language) -> AttemptCom
         }
     }
     tests
+}
+
+/// Largest tree (its build dirs aside) a test gets a copy of its own.
+const OWN_COPY_FILES: usize = 2_000;
+const OWN_COPY_BYTES: u64 = 32 << 20;
+
+/// Where each test of a small tree runs: a fresh copy of the tree of its
+/// own, writable (tests that write beside themselves, as Exercism's
+/// `grep` does, work), emptied after; the tree itself stays read-only to
+/// every test (it is where the binary's compile-time paths point). Each
+/// worker refills one directory, so its sandbox is prepared once. `None`
+/// for a tree too large to copy per test: tests run in it, read-only.
+struct OwnCopies {
+    /// Runner-owned, where the copies are made.
+    root: PathBuf,
+    /// The commands the copies run under: the copy writable, the tree
+    /// readable, its build dirs writable.
+    commands: AttemptCommands,
+}
+
+impl OwnCopies {
+    /// Copies under `root` for `tests`, the commands of the tree read-only
+    /// but for its build dirs ([`read_only_tree`]).
+    fn new(root: PathBuf, tests: &AttemptCommands) -> Option<OwnCopies> {
+        let skip = crate::lang::build_dirs();
+        let (files, bytes) = tree_size(&tests.dir, &skip);
+        if files > OWN_COPY_FILES || bytes > OWN_COPY_BYTES {
+            return None;
+        }
+        fs::create_dir_all(&root).ok()?;
+        let mut own = tests.clone();
+        own.sandbox.workspace_read_only = false;
+        own.sandbox.readable.push(tests.dir.clone());
+        Some(OwnCopies {
+            root,
+            commands: own,
+        })
+    }
+
+    /// Worker `worker`'s directory, holding a fresh copy of `tree` (its
+    /// build dirs left out): whatever the last test left there, mode
+    /// bits included, is gone.
+    fn make(&self, worker: usize, tree: &Path) -> Option<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.root.join(worker.to_string());
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).ok()?;
+            for entry in fs::read_dir(&dir).ok()?.flatten() {
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => fs::remove_dir_all(&path).ok()?,
+                    _ => fs::remove_file(&path).ok()?,
+                }
+            }
+        } else {
+            let _ = fs::remove_file(&dir);
+            fs::create_dir(&dir).ok()?;
+        }
+        crate::beneath::copy_into(tree, &dir, &crate::lang::build_dirs()).ok()?;
+        Some(dir)
+    }
+}
+
+/// Files and bytes of `dir`, `skip` directories left out, counted up to
+/// a little past the limits.
+fn tree_size(dir: &Path, skip: &[&str]) -> (usize, u64) {
+    let (mut files, mut bytes) = (0usize, 0u64);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if files > OWN_COPY_FILES || bytes > OWN_COPY_BYTES {
+                return (files, bytes);
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            if kind.is_dir() {
+                if !skip.iter().any(|s| name == *s) {
+                    stack.push(entry.path());
+                }
+            } else {
+                files += 1;
+                bytes += entry.metadata().map_or(0, |m| m.len());
+            }
+        }
+    }
+    (files, bytes)
 }
 
 /// A test binary copied out of the build, as a later run needs it.
@@ -475,6 +568,7 @@ impl Unit<'_> {
     fn run_each(
         &self,
         runner: &AttemptCommands,
+        own: Option<&OwnCopies>,
         names: &[String],
         listing: Option<ExecOutcome>,
         parallel: usize,
@@ -485,7 +579,7 @@ impl Unit<'_> {
     ) -> Result<CheckCommand, CheckError> {
         let started = Instant::now();
         let extra = decoys.extra();
-        let ran = self.run_all(runner, names, parallel, cancel)?;
+        let ran = self.run_all(runner, own, names, parallel, cancel)?;
         let mut summary = Summary::new(
             &self.binary.target,
             self.copied,
@@ -566,29 +660,39 @@ impl Unit<'_> {
     fn run_all(
         &self,
         runner: &AttemptCommands,
+        own: Option<&OwnCopies>,
         names: &[String],
         parallel: usize,
         cancel: &CancelToken,
     ) -> Result<Vec<Ran>, CheckError> {
         let base = self.runner_argv();
-        let one = |name: &String| -> Result<Ran, ExecError> {
+        let one = |worker: usize, name: &String| -> Result<Ran, ExecError> {
             if cancel.is_cancelled() || Instant::now() >= runner.deadline {
                 return Ok(Ran::not_run(!cancel.is_cancelled(), None));
             }
             let argv = self.lang.run_one_argv(&base, name);
-            let outcome = match runner.run_binary(
+            // A copy of its own where the tree is small enough, else the
+            // tree, read-only.
+            let mine = own.and_then(|o| o.make(worker, self.root).map(|dir| (o, dir)));
+            let (commands, workspace, cwd) = match &mine {
+                Some((o, dir)) => (&o.commands, dir.clone(), dir.join(&self.binary.package)),
+                None => (runner, self.root.to_path_buf(), self.cwd.clone()),
+            };
+            let ran = commands.run_binary_in(
                 self.copied,
                 &argv,
-                &self.cwd,
+                &workspace,
+                &cwd,
                 RESULTS_OUTPUT_CAP,
                 cancel,
-            ) {
+            );
+            let outcome = match ran {
                 Ok(outcome) => outcome,
                 Err(err) => {
                     // Something a test did to the tree stops the next
                     // one: that test fails, and the runner is not to
                     // blame (a cause outside the tree still is).
-                    let Some(why) = tree_fault(self.root, &self.cwd) else {
+                    let Some(why) = tree_fault(&workspace, &cwd) else {
                         return Err(err);
                     };
                     let why = format!("its process could not start: {why} ({err})");
@@ -629,19 +733,20 @@ impl Unit<'_> {
         if workers == 1 {
             return names
                 .iter()
-                .map(|n| one(n).map_err(CheckError::from))
+                .map(|n| one(0, n).map_err(CheckError::from))
                 .collect();
         }
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Result<Ran, ExecError>>>> =
             names.iter().map(|_| Mutex::new(None)).collect();
         std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
+            for worker in 0..workers {
+                let (one, next, slots) = (&one, &next, &slots);
+                scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(name) = names.get(i) else { break };
-                        let ran = one(name);
+                        let ran = one(worker, name);
                         if let Ok(mut slot) = slots[i].lock() {
                             *slot = Some(ran);
                         }

@@ -527,20 +527,17 @@ fn every_acceptance_bypass_ends_not_accepted() {
         run.stdout
     );
 
-    // Attack 1 did swap the binaries in the check copy; the runner ran
-    // its own copies of the real ones.
     let deps = sb
         .data()
         .join("work/swap_binaries/1-acceptance/target/debug/deps");
+    // Each test ran in a copy of the tree of its own: the swap reached
+    // nothing the next test runs, not even the check copy's binaries.
     let forged = std::fs::read_dir(&deps)
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("acceptance-"))
         .any(|e| std::fs::read(e.path()).unwrap().starts_with(b"#!/bin/sh"));
-    assert!(
-        forged,
-        "the unit test did not replace the binaries in {deps:?}"
-    );
+    assert!(!forged, "the unit test replaced the binaries in {deps:?}");
 
     // Attack 5: the build script could rewrite the visible test in the
     // workspace, and nothing under tests/ in the acceptance copy.
@@ -587,9 +584,10 @@ fn every_acceptance_bypass_ends_not_accepted() {
     }
 }
 
-/// Attack 7 where it can land: without Landlock and the mount namespace
-/// the copy is not kept from the tests, so the code under test removes
-/// its package dir, and the next test's process cannot start there. That
+/// Attack 7 where it can land: in a tree too large for a copy per test,
+/// without Landlock and the mount namespace the copy is not kept from the
+/// tests, so the code under test removes its package dir, and the next
+/// test's process cannot start there. That
 /// test fails with the reason, in one attempt, and the runner is never
 /// blamed (no restart, no `infra_error`).
 #[test]
@@ -597,6 +595,12 @@ fn a_test_that_breaks_the_tree_fails_tests_and_never_restarts_the_runner() {
     let sb = Sandbox::new();
     let jobs = vec![tree_attack_job("remove_cwd", REMOVE_CWD)];
     let manifests = write_jobs(sb.path(), &jobs);
+    // A tree too large for a copy per test: its tests share it.
+    let bulk = sb.path().join("source/data");
+    std::fs::create_dir_all(&bulk).unwrap();
+    for i in 0..2_100 {
+        std::fs::write(bulk.join(format!("{i}.txt")), "x").unwrap();
+    }
     let run = sb
         .command(&[
             "batch",
