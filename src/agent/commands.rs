@@ -2,10 +2,9 @@
 //! recording it, the verify command and its debt, and what the model and
 //! the log are told of an outcome.
 
-use super::agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, LoopState, failed, record, stopped,
-};
+use super::agent_loop::{AgentError, AgentResult, CommandRole, Recorder, failed};
 use super::cause::{cause_line, first_cause};
+use super::hands::{Hands, record};
 use crate::exec::{ExecError, ExecOutcome};
 use crate::protocol::{CommandFor, Event, FailureKind, Resources, TestRuns, VerifyTrigger};
 
@@ -21,12 +20,13 @@ pub(super) enum CommandFailure {
 
 /// Runs a command and records it.
 pub(super) fn run_command(
-    run: &mut AgentRun<'_>,
+    hands: &mut Hands<'_>,
+    recorder: &mut dyn Recorder,
     step: u32,
     argv: &[String],
     role: CommandRole,
 ) -> Result<Result<ExecOutcome, CommandFailure>, AgentError> {
-    let result = run.commands.run(argv, role, run.cancel);
+    let result = hands.commands.run(argv, role, hands.cancel);
     let out = match result {
         Ok(out) => out,
         Err(ExecError::Refused(r)) => return Ok(Err(CommandFailure::Refused(r.to_string()))),
@@ -38,9 +38,9 @@ pub(super) fn run_command(
         }
         Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
     };
-    record(run, command_event(step, role.logged(), &out))?;
+    record(recorder, command_event(step, role.logged(), &out))?;
     if out.cancelled
-        && let Some(end) = stopped(run, step)
+        && let Some(end) = hands.stopped(step)
     {
         return Ok(Err(CommandFailure::Fatal(end)));
     }
@@ -88,21 +88,21 @@ fn resources(used: &Resources) -> Option<Resources> {
 
 /// Runs the verify command; Ok((passed, output text)) or the attempt's end.
 pub(super) fn verify(
-    run: &mut AgentRun<'_>,
-    st: &mut LoopState,
+    hands: &mut Hands<'_>,
+    recorder: &mut dyn Recorder,
     step: u32,
     trigger: VerifyTrigger,
 ) -> Result<Result<(bool, String), AgentResult>, AgentError> {
-    let argv = run.facts.verify.clone();
-    if let Some(guard) = run.guard.as_deref_mut() {
+    let argv = hands.verify.to_vec();
+    if let Some(guard) = hands.guard.as_deref_mut() {
         guard.before_verify(step);
     }
-    let out = match run_command(run, step, &argv, CommandRole::Verify)? {
+    let out = match run_command(hands, recorder, step, &argv, CommandRole::Verify)? {
         Ok(out) => out,
         Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),
         Err(CommandFailure::Refused(message) | CommandFailure::Other(message)) => {
             record(
-                run,
+                recorder,
                 Event::Verify {
                     step,
                     trigger,
@@ -110,7 +110,7 @@ pub(super) fn verify(
                     cause: Some(cause_line(&message)),
                 },
             )?;
-            st.last_verify_failed = true;
+            hands.debt.last_verify_failed = true;
             return Ok(Ok((false, message)));
         }
     };
@@ -119,7 +119,7 @@ pub(super) fn verify(
         .then(|| first_cause(&out.stdout.to_text(), &out.stderr.to_text()))
         .flatten();
     record(
-        run,
+        recorder,
         Event::Verify {
             step,
             trigger,
@@ -127,9 +127,9 @@ pub(super) fn verify(
             cause,
         },
     )?;
-    st.last_verify_failed = !passed;
+    hands.debt.last_verify_failed = !passed;
     if passed {
-        st.debt = false;
+        hands.debt.open = false;
     }
     Ok(Ok((passed, describe_command(&argv, &out))))
 }

@@ -11,6 +11,8 @@ mod agent_loop;
 mod budget;
 mod cause;
 mod commands;
+mod hands;
+mod meter;
 mod prompt;
 mod transcript;
 mod workspace;

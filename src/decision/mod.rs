@@ -18,7 +18,4 @@ mod scan_tests;
 
 pub(crate) use parse::parse_decision;
 pub(crate) use schema::{decision_schema, decision_schema_text, field_schemas};
-pub(crate) use union::{Decision, KINDS, json_type};
-
-#[cfg(test)]
-pub(crate) use union::DecisionError;
+pub(crate) use union::{Decision, DecisionError, KINDS, json_type};

@@ -14,9 +14,11 @@ use crate::protocol::{Event, Record};
 
 /// The log format version this build writes and the newest it can read.
 /// 2: `replaced` numbers the new manifest's attempts after the earlier ones
-/// (`attempts_before`) instead of restarting at 1. Version 1 lines still
-/// read, with their meaning.
-pub const FORMAT_VERSION: u32 = 2;
+/// (`attempts_before`) instead of restarting at 1. 3: a model call is its
+/// own `model_call` event, and a `decision` carries what was asked alone
+/// (a format 2 `decision` carries its call's figures too). Older lines
+/// still read, with their meaning.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The fixed prefix of every line, up to the checksum digits.
 const CRC_PREFIX: &[u8] = br#"{"crc":""#;

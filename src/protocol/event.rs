@@ -145,23 +145,27 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reused_from: Option<BaselineOrigin>,
     },
-    /// One provider call and the decision it produced (or why it was refused).
+    /// One model call of an agent phase and what it cost: what the state
+    /// counts steps, tokens and cost by (format 3).
+    ModelCall {
+        step: u32,
+        #[serde(flatten)]
+        call: CallFigures,
+        /// Requests that failed transiently and were retried first.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        retries: u32,
+    },
+    /// A decision: what was asked at `step` and why it was refused, when
+    /// it was. Format 2 logs recorded the model call on it too (`call`):
+    /// a decision with them is its call as well.
     Decision {
         step: u32,
         /// The decision kind, or `invalid`.
         kind: DecisionKind,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-        reply_bytes: u64,
-        /// SHA-256 of the reply text, first 16 hex digits.
-        reply_hash: String,
-        input_tokens: u64,
-        /// Of `input_tokens`, those the provider served from its prompt
-        /// cache (priced apart).
-        #[serde(default, skip_serializing_if = "is_zero")]
-        cached_input_tokens: u64,
-        output_tokens: u64,
-        latency_ms: u64,
+        #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+        call: Option<CallFigures>,
     },
     /// A provider call failed transiently and is retried.
     ProviderRetry {
@@ -341,6 +345,7 @@ impl Event {
         !matches!(
             self,
             Event::LogRepaired { .. }
+                | Event::ModelCall { .. }
                 | Event::Decision { .. }
                 | Event::ProviderRetry { .. }
                 | Event::Command { .. }
@@ -348,6 +353,22 @@ impl Event {
                 | Event::Verify { .. }
         )
     }
+}
+
+/// What one model call cost and what came back, as the log keeps it:
+/// sizes and a hash of the reply, never its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFigures {
+    pub reply_bytes: u64,
+    /// SHA-256 of the reply text, first 16 hex digits.
+    pub reply_hash: String,
+    pub input_tokens: u64,
+    /// Of `input_tokens`, those the provider served from its prompt cache
+    /// (priced apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
 }
 
 /// Where a baseline's commands ran: the instance and attempt that

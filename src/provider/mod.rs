@@ -29,7 +29,7 @@ mod usage;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use api::{Message, Provider, ProviderRequest, ProviderRetry};
+pub(crate) use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry};
 pub(crate) use error::ProviderError;
 pub(crate) use factory::build_provider;
 pub(crate) use preflight::preflight;

@@ -362,12 +362,14 @@ fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
         step,
         kind,
         reason: reason.map(String::from),
-        reply_bytes: 120,
-        reply_hash: "0123456789abcdef".into(),
-        input_tokens: 900 + u64::from(step) * 40,
-        cached_input_tokens: 0,
-        output_tokens: 20,
-        latency_ms: 350,
+        call: Some(crate::protocol::CallFigures {
+            reply_bytes: 120,
+            reply_hash: "0123456789abcdef".into(),
+            input_tokens: 900 + u64::from(step) * 40,
+            cached_input_tokens: 0,
+            output_tokens: 20,
+            latency_ms: 350,
+        }),
     }
 }
 

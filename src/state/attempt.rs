@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{CheckResult, DecisionKind, FailureKind, Integrity, Outcome, Verdict};
+use crate::protocol::{
+    CallFigures, CheckResult, DecisionKind, FailureKind, Integrity, Outcome, Verdict,
+};
 
 /// Where an attempt is: what it recorded last of its phases.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,6 +136,10 @@ pub struct Attempt {
     pub invalid_decisions: u32,
     /// The kind of the last decision, if any.
     pub last_action: Option<DecisionKind>,
+    /// The figures of the last model call, for the words of the decisions
+    /// it brought.
+    #[serde(default)]
+    pub last_call: Option<CallFigures>,
     pub causes: Causes,
     /// Its integrity record: the signals its phases recorded so far, then
     /// the record its end carries.
@@ -157,6 +163,7 @@ impl Attempt {
             tokens: 0,
             invalid_decisions: 0,
             last_action: None,
+            last_call: None,
             causes: Causes::default(),
             integrity: Integrity::default(),
             integrity_final: false,

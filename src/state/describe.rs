@@ -162,16 +162,26 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             );
             said("baseline", 0, text, ok)
         }
+        // A model call is told with the decisions it brought.
+        Event::ModelCall { .. } => None,
         Event::Decision {
             step,
             kind,
             reason,
-            input_tokens,
-            output_tokens,
-            latency_ms,
-            ..
+            call,
         } => {
-            let usage = format!("{input_tokens} in / {output_tokens} out, {latency_ms} ms");
+            let call = call
+                .as_ref()
+                .or_else(|| job.attempt().and_then(|a| a.last_call.as_ref()));
+            let usage = call.map_or_else(
+                || "no model call".to_string(),
+                |c| {
+                    format!(
+                        "{} in / {} out, {} ms",
+                        c.input_tokens, c.output_tokens, c.latency_ms
+                    )
+                },
+            );
             let text = match (kind, reason) {
                 // A refusal says why first, as the model was told.
                 (DecisionKind::Invalid, Some(reason)) => {

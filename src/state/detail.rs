@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
-use crate::protocol::{DecisionKind, Event, Record, Resources};
+use crate::protocol::{CallFigures, DecisionKind, Event, Record, Resources};
 
 /// One entry of a job's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,29 +44,29 @@ pub struct Call {
 }
 
 impl Call {
-    fn of(event: &Event) -> Option<Call> {
+    /// The call of a `decision` event: its own figures (format 2), else
+    /// those of the model call that brought it (`last`).
+    fn of(event: &Event, last: Option<&CallFigures>) -> Option<Call> {
         match event {
             Event::Decision {
                 step,
                 kind,
                 reason,
-                reply_bytes,
-                reply_hash,
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                latency_ms,
-            } => Some(Call {
-                step: *step,
-                kind: *kind,
-                reason: reason.clone(),
-                reply_bytes: *reply_bytes,
-                reply_hash: reply_hash.clone(),
-                input_tokens: *input_tokens,
-                cached_input_tokens: *cached_input_tokens,
-                output_tokens: *output_tokens,
-                latency_ms: *latency_ms,
-            }),
+                call,
+            } => {
+                let figures = call.as_ref().or(last)?;
+                Some(Call {
+                    step: *step,
+                    kind: *kind,
+                    reason: reason.clone(),
+                    reply_bytes: figures.reply_bytes,
+                    reply_hash: figures.reply_hash.clone(),
+                    input_tokens: figures.input_tokens,
+                    cached_input_tokens: figures.cached_input_tokens,
+                    output_tokens: figures.output_tokens,
+                    latency_ms: figures.latency_ms,
+                })
+            }
             _ => None,
         }
     }
@@ -142,9 +142,10 @@ impl Details {
                 Event::Command { resources, .. } => *resources,
                 _ => None,
             };
+            let last = job.attempt_numbered(n).and_then(|a| a.last_call.as_ref());
             timeline.push(entry(
                 said,
-                Call::of(&record.event).map(Box::new),
+                Call::of(&record.event, last).map(Box::new),
                 resources.map(Box::new),
             ));
         }

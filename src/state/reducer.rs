@@ -439,28 +439,13 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
             twins.as_ref(),
             integrity,
         )?,
+        Event::ModelCall { step, call, .. } => steps::model_call(job, &at, *step, call)?,
         Event::Decision {
             step,
             kind,
             reason,
-            input_tokens,
-            cached_input_tokens,
-            output_tokens,
-            latency_ms,
-            ..
-        } => steps::decision(
-            job,
-            &at,
-            steps::Call {
-                step: *step,
-                kind: *kind,
-                reason: reason.as_ref(),
-                input_tokens: *input_tokens,
-                cached_input_tokens: *cached_input_tokens,
-                output_tokens: *output_tokens,
-                latency_ms: *latency_ms,
-            },
-        )?,
+            call,
+        } => steps::decision(job, &at, *step, *kind, reason.as_ref(), call.as_ref())?,
         Event::ProviderRetry {
             retry,
             reason,

@@ -5,42 +5,26 @@
 
 use super::job::{Job, Waiting};
 use super::reducer::{At, Illegal};
-use crate::protocol::{CommandFor, DecisionKind, Resources, add_usd};
+use crate::protocol::{CallFigures, CommandFor, DecisionKind, Resources, add_usd};
 
-/// One provider call's tokens and what its reply was.
-pub(super) struct Call<'e> {
-    pub step: u32,
-    pub kind: DecisionKind,
-    pub reason: Option<&'e String>,
-    pub input_tokens: u64,
-    pub cached_input_tokens: u64,
-    pub output_tokens: u64,
-    pub latency_ms: u64,
-}
-
-/// `decision`: a provider call and the decision it produced (or why it
-/// was refused).
-pub(super) fn decision(job: &mut Job, at: &At<'_>, call: Call<'_>) -> Result<(), Illegal> {
+/// `model_call`: one model call of the agent phase; its tokens, latency
+/// and cost are the attempt's and the job's.
+pub(super) fn model_call(
+    job: &mut Job,
+    at: &At<'_>,
+    step: u32,
+    call: &CallFigures,
+) -> Result<(), Illegal> {
     let price = job.price;
     let attempt = at.open_attempt(job)?;
     attempt.tokens = attempt
         .tokens
         .saturating_add(call.input_tokens)
         .saturating_add(call.output_tokens);
-    attempt.steps = attempt.steps.max(call.step);
-    if call.kind == DecisionKind::Invalid {
-        attempt.invalid_decisions += 1;
-    }
-    attempt.last_action = Some(call.kind);
-    if let Some(reason) = call.reason {
-        let refusal = format!("refused: {reason}");
-        attempt.causes.last = Some(refusal.clone());
-        attempt.causes.refusal = Some(refusal);
-    }
-    let invalid = call.kind == DecisionKind::Invalid;
+    attempt.steps = attempt.steps.max(step);
+    attempt.last_call = Some(call.clone());
     let usage = &mut job.usage;
     usage.provider_calls = usage.provider_calls.saturating_add(1);
-    usage.invalid_decisions = usage.invalid_decisions.saturating_add(u32::from(invalid));
     // Sums saturate: a log of an older version (or a hand-made one) may
     // hold any count.
     usage.input_tokens = usage.input_tokens.saturating_add(call.input_tokens);
@@ -56,6 +40,38 @@ pub(super) fn decision(job: &mut Job, at: &At<'_>, call: Call<'_>) -> Result<(),
             ),
         );
     }
+    Ok(())
+}
+
+/// `decision`: what was asked at `step` (or why the reply was refused).
+/// A format 2 decision carries its model call too, which counts first.
+pub(super) fn decision(
+    job: &mut Job,
+    at: &At<'_>,
+    step: u32,
+    kind: DecisionKind,
+    reason: Option<&String>,
+    call: Option<&CallFigures>,
+) -> Result<(), Illegal> {
+    if let Some(call) = call {
+        model_call(job, at, step, call)?;
+    }
+    let attempt = at.open_attempt(job)?;
+    attempt.steps = attempt.steps.max(step);
+    if kind == DecisionKind::Invalid {
+        attempt.invalid_decisions += 1;
+    }
+    attempt.last_action = Some(kind);
+    if let Some(reason) = reason {
+        let refusal = format!("refused: {reason}");
+        attempt.causes.last = Some(refusal.clone());
+        attempt.causes.refusal = Some(refusal);
+    }
+    let invalid = kind == DecisionKind::Invalid;
+    job.usage.invalid_decisions = job
+        .usage
+        .invalid_decisions
+        .saturating_add(u32::from(invalid));
     Ok(())
 }
 

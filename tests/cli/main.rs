@@ -16,6 +16,7 @@ mod cost;
 mod deps_job;
 mod docs;
 mod escaping;
+mod event_kinds;
 mod exec;
 mod exports;
 mod failure_report;

@@ -89,7 +89,7 @@ fn an_edited_manifest_runs_again_under_its_new_hash_with_replace() {
     assert_ne!(new_hash, old_hash);
     for event in &events {
         assert_eq!(event["attempts_before"], 1, "{event}");
-        assert_eq!(event["v"], 2);
+        assert!(event["v"].as_u64() >= Some(2), "{event}");
     }
     // The new attempt is attempt 2; attempt 1 and its artifacts are history.
     for instance in ["edit#1", "edit#2"] {

@@ -65,7 +65,11 @@ fn an_80_kb_reply_of_nested_braces_is_refused_quickly_and_the_job_goes_on() {
             .collect();
         let first = &decisions[0];
         assert_eq!(first["kind"], "invalid", "{first}");
-        assert_eq!(first["reply_bytes"], reply.len() as u64, "{first}");
+        let call = log_lines(&sb)
+            .into_iter()
+            .find(|e| e["type"] == "model_call")
+            .unwrap();
+        assert_eq!(call["reply_bytes"], reply.len() as u64, "{call}");
         let reason = first["reason"].as_str().unwrap();
         assert!(
             reason.starts_with("invalid JSON") || reason.starts_with("decision: field `kind`"),

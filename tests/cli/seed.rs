@@ -51,8 +51,10 @@ fn the_seed_form_runs_a_bare_task_with_agy_and_applies_the_patch() {
     );
     let decisions: Vec<_> = lines.iter().filter(|l| l["type"] == "decision").collect();
     assert_eq!(decisions.len(), 3);
+    let calls: Vec<_> = lines.iter().filter(|l| l["type"] == "model_call").collect();
+    assert_eq!(calls.len(), 3);
     assert_eq!(
-        decisions[0]["input_tokens"], 100,
+        calls[0]["input_tokens"], 100,
         "tokens come from the AGY envelope"
     );
 }

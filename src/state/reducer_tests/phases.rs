@@ -112,12 +112,14 @@ fn attempt_events_need_the_open_attempt() {
         step,
         kind: serde_json::from_value(serde_json::Value::from(kind)).unwrap(),
         reason: None,
-        reply_bytes: 1,
-        reply_hash: "x".into(),
-        input_tokens: 1,
-        cached_input_tokens: 0,
-        output_tokens: 1,
-        latency_ms: 1,
+        call: Some(crate::protocol::CallFigures {
+            reply_bytes: 1,
+            reply_hash: "x".into(),
+            input_tokens: 1,
+            cached_input_tokens: 0,
+            output_tokens: 1,
+            latency_ms: 1,
+        }),
     };
     let decision = || decision_of(1, "read_file");
     assert!(matches!(
@@ -341,12 +343,14 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
             crate::protocol::DecisionKind::WriteFile
         },
         reason: reason.map(str::to_string),
-        reply_bytes: 1,
-        reply_hash: "x".into(),
-        input_tokens: tokens,
-        cached_input_tokens: 0,
-        output_tokens: tokens,
-        latency_ms: 1,
+        call: Some(crate::protocol::CallFigures {
+            reply_bytes: 1,
+            reply_hash: "x".into(),
+            input_tokens: tokens,
+            cached_input_tokens: 0,
+            output_tokens: tokens,
+            latency_ms: 1,
+        }),
     };
     log.ok("a", Some(1), decision(1, None, 5));
     log.ok(
@@ -533,4 +537,71 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
     log.ok("a", None, Event::Retried {});
     let job = log.start("a", 2);
     assert_eq!(job.attempt().unwrap().integrity, Integrity::default());
+}
+
+/// A format 2 `decision` carries its model call; format 3 records the call
+/// as `model_call` and the decision apart. Both count the same steps,
+/// tokens, calls, invalid decisions and cost.
+#[test]
+fn a_model_call_and_its_decision_count_as_a_format_2_decision_did() {
+    let figures = |tokens: u64| crate::protocol::CallFigures {
+        reply_bytes: 10,
+        reply_hash: "h".into(),
+        input_tokens: tokens,
+        cached_input_tokens: 0,
+        output_tokens: tokens / 2,
+        latency_ms: 7,
+    };
+    let kind = |invalid: bool| {
+        if invalid {
+            crate::protocol::DecisionKind::Invalid
+        } else {
+            crate::protocol::DecisionKind::ReadFile
+        }
+    };
+    let run = |split: bool| {
+        let mut log = Log::new();
+        log.enqueue("a", 2);
+        log.start("a", 1);
+        for (step, invalid) in [(1u32, false), (2, true), (3, false)] {
+            let reason = invalid.then(|| "bad".to_string());
+            if split {
+                log.ok(
+                    "a",
+                    Some(1),
+                    Event::ModelCall {
+                        step,
+                        call: figures(100 * u64::from(step)),
+                        retries: 0,
+                    },
+                );
+            }
+            let call = (!split).then(|| figures(100 * u64::from(step)));
+            log.ok(
+                "a",
+                Some(1),
+                Event::Decision {
+                    step,
+                    kind: kind(invalid),
+                    reason,
+                    call,
+                },
+            );
+        }
+        let job = log.state.job("a").unwrap().clone();
+        let attempt = job.attempt().unwrap().clone();
+        (
+            attempt.steps,
+            attempt.tokens,
+            attempt.invalid_decisions,
+            job.usage.provider_calls,
+            job.usage.input_tokens,
+            job.usage.output_tokens,
+            job.usage.latency_ms,
+            job.usage.invalid_decisions,
+        )
+    };
+    assert_eq!(run(true), run(false));
+    assert_eq!(run(true).0, 3);
+    assert_eq!(run(true).3, 3);
 }
