@@ -177,15 +177,17 @@ fn arguments(chars: &[char], from: usize) -> (Option<(usize, usize)>, String, us
     }
     j = skip_space(chars, j + 1);
     let start = j;
-    let Some((end, stop)) = argument_end(chars, j) else {
+    let Some((end, mut stop)) = argument_end(chars, j) else {
         return (None, String::new(), from);
     };
+    // The arguments after the callback (a timeout), a trailing comma
+    // included, up to the call's `)`.
     let mut rest_end = end;
-    if stop == ',' {
-        let Some((after, ')')) = argument_end(chars, end + 1) else {
+    while stop == ',' {
+        let Some((after, next)) = argument_end(chars, rest_end + 1) else {
             return (None, String::new(), from);
         };
-        rest_end = after;
+        (rest_end, stop) = (after, next);
     }
     let rest: String = chars[end..rest_end].iter().collect();
     let mut past = rest_end + 1;
@@ -336,7 +338,11 @@ pub(super) fn plant(
             ));
             continue;
         };
-        let siblings: Vec<&Call> = found.iter().filter(|c| c.blocks == call.blocks).collect();
+        // A call whose arguments could not be read has no known end.
+        let siblings: Vec<&Call> = found
+            .iter()
+            .filter(|c| c.blocks == call.blocks && c.callback.is_some())
+            .collect();
         for _ in 0..count {
             let title = names.draw(text, rng);
             let token = draw_token(rng);
@@ -405,6 +411,14 @@ describe('Two Fer', () => {
     expect(twoFer()).toEqual("One for you, one for me.");
   });
 
+  test(
+    'prettier wrapped',
+    () => {
+      expect(twoFer()).toEqual('x');
+    },
+    20 * 1000,
+  );
+
   test("a regex ) inside", () => {
     expect('a)b').toMatch(/\)/);
   }, 10000);
@@ -431,13 +445,17 @@ test('top level', function () {
             titles,
             [
                 "Two Fer › no name given",
+                "Two Fer › prettier wrapped",
                 "Two Fer › a regex ) inside",
                 "Two Fer › with done",
                 "Two Fer › nested › deep",
                 " › top level"
             ]
         );
-        let regex = &found[1];
+        let wrapped = &found[1];
+        assert_eq!(wrapped.rest, ",\n    20 * 1000,\n  ");
+        assert!(SPEC[..wrapped.end].ends_with("20 * 1000,\n  );"));
+        let regex = &found[2];
         let (a, b) = regex.callback.unwrap();
         assert!(
             SPEC[a..b].ends_with("toMatch(/\\)/);\n  }"),
@@ -456,13 +474,13 @@ test('top level', function () {
     fn twins_wrap_the_callback_and_titles_are_renamed() {
         let mut rng = fastrand::Rng::with_seed(4);
         let t = plant("two-fer.spec.js", SPEC, &|_| 1, &mut rng).unwrap();
-        assert_eq!(t.renamed.len(), 5);
-        assert_eq!(t.twins.len(), 4, "{}", t.text);
+        assert_eq!(t.renamed.len(), 6);
+        assert_eq!(t.twins.len(), 5, "{}", t.text);
         assert_eq!(t.refused.len(), 1);
         assert!(!t.text.contains("'no name given'"));
         // The twins are tests the scan finds, in their blocks.
         let after = calls(&t.text);
-        assert_eq!(after.len(), 9, "{}", t.text);
+        assert_eq!(after.len(), 11, "{}", t.text);
         let deep = t.twins.iter().find(|w| w.of.ends_with("deep")).unwrap();
         assert!(
             deep.name
@@ -474,6 +492,6 @@ test('top level', function () {
         }
         let (planted, name) = canary("two-fer.spec.js", SPEC, &mut rng).unwrap();
         assert!(name.starts_with("two-fer.spec.js::"));
-        assert_eq!(calls(&planted).len(), 6);
+        assert_eq!(calls(&planted).len(), 7);
     }
 }
