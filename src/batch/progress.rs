@@ -49,6 +49,8 @@ impl ProgressMode {
 pub(crate) struct Progress {
     stop: CancelToken,
     handle: Option<JoinHandle<()>>,
+    /// Lines about the batch as a whole, for the reporter to write.
+    notes: Option<std::sync::mpsc::Sender<String>>,
 }
 
 impl Progress {
@@ -65,6 +67,7 @@ impl Progress {
     ) -> Progress {
         let stop = CancelToken::new();
         let follower = Follower::new(log, offset, last_seq + 1, last_seq);
+        let (sender, notes) = std::sync::mpsc::channel();
         let handle = match (mode, follower) {
             (ProgressMode::Quiet, _) | (_, Err(_)) => None,
             (mode, Ok(follower)) => {
@@ -76,12 +79,24 @@ impl Progress {
                         if let Some(notice) = notice {
                             reporter.note(&notice);
                         }
-                        reporter.follow(follower, &stop)
+                        reporter.follow(follower, &notes, &stop)
                     })
                     .ok()
             }
         };
-        Progress { stop, handle }
+        Progress {
+            stop,
+            notes: handle.is_some().then_some(sender),
+            handle,
+        }
+    }
+
+    /// Says `line` about the batch as a whole, as the reporter writes
+    /// lines (nothing in quiet mode).
+    pub(crate) fn note(&self, line: String) {
+        if let Some(notes) = &self.notes {
+            let _ = notes.send(line);
+        }
     }
 
     /// Shows the last events and stops.
@@ -178,9 +193,17 @@ impl Reporter {
         self.done
     }
 
-    fn follow(mut self, mut follower: Follower, stop: &CancelToken) {
+    fn follow(
+        mut self,
+        mut follower: Follower,
+        notes: &std::sync::mpsc::Receiver<String>,
+        stop: &CancelToken,
+    ) {
         loop {
             let stopping = stop.wait_timeout(Duration::from_millis(100));
+            for line in notes.try_iter() {
+                self.note(&line);
+            }
             if let Ok(records) = follower.poll() {
                 for record in records {
                     self.on_record(&record);

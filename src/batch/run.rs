@@ -202,7 +202,7 @@ pub(crate) fn run_batch(
         .as_ref()
         .is_ok_and(|(_, _, stopped)| stopped.is_none())
     {
-        wait_for_other_runners(&dir, &planned, &options.interrupt)?;
+        wait_for_other_runners(&dir, &planned, &options.interrupt, &progress)?;
     }
     progress.finish();
     let (attempts_run, job_errors, stopped_by) = outcome?;
@@ -333,6 +333,7 @@ fn wait_for_other_runners(
     dir: &DataDir,
     planned: &[String],
     interrupt: &CancelToken,
+    progress: &Progress,
 ) -> Result<(), BatchError> {
     let mut announced = false;
     let mut store = Store::open(dir.clone())?;
@@ -355,11 +356,11 @@ fn wait_for_other_runners(
             return Ok(());
         }
         if !announced {
-            eprintln!(
+            progress.note(format!(
                 "waiting for {} another runner is running in this data dir: {}",
                 crate::words::count(held.len(), "job"),
                 held.join(", ")
-            );
+            ));
             announced = true;
         }
         if interrupt.wait_timeout(Duration::from_millis(500)) {

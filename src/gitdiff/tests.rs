@@ -106,7 +106,18 @@ fn round_trip(old: &[File<'_>], new: &[File<'_>]) {
             );
             assert_eq!(files(&theirs), files(&expected), "{text}");
         }
-        Err(e) => eprintln!("skipping the git apply half: git does not run ({e})"),
+        Err(e) => {
+            // libtest names each test's thread after the test.
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("round_trip")
+                .to_string();
+            agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Tool,
+                &format!("{test} (git apply half)"),
+                &format!("git does not run ({e})"),
+            );
+        }
     }
 }
 

@@ -415,14 +415,16 @@ fn the_changed_files_are_capped_in_all() {
 
 #[test]
 fn a_workspace_entry_made_unreadable_rejects_the_patch() {
-    if nix::unistd::geteuid().is_root() {
-        eprintln!(
-            "skipping a_workspace_entry_made_unreadable_rejects_the_patch: \
-             root reads files whatever their permissions"
-        );
-        return;
-    }
     let d = dirs();
+    // Root reads files whatever their permissions, unless this thread
+    // gives up the capabilities that let it (until the end of the test).
+    let Some(_as_anyone) = agent_runtime_test_support::require_layer(
+        "a_workspace_entry_made_unreadable_rejects_the_patch",
+        crate::sandbox::without_permission_overrides()
+            .map_err(|e| format!("root reads files whatever their permissions: {e}")),
+    ) else {
+        return;
+    };
     fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
     chmod(&d.ws.join("src/lib.rs"), 0o000);
     let r = rejected(d.take(&["src/**"]));

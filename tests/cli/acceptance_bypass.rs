@@ -490,8 +490,10 @@ fn every_acceptance_bypass_ends_not_accepted() {
     let sb = Sandbox::new();
     let mut jobs = jobs();
     if let Err(why) = mntns_available() {
-        eprintln!(
-            "skipping build_rs_rewrites_tests: the acceptance files are only read-only in a mount namespace ({why})"
+        agent_runtime_test_support::skip(
+            agent_runtime_test_support::Need::Layer,
+            "every_acceptance_bypass_ends_not_accepted (build_rs_rewrites_tests)",
+            &format!("the acceptance files are only read-only in a mount namespace ({why})"),
         );
         jobs.retain(|j| !j.needs_mntns);
     }

@@ -183,14 +183,11 @@ fn dependency_outputs(target: &Path) -> BTreeMap<String, std::time::SystemTime> 
 #[test]
 fn dependencies_build_once_and_an_agent_cannot_poison_the_layer() {
     let sb = Sandbox::new();
-    let source = match write_source(sb.path()) {
-        Ok(source) => source,
-        Err(why) => {
-            eprintln!(
-                "skipping dependencies_build_once_and_an_agent_cannot_poison_the_layer: {why}"
-            );
-            return;
-        }
+    let Some(source) = agent_runtime_test_support::require_tool(
+        "dependencies_build_once_and_an_agent_cannot_poison_the_layer",
+        write_source(sb.path()),
+    ) else {
+        return;
     };
     let manifest = write_job(sb.path(), &source);
     let manifest = manifest.to_str().unwrap();

@@ -131,10 +131,12 @@ printf 'one\r\ntwo' | cmp - src/crlf.txt
 
 #[test]
 fn every_kind_of_file_reaches_acceptance_and_git_apply_reproduces_it() {
-    if let Err(why) = git_works() {
-        eprintln!(
-            "skipping every_kind_of_file_reaches_acceptance_and_git_apply_reproduces_it: {why}"
-        );
+    if agent_runtime_test_support::require_tool(
+        "every_kind_of_file_reaches_acceptance_and_git_apply_reproduces_it",
+        git_works(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();

@@ -10,6 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use agent_runtime_test_support::{Need, skip};
+
 use crate::harness::{BIN, Sandbox, alive_with};
 
 /// Whether `exec --sandbox required` works here; prints why not.
@@ -19,7 +21,8 @@ fn required_available(test: &str) -> bool {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let ok = out.status.success() && text.contains("pidns") && text.contains("cgroup-v");
     if !ok {
-        crate::harness::layer_missing(
+        skip(
+            Need::Layer,
             test,
             &format!(
                 "the sandbox's required layers are not all available here: {}{}",
@@ -162,11 +165,12 @@ script = "script.jsonl"
 
 #[test]
 fn unix_sockets_of_earlier_commands_and_of_the_host_cannot_be_reached() {
-    if !required_available("unix_sockets_of_earlier_commands_and_of_the_host_cannot_be_reached") {
+    let test = "unix_sockets_of_earlier_commands_and_of_the_host_cannot_be_reached";
+    if !required_available(test) {
         return;
     }
     if Command::new("python3").arg("-V").output().is_err() {
-        eprintln!("skipped: python3 is not installed");
+        skip(Need::Tool, test, "python3 is not installed");
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -268,11 +272,12 @@ fn a_fork_bomb_stops_at_the_process_limit() {
 
 #[test]
 fn a_huge_allocation_is_killed_at_the_memory_limit() {
-    if !required_available("a_huge_allocation_is_killed_at_the_memory_limit") {
+    let test = "a_huge_allocation_is_killed_at_the_memory_limit";
+    if !required_available(test) {
         return;
     }
     if Command::new("python3").arg("-V").output().is_err() {
-        eprintln!("skipped: python3 is not installed");
+        skip(Need::Tool, test, "python3 is not installed");
         return;
     }
     let ws = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use agent_runtime_test_support::{Need, require_tool, skip};
 use serde_json::Value;
 
 use crate::harness::{BIN, Run, Sandbox, log_lines};
@@ -38,8 +39,8 @@ fn registry_files(cache: &Path) -> Vec<String> {
 
 #[test]
 fn the_dependency_job_fetches_once_then_runs_with_the_network_off() {
-    if let Err(why) = registry_reachable() {
-        eprintln!("skipping the_dependency_job_fetches_once_then_runs_with_the_network_off: {why}");
+    let test = "the_dependency_job_fetches_once_then_runs_with_the_network_off";
+    if require_tool(test, registry_reachable()).is_none() {
         return;
     }
     let job = concat!(env!("CARGO_MANIFEST_DIR"), "/jobs/wrong_comparator.toml");
@@ -72,12 +73,20 @@ fn the_dependency_job_fetches_once_then_runs_with_the_network_off() {
     let run = match command.output() {
         Ok(out) => Run::from(out),
         Err(e) => {
-            eprintln!("skipping the offline half: cannot run unshare: {e}");
+            skip(
+                Need::Tool,
+                &format!("{test} (offline half)"),
+                &format!("cannot run unshare: {e}"),
+            );
             return;
         }
     };
     if run.code != 0 && run.stderr.contains("unshare failed") {
-        eprintln!("skipping the offline half: {}", run.stderr.trim());
+        skip(
+            Need::Tool,
+            &format!("{test} (offline half)"),
+            run.stderr.trim(),
+        );
         return;
     }
     let run = run.ok();

@@ -150,8 +150,9 @@ fn hostile_paths_and_output_lines_reach_no_terminal_or_report_raw() {
 }
 
 /// Runs `args` on a pseudo-terminal (util-linux `script`), returning what
-/// the terminal received, or `None` (with why) when `script` is missing.
-fn on_a_pty(cwd: &Path, args: &[String]) -> Option<(i32, Vec<u8>)> {
+/// the terminal received, or `None` (`test` skips, saying why) when
+/// `script` is missing.
+fn on_a_pty(test: &str, cwd: &Path, args: &[String]) -> Option<(i32, Vec<u8>)> {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let mut line = quote(BIN);
     for arg in args {
@@ -168,7 +169,11 @@ fn on_a_pty(cwd: &Path, args: &[String]) -> Option<(i32, Vec<u8>)> {
     match output {
         Ok(output) => Some((output.status.code().unwrap_or(-1), output_bytes(&output))),
         Err(e) => {
-            eprintln!("skipping the pseudo-terminal half: cannot run `script`: {e}");
+            agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Tool,
+                test,
+                &format!("cannot run `script`: {e}"),
+            );
             None
         }
     }
@@ -177,6 +182,7 @@ fn on_a_pty(cwd: &Path, args: &[String]) -> Option<(i32, Vec<u8>)> {
 #[test]
 fn on_a_terminal_the_hostile_sequences_are_escaped_too() {
     let sb = Sandbox::new();
+    let test = "on_a_terminal_the_hostile_sequences_are_escaped_too";
     let manifest = hostile_job(&sb, "hostile");
     let data = sb.data().to_str().unwrap().to_string();
     let batch = vec![
@@ -184,7 +190,7 @@ fn on_a_terminal_the_hostile_sequences_are_escaped_too() {
         data.clone(),
         manifest.to_str().unwrap().to_string(),
     ];
-    let Some((code, shown)) = on_a_pty(sb.path(), &batch) else {
+    let Some((code, shown)) = on_a_pty(test, sb.path(), &batch) else {
         return;
     };
     assert_eq!(code, 1, "{}", String::from_utf8_lossy(&shown));
@@ -195,7 +201,7 @@ fn on_a_terminal_the_hostile_sequences_are_escaped_too() {
         (vec!["status".to_string(), data.clone()], ON_A_TTY),
         (vec!["watch".to_string(), data.clone()], WATCH_ON_A_TTY),
     ] {
-        let Some((code, shown)) = on_a_pty(sb.path(), &args) else {
+        let Some((code, shown)) = on_a_pty(test, sb.path(), &args) else {
             return;
         };
         assert_eq!(code, 0, "{args:?}");

@@ -172,13 +172,18 @@ fn leftovers_in_the_group_are_killed_after_the_leader_exits() {
 #[test]
 fn without_a_pid_namespace_the_cgroup_tells_what_outlived_the_command() {
     use agent_runtime::sandbox::{TEST_HOOKS_ENV, cgroup_support, test_hooks};
+    use agent_runtime_test_support::{Need, skip};
     let test = "without_a_pid_namespace_the_cgroup_tells_what_outlived_the_command";
     if test_hooks().is_none() {
-        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        skip(
+            Need::Layer,
+            test,
+            "the test hooks are compiled out of this build",
+        );
         return;
     }
     if let Err(why) = cgroup_support() {
-        crate::harness::layer_missing(test, &format!("no cgroups: {why}"));
+        skip(Need::Layer, test, &format!("no cgroups: {why}"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -354,8 +359,10 @@ fn the_library_refuses_what_the_rules_do_not_allow() {
 #[test]
 fn a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time() {
     if !Path::new("/usr/bin/setsid").exists() {
-        eprintln!(
-            "skipping a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time: no setsid"
+        agent_runtime_test_support::skip(
+            agent_runtime_test_support::Need::Tool,
+            "a_pipe_held_by_an_escaped_process_is_drained_for_a_bounded_time",
+            "no setsid",
         );
         return;
     }

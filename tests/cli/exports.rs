@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agent_runtime_test_support::require_tool;
 use serde_json::Value;
 
 use crate::harness::Sandbox;
@@ -244,8 +245,9 @@ fn a_batch_exports_an_inspect_log_atif_trajectories_and_predictions() {
         read_json(&again.join("atif/invalid/1.json"))
     );
 
-    read_back_with_inspect(&eval, 3, &["C", "C", "I"]);
-    validate_with_harbor(&report.join("atif"));
+    let test = "a_batch_exports_an_inspect_log_atif_trajectories_and_predictions";
+    read_back_with_inspect(test, &eval, 3, &["C", "C", "I"]);
+    validate_with_harbor(test, &report.join("atif"));
 }
 
 #[test]
@@ -289,7 +291,12 @@ fn repeats_are_epochs_and_later_repeats_have_their_own_predictions() {
         assert!(text.contains("\"model_name_or_path\":\"fixer\""), "{name}");
     }
     assert!(report.join("atif/good@fixer#2/1.json").is_file());
-    read_back_with_inspect(&report.join("inspect/demo@fixer.eval"), 4, &["C"; 4]);
+    read_back_with_inspect(
+        "repeats_are_epochs_and_later_repeats_have_their_own_predictions",
+        &report.join("inspect/demo@fixer.eval"),
+        4,
+        &["C"; 4],
+    );
 }
 
 /// A Python with `module` importable: `var`, else the venv `.ci/run`
@@ -323,16 +330,13 @@ fn python_with(var: &str, venv: &str, module: &str) -> Result<PathBuf, String> {
 }
 
 /// `inspect_ai.log.read_eval_log` on `eval`: its samples and their scores.
-fn read_back_with_inspect(eval: &Path, samples: usize, scores: &[&str]) {
-    let python = match python_with("AGENT_RUNTIME_INSPECT_PYTHON", "inspect-venv", "inspect_ai") {
-        Ok(python) => python,
-        Err(why) => {
-            eprintln!(
-                "skipping the inspect-ai read-back of {}: {why}",
-                eval.display()
-            );
-            return;
-        }
+/// That half of `test` skips without inspect-ai.
+fn read_back_with_inspect(test: &str, eval: &Path, samples: usize, scores: &[&str]) {
+    let Some(python) = require_tool(
+        &format!("{test} (inspect-ai read-back)"),
+        python_with("AGENT_RUNTIME_INSPECT_PYTHON", "inspect-venv", "inspect_ai"),
+    ) else {
+        return;
     };
     let script = "import sys\n\
         from inspect_ai.log import read_eval_log\n\
@@ -359,18 +363,18 @@ fn read_back_with_inspect(eval: &Path, samples: usize, scores: &[&str]) {
     assert_eq!(read, scores, "{stdout}");
 }
 
-/// Harbor's own validator on every trajectory under `dir`.
-fn validate_with_harbor(dir: &Path) {
-    let python = match python_with(
-        "AGENT_RUNTIME_HARBOR_PYTHON",
-        "harbor-venv",
-        "harbor.utils.trajectory_validator",
-    ) {
-        Ok(python) => python,
-        Err(why) => {
-            eprintln!("skipping harbor's validation of the trajectories: {why}");
-            return;
-        }
+/// Harbor's own validator on every trajectory under `dir`. That half of
+/// `test` skips without harbor.
+fn validate_with_harbor(test: &str, dir: &Path) {
+    let Some(python) = require_tool(
+        &format!("{test} (harbor's validation of the trajectories)"),
+        python_with(
+            "AGENT_RUNTIME_HARBOR_PYTHON",
+            "harbor-venv",
+            "harbor.utils.trajectory_validator",
+        ),
+    ) else {
+        return;
     };
     let script = "import sys, pathlib\n\
         from harbor.utils.trajectory_validator import TrajectoryValidator\n\

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use agent_runtime_test_support::require_tool;
 use serde_json::Value;
 
 use crate::browser::{Browser, chromium};
@@ -129,8 +130,12 @@ fn a_fix_that_special_cases_the_visible_test_is_explained_by_its_report() {
     );
 
     // In a browser, the job's details draw the same text.
-    if let Err(why) = chromium() {
-        eprintln!("skipping the browser half: {why}");
+    if require_tool(
+        "a_fix_that_special_cases_the_visible_test_is_explained_by_its_report (browser half)",
+        chromium(),
+    )
+    .is_none()
+    {
         return;
     }
     let mut browser = Browser::launch().unwrap();
@@ -157,8 +162,12 @@ fn a_fix_that_special_cases_the_visible_test_is_explained_by_its_report() {
 
 #[test]
 fn a_python_job_s_report_shows_pytest_s_assertion_text() {
-    if let Err(why) = python_with_pytest() {
-        eprintln!("skipping a_python_job_s_report_shows_pytest_s_assertion_text: {why}");
+    if require_tool(
+        "a_python_job_s_report_shows_pytest_s_assertion_text",
+        python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();

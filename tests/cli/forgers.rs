@@ -120,8 +120,12 @@ fn check_jobs(sb: &Sandbox, expect: &[Expect]) {
 
 #[test]
 fn pytest_forgers_that_do_not_read_the_tests_never_succeed() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!("skipping pytest_forgers_that_do_not_read_the_tests_never_succeed: {why}");
+    if agent_runtime_test_support::require_tool(
+        "pytest_forgers_that_do_not_read_the_tests_never_succeed",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();
@@ -346,7 +350,11 @@ const FORGE_REPORTER: &str =
 fn jest_forgers_never_succeed() {
     use crate::tracks::{Lang, final_kind, registry_unreachable, write_track};
     if let Some(why) = registry_unreachable(Lang::JavaScript) {
-        eprintln!("skipping jest_forgers_never_succeed: {why}");
+        agent_runtime_test_support::skip(
+            agent_runtime_test_support::Need::Tool,
+            "jest_forgers_never_succeed",
+            &why,
+        );
         return;
     }
     let sb = Sandbox::new();

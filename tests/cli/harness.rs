@@ -192,17 +192,6 @@ pub fn runs_below(root: u32, program: &str) -> bool {
     })
 }
 
-/// A sandbox test that cannot run here because a layer is missing: prints
-/// why and lets the test skip, or fails it when
-/// `AGENT_RUNTIME_REQUIRE_LAYERS=1` (CI machines that must have them all).
-#[track_caller]
-pub fn layer_missing(test: &str, reason: &str) {
-    if std::env::var("AGENT_RUNTIME_REQUIRE_LAYERS").as_deref() == Ok("1") {
-        panic!("{test}: a required sandbox layer is missing: {reason}");
-    }
-    eprintln!("skipping {test}: {reason}");
-}
-
 /// `report.md` with the padding of its table cells taken out: every run of
 /// spaces in a table row is one space, so a test names a row as
 /// `| a | 1 |` whatever the width of its columns. The delimiter rows stay

@@ -146,9 +146,10 @@ fn required_available(test: &str) -> bool {
     match stdout.lines().find(|l| l.starts_with("required=")) {
         Some(line) if line.starts_with("required=ok") => true,
         line => {
-            eprintln!(
-                "skipping {test}: {}",
-                line.unwrap_or("doctor printed no required= line")
+            agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Layer,
+                test,
+                line.unwrap_or("doctor printed no required= line"),
             );
             false
         }

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use agent_runtime_test_support::{Need, skip};
+
 use crate::harness::Sandbox;
 use crate::tracks::{
     Lang, TESTS, disk_usage, final_kind, provider, records, registry_unreachable, write_track,
@@ -47,10 +49,11 @@ fn import(sb: &Sandbox, lang: Lang, count: u32) -> std::path::PathBuf {
     out
 }
 
-/// Imports, checks, and runs the no-op and the wrong fix for `lang`.
-fn track_round_trip(lang: Lang) {
+/// Imports, checks, and runs the no-op and the wrong fix for `lang`
+/// (`test` skips where its registry is unreachable).
+fn track_round_trip(test: &str, lang: Lang) {
     if let Some(why) = registry_unreachable(lang) {
-        eprintln!("skipping the {} track: {why}", lang.slug());
+        skip(Need::Tool, test, &why);
         return;
     }
     let sb = Sandbox::new();
@@ -121,17 +124,26 @@ fn track_round_trip(lang: Lang) {
 
 #[test]
 fn a_rust_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
-    track_round_trip(Lang::Rust);
+    track_round_trip(
+        "a_rust_track_imports_validates_and_catches_the_noop_and_a_wrong_fix",
+        Lang::Rust,
+    );
 }
 
 #[test]
 fn a_python_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
-    track_round_trip(Lang::Python);
+    track_round_trip(
+        "a_python_track_imports_validates_and_catches_the_noop_and_a_wrong_fix",
+        Lang::Python,
+    );
 }
 
 #[test]
 fn a_javascript_track_imports_validates_and_catches_the_noop_and_a_wrong_fix() {
-    track_round_trip(Lang::JavaScript);
+    track_round_trip(
+        "a_javascript_track_imports_validates_and_catches_the_noop_and_a_wrong_fix",
+        Lang::JavaScript,
+    );
 }
 
 #[test]
@@ -213,7 +225,11 @@ fn tracks_this_machine_cannot_run_are_named_with_the_reason() {
 #[test]
 fn twenty_python_jobs_with_the_same_setup_share_one_cache() {
     if let Some(why) = registry_unreachable(Lang::Python) {
-        eprintln!("skipping the shared cache test: {why}");
+        skip(
+            Need::Tool,
+            "twenty_python_jobs_with_the_same_setup_share_one_cache",
+            &why,
+        );
         return;
     }
     let sb = Sandbox::new();

@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agent_runtime_test_support::{Need, require_tool, skip};
+
 use crate::harness::Sandbox;
 use crate::tracks::{final_kind, provider};
 
@@ -143,10 +145,12 @@ fn check(sb: &Sandbox, job: &Path, data: &str) -> crate::harness::Run {
 
 #[test]
 fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping an_instance_imports_without_its_future_and_its_gold_patch_is_accepted: {why}"
-        );
+    if require_tool(
+        "an_instance_imports_without_its_future_and_its_gold_patch_is_accepted",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();
@@ -243,10 +247,12 @@ fn an_instance_imports_without_its_future_and_its_gold_patch_is_accepted() {
 
 #[test]
 fn an_instance_whose_fail_to_pass_test_already_passes_is_invalid_naming_it() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping an_instance_whose_fail_to_pass_test_already_passes_is_invalid_naming_it: {why}"
-        );
+    if require_tool(
+        "an_instance_whose_fail_to_pass_test_already_passes_is_invalid_naming_it",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();
@@ -382,16 +388,12 @@ const WRITE_WHEEL: &str = "python3 -c \"import zipfile; nl = chr(10); z = zipfil
 /// read-only.
 #[test]
 fn a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task: {why}"
-        );
+    let test = "a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task";
+    if require_tool(test, crate::python_job::python_with_pytest()).is_none() {
         return;
     }
     let Some(site) = pytest_site() else {
-        eprintln!(
-            "skipping a_setup_that_makes_a_venv_and_installs_into_it_gives_a_valid_task: /usr/bin/python3 cannot import pytest"
-        );
+        skip(Need::Tool, test, "/usr/bin/python3 cannot import pytest");
         return;
     };
     let sb = Sandbox::new();

@@ -319,7 +319,11 @@ fn on_a_full_disk_each_jobs_error_is_printed_before_the_report_error() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("skipped: cannot mount a small tmpfs here (needs root) to fill up");
+        agent_runtime_test_support::skip(
+            agent_runtime_test_support::Need::Tool,
+            "on_a_full_disk_each_jobs_error_is_printed_before_the_report_error",
+            "cannot mount a small tmpfs here (needs root) to fill up",
+        );
         return;
     }
     let _guard = Mounted(data.clone());

@@ -10,8 +10,9 @@
 use std::process::{Command, Output};
 
 use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe, test_hooks};
+use agent_runtime_test_support::{Need, skip};
 
-use crate::harness::{BIN, layer_missing};
+use crate::harness::BIN;
 
 const REQUIRE: &str = "AGENT_RUNTIME_REQUIRE_LAYERS";
 
@@ -19,7 +20,11 @@ const REQUIRE: &str = "AGENT_RUNTIME_REQUIRE_LAYERS";
 /// compiles them out); says why not.
 fn hooks_built(test: &str) -> bool {
     if test_hooks().is_none() {
-        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        skip(
+            Need::Layer,
+            test,
+            "the test hooks are compiled out of this build",
+        );
         return false;
     }
     true
@@ -27,11 +32,13 @@ fn hooks_built(test: &str) -> bool {
 
 /// Runs `test` of this test binary alone, in a child process, with
 /// Landlock removed, and `AGENT_RUNTIME_REQUIRE_LAYERS=1` when `require`.
+/// Its skip is not one of this run's: it goes to no skip log.
 fn rerun(test: &str, require: bool) -> (Output, String) {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(TEST_HOOKS_ENV, "landlock");
+        .env(TEST_HOOKS_ENV, "landlock")
+        .env_remove("AGENT_RUNTIME_SKIP_LOG");
     if require {
         command.env(REQUIRE, "1");
     } else {
@@ -60,6 +67,7 @@ fn fails_when_required_and_skips_otherwise(test: &str) {
         .unwrap_or_else(|| panic!("{test} failed for another reason:\n{text}"));
     assert!(failure.contains("landlock"), "{failure}");
     assert!(failure.contains(TEST_HOOKS_ENV), "{failure}");
+    assert!(failure.contains(&format!("({REQUIRE}=1)")), "{failure}");
     assert!(
         text.contains("test result: FAILED. 0 passed; 1 failed"),
         "{text}"
@@ -78,7 +86,8 @@ fn fails_when_required_and_skips_otherwise(test: &str) {
 
 #[test]
 fn a_test_that_probes_in_process_fails_without_landlock_when_layers_are_required() {
-    if !hooks_built("a_test_that_probes_in_process_fails_without_landlock") {
+    if !hooks_built("a_test_that_probes_in_process_fails_without_landlock_when_layers_are_required")
+    {
         return;
     }
     fails_when_required_and_skips_otherwise("sandbox::required_reports_its_layers");
@@ -86,7 +95,7 @@ fn a_test_that_probes_in_process_fails_without_landlock_when_layers_are_required
 
 #[test]
 fn a_test_that_asks_the_binary_fails_without_landlock_when_layers_are_required() {
-    let test = "a_test_that_asks_the_binary_fails_without_landlock";
+    let test = "a_test_that_asks_the_binary_fails_without_landlock_when_layers_are_required";
     if !hooks_built(test) {
         return;
     }
@@ -102,7 +111,11 @@ fn a_test_that_asks_the_binary_fails_without_landlock_when_layers_are_required()
         .unwrap();
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        layer_missing(test, &format!("`required` does not run here: {why}"));
+        skip(
+            Need::Layer,
+            test,
+            &format!("`required` does not run here: {why}"),
+        );
         return;
     }
     fails_when_required_and_skips_otherwise(

@@ -586,3 +586,66 @@ fn only_the_state_interprets_events() {
     }
     assert!(found.len() <= 3, "{found:?}");
 }
+
+/// Macros that print straight to the terminal, by module.
+#[derive(Default)]
+struct Prints {
+    places: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for Prints {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if matches!(name.as_str(), "println" | "eprintln" | "print" | "eprint") {
+            self.places.push(name);
+        }
+        syn::visit::visit_macro(self, mac);
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        // Tests print what they like.
+        let test = item.attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Ident>()
+                    .is_ok_and(|ident| ident == "test")
+        });
+        if !test {
+            syn::visit::visit_item_mod(self, item);
+        }
+    }
+}
+
+/// Only `cli` prints (its output macros, which escape what they print) and
+/// the batch's one reporter writes progress: nothing else prints straight
+/// to the terminal.
+#[test]
+fn nothing_below_the_cli_prints() {
+    let mut found = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if !path.ends_with("cli") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.ends_with(".rs") || name.ends_with("_tests.rs") || name == "tests.rs" {
+                continue;
+            }
+            let mut prints = Prints::default();
+            prints.visit_file(&parse(&path));
+            if !prints.places.is_empty() {
+                found.push(format!("{}: {:?}", path.display(), prints.places));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -53,8 +53,12 @@ fn by_job(lines: &[Value]) -> BTreeMap<String, BTreeMap<String, Value>> {
 
 #[test]
 fn a_python_job_is_judged_per_test_through_junit() {
-    if let Err(why) = python_with_pytest() {
-        eprintln!("skipping a_python_job_is_judged_per_test_through_junit: {why}");
+    if agent_runtime_test_support::require_tool(
+        "a_python_job_is_judged_per_test_through_junit",
+        python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();

@@ -14,6 +14,8 @@ use agent_runtime::report::{
 };
 use agent_runtime::verdict::{EXCERPTS_VERSION, TestExcerpt, TestExcerpts, Verdict};
 
+use agent_runtime_test_support::require_tool;
+
 use crate::browser::{Browser, chromium};
 
 fn entry(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool) -> TimelineEntry {
@@ -202,8 +204,12 @@ fn open(browser: &mut Browser, session: &str, report: &mut Report, data: &Path) 
 
 #[test]
 fn a_report_of_ten_thousand_jobs_opens_quickly_and_stays_usable() {
-    if let Err(why) = chromium() {
-        eprintln!("skipping a_report_of_ten_thousand_jobs_opens_quickly_and_stays_usable: {why}");
+    if require_tool(
+        "a_report_of_ten_thousand_jobs_opens_quickly_and_stays_usable",
+        chromium(),
+    )
+    .is_none()
+    {
         return;
     }
     let mut browser = Browser::launch().unwrap();
@@ -294,8 +300,7 @@ fn a_report_of_ten_thousand_jobs_opens_quickly_and_stays_usable() {
 
 #[test]
 fn the_jobs_table_fits_a_1000_px_window() {
-    if let Err(why) = chromium() {
-        eprintln!("skipping the_jobs_table_fits_a_1000_px_window: {why}");
+    if require_tool("the_jobs_table_fits_a_1000_px_window", chromium()).is_none() {
         return;
     }
     let mut browser = Browser::launch().unwrap();
@@ -340,8 +345,12 @@ fn the_jobs_table_fits_a_1000_px_window() {
 
 #[test]
 fn text_from_jobs_that_holds_markup_renders_as_text() {
-    if let Err(why) = chromium() {
-        eprintln!("skipping text_from_jobs_that_holds_markup_renders_as_text: {why}");
+    if require_tool(
+        "text_from_jobs_that_holds_markup_renders_as_text",
+        chromium(),
+    )
+    .is_none()
+    {
         return;
     }
     let mut browser = Browser::launch().unwrap();

@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use agent_runtime_test_support::{Need, skip};
+
 use crate::harness::{BIN, Sandbox, log_lines};
 use crate::view::Viewer;
 
@@ -38,12 +40,17 @@ fn layers_and_python(test: &str) -> bool {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("is not an executable file in the search path") {
-        eprintln!("skipping {test}: python3 is not on the executor's search path: {stderr}");
+        skip(
+            Need::Tool,
+            test,
+            &format!("python3 is not on the executor's search path: {stderr}"),
+        );
         return false;
     }
     let ok = out.status.success() && text.contains("pidns") && text.contains("cgroup-v");
     if !ok {
-        crate::harness::layer_missing(
+        skip(
+            Need::Layer,
             test,
             &format!("the PID namespace and a cgroup are not both here: {text}{stderr}"),
         );

@@ -11,6 +11,7 @@ use std::time::Duration;
 use agent_runtime::cancel::CancelToken;
 use agent_runtime::exec::{AllowList, ExecError, ExecRequest, run};
 use agent_runtime::sandbox::{SandboxMode, probe};
+use agent_runtime_test_support::{Need, skip};
 
 /// Whether `required` can run here; prints why not otherwise.
 fn required_available(test: &str) -> bool {
@@ -21,7 +22,7 @@ fn required_available(test: &str) -> bool {
         (_, Err(reason)) => format!("no network namespace: {reason}"),
         _ => return true,
     };
-    crate::harness::layer_missing(test, &reason);
+    skip(Need::Layer, test, &reason);
     false
 }
 
@@ -140,7 +141,11 @@ fn tcp_and_udp_to_loopback_fail_without_network() {
         return;
     }
     if !Path::new("/usr/bin/bash").exists() && !Path::new("/bin/bash").exists() {
-        eprintln!("skipping tcp_and_udp_to_loopback_fail_without_network: no bash for /dev/tcp");
+        skip(
+            Need::Tool,
+            "tcp_and_udp_to_loopback_fail_without_network",
+            "no bash for /dev/tcp",
+        );
         return;
     }
     let l = layout();
@@ -233,7 +238,11 @@ fn signals_to_processes_outside_the_sandbox_are_denied() {
         return;
     }
     if !matches!(probe().landlock_abi, Ok(abi) if abi >= 6) {
-        eprintln!("skipping signals_to_processes_outside_the_sandbox_are_denied: Landlock ABI < 6");
+        skip(
+            Need::Layer,
+            "signals_to_processes_outside_the_sandbox_are_denied",
+            "Landlock ABI < 6",
+        );
         return;
     }
     let l = layout();
@@ -250,7 +259,11 @@ fn a_denied_path_inside_a_grant_is_refused() {
     req.sandbox.mode = SandboxMode::Auto;
     req.sandbox.deny = vec![l.ws.join("acceptance")];
     if probe().landlock_abi.is_err() {
-        eprintln!("skipping a_denied_path_inside_a_grant_is_refused: no Landlock");
+        skip(
+            Need::Layer,
+            "a_denied_path_inside_a_grant_is_refused",
+            "no Landlock",
+        );
         return;
     }
     let err = run(&req, &CancelToken::new()).unwrap_err();

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use agent_runtime::exec::Toolchain;
+use agent_runtime_test_support::{Need, require_tool, skip};
 use serde_json::Value;
 
 use crate::deps_job::registry_reachable;
-use crate::harness::{BIN, Run, Sandbox, layer_missing, log_lines, tool_with_a_hidden_interpreter};
+use crate::harness::{BIN, Run, Sandbox, log_lines, tool_with_a_hidden_interpreter};
 
 /// The `resolved` path of every command event of the log that ran
 /// `program`.
@@ -26,18 +27,21 @@ fn resolved_programs(sb: &Sandbox, program: &str) -> Vec<String> {
 #[test]
 fn a_setup_job_runs_with_cargo_home_bin_a_link_to_the_toolchain() {
     let test = "a_setup_job_runs_with_cargo_home_bin_a_link_to_the_toolchain";
-    if let Err(why) = registry_reachable() {
-        eprintln!("skipping {test}: {why}");
+    if require_tool(test, registry_reachable()).is_none() {
         return;
     }
     let toolchain = Toolchain::detect();
     let (Some(real_bin), Some(rustup_home)) = (toolchain.cargo_bin(), toolchain.rustup_home) else {
-        eprintln!("skipping {test}: no rustup toolchain (CARGO_HOME/bin and RUSTUP_HOME)");
+        skip(
+            Need::Tool,
+            test,
+            "no rustup toolchain (CARGO_HOME/bin and RUSTUP_HOME)",
+        );
         return;
     };
     if let Err(reason) = &agent_runtime::sandbox::probe().namespaces {
         // Without the mount layer the link is on the host already.
-        layer_missing(test, &format!("no mount namespace: {reason}"));
+        skip(Need::Layer, test, &format!("no mount namespace: {reason}"));
         return;
     }
     let sb = Sandbox::new();
@@ -110,16 +114,12 @@ fn venv_with_a_local_package(dir: &Path) -> Result<PathBuf, String> {
 fn a_venv_named_in_toolchains_is_the_python_verify_runs() {
     let test = "a_venv_named_in_toolchains_is_the_python_verify_runs";
     if !Path::new(PYENV_PYTHON).exists() {
-        eprintln!("skipping {test}: no {PYENV_PYTHON}");
+        skip(Need::Tool, test, &format!("no {PYENV_PYTHON}"));
         return;
     }
     let sb = Sandbox::new();
-    let venv = match venv_with_a_local_package(sb.path()) {
-        Ok(venv) => venv,
-        Err(why) => {
-            eprintln!("skipping {test}: {why}");
-            return;
-        }
+    let Some(venv) = require_tool(test, venv_with_a_local_package(sb.path())) else {
+        return;
     };
     // The system python cannot import it: the venv's is what counts.
     let system = Command::new("/usr/bin/python3")
@@ -194,7 +194,7 @@ script = "script.jsonl"
 fn a_program_that_cannot_start_names_its_path_and_what_is_missing() {
     let test = "a_program_that_cannot_start_names_its_path_and_what_is_missing";
     if let Err(reason) = &agent_runtime::sandbox::probe().namespaces {
-        layer_missing(test, &format!("no mount namespace: {reason}"));
+        skip(Need::Layer, test, &format!("no mount namespace: {reason}"));
         return;
     }
     let sb = Sandbox::new();

@@ -53,10 +53,12 @@ class AddTest(unittest.TestCase):
 
 #[test]
 fn fifty_fresh_draws_over_multi_line_decorators_are_valid_with_one_inventory() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping fifty_fresh_draws_over_multi_line_decorators_are_valid_with_one_inventory: {why}"
-        );
+    if agent_runtime_test_support::require_tool(
+        "fifty_fresh_draws_over_multi_line_decorators_are_valid_with_one_inventory",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();

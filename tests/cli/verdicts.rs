@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use agent_runtime_test_support::require_tool;
+
 use crate::harness::{Sandbox, log_lines};
 
 fn literal(p: &Path) -> String {
@@ -233,8 +235,12 @@ const SCANNED: [&str; 3] = [
 
 #[test]
 fn hidden_pytest_tests_that_do_not_collect_on_the_stub_are_judged_by_the_functions_they_define() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!("skipping hidden_pytest_tests_that_do_not_collect_on_the_stub: {why}");
+    if require_tool(
+        "hidden_pytest_tests_that_do_not_collect_on_the_stub_are_judged_by_the_functions_they_define",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();
@@ -305,10 +311,12 @@ fn hidden_pytest_tests_that_do_not_collect_on_the_stub_are_judged_by_the_functio
 
 #[test]
 fn check_says_where_the_inventory_of_an_uncollectable_baseline_came_from() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping check_says_where_the_inventory_of_an_uncollectable_baseline_came_from: {why}"
-        );
+    if require_tool(
+        "check_says_where_the_inventory_of_an_uncollectable_baseline_came_from",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();
@@ -492,10 +500,12 @@ fn at_acceptance_a_missing_or_cut_off_junit_file_is_tests_missing_never_a_harnes
 
 #[test]
 fn a_pytest_run_killed_at_its_timeout_fails_every_test_it_did_not_report() {
-    if let Err(why) = crate::python_job::python_with_pytest() {
-        eprintln!(
-            "skipping a_pytest_run_killed_at_its_timeout_fails_every_test_it_did_not_report: {why}"
-        );
+    if require_tool(
+        "a_pytest_run_killed_at_its_timeout_fails_every_test_it_did_not_report",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
         return;
     }
     let sb = Sandbox::new();

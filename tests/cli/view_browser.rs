@@ -219,13 +219,7 @@ fn nine_jobs(dir: &Path) -> Vec<PathBuf> {
 
 /// Chromium, or a printed reason to skip.
 fn browser_or_skip(test: &str, dir: &Path) -> Option<Browser> {
-    match Browser::start(dir) {
-        Ok(browser) => Some(browser),
-        Err(reason) => {
-            eprintln!("skipping {test}: {reason}");
-            None
-        }
-    }
+    agent_runtime_test_support::require_tool(test, Browser::start(dir))
 }
 
 #[test]

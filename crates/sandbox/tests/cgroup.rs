@@ -1,7 +1,9 @@
 //! Command cgroups on this machine's real layout (whatever
 //! `cgroup_support()` finds): limits hold, kills reach everything, OOM
 //! kills are reported, directories go away. Each test prints
-//! `skipped: ...` and passes where there is no cgroup support.
+//! `skipping TEST: ...` and passes where there is no cgroup support or
+//! python3 (fails instead under `AGENT_RUNTIME_REQUIRE_LAYERS=1` or
+//! `AGENT_RUNTIME_REQUIRE_TOOLS=1`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -13,25 +15,38 @@ use std::sync::OnceLock;
 use agent_runtime_sandbox::sandbox::{
     CgroupLimits, CgroupSupport, CommandCgroup, cgroup_support, enter_from_child,
 };
+use agent_runtime_test_support::{Need, require_layer, skip};
 
 const MIB: u64 = 1 << 20;
 
-fn support() -> Option<&'static CgroupSupport> {
-    match cgroup_support() {
-        Ok(support) => {
-            eprintln!("{}", support.describe());
-            Some(support)
-        }
-        Err(reason) => {
-            eprintln!("skipped: no cgroup support: {reason}");
-            None
-        }
-    }
+/// This machine's cgroup support, or `None` (`test` skips, saying why).
+fn support(test: &str) -> Option<&'static CgroupSupport> {
+    let support = require_layer(
+        test,
+        cgroup_support()
+            .as_ref()
+            .map_err(|reason| format!("no cgroup support: {reason}")),
+    )?;
+    eprintln!("{}", support.describe());
+    Some(support)
 }
 
 /// The real Python interpreter (not a version-manager shim that would
-/// spawn helpers inside the limited cgroup), or `None`.
-fn python() -> Option<&'static str> {
+/// spawn helpers inside the limited cgroup), or `None` (`test` skips,
+/// saying why).
+fn python(test: &str) -> Option<&'static str> {
+    let found = real_python();
+    if found.is_none() {
+        skip(
+            Need::Tool,
+            test,
+            "no python3 that reports its sys.executable",
+        );
+    }
+    found
+}
+
+fn real_python() -> Option<&'static str> {
     static PYTHON: OnceLock<Option<String>> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -107,9 +122,9 @@ fn assert_removed(dirs: &[PathBuf]) {
 
 #[test]
 fn a_fork_bomb_stops_at_the_process_limit_and_dies_whole() {
-    let (Some(support), Some(python)) = (support(), python()) else {
-        return eprintln!("skipped: needs cgroups and python3");
-    };
+    let test = "a_fork_bomb_stops_at_the_process_limit_and_dies_whole";
+    let Some(support) = support(test) else { return };
+    let Some(python) = python(test) else { return };
     let limits = CgroupLimits {
         memory: Some(512 * MIB),
         processes: Some(20),
@@ -133,9 +148,9 @@ fn a_fork_bomb_stops_at_the_process_limit_and_dies_whole() {
 
 #[test]
 fn the_oom_killer_is_reported_only_where_it_fired() {
-    let (Some(support), Some(python)) = (support(), python()) else {
-        return eprintln!("skipped: needs cgroups and python3");
-    };
+    let test = "the_oom_killer_is_reported_only_where_it_fired";
+    let Some(support) = support(test) else { return };
+    let Some(python) = python(test) else { return };
     let limits = CgroupLimits {
         memory: Some(64 * MIB),
         processes: Some(16),
@@ -159,9 +174,9 @@ fn the_oom_killer_is_reported_only_where_it_fired() {
 
 #[test]
 fn a_double_forked_session_leader_is_killed_too() {
-    let (Some(support), Some(python)) = (support(), python()) else {
-        return eprintln!("skipped: needs cgroups and python3");
-    };
+    let test = "a_double_forked_session_leader_is_killed_too";
+    let Some(support) = support(test) else { return };
+    let Some(python) = python(test) else { return };
     let limits = CgroupLimits {
         memory: Some(256 * MIB),
         processes: Some(16),
@@ -203,7 +218,9 @@ os.wait()
 
 #[test]
 fn an_exited_unreaped_leader_is_not_counted() {
-    let Some(support) = support() else { return };
+    let Some(support) = support("an_exited_unreaped_leader_is_not_counted") else {
+        return;
+    };
     let cgroup = CommandCgroup::create(support, &CgroupLimits::default()).unwrap();
     let fds = cgroup.enter_fds();
     let mut command = Command::new("true");
@@ -227,7 +244,9 @@ fn an_exited_unreaped_leader_is_not_counted() {
 
 #[test]
 fn a_command_in_a_removed_cgroup_does_not_start() {
-    let Some(support) = support() else { return };
+    let Some(support) = support("a_command_in_a_removed_cgroup_does_not_start") else {
+        return;
+    };
     let cgroup = CommandCgroup::create(support, &CgroupLimits::default()).unwrap();
     let fds = cgroup.enter_fds();
     for dir in cgroup.dirs().iter().rev() {

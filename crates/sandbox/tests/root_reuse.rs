@@ -11,16 +11,15 @@ use std::path::Path;
 use agent_runtime_sandbox::cancel::CancelToken;
 use agent_runtime_sandbox::exec::{AllowList, ExecRequest, run};
 use agent_runtime_sandbox::sandbox::{SandboxMode, probe};
+use agent_runtime_test_support::require_layer;
 
 fn namespaces_here(test: &str) -> bool {
-    let Err(reason) = &probe().namespaces else {
-        return true;
-    };
-    if std::env::var("AGENT_RUNTIME_REQUIRE_LAYERS").as_deref() == Ok("1") {
-        panic!("{test}: a required sandbox layer is missing: {reason}");
-    }
-    eprintln!("skipping {test}: no PID and mount namespaces: {reason}");
-    false
+    let namespaces = probe().namespaces.as_ref();
+    require_layer(
+        test,
+        namespaces.map_err(|reason| format!("no PID and mount namespaces: {reason}")),
+    )
+    .is_some()
 }
 
 /// `cat` of `file` inside `ws`, with `readable` granted.

@@ -196,7 +196,7 @@ fn every_denied_system_call_gets_eperm_and_clone3_enosys() {
     if !seccomp_available(test) {
         return;
     }
-    let Some(python) = python() else { return };
+    let Some(python) = python(test) else { return };
     let ws = tempfile::tempdir().unwrap();
     let mut script = CALLER.to_string();
     for (name, nr, args) in denied_calls() {
@@ -281,7 +281,11 @@ fn threads_cargo_test_and_pytest_still_work_under_the_filter() {
         .output()
         .map_or(true, |o| !o.status.success())
     {
-        eprintln!("skipping the pytest half of {test}: no pytest for /usr/bin/python3");
+        skip(
+            Need::Tool,
+            &format!("{test} (pytest half)"),
+            "no pytest for /usr/bin/python3",
+        );
         return;
     }
     std::fs::write(

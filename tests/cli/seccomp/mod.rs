@@ -11,9 +11,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use agent_runtime::sandbox::probe;
+use agent_runtime_test_support::{Need, skip};
 use nix::libc;
 
-use crate::harness::{BIN, Sandbox, layer_missing, log_lines};
+use crate::harness::{BIN, Sandbox, log_lines};
 
 /// Whether `required` runs here with the seccomp layer; says why not.
 fn seccomp_available(test: &str) -> bool {
@@ -28,17 +29,17 @@ fn seccomp_available(test: &str) -> bool {
     .find_map(|(layer, err)| err.map(|e| format!("no {layer}: {e}")));
     match missing {
         Some(reason) => {
-            layer_missing(test, &reason);
+            skip(Need::Layer, test, &reason);
             false
         }
         None => true,
     }
 }
 
-fn python() -> Option<&'static str> {
+fn python(test: &str) -> Option<&'static str> {
     let found = Path::new("/usr/bin/python3").exists();
     if !found {
-        eprintln!("skipping: /usr/bin/python3 is not installed");
+        skip(Need::Tool, test, "/usr/bin/python3 is not installed");
     }
     found.then_some("python3")
 }

@@ -23,7 +23,9 @@ use agent_runtime::sandbox::{TEST_HOOKS_ENV, test_hooks};
 use super::{
     ZYGOTE_ARG, command_layers, finish_steps, job, marker, namespaces_and_scoped_signals, run_tool,
 };
-use crate::harness::{Sandbox, alive_with, layer_missing, log_lines, observations};
+use agent_runtime_test_support::{Need, skip};
+
+use crate::harness::{Sandbox, alive_with, log_lines, observations};
 
 /// The attacker, `attack MARKER` or `look MARKER`. Prints one line per
 /// finding; `REACHED ...` lines are successes against a process that is
@@ -165,14 +167,22 @@ fn runner_pid(sb: &Sandbox) -> i64 {
 
 fn attack(test: &str, without_namespaces: bool) {
     if !python() {
-        layer_missing(test, "python3 is not installed at /usr/bin/python3");
+        skip(
+            Need::Tool,
+            test,
+            "python3 is not installed at /usr/bin/python3",
+        );
         return;
     }
     if !namespaces_and_scoped_signals(test) {
         return;
     }
     if without_namespaces && test_hooks().is_none() {
-        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        skip(
+            Need::Layer,
+            test,
+            "the test hooks are compiled out of this build",
+        );
         return;
     }
     let sb = Sandbox::new();

@@ -10,7 +10,9 @@ use super::{
     ZYGOTE_ARG, attempt_namespace_here, batch_that_sleeps_first, command_layers, inits_of,
     process_group, run_tool,
 };
-use crate::harness::{Sandbox, alive_with, layer_missing, log_lines, observations};
+use agent_runtime_test_support::{Need, skip};
+
+use crate::harness::{Sandbox, alive_with, log_lines, observations};
 
 /// Kills `pid` with SIGKILL, waits for the batch `child` to succeed, and
 /// returns its commands' layers.
@@ -41,7 +43,11 @@ fn sleep_then_after_and_later(sb: &Sandbox) -> (std::process::Child, String) {
 fn a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on() {
     let test = "a_zygote_killed_mid_attempt_is_recorded_and_the_attempt_goes_on";
     if let Err(why) = &probe().namespaces {
-        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        skip(
+            Need::Layer,
+            test,
+            &format!("no PID and mount namespaces: {why}"),
+        );
         return;
     }
     let sb = Sandbox::new();

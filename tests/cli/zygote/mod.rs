@@ -15,7 +15,9 @@ mod warm;
 
 use agent_runtime::sandbox::{TEST_HOOKS_ENV, probe};
 
-use crate::harness::{Sandbox, layer_missing, log_lines};
+use agent_runtime_test_support::{Need, skip};
+
+use crate::harness::{Sandbox, log_lines};
 use attack::PROBE;
 
 const ZYGOTE_ARG: &str = "__agent-runtime-zygote";
@@ -140,11 +142,19 @@ fn marker() -> String {
 /// scopes signals (ABI 6+); says which is missing when not.
 fn namespaces_and_scoped_signals(test: &str) -> bool {
     if let Err(why) = &probe().namespaces {
-        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        skip(
+            Need::Layer,
+            test,
+            &format!("no PID and mount namespaces: {why}"),
+        );
         return false;
     }
     if probe().landlock_abi.as_ref().map_or(true, |abi| *abi < 6) {
-        layer_missing(test, "Landlock below ABI 6 cannot scope signals");
+        skip(
+            Need::Layer,
+            test,
+            "Landlock below ABI 6 cannot scope signals",
+        );
         return false;
     }
     true
@@ -158,8 +168,10 @@ fn attempt_namespace_here(test: &str) -> bool {
     }
     if !nix::unistd::Uid::effective().is_root() || agent_runtime::sandbox::cgroup_support().is_err()
     {
-        eprintln!(
-            "skipping {test}: the attempt's namespace needs a runner that is root and cgroups"
+        skip(
+            Need::Layer,
+            test,
+            "the attempt's namespace needs a runner that is root and cgroups",
         );
         return false;
     }

@@ -12,7 +12,9 @@ use super::{
     ZYGOTE_ARG, attempt_namespace_here, batch_that_sleeps_first, children_of, command_layers,
     inits_of, process_group, run_tool,
 };
-use crate::harness::{Sandbox, alive_with, layer_missing, observations};
+use agent_runtime_test_support::{Need, skip};
+
+use crate::harness::{Sandbox, alive_with, observations};
 
 /// The `pids` line of `/proc/PID/cgroup` (v1), or the unified line.
 fn pids_cgroup(pid: &str) -> String {
@@ -62,15 +64,27 @@ fn ran_where_made_ahead(sb: &Sandbox, child: std::process::Child, busy: i32, war
 fn the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup() {
     let test = "the_next_command_starts_in_an_init_made_ahead_in_its_own_cgroup";
     if let Err(why) = &probe().namespaces {
-        layer_missing(test, &format!("no PID and mount namespaces: {why}"));
+        skip(
+            Need::Layer,
+            test,
+            &format!("no PID and mount namespaces: {why}"),
+        );
         return;
     }
     if !nix::unistd::Uid::effective().is_root() {
-        eprintln!("skipping {test}: inits are made ahead only by a runner that is root");
+        skip(
+            Need::Layer,
+            test,
+            "inits are made ahead only by a runner that is root",
+        );
         return;
     }
     if test_hooks().is_none() {
-        eprintln!("skipping {test}: the test hooks are compiled out of this build");
+        skip(
+            Need::Layer,
+            test,
+            "the test hooks are compiled out of this build",
+        );
         return;
     }
     let sb = Sandbox::new();

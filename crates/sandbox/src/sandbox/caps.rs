@@ -94,3 +94,104 @@ pub(crate) fn effective(cap: u32) -> bool {
 pub fn protect_runner() {
     let _ = nix::sys::prctl::set_dumpable(false);
 }
+
+/// Root's permission overrides: `CAP_DAC_OVERRIDE` and
+/// `CAP_DAC_READ_SEARCH`.
+#[cfg(feature = "test-hooks")]
+const PERMISSION_OVERRIDES: u32 = (1 << 1) | (1 << 2);
+
+#[cfg(feature = "test-hooks")]
+fn capget() -> std::io::Result<[CapData; 2]> {
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capget reads a valid header and writes two data structs
+    // (version 3 layout) that live on this stack frame for the whole call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &header as *const CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(data)
+}
+
+#[cfg(feature = "test-hooks")]
+fn capset(data: &[CapData; 2]) -> std::io::Result<()> {
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    // SAFETY: capset reads a valid header and two data structs (version 3
+    // layout) that live on this stack frame for the whole call.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// While alive, the calling thread (capabilities are per thread) lacks
+/// root's permission overrides; dropped, it has them back. A test hook.
+#[cfg(feature = "test-hooks")]
+#[derive(Debug)]
+#[must_use = "the overrides are back as soon as this is dropped"]
+pub struct WithoutPermissionOverrides {
+    effective: u32,
+}
+
+/// Takes root's permission overrides out of this thread's effective set,
+/// so a test of what a file's permissions refuse means the same run by
+/// root as by anyone else (a test hook: compiled only with the
+/// `test-hooks` feature). Nothing changes for a thread without them.
+#[cfg(feature = "test-hooks")]
+pub fn without_permission_overrides() -> std::io::Result<WithoutPermissionOverrides> {
+    let mut data = capget()?;
+    let effective = data[0].effective;
+    data[0].effective &= !PERMISSION_OVERRIDES;
+    capset(&data)?;
+    Ok(WithoutPermissionOverrides { effective })
+}
+
+#[cfg(feature = "test-hooks")]
+impl Drop for WithoutPermissionOverrides {
+    fn drop(&mut self) {
+        if let Ok(mut data) = capget() {
+            data[0].effective = self.effective;
+            let _ = capset(&data);
+        }
+    }
+}
+
+#[cfg(all(test, feature = "test-hooks"))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn without_permission_overrides_a_file_s_permissions_hold_for_root_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("closed");
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+        {
+            let _dropped = without_permission_overrides().unwrap();
+            let err = std::fs::read(&file).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        }
+        // Back: root reads it again (anyone else still cannot).
+        let root = capget().unwrap()[0].effective & PERMISSION_OVERRIDES != 0;
+        assert_eq!(std::fs::read(&file).is_ok(), root);
+    }
+}

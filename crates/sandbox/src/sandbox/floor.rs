@@ -111,8 +111,11 @@ mod tests {
         match run_in_fresh_mount_namespace(c"/bin/true") {
             Ok(ran) => assert!(ran),
             Err(err) => {
-                let why = format!("no mount namespace can be made here: {err}");
-                super::super::missing_layer::skip_for(&why);
+                agent_runtime_test_support::skip(
+                    agent_runtime_test_support::Need::Layer,
+                    "the_mount_floor_runs_a_program_and_leaves_this_process_s_mounts_alone",
+                    &format!("no mount namespace can be made here: {err}"),
+                );
                 return;
             }
         }

@@ -227,7 +227,11 @@ mod tests {
         if !prepared.child.shares_pid() {
             let why = "commands here get no attempt's PID namespace (it needs root, \
                        cgroups, PID and mount namespaces and Landlock ABI 6+)";
-            super::super::missing_layer::skip_for(why);
+            agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Layer,
+                "a_setup_in_the_attempts_pid_namespace_is_refused_without_that_namespace",
+                why,
+            );
             return;
         }
         let receive = |attempt: Option<i32>| {

@@ -23,8 +23,6 @@ mod handoff;
 mod identity;
 mod init_image;
 mod landlock;
-#[cfg(test)]
-mod missing_layer;
 mod mounts;
 mod namespaces;
 mod network;
@@ -44,6 +42,8 @@ pub(crate) use attempt_init::{
 };
 pub(crate) use caps::effective as has_capability;
 pub use caps::protect_runner;
+#[cfg(feature = "test-hooks")]
+pub use caps::{WithoutPermissionOverrides, without_permission_overrides};
 pub use cgroup::{
     CGROUP_ENV, CgroupError, CgroupLimits, CgroupSupport, CommandCgroup, EnterFds, LayoutError,
     PeakStart, Peaks, PooledCgroup, cgroup_support, enter_from_child, release_idle_cgroups,

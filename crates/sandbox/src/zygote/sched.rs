@@ -105,7 +105,11 @@ mod tests {
     #[test]
     fn a_process_that_can_leave_idle_rests_and_is_lifted() {
         if !can_leave_idle() {
-            eprintln!("skipped: this process could not leave SCHED_IDLE again");
+            agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Layer,
+                "a_process_that_can_leave_idle_rests_and_is_lifted",
+                "this process could not leave SCHED_IDLE again (needs CAP_SYS_NICE or RLIMIT_NICE)",
+            );
             return;
         }
         // A child of its own, so the test's thread keeps its policy.

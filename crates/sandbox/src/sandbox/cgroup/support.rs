@@ -445,7 +445,11 @@ mod tests {
         assert!(err.contains("not an absolute path"), "{err}");
 
         let Some(mount) = cgroup2_mount() else {
-            return eprintln!("skipped: no cgroup2 mount");
+            return agent_runtime_test_support::skip(
+                agent_runtime_test_support::Need::Layer,
+                "a_v2_parent_needs_a_cgroup_dir_offering_memory_and_pids",
+                "no cgroup2 mount",
+            );
         };
         if !missing_controllers(&mount, "cgroup.controllers").is_empty() {
             // A hybrid host: v2 without controllers refuses, and creates nothing.

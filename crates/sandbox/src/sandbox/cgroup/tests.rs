@@ -8,6 +8,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+use agent_runtime_test_support::{Need, require_layer, skip};
+
 use super::support::{CgroupSupport, Kind, V1Dirs};
 use super::{CgroupLimits, CommandCgroup, enter_from_child};
 
@@ -81,9 +83,9 @@ const FORKS: &str = "sleep 30 & setsid sleep 30 & (sleep 30 &) ; echo ready; wai
 
 #[test]
 fn v2_kill_file_reaches_every_process() {
-    let parent = match v2_parent("kill") {
-        Ok(parent) => parent,
-        Err(reason) => return eprintln!("skipped: {reason}"),
+    let Some(parent) = require_layer("v2_kill_file_reaches_every_process", v2_parent("kill"))
+    else {
+        return;
     };
     let support = CgroupSupport::v2_for_tests(parent.0.clone());
     let cgroup = CommandCgroup::create(&support, &CgroupLimits::default()).unwrap();
@@ -99,9 +101,9 @@ fn v2_kill_file_reaches_every_process() {
 
 #[test]
 fn v2_freeze_path_reaches_every_process() {
-    let parent = match v2_parent("freeze") {
-        Ok(parent) => parent,
-        Err(reason) => return eprintln!("skipped: {reason}"),
+    let Some(parent) = require_layer("v2_freeze_path_reaches_every_process", v2_parent("freeze"))
+    else {
+        return;
     };
     let support = CgroupSupport::v2_for_tests(parent.0.clone());
     let cgroup = CommandCgroup::create(&support, &CgroupLimits::default()).unwrap();
@@ -116,9 +118,11 @@ fn v2_freeze_path_reaches_every_process() {
 
 #[test]
 fn v2_an_exited_command_is_removed_at_once() {
-    let parent = match v2_parent("exited") {
-        Ok(parent) => parent,
-        Err(reason) => return eprintln!("skipped: {reason}"),
+    let Some(parent) = require_layer(
+        "v2_an_exited_command_is_removed_at_once",
+        v2_parent("exited"),
+    ) else {
+        return;
     };
     let support = CgroupSupport::v2_for_tests(parent.0.clone());
     let cgroup = CommandCgroup::create(&support, &CgroupLimits::default()).unwrap();
@@ -141,15 +145,16 @@ fn python() -> Option<String> {
 
 #[test]
 fn v1_without_a_freezer_repeats_the_kill_until_empty() {
+    let test = "v1_without_a_freezer_repeats_the_kill_until_empty";
     let v1 = match super::cgroup_support() {
         Ok(CgroupSupport {
             kind: Kind::V1(v1), ..
         }) => v1.clone(),
-        Ok(_) => return eprintln!("skipped: not cgroup v1"),
-        Err(reason) => return eprintln!("skipped: {reason}"),
+        Ok(_) => return skip(Need::Layer, test, "not cgroup v1"),
+        Err(reason) => return skip(Need::Layer, test, &reason.to_string()),
     };
     let Some(python) = python() else {
-        return eprintln!("skipped: no python3");
+        return skip(Need::Tool, test, "no python3");
     };
     let support = CgroupSupport {
         kind: Kind::V1(V1Dirs {
