@@ -60,6 +60,8 @@ pub(super) fn exec(args: ExecArgs) -> anyhow::Result<Completion> {
     // Said with a refusal: the rule that would let the command run.
     let admitting = crate::manifest::admitting_rule(&args.argv);
     let mut req = ExecRequest::new(args.argv, allow, workspace);
+    // One command: grant what its program needs, not every program's.
+    req.lazy_grants = true;
     req.timeout = args.timeout;
     req.output_cap =
         usize::try_from(args.output_cap.bytes()).context("--output-cap is too large")?;

@@ -224,6 +224,7 @@ impl AttemptCommands {
             stdin: None,
             zygote: self.zygote(),
             program_path: None,
+            lazy_grants: false,
         }
     }
 }

@@ -55,6 +55,12 @@ pub struct ExecRequest {
     /// Start the command from this zygote (see `crate::zygote`); without
     /// one, or once it is lost, the executor forks it itself.
     pub zygote: Option<Arc<Zygote>>,
+    /// Grant only what the program resolved from the search path needs
+    /// (the search path's directories and that program's real directory)
+    /// rather than the real directory of every program on it: for a
+    /// one-shot command, which runs once and would pay for a scan of
+    /// every link of the search path, while a job's commands share one.
+    pub lazy_grants: bool,
 }
 
 impl ExecRequest {
@@ -79,6 +85,7 @@ impl ExecRequest {
             stdin: None,
             program_path: None,
             zygote: None,
+            lazy_grants: false,
         }
     }
 }

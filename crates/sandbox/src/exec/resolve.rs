@@ -106,6 +106,19 @@ fn scan(dir: &Path, toolchain: bool) -> Vec<PathBuf> {
     grants
 }
 
+/// The real directory of the program `resolved`, where its links lead
+/// out of the system directories (none where they do not).
+pub(crate) fn grants_for_program(resolved: &Path) -> Vec<PathBuf> {
+    let Ok(target) = resolved.canonicalize() else {
+        return Vec::new();
+    };
+    target
+        .parent()
+        .filter(|home| !under_system(home))
+        .map(|home| vec![home.to_path_buf()])
+        .unwrap_or_default()
+}
+
 /// Whether `prefix` may be granted whole as a toolchain's prefix.
 fn is_prefix(prefix: &Path) -> bool {
     let deep = prefix.components().count() > 2; // `/` and two names

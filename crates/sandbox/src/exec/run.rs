@@ -72,7 +72,11 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
     let mut read = Vec::new();
     if req.sandbox.mode != SandboxMode::Off {
         read = req.toolchain.readable();
-        read.extend(req.search_path.grants());
+        read.extend(if req.lazy_grants {
+            req.search_path.grants_for_program(&resolved)
+        } else {
+            req.search_path.grants()
+        });
         // A toolchain inside a directory the policy makes writable (a
         // venv a setup is filling in its cache) is reached through that
         // grant: a read-only grant of it would shadow the write.

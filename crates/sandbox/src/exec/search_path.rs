@@ -84,6 +84,20 @@ impl SearchPath {
         out
     }
 
+    /// What a command must be able to read to run the one program
+    /// `resolved` (found on this path): every directory as given, and the
+    /// real directory of `resolved` where its links lead elsewhere. No
+    /// other entry of the path is looked at.
+    pub fn grants_for_program(&self, resolved: &Path) -> Vec<PathBuf> {
+        let mut out = self.dirs.clone();
+        for grant in super::resolve::grants_for_program(resolved) {
+            if !out.contains(&grant) {
+                out.push(grant);
+            }
+        }
+        out
+    }
+
     /// Where `name` resolves and the file that really runs (its links
     /// followed), for `doctor` and `validate --verbose`.
     pub fn describe(&self, name: &str) -> Result<(PathBuf, PathBuf), ExecError> {
