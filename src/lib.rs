@@ -12,8 +12,8 @@
 //! - what tests check directly: [`report`] (the report model and its
 //!   statistics), [`verdict`] (per-test verdicts and excerpts), [`table`]
 //!   (display widths), [`agent`] (copying a tree as the runner does);
-//! - the executor, the sandbox and the cancel token, from the sandbox
-//!   crate: `exec`, `sandbox`, `cancel`.
+//! - the executor, the sandbox, the attempt's zygote and the cancel token,
+//!   from the sandbox crate: `exec`, `sandbox`, `zygote`, `cancel`.
 
 #![warn(unreachable_pub)]
 

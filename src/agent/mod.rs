@@ -3,6 +3,26 @@
 //! time (the union in [`crate::decision`]) and acts on it within the
 //! attempt's limits.
 //!
+//! - `prompt.rs`: the prompt builder.
+//! - `workspace.rs`: the workspace and its containment rules: a root descriptor
+//!   opened once, every file action through `beneath/`.
+//! - `agent_loop.rs`: the loop, a pipeline over two seams every path shares:
+//!   limits, ask, charge, parse, act, observe.
+//! - `hands.rs`: the decision seam: one decision checked and executed with
+//!   verification debt, its events and its observation, with the `VerifyGuard`
+//!   hook it calls before every verify.
+//! - `meter.rs`: the model-call seam: the limits before a call and its charges
+//!   after (steps, tokens, cost cap, wall time, retries, the `model_call`
+//!   event).
+//! - `budget.rs`: the spending cap a batch's workers share (`--max-cost`).
+//! - `commands.rs`: the loop's commands through the [`CommandRunner`], the
+//!   verify command and its debt, and what the model and the log are told of an
+//!   outcome.
+//! - `transcript.rs`: the redacted transcript (`trace = "full"`).
+//! - `cause.rs`: the one-line cause of a failed build or test run.
+//! - `hands_tests.rs`, `workspace_tests.rs`: tests of the seam and the
+//!   workspace.
+//!
 //! Never runs a command except through the [`CommandRunner`] it is given
 //! (the executor), never writes outside the workspace, and reports
 //! everything as events through a [`Recorder`]; it never prints.

@@ -3,6 +3,20 @@
 //! valid when the baseline fails as required and the oracle is accepted,
 //! the same way every run. Tests whose results change between identical
 //! runs are named as flaky.
+//!
+//! - `oracle.rs`: the oracle as scripted decisions: a patch applied to a
+//!   scratch copy and written as the model would (and applied first to the
+//!   run's workspace by the runner, so its deletions happen).
+//! - `run.rs`: the runs as ordinary batch jobs `<job>@oracle#<k>`.
+//! - `judge.rs`: the pure verdict from what each run recorded, with its notes
+//!   (where the inventory came from, canaries off, the oracle runs' tamper
+//!   signals).
+//! - `leaks.rs`: the answer's leaks: git objects and refs past the base,
+//!   remotes, the oracle's distinctive lines elsewhere (verdict `leaky`).
+//! - `copies.rs`: whole copies of the oracle's files anywhere in the task
+//!   (working tree, every object and file under `.git`).
+//!
+//! Never calls a model.
 
 mod copies;
 mod judge;

@@ -1,5 +1,34 @@
-//! The command-line edge: parse arguments once, dispatch to a command, map
-//! the result to an exit code. The only layer that prints.
+//! The command-line edge: parse arguments once, dispatch to a command, map the
+//! result to an exit code. The only layer that prints: the output macros
+//! `outln!`, `out!` and `errln!` (here) pass everything printed through the
+//! escaping function.
+//!
+//! - `args.rs`: the argument syntax; only `cli` sees these types, commands
+//!   receive plain values resolved from them.
+//! - `exit.rs`: the exit-code policy, in one place.
+//! - `help_text.rs`: the examples and exit codes that end every command's
+//!   `--help`.
+//! - `batch.rs`: `batch` and `report`, and Ctrl-C: a second SIGINT within 1 s
+//!   is the same interrupt, a later one quits after saying what the log holds.
+//! - `jobs.rs`: `enqueue --job`, `run` and `replay`.
+//! - `lifecycle.rs`: `enqueue`, `cancel`, `retry`, one transaction each.
+//! - `status.rs`: `status` and `watch`, with the width tables fit (`COLUMNS`)
+//!   and the height `watch`'s frame fits (`LINES`).
+//! - `check.rs`: `check`, validating tasks with their oracles.
+//! - `demo.rs`: `demo`, with the bundled jobs that the crate's `build.rs`
+//!   embeds in the binary.
+//! - `doctor.rs`: `doctor`, its lines a pure function of what the sandbox probe
+//!   found.
+//! - `exec.rs`: `exec`, and the programs `doctor` and `validate --verbose`
+//!   show.
+//! - `validate.rs`: `validate`, and loading every manifest of a command,
+//!   refusing two with one id; `schema`.
+//! - `import.rs`: `import exercism` and `import swebench`: what was written,
+//!   what was left out and why.
+//! - `view.rs`: `view`: start the local web viewer, print its URL, serve until
+//!   Ctrl-C.
+//!
+//! Never holds logic that a library caller would need.
 
 /// `println!` for command output: a closed stdout (`status | head`) becomes
 /// an error the exit-code policy treats as a quiet end, never a panic.

@@ -1,10 +1,15 @@
-//! The decision a model returns each step: the union of kinds
-//! (`union.rs`), the lenient parser that finds one in a reply (`parse.rs`,
-//! `scan.rs`) and its published JSON Schema (`schema.rs`).
+//! The decision a model returns each step:
 //!
-//! A leaf: it depends only on the log's event types, so the agent loop
-//! and the providers (which send the schema and read tool calls) both use
-//! it and the providers never depend on the agent loop.
+//! - `union.rs`: the union of kinds.
+//! - `parse.rs`: the lenient parser that finds one in a reply, with the
+//!   linear-time object scan in `scan.rs`.
+//! - `schema.rs`: its published JSON Schema.
+//! - `parse_tests.rs`, `scan_tests.rs`: their tests.
+//!
+//! A leaf: it depends only on the log's event types, so the agent loop and the
+//! providers (which send the schema and read tool calls) both use it and the
+//! providers never depend on the agent loop (a test in `tests/cli/modules.rs`
+//! keeps it so).
 
 mod parse;
 mod scan;

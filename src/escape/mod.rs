@@ -7,6 +7,11 @@
 //! isolates, directional marks, line and paragraph separators) never get
 //! through raw.
 //!
+//! - `visible.rs`: the one escaping function: those characters as visible
+//!   `\u{..}` escapes, one line or several.
+//! - `json.rs`: a serde_json formatter that writes the same characters as
+//!   `\uXXXX` (results.json, `status --json`, `check --json`).
+//!
 //! This module owns the set of such characters and how each is shown; it
 //! never decides what a view contains.
 

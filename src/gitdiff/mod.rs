@@ -2,12 +2,15 @@
 //! blob ids, text hunks and `GIT binary patch` literals, so `git apply`
 //! reproduces every byte) and reading one back onto a tree.
 //!
-//! Owns: git's object ids and its text/binary rule (`blob.rs`), git's
-//! base85 lines (`base85.rs`), C-style path quoting (`quote.rs`), text
-//! hunks computed in bounded time (`hunks.rs`: Myers with a deadline, after
-//! which the rest of a file is one coarse hunk — larger, never wrong), one
-//! file's section (`write.rs`), and applying a patch in git's format (or a
-//! plain unified diff) to a tree beneath a directory handle (`apply.rs`).
+//! - `blob.rs`: git's object ids and its text/binary rule.
+//! - `base85.rs`: the base85 lines of `GIT binary patch`.
+//! - `quote.rs`: C-style path quoting.
+//! - `hunks.rs`: text hunks computed in bounded time: Myers with a deadline,
+//!   after which the rest of a file is one coarse hunk — larger, never wrong.
+//! - `write.rs`: one file's section.
+//! - `apply.rs`: applying a patch in git's format (or a plain unified diff,
+//!   parsed by `diffy`) to a tree beneath a directory handle.
+//! - `tests.rs`: round trips through `apply.rs` and `git apply`.
 //!
 //! Never does: decide which paths a patch may touch (callers pass that in),
 //! follow a symlink in the tree it applies to (every write goes through

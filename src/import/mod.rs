@@ -1,9 +1,12 @@
 //! Importers: benchmarks that already exist, as they are, turned into job
-//! folders (`DIR/<id>/job.toml` with its `source/`, hidden tests and
-//! oracle). `exercism.rs` reads Exercism / Aider-polyglot tracks;
-//! `swebench.rs` reads SWE-bench instances, making each source a fresh git
-//! repository at the base commit (`git.rs`, which owns every git command
-//! the importers run); `job_dir.rs` writes a job folder and its manifest.
+//! folders (`DIR/<id>/job.toml` with its `source/`, hidden tests and oracle).
+//!
+//! - `exercism.rs`: Exercism / Aider-polyglot track layouts.
+//! - `swebench.rs`: SWE-bench instances, each source a fresh git repository at
+//!   the base commit.
+//! - `git.rs`: every git command the importers run: exporting a base tree and
+//!   making the fresh repository holding it alone.
+//! - `job_dir.rs`: writing a job folder and its manifest.
 //!
 //! What differs per language (test commands, results files, setup, build
 //! checks, enabling skipped tests) is the language table's

@@ -1,15 +1,19 @@
 //! Integrity: what the runner finds out about an attempt that a fix has no
 //! business doing, as tamper signals with their evidence
-//! ([`crate::protocol::Signal`]), and what its canaries show.
+//! ([`crate::protocol::Signal`]), and what its canaries and twins show.
 //!
-//! Owns: the workspace guard (`guard.rs`: non-editable files commands
-//! changed, created or deleted, checked before each verify and at the end
-//! of the agent phase; a verify-only job's workspace restored to the
-//! pristine source before each verify), the patch's signals and which of
-//! its files acceptance keeps out (`patch_scan.rs`: test infrastructure,
-//! harness internals), and judging the canaries of a run (`canary.rs`)
-//! and its twins (`twins.rs`: copies of the hidden tests that must fail
-//! with a token; the baseline's calibration, forged and mismatched twins).
+//! - `guard.rs`: the workspace guard: non-editable files commands changed,
+//!   created or deleted, checked before each verify and at the end of the agent
+//!   phase against the pristine source, through `beneath/`; a verify-only job's
+//!   workspace restored to the pristine source before each verify.
+//! - `patch_scan.rs`: the patch's signals and which of its files acceptance
+//!   keeps out (test infrastructure, harness internals); pure.
+//! - `canary.rs`: judging the canaries of a run: on or off at the baseline,
+//!   forged at acceptance; pure.
+//! - `twins.rs`: judging its twins (copies of the hidden tests that must fail
+//!   with a token): the baseline's calibration, forged and mismatched twins at
+//!   acceptance; pure.
+//!
 //! What counts as a harness file, a test file, a build dir or a harness
 //! internal is the language table's ([`crate::lang`]).
 //!

@@ -1,11 +1,8 @@
-//! The language table: what differs per language when the runner judges
-//! tests, behind one trait, one file per language (`rust.rs` for cargo and
-//! libtest, `python.rs` for pytest, `javascript.rs` for Jest), and what a
-//! language needs around its tests (setup inputs, build checks, importer
-//! layouts: the [`Tooling`] trait in `tooling.rs`, implemented beside each
-//! language in `rust_tooling.rs`, `python_tooling.rs` and `javascript.rs`). How a test runner lists its tests,
-//! runs one, reports results, what its names look like in the inventory,
-//! and which test functions a hidden test file defines.
+//! The language table: what differs per language when the runner judges tests,
+//! behind one trait, one file per language, and what a language needs around
+//! its tests (setup inputs, build checks, importer layouts). How a test runner
+//! lists its tests, runs one, reports results, what its names look like in the
+//! inventory, and which test functions a hidden test file defines.
 //!
 //! The table also says what the integrity checks need to know of each
 //! harness: the directories its tools write (build outputs and caches),
@@ -13,8 +10,51 @@
 //! internals a fix has no business naming, and how to plant a canary (a
 //! must-fail test under a fresh name) in a hidden test file.
 //!
-//! Pure: it builds argv lists and reads text, and never runs a command or
-//! reads a file itself (the runner does, and hands it the output). Nothing
+//! - `mod.rs` (here): `Language`, its run model, the table and the lookup by
+//!   `[acceptance]`, and the unions the integrity checks use: build dirs,
+//!   harness files, test files, harness internals.
+//! - `tooling.rs`: the [`Tooling`] trait: setup inputs and how they make a
+//!   cache key, the scaffold a setup copy needs, links into the cache, which
+//!   commands build, the build check, declared test names, enabling skipped
+//!   tests, an Exercism track's job layout.
+//! - `rust.rs`: cargo and libtest: the build and the test binaries, `--list`
+//!   and `--exact` runs, `kind/target::name` names, `#[test]` functions of
+//!   `tests/*.rs`, a one-test run's anomalies; its canary, a `#[test]` fn after
+//!   one of the file's tests, in its module; build dir `target/`; harness files
+//!   `build.rs`, `.cargo/config*`; internals `process::exit`, `.init_array`,
+//!   `test result:`...
+//! - `rust_scan.rs`: its lexer: tests, their spans and the places between them.
+//! - `rust_twins.rs`: its twins: the body as a closure, then `panic!`.
+//! - `rust_tooling.rs`: its `Tooling`: Cargo files as inputs, dependency tables
+//!   as the key.
+//! - `python.rs`: pytest: the pinned harness (the pristine configuration by
+//!   `-c`, autoload off), the `--collect-only` listing and collection errors,
+//!   node ids ↔ JUnit names, parameters of a case, `test*` functions of
+//!   `test_*.py`; its canary, a module-level `test_` function; build dirs
+//!   `__pycache__/`, `.pytest_cache/`; harness files `conftest.py`,
+//!   `pytest.ini`, `setup.cfg`, `tox.ini`, `pyproject.toml`'s `[tool.pytest]`;
+//!   internals `_pytest`, `sys.exit`...
+//! - `python_scan.rs`: its logical lines, decorators and functions.
+//! - `python_twins.rs`: its twins.
+//! - `python_tooling.rs`: its `Tooling`: node ids and Django ids as declared
+//!   names, requirements read from `pyproject.toml`/`setup.cfg`.
+//! - `javascript.rs`: Jest with jest-junit: no listing, names `file::describe ›
+//!   title`, `test`/`it` calls read statically, `xtest` enabled, `node_modules`
+//!   linked from the cache; build dir `node_modules/`; harness files
+//!   `jest.config*`, `babel.config*`, `.babelrc`; internals `process.exit`...;
+//!   and its `Tooling`.
+//! - `javascript_twins.rs`: its twins and canary, with a reading of each test
+//!   call's callback.
+//! - `twins.rs`: what every twin shares: fresh names and tokens, edits applied
+//!   to a file's text.
+//! - `canary.rs`: what every canary shares: a name in the file's style drawn
+//!   with `fastrand`, an ordinary failing assertion.
+//!
+//! A language without canaries or twins leaves `plant_canary` and `plant_twins`
+//! at their default (`None`).
+//!
+//! Pure: it builds argv lists and reads text, and never runs a command or reads
+//! a file itself (the runner does, and hands it the output and text). Nothing
 //! outside this folder matches on a language: the runner asks the table.
 
 mod canary;

@@ -3,6 +3,24 @@
 //! log keeps it, prices, test inventories and verdicts, and the quantities
 //! (durations, byte sizes) they are written in.
 //!
+//! - `event.rs`: the event vocabulary and its kinds, one variant per event
+//!   `type` in the log.
+//! - `record.rs`: the record frame (sequence number, time, job, attempt) around
+//!   an event, as readers see it.
+//! - `integrity.rs`: tamper signals, canary facts and the integrity record
+//!   `attempt_finished` carries.
+//! - `job_id.rs`: job ids and their validation.
+//! - `manifest.rs`, `provider.rs`: the manifest's validated types and its
+//!   provider's.
+//! - `snapshot.rs`: the typed, versioned manifest snapshot the `enqueued` (and
+//!   `replaced`) event carries.
+//! - `price.rs`: prices, in USD per million tokens.
+//! - `resources.rs`: what a command cost: the executor's `Resources`,
+//!   re-exported, the one type from the reaped process to the log.
+//! - `verdict.rs`: test inventories and per-test verdicts.
+//! - `units/`: durations and byte sizes (`duration.rs`, `size.rs`), parsed and
+//!   formatted.
+//!
 //! A leaf: it depends on no other module of the crate, so every layer can
 //! name an event without depending on the log's I/O or on the reducer that
 //! interprets it. It holds data and the checks that make a value valid

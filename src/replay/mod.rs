@@ -3,6 +3,11 @@
 //! settings with a scripted provider whose script is the model's raw
 //! replies, in order, each sent verbatim (invalid ones included), and
 //! copies of the source and the acceptance tests beside it.
+//!
+//! - `build.rs`: the pure script and manifest builders.
+//! - `mod.rs` (here): reading the log and copying the source and tests.
+//!
+//! Never runs anything.
 
 mod build;
 

@@ -1,7 +1,17 @@
 //! `status` and `watch` views: pure functions from a replayed log to text or
-//! JSON. The only input besides the log is which open attempts have lost
-//! their lease, which the caller finds out; the terminal's size is given.
-//! Tables are drawn by the one table model (`crate::table`).
+//! JSON. The only input besides the log is which open attempts have lost their
+//! lease, which the caller finds out; the terminal's size is given.
+//!
+//! - `view.rs`: the rows and notes; a view holds each job's summary once, and a
+//!   row borrows from it when it is drawn or written.
+//! - `table.rs`: the status table's columns and the order they give way in,
+//!   drawn by the one table model (`crate::table`); also the batch summary's.
+//! - `frame.rs`: `watch`'s frame within the screen's lines, header kept, `… N
+//!   more jobs`.
+//! - `fixture.rs`, `tests.rs`: rows as a batch in the middle of its run has
+//!   them, and the views' tests.
+//!
+//! Never reads files itself or asks the terminal its size.
 
 mod frame;
 mod table;

@@ -1,7 +1,18 @@
 //! Per-test verdicts: reading a test harness's per-test results (libtest's
 //! output, a JUnit XML file), the test inventory a trusted baseline makes
-//! (fail-to-pass and pass-to-pass tests), and judging an acceptance run
-//! against it.
+//! (fail-to-pass and pass-to-pass tests), and judging an acceptance run against
+//! it. Language-neutral: the language table uses these parsers.
+//!
+//! - `libtest.rs`: libtest's per-test lines, summary and a failed test's own
+//!   block.
+//! - `junit.rs`: JUnit XML, whether the document closed, and each failure's
+//!   text.
+//! - `excerpt.rs`: the per-test output excerpts an attempt keeps, and their
+//!   format.
+//! - `inventory.rs`: the baseline's test inventory from a listing
+//!   (fail-to-pass, pass-to-pass, where it came from) and judging a run against
+//!   it, timed-out tests and test functions included.
+//! - `results_error.rs`: why a test runner's results could not be read.
 //!
 //! Pure functions of text and data: it never runs a command or reads a
 //! file itself, and knows no language (the language table in

@@ -14,11 +14,29 @@
 //! scopes its signals, into the attempt's one PID namespace, which the
 //! zygote makes when first asked (`sandbox/attempt_init.rs`).
 //!
+//! - `client.rs`: the runner's handle, started from a keeper thread that lives
+//!   as long as it and ends it on drop.
+//! - `server.rs`: the zygote's loop, which makes the attempt's PID namespace
+//!   when first asked and clones each command as the runner's child
+//!   (`CLONE_PARENT`), into that namespace where its setup says so, and applies
+//!   the handed-over setup before exec.
+//! - `warm.rs`: the warm init made while a command runs, in which the next
+//!   command with the same sandbox starts, or in the attempt's namespace the
+//!   next command's own process, every layer applied, waiting for its image.
+//! - `wire.rs`: the request and reply with their descriptors over a
+//!   `SOCK_SEQPACKET` pair.
+//! - `sched.rs`: its scheduling: the zygote and the warm commands it makes rest
+//!   as `SCHED_IDLE`, lifted before the runner waits on them or sends a warm
+//!   command anything to run.
+//!
 //! A command cannot reach the zygote: in its PID namespace the zygote has
 //! no pid; Landlock scopes its signals; it keeps no capability to trace;
 //! the zygote is not dumpable and its socket never reaches a command.
 //! If the zygote dies, [`Zygote::spawn`] says [`ZygoteError::Lost`] and
 //! the executor starts that command and the later ones itself.
+//!
+//! It never decides a layer (the runner's `prepare` does), never holds a
+//! command's output, and never outlives its runner.
 
 mod client;
 mod sched;

@@ -26,6 +26,24 @@
 //! [`CommandCgroup::start_peaks`] before spawn) before
 //! [`CommandCgroup::remove`].
 //!
+//! Its files:
+//!
+//! - `support.rs`: what this machine offers, probed once per process: the
+//!   layout, where new cgroups go, or why there is no place; `layout.rs`: the
+//!   layout and where the runner sits in it, from `/proc/self/mountinfo` and
+//!   `/proc/self/cgroup` alone (pure).
+//! - `command.rs`: one command's cgroup: made with its limits before spawn,
+//!   killed as a whole, asked about OOM kills, removed afterwards; `enter.rs`:
+//!   the child's move into it, through `cgroup.procs` descriptors the runner
+//!   opened.
+//! - `peaks.rs`: the command's memory and task peaks.
+//! - `pool.rs`: idle cgroups kept for the next command with the same limits.
+//! - `fs.rs`: small reads and writes of cgroup files with as few system calls
+//!   as possible.
+//! - `error.rs`: what can fail finding where command cgroups go, and making,
+//!   filling and removing one.
+//! - `tests.rs`: the v2 kill paths on a real v2 hierarchy without controllers.
+//!
 //! It never spawns a command, never moves a process other than the runner
 //! (once, as above) and the child, never kills a process outside a command
 //! cgroup it made, and removes nothing but command cgroups (its own, or
