@@ -161,6 +161,10 @@ pub(crate) struct CheckRun {
     pub twins_off: Option<String>,
     /// The test binaries a libtest run copied out of the build.
     pub binaries: Vec<super::per_test::Copied>,
+    /// Run names of the tests whose process could not start because a
+    /// test before them broke the tree: each fails, and a twin among them
+    /// is not judged (it never ran).
+    pub unstarted: BTreeSet<String>,
     /// Anomalies of the results (a test reported twice, a summary that
     /// disagrees with its lines, output after the harness's end), each in
     /// one line naming the test.

@@ -280,6 +280,7 @@ fn take_twins(run: &mut CheckRun, lang: &dyn Language, decoys: &Decoys) -> Vec<T
     let mut out = Vec::new();
     for (twin, file) in &decoys.twins {
         let mut cases = Vec::new();
+        let mut unstarted = false;
         if let Some(results) = run.results.as_mut() {
             let names: Vec<String> = results
                 .tests
@@ -291,6 +292,11 @@ fn take_twins(run: &mut CheckRun, lang: &dyn Language, decoys: &Decoys) -> Vec<T
                 let outcome = results.tests.remove(&name);
                 results.timed_out.remove(&name);
                 let output = results.outputs.remove(&name).unwrap_or_default();
+                if run.unstarted.contains(&name) {
+                    // It never ran: a test before it broke the tree.
+                    unstarted = true;
+                    continue;
+                }
                 cases.push(TwinCase {
                     suffix: name[twin.name.len()..].to_string(),
                     outcome,
@@ -298,6 +304,9 @@ fn take_twins(run: &mut CheckRun, lang: &dyn Language, decoys: &Decoys) -> Vec<T
                     again: None,
                 });
             }
+        }
+        if cases.is_empty() && unstarted {
+            continue;
         }
         if cases.is_empty() {
             cases.push(TwinCase {

@@ -133,6 +133,7 @@ pub(super) fn run(
             label: binary.label.clone(),
             target: binary.target.clone(),
             copied: copied.clone(),
+            root: built.canonical.clone(),
             cwd: built.canonical.join(&binary.package),
             args: built.args.clone(),
         })
@@ -262,6 +263,8 @@ pub(crate) struct Copied {
     /// The name it runs as.
     target: String,
     copied: PathBuf,
+    /// The copy, canonical.
+    root: PathBuf,
     /// Its package's directory in the copy.
     cwd: PathBuf,
     /// What followed `--` in the acceptance command.
@@ -290,13 +293,25 @@ pub(super) fn run_alone(
         let mut argv = vec![binary.target.clone()];
         argv.extend(binary.args.iter().cloned());
         let argv = lang.run_one_argv(&argv, listed);
-        let outcome = runner.run_binary(
+        let outcome = match runner.run_binary(
             &binary.copied,
             &argv,
             &binary.cwd,
             RESULTS_OUTPUT_CAP,
             cancel,
-        )?;
+        ) {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                // A test of the first run broke the tree (as in
+                // `run_all`): this one reports nothing, and the runner is
+                // not to blame.
+                if tree_fault(&binary.root, &binary.cwd).is_none() {
+                    return Err(err.into());
+                }
+                run.unstarted.insert(name.clone());
+                continue;
+            }
+        };
         let stdout = outcome.stdout.to_text();
         if let OneRun::Reported(result) = lang.read_one(listed, &stdout) {
             results.tests.insert(name.clone(), result);
@@ -600,9 +615,12 @@ impl Unit<'_> {
                 }
                 Some(outcome) => report.command(&argv, outcome),
                 None => match &ran.unstarted {
-                    Some(why) => report
-                        .text
-                        .push_str(&format!("failed: {inventory}: {why}\n")),
+                    Some(why) => {
+                        run.unstarted.insert(inventory.clone());
+                        report
+                            .text
+                            .push_str(&format!("failed: {inventory}: {why}\n"));
+                    }
                     None => report.text.push_str(&format!(
                         "not run: {inventory}: the check ran out of time\n"
                     )),

@@ -589,13 +589,20 @@ fn every_acceptance_bypass_ends_not_accepted() {
 /// Attack 7 where it can land: in a tree too large for a copy per test,
 /// without Landlock and the mount namespace the copy is not kept from the
 /// tests, so the code under test removes its package dir, and the next
-/// test's process cannot start there. That
-/// test fails with the reason, in one attempt, and the runner is never
-/// blamed (no restart, no `infra_error`).
+/// test's process cannot start there. That test fails with the reason, in
+/// one attempt, and the runner is never blamed (no restart, no
+/// `infra_error`); a twin that never ran raises no signal. Ten jobs, each
+/// running its tests in its own random order, so the removal lands before
+/// a twin, a canary and a rerun of a twin alone.
 #[test]
 fn a_test_that_breaks_the_tree_fails_tests_and_never_restarts_the_runner() {
     let sb = Sandbox::new();
-    let jobs = vec![tree_attack_job("remove_cwd", REMOVE_CWD)];
+    let jobs: Vec<Job> = (0..10)
+        .map(|i| {
+            let id: &'static str = Box::leak(format!("remove_cwd_{i}").into_boxed_str());
+            tree_attack_job(id, REMOVE_CWD)
+        })
+        .collect();
     let manifests = write_jobs(sb.path(), &jobs);
     // A tree too large for a copy per test: its tests share it.
     let bulk = sb.path().join("source/data");
@@ -603,14 +610,10 @@ fn a_test_that_breaks_the_tree_fails_tests_and_never_restarts_the_runner() {
     for i in 0..2_100 {
         std::fs::write(bulk.join(format!("{i}.txt")), "x").unwrap();
     }
+    let mut args = vec!["batch", "DATA", "--keep", "none", "-j", "2"];
+    args.extend(manifests.iter().map(|m| m.to_str().unwrap()));
     let run = sb
-        .command(&[
-            "batch",
-            "DATA",
-            "--keep",
-            "none",
-            manifests[0].to_str().unwrap(),
-        ])
+        .command(&args)
         .env("AGENT_RUNTIME_TEST_DISABLE_LAYERS", "namespaces,landlock")
         .output()
         .unwrap();
@@ -618,16 +621,32 @@ fn a_test_that_breaks_the_tree_fails_tests_and_never_restarts_the_runner() {
     assert_eq!(run.status.code(), Some(1), "{stdout}\n{run:?}");
     let lines = log_lines(&sb);
     let all = ended(&lines);
-    let problems = check(&jobs[0], all.get("remove_cwd"));
-    assert!(problems.is_empty(), "{problems:?}\n{stdout}");
-    let started = lines
-        .iter()
-        .filter(|l| l["type"] == "attempt_started")
-        .count();
-    assert_eq!(started, 1, "{stdout}");
-    let log = std::fs::read_to_string(sb.data().join("runs/remove_cwd/1/acceptance.log")).unwrap();
-    assert!(
-        log.contains("its process could not start: the copy's root is gone"),
-        "{log}"
-    );
+    for job in &jobs {
+        let problems = check(job, all.get(job.id));
+        assert!(problems.is_empty(), "{problems:?}\n{stdout}");
+        let of_job = |kind: &str| {
+            lines
+                .iter()
+                .filter(|l| l["type"] == kind && l["job"] == job.id)
+                .collect::<Vec<_>>()
+        };
+        let started = of_job("attempt_started").len();
+        let interrupted: Vec<_> = of_job("attempt_interrupted");
+        assert_eq!(started, 1, "{}: {interrupted:#?}\n{stdout}", job.id);
+        let finished = of_job("attempt_finished");
+        let signals = &finished[0]["integrity"]["signal_count"];
+        assert!(
+            signals.is_null(),
+            "{}: a false alarm: {:#}",
+            job.id,
+            finished[0]
+        );
+        let log =
+            std::fs::read_to_string(sb.data().join(format!("runs/{}/1/acceptance.log", job.id)))
+                .unwrap();
+        assert!(
+            log.contains("its process could not start: the copy's root is gone"),
+            "{log}"
+        );
+    }
 }
