@@ -111,7 +111,7 @@ done
 
 # --- Reading what happened -----------------------------------------------
 
-# The outcome of NAME in the report DIR/results.tsv: `accepted`,
+# The outcome of NAME in the report DIR/results.tsv: `succeeded`,
 # `cancelled`, `pending` or `failed:KIND`, then `+attempts=N` when the job
 # did not use exactly one attempt, for a failure judged test by test
 # `+f2p=PASSED/TOTAL+p2p=PASSED/TOTAL`, and `+signals=N` when the last

@@ -13,7 +13,7 @@ use crate::lifecycle::{DataDir, EnqueueResult, LeaseError, NewJob, Store, StoreE
 use crate::protocol::Outcome;
 use crate::report::{FoldedLog, Report, ReportBuildError, fold_logs, report_of, write_reports};
 use crate::runner::{RunError, RunOptions, run_job};
-use crate::state::{JobState, State};
+use crate::state::{JobOutcome, JobState, State, Tally};
 
 /// `--rerun`: which finished instances to run again from scratch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,10 +51,8 @@ pub(crate) struct BatchOptions {
 #[derive(Debug, Clone)]
 pub(crate) struct BatchSummary {
     pub planned: Vec<String>,
-    pub accepted: usize,
-    pub failed: usize,
-    pub cancelled: usize,
-    pub pending: usize,
+    /// How the planned jobs stand.
+    pub tally: Tally,
     /// Attempts run by this invocation.
     pub attempts_run: usize,
     /// Jobs that could not be run at all (a source dir that vanished, a
@@ -74,8 +72,8 @@ pub(crate) struct BatchSummary {
 }
 
 impl BatchSummary {
-    pub(crate) fn all_accepted(&self) -> bool {
-        self.accepted == self.planned.len()
+    pub(crate) fn all_succeeded(&self) -> bool {
+        self.tally.all_succeeded()
     }
 }
 
@@ -215,10 +213,7 @@ pub(crate) fn run_batch(
         crate::lifecycle::collect_some(&dir, store.state(), options.keep, |id| wanted.contains(id));
     let mut summary = BatchSummary {
         planned: planned.clone(),
-        accepted: 0,
-        failed: 0,
-        cancelled: 0,
-        pending: 0,
+        tally: Tally::default(),
         attempts_run,
         job_errors,
         interrupted: options.interrupt.is_cancelled() && stopped_by.is_none(),
@@ -231,14 +226,12 @@ pub(crate) fn run_batch(
             .unwrap_or_else(|| data.join("report")),
         report_files: Vec::new(),
     };
-    for id in &planned {
-        match store.state().job(id).map(|j| j.lifecycle.state) {
-            Some(JobState::Succeeded) => summary.accepted += 1,
-            Some(JobState::Failed) => summary.failed += 1,
-            Some(JobState::Cancelled) => summary.cancelled += 1,
-            _ => summary.pending += 1,
-        }
-    }
+    summary.tally = Tally::of(planned.iter().map(|id| {
+        store
+            .state()
+            .job(id)
+            .map_or(JobOutcome::Pending, |j| j.lifecycle.state.into())
+    }));
     drop(store);
     // A report that cannot be written does not hide what the jobs did:
     // the summary carries both.

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::protocol::CheckResult;
+use crate::state::{JobOutcome, Tally};
 use crate::verdict::Inventory;
 
 /// What one run of a task recorded.
@@ -25,8 +26,8 @@ pub(crate) struct RunFacts {
     /// Tests that failed (or were missing) in that acceptance run, when it
     /// was judged test by test.
     pub failing: Option<Vec<String>>,
-    /// The job was accepted.
-    pub accepted: bool,
+    /// How the job ended.
+    pub outcome: JobOutcome,
     /// What the baseline said about where its inventory came from, when
     /// its hidden tests could not be collected.
     pub inventory_note: Option<String>,
@@ -44,11 +45,11 @@ pub(crate) struct RunFacts {
 #[serde(rename_all = "snake_case")]
 pub enum TaskVerdict {
     /// The baseline fails as required, the same way, every run, and the
-    /// oracle is accepted every run.
+    /// oracle succeeds every run.
     Valid,
     /// The pristine source already passes the acceptance tests.
     InvalidBaseline,
-    /// The oracle's fix is not accepted.
+    /// The oracle's fix does not succeed.
     Unsolvable,
     /// Identical runs gave different results.
     Flaky,
@@ -72,22 +73,32 @@ impl TaskVerdict {
     }
 }
 
-/// How many runs ended which way.
+/// How many runs behaved as a valid task's must, of those that got there.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct Tally {
+pub(crate) struct Count {
     /// Runs that behaved as a valid task must (baseline failed as
-    /// required; oracle accepted).
+    /// required; oracle succeeded).
     pub ok: u32,
     /// Runs that recorded this check at all.
     pub of: u32,
+}
+
+impl From<Tally> for Count {
+    /// The oracle's count: runs that succeeded of those that finished.
+    fn from(tally: Tally) -> Count {
+        Count {
+            ok: tally.succeeded,
+            of: tally.finished(),
+        }
+    }
 }
 
 /// The judgement of one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct TaskJudgement {
     pub verdict: TaskVerdict,
-    pub baseline: Tally,
-    pub oracle: Tally,
+    pub baseline: Count,
+    pub oracle: Count,
     /// Tests whose result changed between identical runs, sorted.
     pub flaky_tests: Vec<String>,
     /// Why, in one line, when the verdict is not `valid`.
@@ -130,18 +141,18 @@ pub(crate) fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> Ta
 /// Judges a task from its runs; `has_oracle` says whether the runs applied
 /// a known-good fix.
 pub(crate) fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
-    let mut baseline = Tally::default();
-    let mut oracle = Tally::default();
+    let mut baseline = Count::default();
+    let mut outcomes = Tally::default();
     for run in runs.iter().filter(|r| r.finished) {
         if let Some(result) = run.baseline.filter(|r| *r != CheckResult::Skipped) {
             baseline.of += 1;
             baseline.ok += u32::from(result == CheckResult::Failed);
         }
         if has_oracle && run.acceptance.is_some() {
-            oracle.of += 1;
-            oracle.ok += u32::from(run.accepted);
+            outcomes.add(run.outcome);
         }
     }
+    let oracle = Count::from(outcomes);
     let flaky_tests = flaky_tests(runs, has_oracle);
     let unfinished = runs.iter().filter(|r| !r.finished).count();
     let broken = runs
@@ -184,7 +195,7 @@ pub(crate) fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
         (
             TaskVerdict::Flaky,
             Some(format!(
-                "the oracle was accepted in {} of {} runs",
+                "the oracle succeeded in {} of {} runs",
                 oracle.ok, oracle.of
             )),
         )
@@ -212,12 +223,12 @@ pub(crate) fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
             .map(String::as_str)
             .collect();
         let reason = if failing.is_empty() {
-            "the oracle's fix is not accepted".to_string()
+            "the oracle's fix does not succeed".to_string()
         } else {
             let names: Vec<&str> = failing.into_iter().collect();
             let verb = if names.len() == 1 { "fails" } else { "fail" };
             format!(
-                "the oracle's fix is not accepted: {} {verb}",
+                "the oracle's fix does not succeed: {} {verb}",
                 names.join(", ")
             )
         };
@@ -327,7 +338,7 @@ mod tests {
             baseline_reason: None,
             acceptance: Some(CheckResult::Passed),
             failing: Some(Vec::new()),
-            accepted: true,
+            outcome: JobOutcome::Succeeded,
             inventory_note: None,
             canary_note: None,
             signals: Vec::new(),
@@ -338,8 +349,8 @@ mod tests {
     fn the_same_good_result_every_run_is_valid() {
         let j = judge_task(&[good_run(), good_run(), good_run()], true);
         assert_eq!(j.verdict, TaskVerdict::Valid);
-        assert_eq!(j.baseline, Tally { ok: 3, of: 3 });
-        assert_eq!(j.oracle, Tally { ok: 3, of: 3 });
+        assert_eq!(j.baseline, Count { ok: 3, of: 3 });
+        assert_eq!(j.oracle, Count { ok: 3, of: 3 });
         assert!(j.flaky_tests.is_empty());
         assert_eq!(j.reason, None);
     }
@@ -351,12 +362,12 @@ mod tests {
             inventory: None,
             acceptance: None,
             failing: None,
-            accepted: false,
+            outcome: JobOutcome::Failed,
             ..good_run()
         };
         let j = judge_task(&[run.clone(), run.clone()], true);
         assert_eq!(j.verdict, TaskVerdict::InvalidBaseline);
-        assert_eq!(j.baseline, Tally { ok: 0, of: 2 });
+        assert_eq!(j.baseline, Count { ok: 0, of: 2 });
         // The baseline's own reason, when it gives one.
         let silent = RunFacts {
             baseline_reason: Some("the baseline reported no test at all".into()),
@@ -374,12 +385,12 @@ mod tests {
         let run = RunFacts {
             acceptance: Some(CheckResult::Failed),
             failing: Some(vec!["fixed".into()]),
-            accepted: false,
+            outcome: JobOutcome::Failed,
             ..good_run()
         };
         let j = judge_task(&[run.clone(), run], true);
         assert_eq!(j.verdict, TaskVerdict::Unsolvable);
-        assert_eq!(j.oracle, Tally { ok: 0, of: 2 });
+        assert_eq!(j.oracle, Count { ok: 0, of: 2 });
         assert!(j.reason.unwrap().contains("fixed"));
     }
 
@@ -403,7 +414,7 @@ mod tests {
         let failing = RunFacts {
             acceptance: Some(CheckResult::Failed),
             failing: Some(vec!["coin".into()]),
-            accepted: false,
+            outcome: JobOutcome::Failed,
             ..good_run()
         };
         let j = judge_task(&[good_run(), failing], true);
@@ -416,12 +427,12 @@ mod tests {
         let run = RunFacts {
             acceptance: Some(CheckResult::Failed),
             failing: Some(vec!["fixed".into()]),
-            accepted: false,
+            outcome: JobOutcome::Failed,
             ..good_run()
         };
         let j = judge_task(&[run.clone(), run], false);
         assert_eq!(j.verdict, TaskVerdict::NoOracle);
-        assert_eq!(j.oracle, Tally::default());
+        assert_eq!(j.oracle, Count::default());
     }
 
     #[test]
@@ -451,7 +462,7 @@ mod tests {
             inventory: None,
             acceptance: None,
             failing: None,
-            accepted: false,
+            outcome: JobOutcome::Failed,
             ..good_run()
         };
         let j = judge_task(&[broken.clone(), broken], true);

@@ -1,6 +1,6 @@
 //! `check`: validating tasks without a model. Each task's baseline and its
 //! oracle (a known-good fix) run several times as ordinary jobs; a task is
-//! valid when the baseline fails as required and the oracle is accepted,
+//! valid when the baseline fails as required and the oracle succeeds,
 //! the same way every run. Tests whose results change between identical
 //! runs are named as flaky.
 //!
@@ -28,4 +28,4 @@ pub(crate) use judge::TaskVerdict;
 pub(crate) use run::{TaskCheck, check_tasks};
 
 #[cfg(test)]
-pub(crate) use judge::{Tally, TaskJudgement};
+pub(crate) use judge::{Count, TaskJudgement};

@@ -136,7 +136,7 @@ fn run_facts(job: &Job) -> RunFacts {
             names.extend(v.missing.iter().cloned());
             names
         }),
-        accepted: job.lifecycle.state == JobState::Succeeded,
+        outcome: job.lifecycle.state.into(),
         inventory_note: inventory
             .filter(|inventory| inventory.from.is_some())
             .and(reason),

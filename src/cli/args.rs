@@ -288,7 +288,7 @@ pub enum Command {
     /// `[oracle]` fix run N times under the real sandbox and limits.
     ///
     /// Verdict per job: valid, invalid_baseline (the pristine source already
-    /// passes), unsolvable (the oracle is not accepted), flaky (identical
+    /// passes), unsolvable (the oracle does not succeed), flaky (identical
     /// runs disagree; the tests are named), no_oracle, incomplete (rerun to
     /// continue). Resumable: the runs are jobs in DIR's log, and a rerun
     /// skips the finished ones.

@@ -262,7 +262,7 @@ fn providers_used(
 fn completion(summary: &BatchSummary) -> Completion {
     if summary.interrupted {
         Completion::Interrupted
-    } else if summary.all_accepted() {
+    } else if summary.all_succeeded() {
         Completion::Success
     } else {
         Completion::JobsFailed
@@ -348,18 +348,19 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
 /// to `width` when given (the counts broken at spaces, never in a word).
 fn summary_text(view: &StatusView, summary: &BatchSummary, width: Option<usize>) -> String {
     let mut out = render_text(view, width);
-    let accepted = format!(
-        "accepted {}/{} (failed {}, cancelled {}, pending {}); {} run now",
-        summary.accepted,
-        summary.planned.len(),
-        summary.failed,
-        summary.cancelled,
-        summary.pending,
+    let t = &summary.tally;
+    let counts = format!(
+        "succeeded {}/{} (failed {}, cancelled {}, pending {}); {} run now",
+        t.succeeded,
+        t.jobs,
+        t.failed,
+        t.cancelled,
+        t.pending,
         count(summary.attempts_run, "attempt")
     );
     let lines = match width {
-        Some(width) => crate::table::wrap(&accepted, width),
-        None => vec![accepted],
+        Some(width) => crate::table::wrap(&counts, width),
+        None => vec![counts],
     };
     for line in lines {
         out.push_str(&line);
@@ -384,15 +385,12 @@ pub(super) fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion>
         exported.atif_dir.display(),
         exported.atif
     );
-    let accepted = report
-        .jobs
-        .iter()
-        .filter(|j| j.outcome == crate::report::JobOutcome::Accepted)
-        .count();
+    let t = crate::state::Tally::of(report.jobs.iter().map(|j| j.outcome));
     outln!(
-        "{accepted}/{} {} accepted",
-        report.jobs.len(),
-        plural(report.jobs.len(), "job")
+        "{}/{} {} succeeded",
+        t.succeeded,
+        t.jobs,
+        plural(t.jobs as usize, "job")
     );
     Ok(Completion::Success)
 }
@@ -420,10 +418,13 @@ mod tests {
         view.jobs.push(cancelled);
         let summary = BatchSummary {
             planned: view.jobs.iter().map(|r| r.id.clone()).collect(),
-            accepted: 4,
-            failed: 1,
-            cancelled: 1,
-            pending: 0,
+            tally: crate::state::Tally {
+                jobs: 6,
+                succeeded: 4,
+                failed: 1,
+                cancelled: 1,
+                pending: 0,
+            },
             attempts_run: 9,
             job_errors: Vec::new(),
             interrupted: false,
@@ -454,7 +455,9 @@ mod tests {
         let text = summary_text(&view, &summary, None);
         assert!(text.contains("python-wrong_comparator@openai#2"), "{text}");
         assert!(
-            text.ends_with("accepted 4/6 (failed 1, cancelled 1, pending 0); 9 attempts run now\n")
+            text.ends_with(
+                "succeeded 4/6 (failed 1, cancelled 1, pending 0); 9 attempts run now\n"
+            )
         );
     }
 }

@@ -89,7 +89,7 @@ fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
             shown(&c.job),
             format!("fails {}/{}", j.baseline.ok, j.baseline.of),
             if c.has_oracle {
-                format!("accepted {}/{}", j.oracle.ok, j.oracle.of)
+                format!("succeeded {}/{}", j.oracle.ok, j.oracle.of)
             } else {
                 "-".into()
             },
@@ -151,7 +151,7 @@ fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::{Tally, TaskJudgement};
+    use crate::check::{Count, TaskJudgement};
     use crate::table::width;
 
     fn check(job: &str, verdict: TaskVerdict, flaky: &[&str], reason: Option<&str>) -> TaskCheck {
@@ -162,8 +162,8 @@ mod tests {
             has_oracle: true,
             judgement: TaskJudgement {
                 verdict,
-                baseline: Tally { ok: 3, of: 3 },
-                oracle: Tally { ok: 3, of: 3 },
+                baseline: Count { ok: 3, of: 3 },
+                oracle: Count { ok: 3, of: 3 },
                 flaky_tests: flaky.iter().map(|t| t.to_string()).collect(),
                 reason: reason.map(str::to_string),
                 notes: Vec::new(),
@@ -191,9 +191,9 @@ mod tests {
             assert!(width(line) <= 60, "{} columns: {line}", width(line));
         }
         insta::assert_snapshot!(text, @r"
-        JOB                   BASELINE   ORACLE        VERDICT
-        rust-off_by_one       fails 3/3  accepted 3/3  valid
-        python-wrong_compar…  fails 3/3  accepted 3/3  flaky
+        JOB                   BASELINE   ORACLE         VERDICT
+        rust-off_by_one       fails 3/3  succeeded 3/3  valid
+        python-wrong_compar…  fails 3/3  succeeded 3/3  flaky
         1/2 jobs valid
         integrity: 0 tamper signals on the oracle runs
         python-wrong_comparator_with_a_long_name: flaky: 2 tests

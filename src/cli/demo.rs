@@ -151,7 +151,7 @@ pub(super) fn demo(
 }
 
 /// `Success` when the jobs of `failing` failed as intended and every other
-/// job was accepted; else `JobsFailed`, saying which job did not.
+/// job succeeded; else `JobsFailed`, saying which job did not.
 fn as_intended(data: &Path, failing: &[String]) -> anyhow::Result<Completion> {
     let snapshot = read_snapshot::<crate::state::State>(&DataDir::new(data).log())?;
     let mut unexpected = Vec::new();
@@ -176,7 +176,7 @@ fn as_intended(data: &Path, failing: &[String]) -> anyhow::Result<Completion> {
         return Ok(Completion::JobsFailed);
     }
     outln!(
-        "demo: {} failed as intended ({ON_PURPOSE_KIND}); every other job was accepted",
+        "demo: {} failed as intended ({ON_PURPOSE_KIND}); every other job succeeded",
         failing.join(", ")
     );
     Ok(Completion::Success)

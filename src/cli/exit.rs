@@ -1,6 +1,6 @@
 //! The exit-code policy, in one place.
 //!
-//! 0 success (all jobs accepted), 1 some job failed or was rejected, 2 the
+//! 0 success (all jobs succeeded), 1 some job failed or was rejected, 2 the
 //! command could not do what was asked (usage, manifest, configuration, an
 //! illegal transition, or a log that cannot be read), 130 interrupted by
 //! Ctrl-C with state saved.

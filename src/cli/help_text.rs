@@ -24,7 +24,7 @@ pub(super) const BATCH: &str = "Examples:
   agent-runtime batch ./data jobs/ --provider claude.toml --max-cost 5
 
 Exit codes:
-  0    every job was accepted
+  0    every job succeeded
   1    some job failed, was cancelled or is still pending
   2    usage, manifest or provider error (a job without a provider, two manifests with one id,
        a manifest changed without --replace: nothing is written), or a log that cannot be read

@@ -4,7 +4,7 @@
 //! (each sample whole). One log per family and model: a sample per job
 //! instance, its id the job and its epoch the repeat; its messages the
 //! task prompt, then per step the model's reply (with the decision as a
-//! tool call) and what came back; its score `C` (accepted) or `I`
+//! tool call) and what came back; its score `C` (succeeded) or `I`
 //! (failed), with the patch as the answer. A failure of the
 //! infrastructure, a cancelled or an unfinished job is a sample with an
 //! `error` and no score, as Inspect records samples that could not be
@@ -87,7 +87,7 @@ fn epoch(row: &JobResult) -> u32 {
 /// `C`, `I`, or no score (and why, as the sample's error).
 fn scored(row: &JobResult) -> Result<&'static str, Unscored> {
     match (row.outcome, row.failure_kind) {
-        (JobOutcome::Accepted, _) => Ok("C"),
+        (JobOutcome::Succeeded, _) => Ok("C"),
         (JobOutcome::Failed, Some(kind)) if kind.is_infrastructure() => {
             Err(Unscored::Infrastructure {
                 kind,
@@ -468,12 +468,12 @@ mod tests {
 
     #[test]
     fn one_sample_per_job_with_its_score_and_the_accuracy_in_the_header() {
-        let accepted = row("a", JobOutcome::Accepted);
+        let succeeded = row("a", JobOutcome::Succeeded);
         let mut failed = row("b", JobOutcome::Failed);
         failed.failure_kind = Some(crate::protocol::FailureKind::VerifyFailed);
         let mut broken = row("c", JobOutcome::Pending);
         broken.failure_kind = Some(crate::protocol::FailureKind::InfraError);
-        let jobs = [trace(&accepted), trace(&failed), trace(&broken)];
+        let jobs = [trace(&succeeded), trace(&failed), trace(&broken)];
         let mut members: Vec<(String, Vec<u8>)> = Vec::new();
         let mut put = |name: &str, bytes: &[u8]| {
             members.push((name.to_string(), bytes.to_vec()));

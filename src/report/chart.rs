@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::format::{percent, percent_ci};
 use super::html::escape;
-use super::summary::Tally;
+use super::summary::Figures;
 
 const WIDTH: u32 = 900;
 const LABEL_W: u32 = 220;
@@ -28,7 +28,7 @@ fn x_of(rate: f64) -> f64 {
 
 /// The chart titled `title` (for screen readers), one bar per `(name,
 /// tally)`, or a short note when there are none.
-pub(super) fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
+pub(super) fn pass_rate_chart(title: &str, rows: &[(&str, &Figures)]) -> String {
     if rows.is_empty() {
         return "<p class=\"muted\">No jobs yet.</p>\n".to_string();
     }
@@ -58,13 +58,13 @@ pub(super) fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
         let name = shorten(label, LABEL_CHARS);
         let _ = writeln!(
             svg,
-            "<g><title>{}: {} accepted of {} finished ({} pending), 95% CI {}</title>\
+            "<g><title>{}: {} succeeded of {} finished ({} pending), 95% CI {}</title>\
              <text class=\"label\" x=\"{}\" y=\"{text_y}\" text-anchor=\"end\">{}</text>\
              <rect class=\"track\" x=\"{LABEL_W}\" y=\"{y}\" width=\"{BAR_W}\" height=\"{BAR_H}\" rx=\"3\"/>",
             escape(label),
-            t.accepted,
-            t.jobs - t.pending,
-            t.pending,
+            t.tally.succeeded,
+            t.tally.finished(),
+            t.tally.pending,
             percent_ci(t.pass_rate_ci),
             LABEL_W - 10,
             escape(&name),
@@ -92,8 +92,8 @@ pub(super) fn pass_rate_chart(title: &str, rows: &[(&str, &Tally)]) -> String {
             "<text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"muted\">{}/{} {}</tspan></text></g>",
             LABEL_W + BAR_W + 10,
             percent(t.pass_rate),
-            t.accepted,
-            t.jobs - t.pending,
+            t.tally.succeeded,
+            t.tally.finished(),
             percent_ci(t.pass_rate_ci),
         );
     }
@@ -128,10 +128,10 @@ mod tests {
     use crate::report::fixture::sample;
     use crate::report::summary::{FamilySummary, Summary};
 
-    fn family_rows(families: &[FamilySummary]) -> Vec<(&str, &Tally)> {
+    fn family_rows(families: &[FamilySummary]) -> Vec<(&str, &Figures)> {
         families
             .iter()
-            .map(|f| (f.family.as_str(), &f.tally))
+            .map(|f| (f.family.as_str(), &f.figures))
             .collect()
     }
 
@@ -152,7 +152,7 @@ mod tests {
         let svg = pass_rate_chart("x", &family_rows(&s.families));
         assert_eq!(svg.matches("class=\"ci\"").count(), 2);
         // `parsing`: 1 of 8, Wilson [0.0224, 0.4709] on a 420-wide bar from 220.
-        let ci = s.families[1].tally.pass_rate_ci.unwrap();
+        let ci = s.families[1].figures.pass_rate_ci.unwrap();
         let (x1, x2) = (x_of(ci.low), x_of(ci.high));
         assert_eq!((x1, x2), (229.0, 418.0));
         assert!(
@@ -162,7 +162,7 @@ mod tests {
         assert!(svg.contains("95% CI [2.2%, 47.1%]</title>"));
         assert!(svg.contains("1/8 [2.2%, 47.1%]</tspan>"));
         // No interval, no whisker: nothing has finished.
-        let empty = Tally::default();
+        let empty = Figures::default();
         let svg = pass_rate_chart("x", &[("waiting", &empty)]);
         assert!(!svg.contains("class=\"ci\""));
     }
@@ -172,7 +172,7 @@ mod tests {
         let families: Vec<FamilySummary> = (0..30)
             .map(|i| FamilySummary {
                 family: format!("family_with_a_rather_long_name_{i}<x>"),
-                tally: Tally::default(),
+                figures: Figures::default(),
                 first_attempt_gate: false,
             })
             .collect();

@@ -54,7 +54,7 @@ impl Comparison {
 /// Every pair of providers in the report, sorted by `a`, then `b`; empty
 /// with fewer than two providers. Jobs without a provider are left out.
 pub fn comparisons(report: &Report) -> Vec<Comparison> {
-    // provider -> job -> (finished, accepted)
+    // provider -> job -> (finished, succeeded)
     let mut runs: BTreeMap<&str, BTreeMap<&str, (u32, u32)>> = BTreeMap::new();
     for j in &report.jobs {
         let Some(provider) = j.provider.as_deref() else {
@@ -64,7 +64,7 @@ pub fn comparisons(report: &Report) -> Vec<Comparison> {
         if j.outcome.is_terminal() {
             entry.0 += 1;
         }
-        if j.outcome == JobOutcome::Accepted {
+        if j.outcome == JobOutcome::Succeeded {
             entry.1 += 1;
         }
     }
@@ -136,11 +136,11 @@ mod tests {
         j
     }
 
-    /// `accepted` of 3 runs of `job` under `provider` are accepted.
-    fn runs(report: &mut Report, job: &str, provider: &str, accepted: u32) {
+    /// `succeeded` of 3 runs of `job` under `provider` succeed.
+    fn runs(report: &mut Report, job: &str, provider: &str, succeeded: u32) {
         for k in 1..=3 {
-            let outcome = if k <= accepted {
-                JobOutcome::Accepted
+            let outcome = if k <= succeeded {
+                JobOutcome::Succeeded
             } else {
                 JobOutcome::Failed
             };
@@ -205,12 +205,12 @@ mod tests {
         runs(&mut report, "only_alpha", "alpha", 3);
         report
             .jobs
-            .push(run("pending", "alpha", 1, JobOutcome::Accepted));
+            .push(run("pending", "alpha", 1, JobOutcome::Succeeded));
         report
             .jobs
             .push(run("pending", "beta", 1, JobOutcome::Pending));
         let mut plain = JobResult::new("plain", "plain", "f");
-        plain.outcome = JobOutcome::Accepted;
+        plain.outcome = JobOutcome::Succeeded;
         report.jobs.push(plain);
         let c = &comparisons(&report)[0];
         assert_eq!((c.jobs, c.a_wins, c.b_wins, c.ties), (1, 1, 0, 0));

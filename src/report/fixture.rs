@@ -1,5 +1,5 @@
 //! A report covering every case the renderers must handle, for their tests:
-//! an accepted job, a test failure whose patch and test names hold markup
+//! a job that succeeded, a test failure whose patch and test names hold markup
 //! and pipes, a cancelled job, an invalid baseline without a patch, a
 //! pending job, two families, and a two-provider sweep repeated three times
 //! (with failing tests, missing tests beyond the names kept, a rejected
@@ -70,7 +70,7 @@ diff --git a/src/render.rs b/src/render.rs
  }
 ";
 
-fn accepted() -> JobResult {
+fn succeeded() -> JobResult {
     let mut j = JobResult::new("off_by_one", "off_by_one", "off_by_one");
     j.attempts = 1;
     j.max_attempts = 2;
@@ -137,7 +137,7 @@ fn accepted() -> JobResult {
         ),
         step(1, 5, 18_300, "acceptance", "passed", true),
     ];
-    finished(j, JobOutcome::Accepted, None)
+    finished(j, JobOutcome::Succeeded, None)
 }
 
 fn hostile() -> JobResult {
@@ -334,11 +334,11 @@ fn sweep_run(provider: &str, k: u32, kind: Option<FailureKind>) -> JobResult {
         j.patch_files = 1;
     }
     let outcome = match kind {
-        None => JobOutcome::Accepted,
+        None => JobOutcome::Succeeded,
         Some(_) => JobOutcome::Failed,
     };
     // One attempt each: the first attempt is the outcome.
-    j.first_attempt_accepted = Some(kind.is_none());
+    j.first_attempt_succeeded = Some(kind.is_none());
     finished(j, outcome, kind)
 }
 
@@ -349,7 +349,7 @@ pub(super) fn sample() -> Report {
         vec!["data/events.log".into(), "shard-2/events.log".into()],
     );
     report.jobs = vec![
-        accepted(),
+        succeeded(),
         hostile(),
         cancelled(),
         invalid_baseline(),

@@ -76,7 +76,7 @@ pub(super) fn usd(cost: Option<f64>) -> String {
 /// Columns of a tally (per family, per provider) in `report.md` and `report.html`.
 pub(super) const TALLY_HEADERS: [&str; 14] = [
     "jobs",
-    "accepted",
+    "succeeded",
     "failed",
     "cancelled",
     "pending",
@@ -86,19 +86,19 @@ pub(super) const TALLY_HEADERS: [&str; 14] = [
     "tokens out",
     "median wall",
     "cost",
-    "cost / accepted",
+    "cost / success",
     "tampered",
     "signalled",
 ];
 
 /// A tally's cells; `missing` stands for a median that does not exist.
-pub(super) fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<String> {
+pub(super) fn tally_cells(missing: &str, t: &super::summary::Figures) -> Vec<String> {
     vec![
-        t.jobs.to_string(),
-        t.accepted.to_string(),
-        t.failed.to_string(),
-        t.cancelled.to_string(),
-        t.pending.to_string(),
+        t.tally.jobs.to_string(),
+        t.tally.succeeded.to_string(),
+        t.tally.failed.to_string(),
+        t.tally.cancelled.to_string(),
+        t.tally.pending.to_string(),
         percent(t.pass_rate),
         percent_ci(t.pass_rate_ci),
         count(t.input_tokens),
@@ -106,7 +106,7 @@ pub(super) fn tally_cells(missing: &str, t: &super::summary::Tally) -> Vec<Strin
         t.median_wall_ms
             .map_or_else(|| missing.to_string(), duration_ms),
         usd(t.cost_usd),
-        usd(t.cost_per_accepted_usd),
+        usd(t.cost_per_success_usd),
         t.tampered.to_string(),
         t.signalled.to_string(),
     ]

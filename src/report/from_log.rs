@@ -147,13 +147,13 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     result.manifest_hash = job.manifest_hash.clone();
     // The reducer's reading, the same one `status` shows.
     result.outcome = match job.lifecycle.state {
-        JobState::Succeeded => JobOutcome::Accepted,
+        JobState::Succeeded => JobOutcome::Succeeded,
         JobState::Failed => JobOutcome::Failed,
         JobState::Cancelled => JobOutcome::Cancelled,
         JobState::Queued | JobState::Running => JobOutcome::Pending,
     };
     result.failure_kind = match result.outcome {
-        JobOutcome::Accepted => None,
+        JobOutcome::Succeeded => None,
         _ => job.lifecycle.failure_kind,
     };
     result.cause = job.failure_cause();
@@ -195,10 +195,10 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
         result.patch = files.read(n, "patch.diff");
     }
     let first = job.attempts.first();
-    result.first_attempt_clean = result.outcome == JobOutcome::Accepted
+    result.first_attempt_clean = result.outcome == JobOutcome::Succeeded
         && result.attempts == 1
         && !first.is_some_and(state::Attempt::was_interrupted);
-    result.first_attempt_accepted =
+    result.first_attempt_succeeded =
         first
             .and_then(state::Attempt::finished)
             .and_then(|(outcome, kind)| match (outcome, kind) {

@@ -253,7 +253,7 @@ fn a_passing_verdict_after_a_retry_is_the_one_reported() {
         )
         .push("a", Some(2), finished(None));
     let job = log.report();
-    assert_eq!(job.outcome, JobOutcome::Accepted);
+    assert_eq!(job.outcome, JobOutcome::Succeeded);
     assert_eq!(
         crate::report::verdict_text::summary(&job).as_deref(),
         Some("F2P 2/2, P2P 3/3")
@@ -312,7 +312,7 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
         .push("a", Some(2), command(CommandFor::Acceptance, 20))
         .push("a", Some(2), finished(None));
     let job = log.report();
-    assert_eq!(job.outcome, JobOutcome::Accepted);
+    assert_eq!(job.outcome, JobOutcome::Succeeded);
     assert_eq!(job.attempts, 1, "counted under the new manifest");
     assert_eq!(job.manifest_hash.as_deref(), Some("h2"));
     assert_eq!(
@@ -321,7 +321,7 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
         "the new manifest's times, setup apart from acceptance"
     );
     assert_eq!(
-        job.first_attempt_accepted,
+        job.first_attempt_succeeded,
         Some(true),
         "a restart is the same attempt"
     );
@@ -353,8 +353,8 @@ fn a_success_on_a_retry_is_not_the_first_attempts() {
         .push("a", Some(2), started(2))
         .push("a", Some(2), finished(None));
     let job = log.report();
-    assert_eq!(job.outcome, JobOutcome::Accepted);
-    assert_eq!(job.first_attempt_accepted, Some(false));
+    assert_eq!(job.outcome, JobOutcome::Succeeded);
+    assert_eq!(job.first_attempt_succeeded, Some(false));
 }
 
 fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
@@ -417,7 +417,7 @@ fn verify(step: u32, passed: bool, cause: Option<&str>) -> Event {
 
 /// Two attempts as the report's timeline shows them: the first had a
 /// command refused, met a provider retry and ended on a failed verify;
-/// the second fixed the file and was accepted.
+/// the second fixed the file and succeeded.
 #[test]
 fn timeline_snapshot() {
     let edit = |step: u32, bytes: u64| Event::Edit {

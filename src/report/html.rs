@@ -18,7 +18,7 @@ use super::html_data::{page_data, write_page_data};
 use super::markdown::{COMPARISON_NOTE, comparison_figures, means_cells};
 use super::model::Report;
 use super::style::STYLE;
-use super::summary::{Summary, Tally};
+use super::summary::{Figures, Summary};
 use crate::table::{Align, Column};
 
 /// The page's script.
@@ -96,18 +96,18 @@ pub(super) fn write_html_linked(
     );
     header(&mut out, report, &summary.totals);
     out.push_str("<h2>Pass rate by family</h2>\n");
-    let families_rows: Vec<(&str, &Tally)> = summary
+    let families_rows: Vec<(&str, &Figures)> = summary
         .families
         .iter()
-        .map(|f| (f.family.as_str(), &f.tally))
+        .map(|f| (f.family.as_str(), &f.figures))
         .collect();
     out.push_str(&pass_rate_chart("Pass rate by family", &families_rows));
     if !summary.providers.is_empty() {
         out.push_str("<h2>Pass rate by provider</h2>\n");
-        let provider_rows: Vec<(&str, &Tally)> = summary
+        let provider_rows: Vec<(&str, &Figures)> = summary
             .providers
             .iter()
-            .map(|p| (p.provider.as_str(), &p.tally))
+            .map(|p| (p.provider.as_str(), &p.figures))
             .collect();
         out.push_str(&pass_rate_chart("Pass rate by provider", &provider_rows));
     }
@@ -143,7 +143,7 @@ pub(super) fn write_html_linked(
     )
 }
 
-fn header(out: &mut String, report: &Report, t: &Tally) {
+fn header(out: &mut String, report: &Report, t: &Figures) {
     let sources: Vec<String> = report.sources.iter().map(|s| escape(s)).collect();
     let _ = writeln!(
         out,
@@ -157,17 +157,17 @@ fn header(out: &mut String, report: &Report, t: &Tally) {
     );
     out.push_str("<section class=\"cards\">\n");
     let cards = [
-        ("Jobs", t.jobs.to_string()),
-        ("Accepted", t.accepted.to_string()),
-        ("Failed", t.failed.to_string()),
-        ("Cancelled", t.cancelled.to_string()),
-        ("Pending", t.pending.to_string()),
+        ("Jobs", t.tally.jobs.to_string()),
+        ("Succeeded", t.tally.succeeded.to_string()),
+        ("Failed", t.tally.failed.to_string()),
+        ("Cancelled", t.tally.cancelled.to_string()),
+        ("Pending", t.tally.pending.to_string()),
         ("Pass rate", percent(t.pass_rate)),
         ("95% CI", percent_ci(t.pass_rate_ci)),
         ("Tokens in", count(t.input_tokens)),
         ("Tokens out", count(t.output_tokens)),
         ("Cost", usd(t.cost_usd)),
-        ("Cost / accepted", usd(t.cost_per_accepted_usd)),
+        ("Cost / success", usd(t.cost_per_success_usd)),
         ("Elapsed", duration_ms(t.elapsed_ms)),
         ("Job time", duration_ms(t.wall_ms)),
     ];
@@ -229,7 +229,7 @@ fn families(out: &mut String, summary: &Summary) {
                 badge("failed", "fail")
             };
             let mut row = vec![escape(&f.family), gate];
-            row.extend(tally_cells(&dash(""), &f.tally));
+            row.extend(tally_cells(&dash(""), &f.figures));
             row
         })
         .collect();
@@ -244,10 +244,10 @@ fn providers(out: &mut String, summary: &Summary) {
             .iter()
             .map(|p| {
                 let mut row = vec![escape(&p.provider)];
-                row.extend(tally_cells(&dash(""), &p.tally));
-                row.push(count(p.tally.provider_calls));
+                row.extend(tally_cells(&dash(""), &p.figures));
+                row.push(count(p.figures.provider_calls));
                 row.push(
-                    p.tally
+                    p.figures
                         .mean_latency_ms()
                         .map_or_else(|| dash(""), duration_ms),
                 );
@@ -263,7 +263,7 @@ fn providers(out: &mut String, summary: &Summary) {
     let _ = writeln!(
         out,
         "<h2>pass@k <span class=\"muted\">(k = {})</span></h2>\n<p class=\"muted\">Unbiased estimates \
-         from n runs with c accepted, each run's sample its first attempt (a retry's success \
+         from n runs with c succeeded, each run's sample its first attempt (a retry's success \
          does not count; a restart after a fault of the infrastructure is the same attempt): \
          pass@k = 1 − C(n−c, k) / C(n, k). n/a until k runs of a group have a sample. Means \
          over jobs, with 95% percentile bootstrap intervals over the jobs.</p>",

@@ -64,7 +64,7 @@ impl Cell {
         }
     }
 
-    /// Text with a class (`badge accepted`, `bad-text`, `muted`, `mono`).
+    /// Text with a class (`badge succeeded`, `bad-text`, `muted`, `mono`).
     pub(super) fn styled(class: &'static str, text: &str) -> Cell {
         Cell::Styled {
             t: crate::escape::line(text).into_owned(),
@@ -239,7 +239,7 @@ pub(super) fn outcome_cell(j: &JobResult) -> Cell {
 pub(super) fn outcome_class(outcome: super::model::JobOutcome) -> &'static str {
     use super::model::JobOutcome;
     match outcome {
-        JobOutcome::Accepted => "badge accepted",
+        JobOutcome::Succeeded => "badge succeeded",
         JobOutcome::Failed => "badge failed",
         JobOutcome::Cancelled => "badge cancelled",
         JobOutcome::Pending => "badge pending",

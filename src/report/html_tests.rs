@@ -155,8 +155,8 @@ fn tables_and_details_are_data_one_per_job() {
     );
     assert_eq!(table(&data, "passk")["headers"][5], "pass@3");
     // The patch and an edit as diffs; a trajectory of phases and steps.
-    let accepted = detail_text(&data, 0);
-    assert!(accepted.contains("+    (1..=n).sum()"));
+    let succeeded = detail_text(&data, 0);
+    assert!(succeeded.contains("+    (1..=n).sum()"));
     let blocks = detail(&data, 0);
     let steps = blocks
         .as_array()
@@ -223,7 +223,7 @@ fn a_failed_job_shows_its_prompt_excerpts_logs_and_the_trace_hint() {
     assert!(says(5, "not_available"));
     assert!(!says(1, "not_available"));
     assert!(alpha.contains("test/acceptance::sums_to_n"));
-    // The accepted job has no failing tests to explain.
+    // The job that succeeded has no failing tests to explain.
     assert!(!detail_text(&data, 0).contains("Failing and missing tests"));
 }
 
@@ -293,7 +293,7 @@ fn tables_align_the_same_columns_right_as_report_md() {
         "{html}"
     );
     assert_eq!(
-        html.matches("<th class=\"num\">cost / accepted</th>")
+        html.matches("<th class=\"num\">cost / success</th>")
             .count(),
         2
     );
@@ -325,7 +325,7 @@ fn empty_report_renders() {
 
 /// What the page shows of the first two jobs, as its data: the jobs
 /// table's headers, filters and rows, and the details (attempts, patch,
-/// trajectory) of the accepted job.
+/// trajectory) of the job that succeeded.
 #[test]
 fn html_data_snapshot() {
     let data = data(&render_html(&sample()));

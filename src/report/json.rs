@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::compare::Comparison;
 use super::model::{JobResult, Report};
 use super::passk::PassAtK;
-use super::summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
+use super::summary::{FailureSummary, FamilySummary, Figures, ProviderSummary, Summary};
 
 /// The document: the report's fields first, then what is derived from them.
 #[derive(Serialize)]
@@ -15,7 +15,7 @@ struct Document<'a> {
     schema_version: u32,
     generated_at_ms: u64,
     sources: &'a [String],
-    totals: &'a Tally,
+    totals: &'a Figures,
     families: &'a [FamilySummary],
     providers: &'a [ProviderSummary],
     failures: &'a [FailureSummary],
@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 7,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 8,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let job = &value["jobs"][0];
         assert_eq!(job["resources"]["cpu_ms"], 9_870);
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn intervals_sit_beside_their_estimates() {
         let value: serde_json::Value = serde_json::from_str(&render_json(&sample())).unwrap();
-        // Totals: 2 accepted of 10 finished.
+        // Totals: 2 succeeded of 10 finished.
         let ci = &value["totals"]["pass_rate_ci"];
         let low = ci["low"].as_f64().unwrap();
         let high = ci["high"].as_f64().unwrap();

@@ -20,7 +20,7 @@ pub fn render_junit(report: &Report) -> String {
     junit.set_time(Duration::from_millis(summary.totals.wall_ms));
     for family in &summary.families {
         let mut suite = TestSuite::new(escape::line(&family.family).into_owned());
-        suite.set_time(Duration::from_millis(family.tally.wall_ms));
+        suite.set_time(Duration::from_millis(family.figures.wall_ms));
         suite.add_test_cases(
             report
                 .jobs
@@ -42,7 +42,7 @@ pub fn render_junit(report: &Report) -> String {
 
 fn case(job: &JobResult) -> TestCase {
     let status = match job.outcome {
-        JobOutcome::Accepted => TestCaseStatus::success(),
+        JobOutcome::Succeeded => TestCaseStatus::success(),
         JobOutcome::Failed | JobOutcome::Cancelled => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let kind = match job.failure_kind {

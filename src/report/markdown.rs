@@ -11,7 +11,7 @@ use super::format::{
 };
 use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
-use super::summary::{Summary, Tally};
+use super::summary::{Figures, Summary};
 use super::{columns, integrity_text, verdict_text};
 use crate::table::{Column, Table};
 
@@ -67,22 +67,22 @@ fn sources(sources: &[String]) -> String {
         .join(", ")
 }
 
-fn totals_line(t: &Tally) -> String {
+fn totals_line(t: &Figures) -> String {
     format!(
-        "**{} jobs**: {} accepted, {} failed, {} cancelled, {} pending. \
-         Pass rate {} (95% CI {}). Tokens {} in / {} out, cost {} ({} per accepted job). \
+        "**{} jobs**: {} succeeded, {} failed, {} cancelled, {} pending. \
+         Pass rate {} (95% CI {}). Tokens {} in / {} out, cost {} ({} per success). \
          Elapsed {}, job time {} in total.",
-        t.jobs,
-        t.accepted,
-        t.failed,
-        t.cancelled,
-        t.pending,
+        t.tally.jobs,
+        t.tally.succeeded,
+        t.tally.failed,
+        t.tally.cancelled,
+        t.tally.pending,
         percent(t.pass_rate),
         percent_ci(t.pass_rate_ci),
         count(t.input_tokens),
         count(t.output_tokens),
         usd(t.cost_usd),
-        usd(t.cost_per_accepted_usd),
+        usd(t.cost_per_success_usd),
         duration_ms(t.elapsed_ms),
         duration_ms(t.wall_ms),
     )
@@ -284,12 +284,12 @@ fn families(out: &mut String, summary: &Summary) {
         .map(|f| {
             let gate = if f.first_attempt_gate { "pass" } else { "fail" };
             let mut row = vec![cell(&f.family), gate.to_string()];
-            row.extend(tally_cells("-", &f.tally));
+            row.extend(tally_cells("-", &f.figures));
             row
         })
         .collect();
     out.push_str(
-        "The first-attempt gate passes when every instance of the family was accepted on its \
+        "The first-attempt gate passes when every instance of the family succeeded on its \
          first attempt, run in one go; the pass rate counts every attempt.\n\n",
     );
     table(out, columns::families(), &rows);
@@ -303,10 +303,10 @@ fn providers(out: &mut String, summary: &Summary) {
             .iter()
             .map(|p| {
                 let mut row = vec![cell(&p.provider)];
-                row.extend(tally_cells("-", &p.tally));
-                row.push(count(p.tally.provider_calls));
+                row.extend(tally_cells("-", &p.figures));
+                row.push(count(p.figures.provider_calls));
                 row.push(
-                    p.tally
+                    p.figures
                         .mean_latency_ms()
                         .map_or_else(|| "-".to_string(), duration_ms),
                 );
@@ -320,7 +320,7 @@ fn providers(out: &mut String, summary: &Summary) {
     };
     let _ = writeln!(
         out,
-        "## pass@k (k = {})\n\nUnbiased estimates from n runs with c accepted, each run's \
+        "## pass@k (k = {})\n\nUnbiased estimates from n runs with c succeeded, each run's \
          sample its first attempt (a retry's success does not count; a restart after a \
          fault of the infrastructure is the same attempt); pass@{} is n/a until k runs of a \
          group have a sample. Means over jobs, with 95% percentile bootstrap intervals over \
@@ -571,7 +571,7 @@ mod tests {
         assert!(md.contains(
             "- **parse_header** invalid_baseline; baseline: every test passes at baseline: the task is already solved\n"
         ));
-        assert!(md.contains("- **tokenize@alpha#2** accepted; baseline: the tests do not build"));
+        assert!(md.contains("- **tokenize@alpha#2** succeeded; baseline: the tests do not build"));
         // A name with markup stays literal inside its code span.
         assert!(md.contains("``render::`tick` & <script>\\u{a}next`` (failing)"));
         // No line for a job that failed before acceptance and has no note.

@@ -84,7 +84,7 @@ pub use stats::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, SIGNIFICANCE_LEVEL, Z_95, bootstrap_mean,
     bootstrap_mean_with, sign_test, wilson,
 };
-pub use summary::{FailureSummary, FamilySummary, ProviderSummary, Summary, Tally};
+pub use summary::{FailureSummary, FamilySummary, Figures, ProviderSummary, Summary};
 pub use trajectory::{TranscriptStep, read_transcript};
 pub use tsv::{TSV_COLUMNS, render_tsv};
 pub use write::{REPORT_FILES, write_atomic, write_atomic_with, write_replacing, write_reports};

@@ -21,7 +21,11 @@ use crate::protocol::{FailureKind, Resources};
 /// 7: per job `resources` (what its commands cost the machine: CPU time
 /// summed, the highest memory and task peak) and per timeline entry of a
 /// command its own `resources`.
-pub const REPORT_SCHEMA_VERSION: u32 = 7;
+/// 8: one word for a job that was accepted, the log's: `outcome`
+/// `succeeded` (was `accepted`), per tally `succeeded` and
+/// `cost_per_success_usd`, per job `first_attempt_succeeded`; older
+/// documents still read.
+pub const REPORT_SCHEMA_VERSION: u32 = 8;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -135,17 +139,17 @@ pub struct JobResult {
     /// of the infrastructure.
     #[serde(default)]
     pub cause: Option<String>,
-    /// Accepted on its first attempt, which ran to its end in one go (no
+    /// Succeeded on its first attempt, which ran to its end in one go (no
     /// restart after a fault, no interruption): the single-attempt gate.
     #[serde(default)]
     pub first_attempt_clean: bool,
     /// How the first attempt under the current manifest ended, the sample
-    /// pass@k counts: `true` accepted, `false` failed by the model; `None`
+    /// pass@k counts: `true` succeeded, `false` failed by the model; `None`
     /// while it has not ended, or when it ended for a reason that is not
     /// the model's (infrastructure, setup, a cancel). Restarts after a
     /// fault of the infrastructure are the same attempt.
-    #[serde(default)]
-    pub first_attempt_accepted: Option<bool>,
+    #[serde(default, alias = "first_attempt_accepted")]
+    pub first_attempt_succeeded: Option<bool>,
     /// The per-test verdict of the last attempt's acceptance run.
     #[serde(flatten)]
     pub tests: TestVerdict,
@@ -222,7 +226,7 @@ impl JobResult {
             baseline_reason: None,
             cause: None,
             first_attempt_clean: false,
-            first_attempt_accepted: None,
+            first_attempt_succeeded: None,
             tests: TestVerdict::default(),
             integrity: None,
             attempt_history: Vec::new(),
@@ -304,43 +308,7 @@ impl TestVerdict {
     }
 }
 
-/// Where a job ended up.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-    strum::Display,
-)]
-#[strum(serialize_all = "snake_case")]
-#[serde(rename_all = "snake_case")]
-pub enum JobOutcome {
-    /// Finished and judged good (acceptance passed, or verify when there is none).
-    Accepted,
-    /// Finished without being accepted; see the failure kind.
-    Failed,
-    /// Cancelled by a user before finishing.
-    Cancelled,
-    /// Not terminal yet: queued, running or awaiting retry.
-    Pending,
-}
-
-impl JobOutcome {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    /// Whether the job has finished one way or another.
-    pub fn is_terminal(self) -> bool {
-        !matches!(self, JobOutcome::Pending)
-    }
-}
+pub use crate::state::JobOutcome;
 
 /// Result of the acceptance tests or of the baseline check.
 #[derive(

@@ -1,5 +1,5 @@
 //! pass@k over repeated runs: the unbiased estimator from n runs with c
-//! accepted, per (job, provider) group, and its mean over jobs per provider
+//! succeeded, per (job, provider) group, and its mean over jobs per provider
 //! and per (family, provider), with a bootstrap interval over the jobs.
 
 use std::collections::BTreeMap;
@@ -10,8 +10,8 @@ use super::model::Report;
 use super::stats::{Interval, bootstrap_mean, mean};
 
 /// The unbiased pass@k estimate from `n` finished runs of which `c` were
-/// accepted: `1 - C(n-c, k) / C(n, k)`, the chance that at least one of `k`
-/// runs drawn without replacement is accepted.
+/// succeeded: `1 - C(n-c, k) / C(n, k)`, the chance that at least one of `k`
+/// runs drawn without replacement succeeded.
 ///
 /// Computed as `1 - prod_{i=n-c+1..=n} (1 - k/i)`, which never forms a large
 /// binomial coefficient. `None` when `k` is zero, `k > n` or `c > n`.
@@ -36,11 +36,11 @@ pub struct PassGroup {
     pub provider: Option<String>,
     /// Runs (repeats) in the group, finished or not.
     pub runs: u32,
-    /// Repeats whose first attempt ended by the model (`n`): accepted, or
+    /// Repeats whose first attempt ended by the model (`n`): succeeded, or
     /// failed for a reason of the model's; not yet ended, or ended by the
     /// infrastructure or a cancel, it is no sample.
     pub n: u32,
-    /// Repeats whose first attempt was accepted (`c`); a later attempt's
+    /// Repeats whose first attempt succeeded (`c`); a later attempt's
     /// success does not count.
     pub c: u32,
     /// `c / n`; `None` before any run finished.
@@ -125,9 +125,9 @@ impl PassAtK {
             // fault of the infrastructure are the same attempt; retries
             // after it are not samples), once it ended by the model.
             g.0 += 1;
-            if let Some(accepted) = job.first_attempt_accepted {
+            if let Some(succeeded) = job.first_attempt_succeeded {
                 g.1 += 1;
-                g.2 += u32::from(accepted);
+                g.2 += u32::from(succeeded);
             }
         }
         let k = groups.values().map(|g| g.0).max()?;
@@ -246,10 +246,10 @@ mod tests {
             .iter_mut()
             .filter(|j| j.provider.as_deref() == Some("beta"))
         {
-            // Accepted on a retry: still a failed sample.
-            j.outcome = JobOutcome::Accepted;
+            // Succeeded on a retry: still a failed sample.
+            j.outcome = JobOutcome::Succeeded;
             j.attempts = 2;
-            j.first_attempt_accepted = Some(false);
+            j.first_attempt_succeeded = Some(false);
         }
         if let Some(j) = report
             .jobs
@@ -257,7 +257,7 @@ mod tests {
             .find(|j| j.instance == "tokenize@beta#3")
         {
             // Its first attempt ended by the infrastructure: no sample.
-            j.first_attempt_accepted = None;
+            j.first_attempt_succeeded = None;
         }
         let pass = PassAtK::of(&report).unwrap();
         let beta = &pass.groups[1];
@@ -277,7 +277,7 @@ mod tests {
         let mut report = sample();
         if let Some(j) = report.jobs.iter_mut().find(|j| j.repeat == Some(3)) {
             j.outcome = JobOutcome::Pending;
-            j.first_attempt_accepted = None;
+            j.first_attempt_succeeded = None;
         }
         let pass = PassAtK::of(&report).unwrap();
         assert_eq!(pass.groups[0].n, 2);

@@ -35,7 +35,7 @@ th[aria-sort=ascending]::after{content:" \25B4"}th[aria-sort=descending]::after{
 tbody tr:hover{background:#f6f8fa80}
 a{color:var(--info);text-decoration:none}a:hover{text-decoration:underline}
 .badge{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;background:var(--gray-bg);color:var(--muted)}
-.accepted,.passed,.ok{background:var(--good-bg);color:var(--good)}
+.succeeded,.passed,.ok{background:var(--good-bg);color:var(--good)}
 .failed,.bad{background:var(--bad-bg);color:var(--bad)}
 .pending{background:var(--info-bg);color:var(--info)}
 .cancelled,.missing{background:var(--warn-bg);color:var(--warn)}

@@ -11,16 +11,16 @@ use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassAtK;
 use super::stats::{Interval, wilson};
 use crate::protocol::FailureKind;
+use crate::state::Tally;
 
-/// Counts and sums over a set of jobs.
+/// Counts and sums over a set of jobs: the tally of their outcomes and
+/// what they spent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Tally {
-    pub jobs: u32,
-    pub accepted: u32,
-    pub failed: u32,
-    pub cancelled: u32,
-    pub pending: u32,
-    /// `accepted / (jobs - pending)`; `None` while nothing has finished.
+pub struct Figures {
+    /// How the jobs ended.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// `succeeded / (jobs - pending)`; `None` while nothing has finished.
     pub pass_rate: Option<f64>,
     /// The 95% Wilson score interval of `pass_rate`, each finished job one
     /// trial; `None` while nothing has finished.
@@ -43,9 +43,9 @@ pub struct Tally {
     /// has one.
     #[serde(default)]
     pub cost_usd: Option<f64>,
-    /// `cost_usd` over the accepted jobs: what one accepted job cost.
-    #[serde(default)]
-    pub cost_per_accepted_usd: Option<f64>,
+    /// `cost_usd` over the jobs that succeeded: what one success cost.
+    #[serde(default, alias = "cost_per_accepted_usd")]
+    pub cost_per_success_usd: Option<f64>,
     /// Where the jobs' time went, summed (model time is
     /// `provider_latency_ms`).
     #[serde(flatten)]
@@ -62,9 +62,9 @@ pub struct Tally {
     pub signals: u64,
 }
 
-impl Tally {
-    pub fn of<'a>(jobs: impl IntoIterator<Item = &'a JobResult>) -> Tally {
-        let mut t = Tally::default();
+impl Figures {
+    pub fn of<'a>(jobs: impl IntoIterator<Item = &'a JobResult>) -> Figures {
+        let mut t = Figures::default();
         let mut walls = Vec::new();
         let (mut first, mut last): (Option<u64>, Option<u64>) = (None, None);
         for j in jobs {
@@ -74,13 +74,7 @@ impl Tally {
             if let Some(end) = j.ended_ms {
                 last = Some(last.map_or(end, |l| l.max(end)));
             }
-            t.jobs += 1;
-            match j.outcome {
-                JobOutcome::Accepted => t.accepted += 1,
-                JobOutcome::Failed => t.failed += 1,
-                JobOutcome::Cancelled => t.cancelled += 1,
-                JobOutcome::Pending => t.pending += 1,
-            }
+            t.tally.add(j.outcome);
             t.input_tokens = t.input_tokens.saturating_add(j.input_tokens);
             t.output_tokens = t.output_tokens.saturating_add(j.output_tokens);
             t.provider_calls = t.provider_calls.saturating_add(u64::from(j.provider_calls));
@@ -101,14 +95,14 @@ impl Tally {
                 walls.push(j.wall_ms);
             }
         }
-        let finished = t.jobs - t.pending;
-        t.pass_rate = (finished > 0).then(|| f64::from(t.accepted) / f64::from(finished));
-        t.pass_rate_ci = wilson(t.accepted, finished);
+        let succeeded = t.tally.succeeded;
+        t.pass_rate = t.tally.pass_rate();
+        t.pass_rate_ci = wilson(succeeded, t.tally.finished());
         t.median_wall_ms = median(&mut walls);
-        t.cost_per_accepted_usd = t
+        t.cost_per_success_usd = t
             .cost_usd
-            .filter(|_| t.accepted > 0)
-            .map(|cost| cost / f64::from(t.accepted));
+            .filter(|_| succeeded > 0)
+            .map(|cost| cost / f64::from(succeeded));
         t.elapsed_ms = match (first, last) {
             (Some(first), Some(last)) => last.saturating_sub(first),
             _ => 0,
@@ -141,8 +135,8 @@ pub(super) fn median(values: &mut [u64]) -> Option<u64> {
 pub struct FamilySummary {
     pub family: String,
     #[serde(flatten)]
-    pub tally: Tally,
-    /// The single-attempt gate: every instance of the family was accepted
+    pub figures: Figures,
+    /// The single-attempt gate: every instance of the family succeeded
     /// on its first attempt, run in one go (none pending).
     #[serde(default)]
     pub first_attempt_gate: bool,
@@ -153,7 +147,7 @@ pub struct FamilySummary {
 pub struct ProviderSummary {
     pub provider: String,
     #[serde(flatten)]
-    pub tally: Tally,
+    pub figures: Figures,
 }
 
 /// How often one failure kind occurred, and where.
@@ -168,7 +162,7 @@ pub struct FailureSummary {
 /// Every derived figure the renderers show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    pub totals: Tally,
+    pub totals: Figures,
     pub families: Vec<FamilySummary>,
     pub providers: Vec<ProviderSummary>,
     pub failures: Vec<FailureSummary>,
@@ -188,7 +182,7 @@ impl Summary {
                 providers.entry(p).or_default().push(j);
             }
             if let Some(kind) = j.failure_kind
-                && j.outcome != JobOutcome::Accepted
+                && j.outcome != JobOutcome::Succeeded
             {
                 failures.entry(kind).or_default().push(j.instance.clone());
             }
@@ -203,12 +197,12 @@ impl Summary {
             .collect();
         failures.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
         Summary {
-            totals: Tally::of(&report.jobs),
+            totals: Figures::of(&report.jobs),
             families: families
                 .into_iter()
                 .map(|(family, jobs)| FamilySummary {
                     family: family.to_string(),
-                    tally: Tally::of(jobs.iter().copied()),
+                    figures: Figures::of(jobs.iter().copied()),
                     first_attempt_gate: !jobs.is_empty()
                         && jobs.iter().all(|j| j.first_attempt_clean),
                 })
@@ -217,7 +211,7 @@ impl Summary {
                 .into_iter()
                 .map(|(provider, jobs)| ProviderSummary {
                     provider: provider.to_string(),
-                    tally: Tally::of(jobs),
+                    figures: Figures::of(jobs),
                 })
                 .collect(),
             failures,
@@ -244,12 +238,12 @@ mod tests {
     #[test]
     fn totals_count_every_outcome() {
         let s = Summary::of(&sample());
-        let t = &s.totals;
+        let t = &s.totals.tally;
         assert_eq!(t.jobs, 11);
-        assert_eq!(t.jobs, t.accepted + t.failed + t.cancelled + t.pending);
-        assert_eq!((t.accepted, t.cancelled, t.pending), (2, 1, 1));
-        assert_eq!(t.pass_rate, Some(2.0 / 10.0));
-        assert_eq!(t.pass_rate_ci, wilson(2, 10));
+        assert_eq!(t.jobs, t.succeeded + t.failed + t.cancelled + t.pending);
+        assert_eq!((t.succeeded, t.cancelled, t.pending), (2, 1, 1));
+        assert_eq!(s.totals.pass_rate, Some(2.0 / 10.0));
+        assert_eq!(s.totals.pass_rate_ci, wilson(2, 10));
     }
 
     #[test]
@@ -257,8 +251,8 @@ mod tests {
         let s = Summary::of(&sample());
         let names: Vec<&str> = s.families.iter().map(|f| f.family.as_str()).collect();
         assert_eq!(names, ["off_by_one", "parsing"]);
-        let parsing = &s.families[1].tally;
-        assert_eq!(parsing.pending, 1);
+        let parsing = &s.families[1].figures;
+        assert_eq!(parsing.tally.pending, 1);
         assert_eq!(parsing.pass_rate, Some(1.0 / 8.0));
         // The interval counts finished jobs only: 1 of 8.
         assert_eq!(parsing.pass_rate_ci, wilson(1, 8));
@@ -269,7 +263,7 @@ mod tests {
         let s = Summary::of(&sample());
         let names: Vec<&str> = s.providers.iter().map(|p| p.provider.as_str()).collect();
         assert_eq!(names, ["alpha", "beta"]);
-        assert!(s.providers.iter().all(|p| p.tally.jobs == 3));
+        assert!(s.providers.iter().all(|p| p.figures.tally.jobs == 3));
     }
 
     #[test]
@@ -307,7 +301,7 @@ mod tests {
                 .find(|f| f.family == family)
                 .map(|f| f.first_attempt_gate)
         };
-        // off_by_one has an accepted clean job and a failed one.
+        // off_by_one has a clean job that succeeded and a failed one.
         assert_eq!(gate("off_by_one"), Some(false));
         let mut clean = report.clone();
         clean.jobs.retain(|j| j.instance == "off_by_one");

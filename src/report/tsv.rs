@@ -185,7 +185,7 @@ mod tests {
         for line in &lines {
             assert_eq!(line.split('\t').count(), TSV_COLUMNS.len(), "{line}");
         }
-        assert!(lines[1].starts_with("off_by_one\toff_by_one\toff_by_one\t\t\taccepted\t\t1\t2\t5\t0\t12400\t830\t5\t4210\t18350\t"));
+        assert!(lines[1].starts_with("off_by_one\toff_by_one\toff_by_one\t\t\tsucceeded\t\t1\t2\t5\t0\t12400\t830\t5\t4210\t18350\t"));
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //! - `describe.rs`: the one wording of every event, used by the report
 //!   timeline, progress, `status` and `watch`.
 //! - `wording.rs`: how facts of the log read, such as a baseline's verdict.
+//! - `tally.rs`: a job's outcome and the one count of outcomes every view
+//!   reads.
 //! - `reducer_tests/`: the reducer's tests.
 
 mod attempt;
@@ -31,6 +33,7 @@ mod phases;
 mod reducer;
 mod steps;
 mod summary;
+mod tally;
 mod wording;
 
 pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
@@ -41,6 +44,7 @@ pub use job::{
 };
 pub use reducer::{Illegal, State, replay};
 pub use summary::{Summaries, Summary};
+pub use tally::{JobOutcome, Tally};
 pub use wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 
 /// A data dir's log as a reader sees it, replayed through the reducer.

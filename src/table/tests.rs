@@ -79,8 +79,8 @@ fn cutting_at_words_keeps_whole_words_only() {
 #[test]
 fn wrapping_breaks_at_spaces_and_keeps_long_words_whole() {
     assert_eq!(
-        wrap("accepted 3/5 (failed 1, cancelled 0, pending 1)", 20),
-        ["accepted 3/5 (failed", "1, cancelled 0,", "pending 1)"]
+        wrap("succeeded 3/5 (failed 1, cancelled 0, pending 1)", 21),
+        ["succeeded 3/5 (failed", "1, cancelled 0,", "pending 1)"]
     );
     assert_eq!(
         wrap("a /very/long/path/name b", 8),

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::Model;
-use crate::report::{Comparison, JobOutcome, JobResult, compare};
+use crate::report::{Comparison, JobResult, compare};
+use crate::state::Tally;
 
 /// What is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,9 +51,11 @@ pub(super) struct MatrixRow {
 /// One side's runs of one job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(super) struct Cell {
+    /// How its runs ended.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// Runs that ended one way or another.
     pub finished: u32,
-    pub accepted: u32,
-    pub pending: u32,
     /// Failure kinds of its failed runs, in order.
     pub failure_kinds: Vec<&'static str>,
     /// `(data dir index, instance)` of each run, for links.
@@ -61,15 +64,8 @@ pub(super) struct Cell {
 
 impl Cell {
     fn add(&mut self, run: usize, j: &JobResult) {
-        match j.outcome {
-            JobOutcome::Pending => self.pending += 1,
-            outcome => {
-                self.finished += 1;
-                if outcome == JobOutcome::Accepted {
-                    self.accepted += 1;
-                }
-            }
-        }
+        self.tally.add(j.outcome);
+        self.finished = self.tally.finished();
         if let Some(kind) = j.failure_kind {
             self.failure_kinds.push(kind.as_str());
         }
@@ -77,7 +73,7 @@ impl Cell {
     }
 
     fn fraction(&self) -> Option<f64> {
-        (self.finished > 0).then(|| f64::from(self.accepted) / f64::from(self.finished))
+        self.tally.pass_rate()
     }
 }
 
@@ -203,6 +199,7 @@ pub(super) fn matrix(
 mod tests {
     use super::*;
     use crate::protocol::FailureKind;
+    use crate::report::JobOutcome;
 
     fn run(job: &str, provider: &str, k: u32, outcome: JobOutcome) -> JobResult {
         let mut j = JobResult::new(&format!("{job}@{provider}#{k}"), job, "f");
@@ -217,18 +214,18 @@ mod tests {
 
     #[test]
     fn the_matrix_pairs_shared_finished_jobs_and_names_the_winner() {
-        use JobOutcome::{Accepted, Failed, Pending};
+        use JobOutcome::{Failed, Pending, Succeeded};
         let a = [
-            run("j1", "x", 1, Accepted),
+            run("j1", "x", 1, Succeeded),
             run("j1", "x", 2, Failed),
-            run("j2", "x", 1, Accepted),
+            run("j2", "x", 1, Succeeded),
             run("j3", "x", 1, Pending),
-            run("only_x", "x", 1, Accepted),
+            run("only_x", "x", 1, Succeeded),
         ];
         let b = [
             run("j1", "y", 1, Failed),
-            run("j2", "y", 1, Accepted),
-            run("j3", "y", 1, Accepted),
+            run("j2", "y", 1, Succeeded),
+            run("j3", "y", 1, Succeeded),
         ];
         let side_a: Vec<(usize, &JobResult)> = a.iter().map(|j| (0, j)).collect();
         let side_b: Vec<(usize, &JobResult)> = b.iter().map(|j| (0, j)).collect();
@@ -245,8 +242,8 @@ mod tests {
             ]
         );
         assert_eq!(rows[0].a.failure_kinds, ["tests_failed"]);
-        assert_eq!((rows[0].a.finished, rows[0].a.accepted), (2, 1));
-        assert_eq!(rows[2].a.pending, 1);
+        assert_eq!((rows[0].a.finished, rows[0].a.tally.succeeded), (2, 1));
+        assert_eq!(rows[2].a.tally.pending, 1);
         assert_eq!(rows[0].a.instances[1], (0, "j1@x#2".to_string()));
         // The report's comparison of the two shared finished jobs.
         assert_eq!((c.jobs, c.a_wins, c.b_wins, c.ties), (2, 1, 0, 1));
@@ -255,7 +252,7 @@ mod tests {
 
     #[test]
     fn data_dirs_pair_the_same_job_and_provider() {
-        let j = run("j", "p", 3, JobOutcome::Accepted);
+        let j = run("j", "p", 3, JobOutcome::Succeeded);
         assert_eq!(run_key(&j), "j@p");
         assert_eq!(provider_key(&j), "j");
         let plain = JobResult::new("plain", "plain", "f");

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::model::{Model, Run};
-use crate::report::{JobResult, Tally};
+use crate::report::{Figures, JobResult};
 use crate::state::{self, Job, JobState};
 
 /// The jobs page.
@@ -25,7 +25,7 @@ pub(super) struct RunRow<'a> {
     pub events: usize,
     /// Why its log cannot be read (yet).
     pub error: Option<&'a str>,
-    pub tally: Tally,
+    pub tally: Figures,
     pub running: u32,
     pub queued: u32,
 }
@@ -42,7 +42,7 @@ pub(super) struct JobRow<'a> {
     pub repeat: Option<u32>,
     /// `queued`, `running`, `succeeded`, `failed`, `cancelled`.
     pub state: &'static str,
-    /// `accepted`, `failed`, `cancelled`, `pending`.
+    /// `succeeded`, `failed`, `cancelled`, `pending`.
     pub outcome: &'static str,
     pub failure_kind: Option<&'static str>,
     /// Infrastructure failures are counted apart from the model's.
@@ -90,7 +90,7 @@ pub(super) fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
             label: &run.label,
             events: run.events(),
             error: run.error.as_deref(),
-            tally: Tally::of(&run.report.jobs),
+            tally: Figures::of(&run.report.jobs),
             running,
             queued,
         });
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(view.jobs[1].state, "queued");
         let run = &view.runs[0];
         assert_eq!(
-            (run.events, run.running, run.queued, run.tally.jobs),
+            (run.events, run.running, run.queued, run.tally.tally.jobs),
             (3, 1, 1, 2)
         );
         assert_eq!(run.error, None);

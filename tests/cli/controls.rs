@@ -355,7 +355,7 @@ fn status_reports_and_progress_agree_on_steps_and_baselines_for_every_control() 
 /// A report outcome as `status` names the state.
 fn status_word(outcome: &serde_json::Value) -> &'static str {
     match outcome.as_str() {
-        Some("accepted") => "succeeded",
+        Some("succeeded") => "succeeded",
         Some("failed") => "failed",
         Some("cancelled") => "cancelled",
         _ => "queued",

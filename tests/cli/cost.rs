@@ -85,7 +85,7 @@ fn costs_match_tokens_times_prices_and_count_unusable_replies() {
     let results = results(&sb);
     let mut total = 0.0;
     for job in results["jobs"].as_array().unwrap() {
-        assert_eq!(job["outcome"], "accepted", "{job:#}");
+        assert_eq!(job["outcome"], "succeeded", "{job:#}");
         // Four calls, the first an invalid decision: all four billed.
         assert_eq!(job["provider_calls"], 4);
         assert_eq!(job["invalid_decisions"], 1);
@@ -103,14 +103,11 @@ fn costs_match_tokens_times_prices_and_count_unusable_replies() {
         "{totals:#}"
     );
     assert!(
-        (totals["cost_per_accepted_usd"].as_f64().unwrap() - total / 2.0).abs() < 1e-9,
+        (totals["cost_per_success_usd"].as_f64().unwrap() - total / 2.0).abs() < 1e-9,
         "{totals:#}"
     );
     let md = std::fs::read_to_string(sb.data().join("report/report.md")).unwrap();
-    assert!(
-        md.contains("cost $0.1040 ($0.0520 per accepted job)"),
-        "{md}"
-    );
+    assert!(md.contains("cost $0.1040 ($0.0520 per success)"), "{md}");
     assert!(md.contains("## Where the time went"), "{md}");
     let tsv = std::fs::read_to_string(sb.data().join("report/results.tsv")).unwrap();
     assert!(tsv.lines().next().unwrap().contains("cost_usd"));
@@ -153,7 +150,7 @@ fn outcomes(results: &serde_json::Value) -> (usize, usize, usize) {
         }
     }
     (
-        count(&|j| j["outcome"] == "accepted"),
+        count(&|j| j["outcome"] == "succeeded"),
         count(&|j| j["outcome"] == "failed"),
         count(&|j| j["outcome"] == "pending"),
     )

@@ -259,7 +259,7 @@ fn a_batch_reports_exactly_the_jobs_it_planned() {
     let root = env!("CARGO_MANIFEST_DIR");
     let job = format!("{root}/evaluation/controls/success.toml");
     let run = sb.run(&["batch", "DATA", &job]).ok();
-    assert!(run.stdout.contains("accepted 1/1"), "{}", run.stdout);
+    assert!(run.stdout.contains("succeeded 1/1"), "{}", run.stdout);
     let results: serde_json::Value =
         serde_json::from_slice(&std::fs::read(sb.data().join("report/results.json")).unwrap())
             .unwrap();
@@ -294,7 +294,7 @@ fn demo_runs_from_an_empty_directory_and_leaves_nothing_behind() {
     );
     assert_eq!(run.code, 0, "{run:#?}");
     // One bundled job fails on purpose, and the demo still succeeds.
-    assert!(run.stdout.contains("accepted 8/9"), "{}", run.stdout);
+    assert!(run.stdout.contains("succeeded 8/9"), "{}", run.stdout);
     assert!(
         run.stdout
             .contains("demo: off_by_one_overfit fails on purpose: its scripted fix special-cases the visible test"),
@@ -370,7 +370,7 @@ fn a_second_batch_waits_for_the_jobs_another_runner_holds() {
         "{}",
         second.stderr
     );
-    assert!(second.stdout.contains("accepted 1/1"), "{}", second.stdout);
+    assert!(second.stdout.contains("succeeded 1/1"), "{}", second.stdout);
 }
 
 #[test]

@@ -130,7 +130,7 @@ fn a_batch_killed_five_times_then_rerun_finishes_every_job_once() {
     }
     let last = sb.run(&["batch", "DATA", dir.to_str().unwrap(), "-j", "2"]);
     assert_eq!(last.code, 0, "{last:#?}");
-    assert!(last.stdout.contains("accepted 10/10"), "{last:#?}");
+    assert!(last.stdout.contains("succeeded 10/10"), "{last:#?}");
     let lines = log_lines(&sb);
     // No finished phase ran twice: one baseline and one acceptance per job.
     for kind in ["baseline", "acceptance", "attempt_finished"] {

@@ -105,7 +105,7 @@ fn an_edited_manifest_runs_again_under_its_new_hash_with_replace() {
     }
     let doc = results(&sb.data());
     for job in doc["jobs"].as_array().unwrap() {
-        assert_eq!(job["outcome"], "accepted", "{job:#}");
+        assert_eq!(job["outcome"], "succeeded", "{job:#}");
         assert_eq!(job["attempts"], 1, "{job:#}");
         assert_eq!(job["manifest_hash"], new_hash.as_str());
         let history = job["attempt_history"].as_array().unwrap();

@@ -53,7 +53,7 @@ fn synthetic_job(i: usize) -> JobResult {
     j.cost_usd = Some(0.01 + (i % 50) as f64 / 1000.0);
     j.baseline = CheckResult::Passed;
     j.acceptance = CheckResult::Passed;
-    j.outcome = JobOutcome::Accepted;
+    j.outcome = JobOutcome::Succeeded;
     j.prompt = Some(format!(
         "Fix the defect in src/lib.rs of task {i}: the function must return the sum of 1..=n, \
          and every hidden test must pass. Do not change the tests."

@@ -68,12 +68,12 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     assert_eq!(run.code, 1, "some controls fail by design: {run:#?}");
 
     let expected = [
-        ("disallowed_command", "accepted", None),
+        ("disallowed_command", "succeeded", None),
         ("invalid_decisions", "failed", Some("invalid_decisions")),
-        ("opposite_attempts", "accepted", None),
+        ("opposite_attempts", "succeeded", None),
         ("passing_baseline", "failed", Some("invalid_baseline")),
         ("step_limit", "failed", Some("step_limit")),
-        ("success", "accepted", None),
+        ("success", "succeeded", None),
         ("test_tampering", "failed", Some("tests_failed")),
         ("wall_timeout", "failed", Some("wall_timeout")),
         ("wrong_fix", "failed", Some("tests_failed")),
@@ -81,7 +81,7 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runtime.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 7);
+    assert_eq!(results["schema_version"], 8);
     let jobs = results["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), expected.len());
     for (id, outcome, kind) in expected {
@@ -111,7 +111,7 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     let regenerated = sb.path().join("regenerated");
     sb.run(&["report", "DATA", "--out", regenerated.to_str().unwrap()])
         .ok()
-        .stdout_has("3/9 jobs accepted");
+        .stdout_has("3/9 jobs succeeded");
     let again: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(regenerated.join("results.json")).unwrap())
             .unwrap();

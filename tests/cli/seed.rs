@@ -215,5 +215,5 @@ fn a_job_that_cannot_run_does_not_stop_the_batch() {
         .code(1)
         .stderr_has("job broken: infra_error")
         .stderr_has("runs/broken");
-    assert!(run.stdout.contains("accepted 1/2"), "{run:#?}");
+    assert!(run.stdout.contains("succeeded 1/2"), "{run:#?}");
 }

@@ -382,5 +382,5 @@ fn demo_leaves_out_a_job_whose_setup_needs_the_network_when_there_is_none() {
             .contains("demo: skipping fetching: its [setup] needs the network and"),
         "{run:#?}"
     );
-    assert!(run.stdout.contains("accepted 1/1"), "{run:#?}");
+    assert!(run.stdout.contains("succeeded 1/1"), "{run:#?}");
 }

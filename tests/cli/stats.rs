@@ -200,18 +200,18 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 7);
+    assert_eq!(results["schema_version"], 8);
 
     // The outcomes are the ones designed: count them from the jobs.
-    let mut accepted: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut succeeded: BTreeMap<(String, String), u32> = BTreeMap::new();
     for job in results["jobs"].as_array().unwrap() {
         let key = (
             job["job"].as_str().unwrap().to_string(),
             job["provider"].as_str().unwrap().to_string(),
         );
-        let entry = accepted.entry(key).or_default();
+        let entry = succeeded.entry(key).or_default();
         match job["outcome"].as_str() {
-            Some("accepted") => *entry += 1,
+            Some("succeeded") => *entry += 1,
             Some("failed") => assert_eq!(job["failure_kind"], "acceptance_failed", "{job:#}"),
             other => panic!("unexpected outcome {other:?}"),
         }
@@ -226,8 +226,8 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
         };
         if passes { REPEATS } else { 0 }
     };
-    assert_eq!(accepted.len(), 20);
-    for ((job, provider), c) in &accepted {
+    assert_eq!(succeeded.len(), 20);
+    for ((job, provider), c) in &succeeded {
         assert_eq!(*c, expect(job, provider), "{job}@{provider}");
     }
 
@@ -393,7 +393,7 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     assert_eq!(html.matches("<path class=\"ci\"").count(), 4);
     must(
         &html,
-        "<title>alpha: 45 accepted of 50 finished (0 pending), 95% CI [78.6%, 95.7%]</title>",
+        "<title>alpha: 45 succeeded of 50 finished (0 pending), 95% CI [78.6%, 95.7%]</title>",
     );
     must(
         &html,

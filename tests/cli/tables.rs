@@ -104,7 +104,7 @@ fn status_and_the_batch_summary_fit_60_columns() {
     )
     .code(1);
     let table = summary(&narrow.stdout);
-    assert!(table.contains("accepted 4/6"), "{table}");
+    assert!(table.contains("succeeded 4/6"), "{table}");
     let status = at(&sb, &["status", "DATA"], &[("COLUMNS", "60")]).ok();
     let whole = sb.run(&["status", "DATA"]).ok();
     // Uncut, every id is whole.
@@ -125,7 +125,7 @@ fn status_and_the_batch_summary_fit_60_columns() {
     );
     // The summary's words are the table's and the counts line's.
     let uncut = format!(
-        "{}accepted 4/6 (failed 2, cancelled 0, pending 0); 6 attempts run now",
+        "{}succeeded 4/6 (failed 2, cancelled 0, pending 0); 6 attempts run now",
         whole.stdout
     );
     fits_without_split(table, &uncut, 60);

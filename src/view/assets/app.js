@@ -281,13 +281,13 @@
   function renderRuns(data) {
     const table = el('table', { class: 'runs' },
       el('thead', null, el('tr', null,
-        ['data dir', 'events', 'jobs', 'accepted', 'failed', 'cancelled', 'running', 'queued', 'pass rate', 'cost', 'elapsed']
+        ['data dir', 'events', 'jobs', 'succeeded', 'failed', 'cancelled', 'running', 'queued', 'pass rate', 'cost', 'elapsed']
           .map((h, i) => el('th', { class: i ? 'num' : null }, h)))),
       el('tbody', null, data.runs.map((r) => el('tr', { data: { run: r.index } },
         el('td', { class: 'id' }, r.label, r.error ? el('div', { class: 'error' }, r.error) : null),
         el('td', { class: 'num' }, r.events),
         el('td', { class: 'num' }, r.tally.jobs),
-        el('td', { class: 'num' }, r.tally.accepted),
+        el('td', { class: 'num' }, r.tally.succeeded),
         el('td', { class: 'num' }, r.tally.failed),
         el('td', { class: 'num' }, r.tally.cancelled),
         el('td', { class: 'num' }, r.running),
@@ -406,7 +406,7 @@
       el('h1', { id: 'job-title' }, r.instance, ' ', badge(row.state), ' ',
         r.failure_kind ? badge(r.failure_kind, 'failed') : null),
     );
-    if (r.cause && r.outcome !== 'accepted') {
+    if (r.cause && r.outcome !== 'succeeded') {
       main.append(el('h2', null, 'Cause'), el('div', { class: 'cause-box', id: 'cause' }, r.cause));
     } else if (row.state === 'running' && row.last) {
       main.append(el('p', { class: 'muted' }, 'now: ' + row.last));
@@ -604,7 +604,7 @@
 
   function cell(c) {
     if (c.finished + c.pending === 0) return el('span', { class: 'muted' }, 'not run');
-    const parts = [c.accepted + '/' + c.finished + ' accepted'];
+    const parts = [c.succeeded + '/' + c.finished + ' succeeded'];
     if (c.pending) parts.push(c.pending + ' pending');
     return [parts.join(', '),
       c.failure_kinds.length ? el('div', { class: 'muted' }, c.failure_kinds.join(', ')) : null,

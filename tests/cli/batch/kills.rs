@@ -193,7 +193,7 @@ fn comparable_job(job: &serde_json::Value) -> serde_json::Value {
 fn outcome_totals(t: &serde_json::Value) -> serde_json::Value {
     serde_json::json!([
         t["jobs"],
-        t["accepted"],
+        t["succeeded"],
         t["failed"],
         t["cancelled"],
         t["pending"],

@@ -162,10 +162,10 @@ fn two_shards_cover_every_job_once_and_merge_into_one_report() {
         &[],
     )
     .ok()
-    .stdout_has("8/8 jobs accepted");
+    .stdout_has("8/8 jobs succeeded");
     let results = read_json(&merged.join("results.json"));
     let ids: BTreeSet<String> = jobs_by_instance(&results).into_keys().collect();
     assert_eq!(ids, expected);
     assert_eq!(results["sources"].as_array().map(Vec::len), Some(2));
-    assert_eq!(results["totals"]["accepted"], 8);
+    assert_eq!(results["totals"]["succeeded"], 8);
 }
