@@ -1,4 +1,5 @@
-//! The PID namespace's init shows nothing of the runner.
+//! The PID namespace's init shows nothing of the runner: it is not in the
+//! command's `/proc` (`hidepid`), and where it would be, it is blank.
 
 use super::*;
 
@@ -11,7 +12,8 @@ fn proc_1_shows_nothing_of_the_runner() {
     let ws = tempfile::tempdir().unwrap();
     let marker = format!("runner-marker-{}", std::process::id());
     let script = format!(
-        "cat /proc/1/cmdline; echo; cat /proc/1/environ; echo; cat /proc/1/comm; : {marker}"
+        "cat /proc/1/cmdline; echo; cat /proc/1/environ; echo; cat /proc/1/comm; \\
+         test -e /proc/1 || echo HIDDEN; : {marker}"
     );
     let out = Command::new(BIN)
         .args(["exec", "--sandbox", "required", "--workspace"])
@@ -35,5 +37,8 @@ fn proc_1_shows_nothing_of_the_runner() {
     // The runner's own command line did hold the marker, so the check
     // above means something.
     assert!(script.contains(&marker));
-    assert!(inside.contains("init"), "{text}");
+    assert!(
+        inside.contains("HIDDEN") || inside.contains("init"),
+        "{text}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The attempt's zygote through the real binary, one concept per file:
-//! a command attacking it (`attack`), the fallback when it or the
+//! a command attacking it (`attack`), the next command's process showing
+//! nothing of it (`blank`), the fallback when it or the
 //! attempt's PID namespace is killed mid-attempt (`fallback`), the next
 //! command made ahead while one runs (`warm`), the scheduling of the
 //! zygote and what it makes ahead (`idle`), and commands still started
@@ -7,6 +8,7 @@
 //! scripted job and the helpers that find the runner's processes.
 
 mod attack;
+mod blank;
 mod fallback;
 mod idle;
 mod sandbox_off;

@@ -10,6 +10,10 @@
 //! checkpoint/restore), they read as zero bytes. Its name (`comm`) becomes
 //! `init`. The bounds are read from `/proc/self/stat` once, in the runner;
 //! the child only writes memory and makes two `prctl` calls.
+//!
+//! The zygote does the same to itself around each clone, and puts it all
+//! back after ([`Veil`]): what it clones into the attempt's PID namespace
+//! while a command runs there is born blank, before any command can look.
 
 use std::sync::OnceLock;
 
@@ -87,19 +91,60 @@ impl Image {
     /// calls and plain memory writes only; failures are ignored (the
     /// strings are zeroed either way).
     pub(crate) fn blank(&self) {
-        for (start, end) in [
-            (self.arg_start, self.arg_end),
-            (self.env_start, self.env_end),
-        ] {
+        for (start, end) in self.strings() {
             let len = usize::try_from(end - start).unwrap_or(0);
             // SAFETY: [start, end) are this process's own argument or
             // environment strings (on its initial stack, writable),
-            // inherited unchanged through fork from the runner whose
+            // inherited unchanged through fork from the process whose
             // /proc/self/stat named them; nothing in this process reads
             // them afterwards (the command's argv and environment were
-            // built separately, before the fork).
+            // built separately, before the fork; a veil's copy is its own).
             unsafe { std::ptr::write_bytes(start as usize as *mut u8, 0, len) };
         }
+        let empty = (self.arg_start, self.arg_start);
+        self.set_bounds(empty, empty);
+        // SAFETY: PR_SET_NAME reads a NUL-terminated static string.
+        unsafe { libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0) };
+    }
+
+    /// Blanks this process (as [`blank`](Self::blank)) until the veil is
+    /// dropped, which puts back its strings, their bounds and its name.
+    /// The zygote holds one around each clone: a process cloned
+    /// meanwhile is born blank, so no command watching `/proc` ever reads
+    /// the zygote's arguments (the runner's pid) or name in it, however
+    /// early it looks. Single-threaded callers only.
+    pub(crate) fn veil(&self) -> Veil {
+        let saved = self.strings().map(|(start, end)| {
+            let len = usize::try_from(end - start).unwrap_or(0);
+            // SAFETY: as in `blank`: this process's own strings, live
+            // and unchanged since its stat line named them.
+            unsafe { std::slice::from_raw_parts(start as usize as *const u8, len) }.to_vec()
+        });
+        let mut name = [0u8; 17];
+        // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL included, into
+        // a buffer that holds 17.
+        unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr(), 0, 0, 0) };
+        self.blank();
+        Veil {
+            image: *self,
+            saved,
+            name,
+        }
+    }
+
+    /// The argument and the environment strings' ranges.
+    fn strings(&self) -> [(u64, u64); 2] {
+        [
+            (self.arg_start, self.arg_end),
+            (self.env_start, self.env_end),
+        ]
+    }
+
+    /// Points the kernel's bounds of the argument and environment strings
+    /// (what `/proc/PID/cmdline` and `environ` read) at `args` and `env`;
+    /// whether the kernel took them (it does not where it was built
+    /// without checkpoint/restore).
+    fn set_bounds(&self, args: (u64, u64), env: (u64, u64)) -> bool {
         // SAFETY: brk(0) only returns the current break.
         let brk = unsafe { libc::syscall(libc::SYS_brk, 0) } as u64;
         let map = MmMap {
@@ -110,17 +155,17 @@ impl Image {
             start_brk: self.start_brk,
             brk,
             start_stack: self.start_stack,
-            arg_start: self.arg_start,
-            arg_end: self.arg_start,
-            env_start: self.arg_start,
-            env_end: self.arg_start,
+            arg_start: args.0,
+            arg_end: args.1,
+            env_start: env.0,
+            env_end: env.1,
             auxv: std::ptr::null_mut(),
             auxv_size: 0,
             exe_fd: u32::MAX,
         };
         // SAFETY: the kernel copies a struct of exactly the size passed
         // from this frame; auxv_size 0 and exe_fd -1 leave both unchanged.
-        unsafe {
+        let done = unsafe {
             libc::prctl(
                 libc::PR_SET_MM,
                 libc::PR_SET_MM_MAP as libc::c_ulong,
@@ -129,8 +174,37 @@ impl Image {
                 0,
             )
         };
-        // SAFETY: PR_SET_NAME reads a NUL-terminated static string.
-        unsafe { libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0) };
+        done == 0
+    }
+}
+
+/// A process blanked for a while (see [`Image::veil`]).
+pub(crate) struct Veil {
+    image: Image,
+    /// The argument and environment strings as they were.
+    saved: [Vec<u8>; 2],
+    /// The name as it was, NUL-terminated.
+    name: [u8; 17],
+}
+
+impl Drop for Veil {
+    fn drop(&mut self) {
+        for ((start, _), bytes) in self.image.strings().into_iter().zip(&self.saved) {
+            // SAFETY: writes back, byte for byte, what `veil` copied out of
+            // the same range of this process's own strings.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    start as usize as *mut u8,
+                    bytes.len(),
+                );
+            }
+        }
+        let [args, env] = self.image.strings();
+        self.image.set_bounds(args, env);
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string: `name` holds
+        // at most 16 bytes from PR_GET_NAME and ends in NUL.
+        unsafe { libc::prctl(libc::PR_SET_NAME, self.name.as_ptr(), 0, 0, 0) };
     }
 }
 

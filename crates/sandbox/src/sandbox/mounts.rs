@@ -212,13 +212,20 @@ impl MountPlan {
     /// command's own `/proc` and scratch, then `cwd` (a warm init, which
     /// does not know it yet, enters none).
     pub(crate) fn finish(&self, cwd: Option<&CString>) -> std::io::Result<()> {
-        sys::mount(
-            Some(c"proc"),
-            c"/proc",
-            Some(c"proc"),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            None,
-        )?;
+        // `hidepid=2`: a process the command could not trace (the
+        // namespace's init, the next command's process made ahead, both
+        // not dumpable) is not in its `/proc` at all, not even the list
+        // of its descriptors, which the same uid could otherwise read.
+        // `gid` names the group exempt from it, root's unless told: a
+        // group no command is in. A kernel (or a user namespace, where
+        // that group is not mapped) that refuses the options gets the
+        // plain mount.
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        let proc = |options| sys::mount(Some(c"proc"), c"/proc", Some(c"proc"), flags, options);
+        match proc(Some(c"hidepid=2,gid=4294967294")) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => proc(None)?,
+            other => other?,
+        }
         if let Some((dir, home, tmp)) = &self.scratch {
             sys::mount(
                 Some(c"tmpfs"),

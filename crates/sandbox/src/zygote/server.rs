@@ -151,6 +151,9 @@ fn start(
         };
         policy.map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))?;
     }
+    // What is cloned below shows nothing of this process from its first
+    // instant (a command of the attempt's namespace may be watching).
+    let veil = crate::sandbox::runner_image().map(|image| image.veil());
     let started = match image {
         Some(image) => {
             let stdio = [own[0].as_raw_fd(), own[1].as_raw_fd(), own[2].as_raw_fd()];
@@ -174,6 +177,7 @@ fn start(
             .map_err(|e| (None, e.raw_os_error().unwrap_or(libc::EIO)))
         }
     };
+    drop(veil);
     drop(held);
     started
 }
