@@ -109,6 +109,14 @@ pub struct AgentResult {
     pub infra: Option<String>,
 }
 
+/// What a stage of the loop leaves: the next stage's input, or how the
+/// attempt ends.
+#[derive(Debug)]
+pub(crate) enum Step<T> {
+    Next(T),
+    End(AgentResult),
+}
+
 /// Why a [`Recorder`] could not append an event: its store's error.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
@@ -196,8 +204,8 @@ pub fn run_agent(run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
             step,
             hands.last_verify_failed(),
         )? {
-            Ok(reply) => reply,
-            Err(end) => return Ok(end),
+            Step::Next(reply) => reply,
+            Step::End(end) => return Ok(end),
         };
         // Parse, and act.
         let acted = hands.decide(recorder, step, parse_decision(&reply.text))?;

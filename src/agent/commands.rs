@@ -2,20 +2,22 @@
 //! recording it, the verify command and its debt, and what the model and
 //! the log are told of an outcome.
 
-use super::agent_loop::{AgentError, AgentResult, CommandRole, Recorder, failed};
+use super::agent_loop::{AgentError, AgentResult, CommandRole, Recorder, Step, failed};
 use super::cause::{cause_line, first_cause};
 use super::hands::{Hands, record};
 use crate::exec::{ExecError, ExecOutcome};
 use crate::protocol::{CommandFor, Event, FailureKind, Resources, TestRuns, VerifyTrigger};
 
 /// Why a command of the loop did not give an outcome.
-pub(super) enum CommandFailure {
+pub(super) enum Ran {
+    /// It ran (whatever its exit).
+    Out(Box<ExecOutcome>),
     /// Refused by the allow rules or containment: an invalid decision.
     Refused(String),
     /// The attempt cannot continue (sandbox unavailable, cancelled, deadline).
-    Fatal(AgentResult),
+    End(AgentResult),
     /// It did not run (e.g. program not found); the model is told.
-    Other(String),
+    NotRun(String),
 }
 
 /// Runs a command and records it.
@@ -25,26 +27,23 @@ pub(super) fn run_command(
     step: u32,
     argv: &[String],
     role: CommandRole,
-) -> Result<Result<ExecOutcome, CommandFailure>, AgentError> {
+) -> Result<Ran, AgentError> {
     let result = hands.commands.run(argv, role, hands.cancel);
     let out = match result {
         Ok(out) => out,
-        Err(ExecError::Refused(r)) => return Ok(Err(CommandFailure::Refused(r.to_string()))),
+        Err(ExecError::Refused(r)) => return Ok(Ran::Refused(r.to_string())),
         Err(ExecError::SandboxUnavailable { .. }) => {
-            return Ok(Err(CommandFailure::Fatal(failed(
-                FailureKind::SandboxUnavailable,
-                step,
-            ))));
+            return Ok(Ran::End(failed(FailureKind::SandboxUnavailable, step)));
         }
-        Err(e) => return Ok(Err(CommandFailure::Other(e.to_string()))),
+        Err(e) => return Ok(Ran::NotRun(e.to_string())),
     };
     record(recorder, command_event(step, role.logged(), &out))?;
     if out.cancelled
         && let Some(end) = hands.stopped(step)
     {
-        return Ok(Err(CommandFailure::Fatal(end)));
+        return Ok(Ran::End(end));
     }
-    Ok(Ok(out))
+    Ok(Ran::Out(Box::new(out)))
 }
 
 /// The `command` event for an outcome (counts only, never arguments or output).
@@ -92,15 +91,15 @@ pub(super) fn verify(
     recorder: &mut dyn Recorder,
     step: u32,
     trigger: VerifyTrigger,
-) -> Result<Result<(bool, String), AgentResult>, AgentError> {
+) -> Result<Step<(bool, String)>, AgentError> {
     let argv = hands.verify.to_vec();
     if let Some(guard) = hands.guard.as_deref_mut() {
         guard.before_verify(step);
     }
     let out = match run_command(hands, recorder, step, &argv, CommandRole::Verify)? {
-        Ok(out) => out,
-        Err(CommandFailure::Fatal(result)) => return Ok(Err(result)),
-        Err(CommandFailure::Refused(message) | CommandFailure::Other(message)) => {
+        Ran::Out(out) => out,
+        Ran::End(result) => return Ok(Step::End(result)),
+        Ran::Refused(message) | Ran::NotRun(message) => {
             record(
                 recorder,
                 Event::Verify {
@@ -111,7 +110,7 @@ pub(super) fn verify(
                 },
             )?;
             hands.debt.last_verify_failed = true;
-            return Ok(Ok((false, message)));
+            return Ok(Step::Next((false, message)));
         }
     };
     let passed = out.success();
@@ -131,7 +130,7 @@ pub(super) fn verify(
     if passed {
         hands.debt.open = false;
     }
-    Ok(Ok((passed, describe_command(&argv, &out))))
+    Ok(Step::Next((passed, describe_command(&argv, &out))))
 }
 
 /// What the model sees of a command: status line and captured output.

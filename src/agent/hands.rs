@@ -11,9 +11,9 @@
 use std::time::Instant;
 
 use super::agent_loop::{
-    AgentError, AgentResult, CommandRole, CommandRunner, Recorder, VerifyGuard, failed,
+    AgentError, AgentResult, CommandRole, CommandRunner, Recorder, Step, VerifyGuard, failed,
 };
-use super::commands::{CommandFailure, describe_command, run_command, verify};
+use super::commands::{Ran, describe_command, run_command, verify};
 use super::workspace::{EditRecord, PathRefusal, Workspace};
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, DecisionError};
@@ -274,18 +274,16 @@ impl<'a> Hands<'a> {
                 let mut argv = vec![program];
                 argv.extend(args);
                 match run_command(self, recorder, step, &argv, CommandRole::Tool)? {
-                    Ok(out) => Acted::seen(describe_command(&argv, &out)),
-                    Err(CommandFailure::Refused(reason)) => Acted::refused(reason),
-                    Err(CommandFailure::Fatal(result)) => Acted::End(result),
-                    Err(CommandFailure::Other(message)) => {
-                        Acted::seen(format!("run_tool failed: {message}"))
-                    }
+                    Ran::Out(out) => Acted::seen(describe_command(&argv, &out)),
+                    Ran::Refused(reason) => Acted::refused(reason),
+                    Ran::End(result) => Acted::End(result),
+                    Ran::NotRun(message) => Acted::seen(format!("run_tool failed: {message}")),
                 }
             }
             Decision::Verify {} => match verify(self, recorder, step, VerifyTrigger::Decision)? {
-                Ok((true, _)) => Acted::seen("verify passed".into()),
-                Ok((false, text)) => Acted::seen(format!("verify failed:\n{text}")),
-                Err(result) => Acted::End(result),
+                Step::Next((true, _)) => Acted::seen("verify passed".into()),
+                Step::Next((false, text)) => Acted::seen(format!("verify failed:\n{text}")),
+                Step::End(result) => Acted::End(result),
             },
             Decision::Finish { summary } => {
                 if self.debt.edits == 0 {
@@ -302,11 +300,11 @@ impl<'a> Hands<'a> {
                     return Ok(Acted::End(done));
                 }
                 match verify(self, recorder, step, VerifyTrigger::Finish)? {
-                    Ok((true, _)) => Acted::End(done),
-                    Ok((false, text)) => Acted::seen(format!(
+                    Step::Next((true, _)) => Acted::End(done),
+                    Step::Next((false, text)) => Acted::seen(format!(
                         "finish refused: the runtime ran verify and it failed:\n{text}"
                     )),
-                    Err(result) => Acted::End(result),
+                    Step::End(result) => Acted::End(result),
                 }
             }
         })

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use super::agent_loop::{AgentError, AgentResult, LoopLimits, Recorder, Used, failed};
+use super::agent_loop::{AgentError, AgentResult, LoopLimits, Recorder, Step, Used, failed};
 use super::budget::Budget;
 use super::hands::record;
 use crate::cancel::CancelToken;
@@ -58,8 +58,8 @@ impl Meter<'_> {
     }
 
     /// Asks `provider` for the reply of `step`, recording each retry as
-    /// its wait begins, then charges the call ([`Meter::charge`]). `Err`
-    /// inside: how the attempt ends (a cancel, a provider that failed).
+    /// its wait begins, then charges the call ([`Meter::charge`]). [`Step::End`]:
+    /// how the attempt ends (a cancel, a provider that failed).
     pub(crate) fn ask(
         &self,
         recorder: &mut dyn Recorder,
@@ -67,7 +67,7 @@ impl Meter<'_> {
         request: &ProviderRequest,
         step: u32,
         last_verify_failed: bool,
-    ) -> Result<Result<ProviderReply, AgentResult>, AgentError> {
+    ) -> Result<Step<ProviderReply>, AgentError> {
         let mut live = 0usize;
         let mut live_error = None;
         let result = {
@@ -84,17 +84,17 @@ impl Meter<'_> {
         }
         self.charge(recorder, step, &result, live)?;
         Ok(match result {
-            Ok(reply) => Ok(reply),
-            Err(ProviderError::Cancelled) => Err(self.ended(step)),
+            Ok(reply) => Step::Next(reply),
+            Err(ProviderError::Cancelled) => Step::End(self.ended(step)),
             // Precedence: an unreachable provider is the machine's fault;
             // a verify that failed before the provider ran out is the
             // model's; otherwise the provider's.
-            Err(e) if e.is_retryable() => Err(AgentResult {
+            Err(e) if e.is_retryable() => Step::End(AgentResult {
                 infra: Some(e.to_string()),
                 ..failed(FailureKind::ProviderError, step)
             }),
-            Err(_) if last_verify_failed => Err(failed(FailureKind::VerifyFailed, step)),
-            Err(_) => Err(failed(FailureKind::ProviderError, step)),
+            Err(_) if last_verify_failed => Step::End(failed(FailureKind::VerifyFailed, step)),
+            Err(_) => Step::End(failed(FailureKind::ProviderError, step)),
         })
     }
 

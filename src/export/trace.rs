@@ -210,7 +210,7 @@ mod tests {
             at_ms: 0,
             ts_ms: 1_000 + u64::from(step),
             said: Said {
-                kind,
+                kind: kind.parse().expect("a timeline kind"),
                 step,
                 text: text.into(),
                 ok: true,

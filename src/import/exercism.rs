@@ -15,7 +15,7 @@ use super::job_dir::{
     AcceptanceDraft, JobFiles, ManifestDraft, OracleDraft, SetupDraft, copy_filtered, exact_rule,
     oracle_script,
 };
-use super::{ImportError, ImportReport, input};
+use super::{ImportError, ImportReport, Taken, input};
 use crate::lang::{Exercise, Tooling};
 
 /// What `import exercism` was asked for.
@@ -104,8 +104,8 @@ pub(crate) fn import_exercism(options: &ExercismOptions) -> Result<ImportReport,
                 continue;
             };
             match import_one(dir, &found.track, &slug, tooling, options)? {
-                Ok(manifest) => report.written.push((id, manifest)),
-                Err(why) => report.skipped.push((id, why)),
+                Taken::Imported(manifest) => report.written.push((id, manifest)),
+                Taken::Left(why) => report.skipped.push((id, why)),
             }
         }
     }
@@ -233,19 +233,23 @@ fn exercise_dirs(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     Ok(dirs)
 }
 
-/// Imports one exercise; `Ok(Err(why))` when it is left out.
+/// Imports one exercise; `Ok(Taken::Left(why))` when it is left out.
 fn import_one(
     dir: &Path,
     track: &str,
     slug: &str,
     tooling: &dyn Tooling,
     options: &ExercismOptions,
-) -> Result<Result<PathBuf, String>, ImportError> {
+) -> Result<Taken<PathBuf>, ImportError> {
     let meta = dir.join(".meta/config.json");
     let text = fs::read_to_string(&meta).map_err(|e| input(&meta, format!("cannot read: {e}")))?;
     let config: ExerciseConfig = match serde_json::from_str(&text) {
         Ok(config) => config,
-        Err(e) => return Ok(Err(format!(".meta/config.json does not parse: {e}"))),
+        Err(e) => {
+            return Ok(Taken::Left(format!(
+                ".meta/config.json does not parse: {e}"
+            )));
+        }
     };
     // Every path as the file system reads it (`tests//x`, `./x`, `x/`
     // name `tests/x` and `x`), so the filters below see what is copied.
@@ -256,16 +260,16 @@ fn import_one(
         ("files.example", &mut files.example),
     ] {
         if list.is_empty() {
-            return Ok(Err(format!(".meta/config.json names no {what}")));
+            return Ok(Taken::Left(format!(".meta/config.json names no {what}")));
         }
         for file in list.iter_mut() {
             let Some(clean) = normalize(file) else {
-                return Ok(Err(format!(
+                return Ok(Taken::Left(format!(
                     "{what} names {file}, which leaves the exercise"
                 )));
             };
             if !dir.join(&clean).is_file() {
-                return Ok(Err(format!(
+                return Ok(Taken::Left(format!(
                     "{what} names {file}, which is not a file here"
                 )));
             }
@@ -282,12 +286,12 @@ fn import_one(
             .iter()
             .find(|s| Path::new(s).extension() == ext)
         else {
-            return Ok(Err(format!(
+            return Ok(Taken::Left(format!(
                 "no solution file matches the example {example}"
             )));
         };
         let Ok(content) = fs::read_to_string(dir.join(example)) else {
-            return Ok(Err(format!("{example} is not UTF-8 text")));
+            return Ok(Taken::Left(format!("{example} is not UTF-8 text")));
         };
         oracle_files.push((target.clone(), content));
     }
@@ -304,7 +308,7 @@ fn import_one(
         has_dependencies: manifest_toml.as_deref().is_some_and(has_dependencies),
     };
     let Some(layout) = tooling.track_job(&exercise) else {
-        return Ok(Err(missing_language(track).to_string()));
+        return Ok(Taken::Left(missing_language(track).to_string()));
     };
     let id = format!("{track}-{slug}");
     let job = JobFiles::create(&options.out, &id)?;
@@ -371,7 +375,7 @@ fn import_one(
         "Imported from the Exercism exercise {} by `agent-runtime import exercism`.\nNo provider: run it with `agent-runtime batch DATA DIR --provider FILE`.",
         dir.display()
     );
-    job.manifest(&header, &draft).map(Ok)
+    job.manifest(&header, &draft).map(Taken::Imported)
 }
 
 /// `rel` as the file system reads it, without empty and `.` parts;

@@ -35,6 +35,14 @@ pub(crate) struct ImportReport {
     pub notes: Vec<(String, String)>,
 }
 
+/// What became of one exercise or instance: imported, or left out and
+/// why (named in [`ImportReport::skipped`]).
+#[derive(Debug)]
+enum Taken<T> {
+    Imported(T),
+    Left(String),
+}
+
 /// Why an import could not run at all (one bad exercise or instance is
 /// skipped and named instead).
 #[derive(Debug, thiserror::Error)]

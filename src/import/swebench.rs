@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::job_dir::{
     AcceptanceDraft, JobFiles, ManifestDraft, OracleDraft, SandboxDraft, SetupDraft, exact_rule,
 };
-use super::{ImportError, ImportReport, git, input};
+use super::{ImportError, ImportReport, Taken, git, input};
 use crate::lang::PYTEST_JUNIT_FILE;
 
 /// What the setup of an imported instance does.
@@ -107,13 +107,13 @@ pub(crate) fn import_swebench(options: &SwebenchOptions) -> Result<ImportReport,
         };
         let id = instance.instance_id.clone();
         match import_one(&instance, options)? {
-            Ok((manifest, notes)) => {
+            Taken::Imported((manifest, notes)) => {
                 report.written.push((id.clone(), manifest));
                 report
                     .notes
                     .extend(notes.into_iter().map(|n| (id.clone(), n)));
             }
-            Err(why) => report.skipped.push((id, why)),
+            Taken::Left(why) => report.skipped.push((id, why)),
         }
     }
     Ok(report)
@@ -150,19 +150,19 @@ type Imported = (PathBuf, Vec<String>);
 fn import_one(
     instance: &Instance,
     options: &SwebenchOptions,
-) -> Result<Result<Imported, String>, ImportError> {
+) -> Result<Taken<Imported>, ImportError> {
     let (f2p, p2p) = match (names(&instance.fail_to_pass), names(&instance.pass_to_pass)) {
         (Ok(f), Ok(p)) => (f, p),
-        (Err(e), _) => return Ok(Err(format!("FAIL_TO_PASS: {e}"))),
-        (_, Err(e)) => return Ok(Err(format!("PASS_TO_PASS: {e}"))),
+        (Err(e), _) => return Ok(Taken::Left(format!("FAIL_TO_PASS: {e}"))),
+        (_, Err(e)) => return Ok(Taken::Left(format!("PASS_TO_PASS: {e}"))),
     };
     if f2p.is_empty() {
-        return Ok(Err(
-            "FAIL_TO_PASS is empty: nothing to judge a fix by".into()
+        return Ok(Taken::Left(
+            "FAIL_TO_PASS is empty: nothing to judge a fix by".into(),
         ));
     }
     let Some(clone) = clone_of(&options.repos, &instance.repo) else {
-        return Ok(Err(format!(
+        return Ok(Taken::Left(format!(
             "no clone of {} at {}/{} or {}/{}",
             instance.repo,
             options.repos.display(),
@@ -173,7 +173,7 @@ fn import_one(
     };
     let base = match git::resolve(&clone, &instance.base_commit) {
         Ok(base) => base,
-        Err(why) => return Ok(Err(why.to_string())),
+        Err(why) => return Ok(Taken::Left(why.to_string())),
     };
     let id = job_id(&instance.instance_id);
     let job = JobFiles::create(&options.out, &id)?;
@@ -181,7 +181,7 @@ fn import_one(
     fs::create_dir_all(&source).map_err(super::write_err(&source))?;
     if let Err(why) = git::export_tree(&clone, &base, &source) {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err(why.to_string()));
+        return Ok(Taken::Left(why.to_string()));
     }
     let mut notes = Vec::new();
 
@@ -198,7 +198,7 @@ fn import_one(
         Ok(applied) => applied,
         Err(e) => {
             let _ = fs::remove_dir_all(&job.root);
-            return Ok(Err(format!(
+            return Ok(Taken::Left(format!(
                 "the test_patch does not apply at the base: {e}"
             )));
         }
@@ -218,7 +218,7 @@ fn import_one(
     }
     if test_files.is_empty() {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err("the test_patch writes no file".into()));
+        return Ok(Taken::Left("the test_patch writes no file".into()));
     }
     // The gold patch must apply to the base, as the oracle will.
     let check = tempfile::tempdir().map_err(super::write_err(&job.root))?;
@@ -227,7 +227,7 @@ fn import_one(
         crate::gitdiff::apply_to_tree(check.path(), instance.patch.as_bytes(), &|_| true, 64 << 20)
     {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err(format!(
+        return Ok(Taken::Left(format!(
             "the gold patch does not apply at the base: {e}"
         )));
     }
@@ -241,7 +241,7 @@ fn import_one(
     let message = format!("{} at {}", instance.repo, instance.base_commit);
     if let Err(why) = git::fresh_repository(&source, &message) {
         let _ = fs::remove_dir_all(&job.root);
-        return Ok(Err(why.to_string()));
+        return Ok(Taken::Left(why.to_string()));
     }
 
     let prompt = instance
@@ -346,7 +346,8 @@ fn import_one(
         "Imported from the SWE-bench instance {} ({} at {}) by `agent-runtime import swebench`.\nThe source's .git holds the base tree as its only commit. No provider: run it with `agent-runtime batch DATA DIR --provider FILE`.",
         instance.instance_id, instance.repo, instance.base_commit
     );
-    job.manifest(&header, &draft).map(|m| Ok((m, notes)))
+    job.manifest(&header, &draft)
+        .map(|m| Taken::Imported((m, notes)))
 }
 
 /// The requirement files at the base tree's root (`requirements*.txt`

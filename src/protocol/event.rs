@@ -617,6 +617,86 @@ impl DecisionKind {
     }
 }
 
+/// What an entry of a job's timeline stands for: a decision of the model
+/// (by its kind) or a phase of the runtime. A decision `verify` and the
+/// runtime's verify run share the word, as they share the timeline.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::Display,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    // The decisions, as [`DecisionKind`] names them.
+    ReadFile,
+    ListFiles,
+    WriteFile,
+    ReplaceText,
+    RunTool,
+    Verify,
+    Finish,
+    Invalid,
+    // The runtime's phases and happenings.
+    Attempt,
+    Interrupted,
+    Cancelled,
+    Retry,
+    Setup,
+    Baseline,
+    ProviderError,
+    Command,
+    Edit,
+    Agent,
+    Patch,
+    Acceptance,
+    Integrity,
+}
+
+impl EntryKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Whether the entry stands for a decision (one per step).
+    pub fn is_decision(self) -> bool {
+        matches!(
+            self,
+            EntryKind::ReadFile
+                | EntryKind::ListFiles
+                | EntryKind::WriteFile
+                | EntryKind::ReplaceText
+                | EntryKind::RunTool
+                | EntryKind::Verify
+                | EntryKind::Finish
+                | EntryKind::Invalid
+        )
+    }
+}
+
+impl From<DecisionKind> for EntryKind {
+    fn from(kind: DecisionKind) -> EntryKind {
+        match kind {
+            DecisionKind::ReadFile => EntryKind::ReadFile,
+            DecisionKind::ListFiles => EntryKind::ListFiles,
+            DecisionKind::WriteFile => EntryKind::WriteFile,
+            DecisionKind::ReplaceText => EntryKind::ReplaceText,
+            DecisionKind::RunTool => EntryKind::RunTool,
+            DecisionKind::Verify => EntryKind::Verify,
+            DecisionKind::Finish => EntryKind::Finish,
+            DecisionKind::Invalid => EntryKind::Invalid,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -644,11 +724,24 @@ mod names_tests {
         same_names(DecisionKind::VARIANTS, DecisionKind::as_str);
         same_names(SignalKind::VARIANTS, SignalKind::as_str);
         same_names(ProviderKind::VARIANTS, ProviderKind::as_str);
+        same_names(EntryKind::VARIANTS, EntryKind::as_str);
         for &v in VerifyTrigger::VARIANTS {
             let serde = serde_json::to_value(v).unwrap();
             assert_eq!(serde.as_str(), Some(v.to_string().as_str()), "{v:?}");
         }
         assert_eq!(FailureKind::Tampered.to_string(), "tampered");
+    }
+
+    #[test]
+    fn a_decision_s_timeline_entry_has_its_name_and_parses_back() {
+        for &kind in DecisionKind::VARIANTS {
+            let entry = EntryKind::from(kind);
+            assert_eq!(entry.as_str(), kind.as_str());
+            assert!(entry.is_decision(), "{kind:?}");
+            assert_eq!(kind.as_str().parse::<EntryKind>().ok(), Some(entry));
+        }
+        let decisions = EntryKind::VARIANTS.iter().filter(|k| k.is_decision());
+        assert_eq!(decisions.count(), DecisionKind::VARIANTS.len());
     }
 
     #[test]

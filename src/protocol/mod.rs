@@ -40,8 +40,8 @@ mod snapshot;
 mod verdict;
 
 pub use event::{
-    BaselineOrigin, CallFigures, CheckResult, CommandFor, DecisionKind, Event, FailureKind,
-    Outcome, TestRuns, VerifyTrigger,
+    BaselineOrigin, CallFigures, CheckResult, CommandFor, DecisionKind, EntryKind, Event,
+    FailureKind, Outcome, TestRuns, VerifyTrigger,
 };
 pub use integrity::{
     CanaryBaseline, CanaryCheck, Integrity, SIGNALS_KEPT, Signal, SignalKind, TwinBaseline,

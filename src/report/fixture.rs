@@ -32,7 +32,7 @@ fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool)
         attempt,
         step,
         at_ms,
-        kind: kind.to_string(),
+        kind: kind.parse().expect("a timeline kind"),
         detail: detail.to_string(),
         ok,
         fields: None,

@@ -288,7 +288,7 @@ fn entry(e: &Entry) -> TimelineEntry {
         attempt: e.attempt,
         step: e.said.step,
         at_ms: e.at_ms,
-        kind: e.said.kind.to_string(),
+        kind: e.said.kind,
         detail: e.said.text.clone(),
         ok: e.said.ok,
         fields: None,

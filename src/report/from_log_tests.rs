@@ -577,7 +577,7 @@ fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
     let commands: Vec<_> = job
         .timeline
         .iter()
-        .filter(|e| e.kind == "command")
+        .filter(|e| e.kind == crate::protocol::EntryKind::Command)
         .collect();
     assert_eq!(commands.len(), 3);
     assert_eq!(commands[0].resources, Some(hog));

@@ -15,6 +15,7 @@ use super::html_data::{
 };
 use super::model::{JobOutcome, JobResult, TimelineEntry};
 use super::verdict_text;
+use crate::protocol::EntryKind;
 
 /// Patch lines shown per job; the rest is summarized in one line.
 pub(super) const PATCH_LINES: usize = 2_000;
@@ -86,7 +87,7 @@ impl Item {
 pub(super) struct Group {
     pub ok: bool,
     pub at: String,
-    pub kind: String,
+    pub kind: EntryKind,
     pub text: String,
     /// Its attempt and step.
     pub step: Option<(u32, u32)>,
@@ -110,7 +111,7 @@ impl Serialize for Group {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Line {
     pub ok: bool,
-    pub kind: String,
+    pub kind: EntryKind,
     pub text: String,
     pub fields: Option<String>,
     pub diff: Option<String>,
@@ -484,7 +485,7 @@ fn group(group: &[TimelineEntry]) -> Group {
         return Group {
             ok,
             at: duration_ms(first.at_ms),
-            kind: text(&first.kind),
+            kind: first.kind,
             text: text(&first.detail),
             step: None,
             lines: Vec::new(),
@@ -493,19 +494,19 @@ fn group(group: &[TimelineEntry]) -> Group {
     let decision = group
         .iter()
         .find(|e| e.fields.is_some())
-        .or_else(|| group.iter().rev().find(|e| is_step_kind(&e.kind)))
+        .or_else(|| group.iter().rev().find(|e| is_step_kind(e.kind)))
         .unwrap_or(first);
     Group {
         ok,
         at: duration_ms(first.at_ms),
-        kind: text(&decision.kind),
+        kind: decision.kind,
         text: text(decision.fields.as_deref().unwrap_or(&decision.detail)),
         step: Some((first.attempt, first.step)),
         lines: group
             .iter()
             .map(|e| Line {
                 ok: e.ok,
-                kind: text(&e.kind),
+                kind: e.kind,
                 text: text(&e.detail),
                 fields: e.fields.as_deref().map(text),
                 diff: e
@@ -522,8 +523,15 @@ fn group(group: &[TimelineEntry]) -> Group {
 }
 
 /// Whether a timeline kind is a decision (the step's headline).
-fn is_step_kind(kind: &str) -> bool {
-    !matches!(kind, "command" | "edit" | "verify" | "retry" | "agent")
+fn is_step_kind(kind: EntryKind) -> bool {
+    !matches!(
+        kind,
+        EntryKind::Command
+            | EntryKind::Edit
+            | EntryKind::Verify
+            | EntryKind::Retry
+            | EntryKind::Agent
+    )
 }
 
 /// The patch, cut to [`PATCH_LINES`] lines with a note of the rest.

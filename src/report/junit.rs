@@ -133,7 +133,7 @@ fn description(j: &JobResult) -> String {
         .timeline
         .iter()
         .rev()
-        .find(|t| !t.ok && t.kind != "attempt")
+        .find(|t| !t.ok && t.kind != crate::protocol::EntryKind::Attempt)
     {
         let place = match step.step {
             0 => format!("attempt {}", step.attempt),

@@ -378,7 +378,7 @@ pub struct TimelineEntry {
     pub at_ms: u64,
     /// Decision kind (`read_file`, `run_tool`, ...) or runtime phase
     /// (`invalid`, `command`, `verify`, `edit`, `baseline`, `acceptance`, `retry`, ...).
-    pub kind: String,
+    pub kind: crate::protocol::EntryKind,
     /// One short line, already free of secrets.
     pub detail: String,
     pub ok: bool,

@@ -44,7 +44,7 @@ pub(super) fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[Tran
     for step in steps {
         let Some(entry) = timeline
             .iter_mut()
-            .find(|e| e.attempt == attempt && e.step == step.step && is_decision_entry(&e.kind))
+            .find(|e| e.attempt == attempt && e.step == step.step && e.kind.is_decision())
         else {
             continue;
         };
@@ -59,21 +59,6 @@ pub(super) fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[Tran
             .map(|o| cap(o, OBSERVATION_EXCERPT));
         entry.diff = decision.as_ref().and_then(edit_diff);
     }
-}
-
-/// Whether a timeline entry stands for a decision (one per step).
-fn is_decision_entry(kind: &str) -> bool {
-    matches!(
-        kind,
-        "read_file"
-            | "list_files"
-            | "write_file"
-            | "replace_text"
-            | "run_tool"
-            | "verify"
-            | "finish"
-            | "invalid"
-    )
 }
 
 /// The fields that say what a decision did, in one line.
@@ -146,7 +131,7 @@ mod tests {
             attempt: 1,
             step,
             at_ms: 0,
-            kind: kind.into(),
+            kind: kind.parse().expect("a timeline kind"),
             detail: String::new(),
             ok: true,
             fields: None,

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::attempt::{Phases, Verdict, fail};
+use super::attempt::{Ending, Phases, fail};
 use super::cache_use::CacheUse;
 use super::commands::{AttemptCommands, policy_for};
 use super::error::RunError;
@@ -32,7 +32,7 @@ impl Phases<'_> {
         workspace_dir: &Path,
         runs: &Path,
         cache: &JobCache,
-    ) -> Result<Verdict, RunError> {
+    ) -> Result<Ending, RunError> {
         let (id, n) = (self.claim.job.clone(), self.claim.attempt);
         let manifest = self.manifest;
         if workspace_dir.exists() {

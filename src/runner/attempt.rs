@@ -133,7 +133,7 @@ pub(crate) fn run_job(
         });
     }
     let (outcome, failure_kind) = match result {
-        Ok(verdict) => verdict,
+        Ok(ending) => ending,
         // Faults of the infrastructure never use an attempt: the job goes
         // back to the queue, bounded by max_restarts.
         Err(RunError::Infra { cause, .. }) => return restart(store, claim, id, &cause),
@@ -198,10 +198,19 @@ pub(super) struct Phases<'a> {
     pub(super) options: &'a RunOptions,
 }
 
-pub(super) type Verdict = (Outcome, Option<FailureKind>);
+/// How an attempt ends: its outcome and, unless it succeeded, why.
+pub(super) type Ending = (Outcome, Option<FailureKind>);
 
-pub(super) fn fail(kind: FailureKind) -> Verdict {
+pub(super) fn fail(kind: FailureKind) -> Ending {
     (Outcome::Failed, Some(kind))
+}
+
+/// What a phase leaves: the next phase goes on (with what this one
+/// produced), or the attempt ends here.
+#[derive(Debug)]
+pub(super) enum Step<T = ()> {
+    Next(T),
+    End(Ending),
 }
 
 impl Phases<'_> {
@@ -247,7 +256,7 @@ impl Phases<'_> {
         }
     }
 
-    fn run(mut self) -> Result<Verdict, RunError> {
+    fn run(mut self) -> Result<Ending, RunError> {
         // Every command of the attempt starts from one zygote, ended with it.
         let _zygote = super::attempt_zygote::AttemptZygote::enter();
         let (id, n) = (self.claim.job.clone(), self.claim.attempt);
@@ -261,18 +270,18 @@ impl Phases<'_> {
         let key = cache_key(self.manifest);
         let cache = JobCache::new(&dirs.cache(), &key);
         if let Some(setup) = self.manifest.setup.clone()
-            && let Err(verdict) = self.setup_phase(&setup, &cache, &runs)?
+            && let Step::End(ending) = self.setup_phase(&setup, &cache, &runs)?
         {
-            return Ok(verdict);
+            return Ok(ending);
         }
 
         // Baseline: once per job, before any model call; once per task
         // in the data dir (reused by key, see `baseline.rs`).
         if let Some(acceptance) = self.manifest.acceptance.clone() {
             if self.baseline()?.is_none()
-                && let Err(verdict) = self.baseline_phase(&acceptance, &runs, &cache, &key)?
+                && let Step::End(ending) = self.baseline_phase(&acceptance, &runs, &cache, &key)?
             {
-                return Ok(verdict);
+                return Ok(ending);
             }
             match self.baseline()? {
                 Some(CheckResult::Passed) => return Ok(fail(FailureKind::InvalidBaseline)),
@@ -287,27 +296,29 @@ impl Phases<'_> {
         loop {
             match self.phase()? {
                 Phase::Agent => {
-                    let verdict = self.agent_phase(&workspace_dir, &runs, &cache)?;
+                    let ending = self.agent_phase(&workspace_dir, &runs, &cache)?;
                     if self.phase()? == Phase::Agent {
                         // Stopped by Ctrl-C before the agent finished:
                         // nothing recorded, the attempt is redone.
-                        return Ok(verdict);
+                        return Ok(ending);
                     }
                 }
                 Phase::Patch { agent } if agent.outcome == Outcome::Failed => {
                     return Ok((agent.outcome, agent.failure_kind));
                 }
                 Phase::Patch { .. } => {
-                    if let Err(verdict) = self.patch_phase(&workspace_dir, &runs, agent_started)? {
-                        return Ok(verdict);
+                    if let Step::End(ending) =
+                        self.patch_phase(&workspace_dir, &runs, agent_started)?
+                    {
+                        return Ok(ending);
                     }
                 }
                 Phase::Acceptance => {
                     let Some(acceptance) = self.manifest.acceptance.clone() else {
                         return Ok((Outcome::Succeeded, None));
                     };
-                    if let Err(verdict) = self.acceptance_phase(&acceptance, &runs, &cache)? {
-                        return Ok(verdict);
+                    if let Step::End(ending) = self.acceptance_phase(&acceptance, &runs, &cache)? {
+                        return Ok(ending);
                     }
                 }
                 Phase::Judged { result, verdict } => {
@@ -337,7 +348,7 @@ impl Phases<'_> {
         workspace_dir: &Path,
         runs: &Path,
         agent_started: Instant,
-    ) -> Result<Result<(), Verdict>, RunError> {
+    ) -> Result<Step, RunError> {
         let editable =
             crate::agent::editable_set(&self.manifest.editable).map_err(|e| self.setup_error(e))?;
         let inputs = PatchInputs {
@@ -355,7 +366,7 @@ impl Phases<'_> {
                 self.record(Event::PatchRejected {
                     reason: rejection.to_string(),
                 })?;
-                return Ok(Err(fail(FailureKind::PatchRejected)));
+                return Ok(Step::End(fail(FailureKind::PatchRejected)));
             }
             Err(e) => return Err(self.setup_error(e)),
         };
@@ -368,7 +379,7 @@ impl Phases<'_> {
             partial: saved.partial,
             integrity,
         })?;
-        Ok(Ok(()))
+        Ok(Step::Next(()))
     }
 
     /// Acceptance: on a clean copy plus the runner's copy of the changed
@@ -379,7 +390,7 @@ impl Phases<'_> {
         acceptance: &crate::manifest::Acceptance,
         runs: &Path,
         cache: &JobCache,
-    ) -> Result<Result<(), Verdict>, RunError> {
+    ) -> Result<Step, RunError> {
         let files_hash = self
             .job()?
             .attempt_numbered(self.claim.attempt)
@@ -394,8 +405,8 @@ impl Phases<'_> {
             CommandFor::Acceptance,
             cache,
         )? {
-            Ok(run) => run,
-            Err(verdict) => return Ok(Err(verdict)),
+            Step::Next(run) => run,
+            Step::End(ending) => return Ok(Step::End(ending)),
         };
         let lang = crate::lang::for_acceptance(acceptance);
         let facts = acceptance_of(&run, self.inventory()?.as_ref(), lang);
@@ -404,7 +415,7 @@ impl Phases<'_> {
             save_excerpts(runs, &run, verdict, lang).map_err(|e| self.setup_error(e))?;
         }
         self.record(facts.into_event())?;
-        Ok(Ok(()))
+        Ok(Step::Next(()))
     }
 
     /// The setup phase: reuses the job cache when an earlier run filled it,
@@ -416,7 +427,7 @@ impl Phases<'_> {
         setup: &Setup,
         cache: &JobCache,
         runs: &Path,
-    ) -> Result<Result<(), Verdict>, RunError> {
+    ) -> Result<Step, RunError> {
         let _lock = cache.lock().map_err(|e| self.setup_error(e))?;
         if cache.setup_marker().is_some() {
             self.record(Event::Setup {
@@ -426,7 +437,7 @@ impl Phases<'_> {
                 cause: None,
                 cache: Some(cache.key().to_string()),
             })?;
-            return Ok(Ok(()));
+            return Ok(Step::Next(()));
         }
         let dirs = self.store.dir().clone();
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, "setup");
@@ -440,14 +451,16 @@ impl Phases<'_> {
             self.cancel,
         ) {
             Ok(run) => run,
-            Err(SetupError::Sandbox(_)) => return Ok(Err(fail(FailureKind::SandboxUnavailable))),
+            Err(SetupError::Sandbox(_)) => {
+                return Ok(Step::End(fail(FailureKind::SandboxUnavailable)));
+            }
             Err(e) => return Err(self.setup_error(format!("setup: {e}"))),
         };
         for outcome in &run.commands {
             self.record(command_event(0, CommandFor::Setup, outcome))?;
         }
         if run.cancelled() {
-            return Ok(Err(fail(FailureKind::Cancelled)));
+            return Ok(Step::End(fail(FailureKind::Cancelled)));
         }
         let duration_ms = u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX);
         if let Some(cause) = run.failure {
@@ -458,7 +471,7 @@ impl Phases<'_> {
                 cause: Some(cause),
                 cache: Some(cache.key().to_string()),
             })?;
-            return Ok(Err(fail(FailureKind::SetupFailed)));
+            return Ok(Step::End(fail(FailureKind::SetupFailed)));
         }
         cache
             .mark_setup(&crate::cache::SetupMarker { duration_ms })
@@ -470,7 +483,7 @@ impl Phases<'_> {
             cause: None,
             cache: Some(cache.key().to_string()),
         })?;
-        Ok(Ok(()))
+        Ok(Step::Next(()))
     }
 
     /// Runs the `role` check (`baseline` or `acceptance`) in its clean copy,
@@ -484,7 +497,7 @@ impl Phases<'_> {
         runs: &Path,
         check: CommandFor,
         cache: &JobCache,
-    ) -> Result<Result<CheckRun, Verdict>, RunError> {
+    ) -> Result<Step<CheckRun>, RunError> {
         let role = check.as_str();
         let dirs = self.store.dir();
         let dir = dirs.check_dir(&self.claim.job, self.claim.attempt, role);
@@ -520,12 +533,12 @@ impl Phases<'_> {
                     self.record(command.event(check))?;
                 }
                 if run.cancelled() {
-                    return Ok(Err(fail(FailureKind::Cancelled)));
+                    return Ok(Step::End(fail(FailureKind::Cancelled)));
                 }
-                Ok(Ok(run))
+                Ok(Step::Next(run))
             }
             Err(CheckError::Exec(crate::exec::ExecError::SandboxUnavailable { .. })) => {
-                Ok(Err(fail(FailureKind::SandboxUnavailable)))
+                Ok(Step::End(fail(FailureKind::SandboxUnavailable)))
             }
             // What the patch holds, not the runtime, kept the clean copy from
             // being built: the model's failure. The acceptance files were
@@ -548,8 +561,8 @@ impl Phases<'_> {
     }
 
     /// Records that the patch cannot be carried onto the clean copy.
-    fn reject_patch(&mut self, reason: String) -> Result<Result<CheckRun, Verdict>, RunError> {
+    fn reject_patch(&mut self, reason: String) -> Result<Step<CheckRun>, RunError> {
         self.record(Event::PatchRejected { reason })?;
-        Ok(Err(fail(FailureKind::PatchRejected)))
+        Ok(Step::End(fail(FailureKind::PatchRejected)))
     }
 }

@@ -10,7 +10,7 @@ use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::time::Duration;
 
-use super::attempt::{Phases, Verdict, fail};
+use super::attempt::{Phases, Step, fail};
 use super::baseline_key::baseline_key;
 use super::cache_use::CacheUse;
 use super::check_verdict::{BaselineFacts, baseline_declared, baseline_of};
@@ -38,10 +38,10 @@ impl Phases<'_> {
         runs: &Path,
         cache: &JobCache,
         cache_key: &str,
-    ) -> Result<Result<(), Verdict>, RunError> {
+    ) -> Result<Step, RunError> {
         if acceptance.baseline == Baseline::Skip {
             self.record(BaselineFacts::skipped().into_event(None, None))?;
-            return Ok(Ok(()));
+            return Ok(Step::Next(()));
         }
         let data_root = self.store.dir().canonical_root();
         let key = baseline_key(
@@ -55,7 +55,7 @@ impl Phases<'_> {
         let mut _lock = None;
         if !self.options.fresh_baseline {
             if self.reuse(&key)? {
-                return Ok(Ok(()));
+                return Ok(Step::Next(()));
             }
             // Another instance of the key may be running it: wait for it,
             // then take its verdict (or run it, if it recorded none).
@@ -66,15 +66,15 @@ impl Phases<'_> {
                 .join(format!("baseline-{key}.lock"));
             match self.wait_for_lock(&path)? {
                 Some(lock) => _lock = Some(lock),
-                None => return Ok(Err(fail(FailureKind::Cancelled))),
+                None => return Ok(Step::End(fail(FailureKind::Cancelled))),
             }
             if self.reuse(&key)? {
-                return Ok(Ok(()));
+                return Ok(Step::Next(()));
             }
         }
         let run = match self.check(acceptance, None, runs, CommandFor::Baseline, cache)? {
-            Ok(run) => run,
-            Err(verdict) => return Ok(Err(verdict)),
+            Step::Next(run) => run,
+            Step::End(ending) => return Ok(Step::End(ending)),
         };
         let facts = if acceptance.has_explicit_inventory() {
             baseline_declared(&run, acceptance, crate::lang::tooling_for(acceptance))
@@ -82,7 +82,7 @@ impl Phases<'_> {
             baseline_of(&run)
         };
         self.record(facts.into_event(Some(key), None))?;
-        Ok(Ok(()))
+        Ok(Step::Next(()))
     }
 
     /// Records the reusable baseline of `key`, if the log holds one, as this

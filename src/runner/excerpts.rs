@@ -17,7 +17,7 @@ pub(super) fn save_excerpts(
     run: &CheckRun,
     verdict: &Verdict,
     lang: Option<&dyn Language>,
-) -> Result<PathBuf, String> {
+) -> std::io::Result<PathBuf> {
     let function_of = |name: &str| match lang {
         Some(lang) => lang.function_of(name).to_string(),
         None => name.to_string(),
@@ -30,8 +30,9 @@ pub(super) fn save_excerpts(
     let excerpts = excerpts_of(verdict, &outputs, &function_of);
     let path = runs.join(EXCERPTS_FILE);
     let dir = path.parent().unwrap_or(runs);
-    let failed =
-        |what: &str, e: &dyn std::fmt::Display| format!("failed to {what} {}: {e}", path.display());
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        std::io::Error::other(format!("failed to {what} {}: {e}", path.display()))
+    };
     std::fs::create_dir_all(dir).map_err(|e| failed("create the directory of", &e))?;
     let text = serde_json::to_vec_pretty(&excerpts).map_err(|e| failed("encode", &e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| failed("write", &e))?;

@@ -14,6 +14,7 @@ use super::checks::{
     CheckCommand, CheckError, CheckLog, CheckRun, CheckSpec, RESULTS_OUTPUT_CAP, check_commands,
     prepare_tree,
 };
+use super::per_test::Listing;
 use crate::agent::Workspace;
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, parse_decision};
@@ -37,11 +38,13 @@ pub(super) fn inventory(
 ) -> Result<(InventorySource, Vec<String>), CheckError> {
     if let Some(oracle) = &spec.manifest.oracle {
         match oracle_tests(spec, lang, oracle, report, run, cancel)? {
-            Ok(names) if !names.is_empty() => return Ok((InventorySource::Oracle, names)),
-            Ok(_) => report
+            Listing::Tests(names) if !names.is_empty() => {
+                return Ok((InventorySource::Oracle, names));
+            }
+            Listing::Tests(_) => report
                 .text
                 .push_str("note: the oracle's tree listed no test; reading the hidden files\n"),
-            Err(why) => report.text.push_str(&format!(
+            Listing::Unlisted(why) => report.text.push_str(&format!(
                 "note: the oracle's tree: {why}; reading the hidden files\n"
             )),
         }
@@ -68,7 +71,7 @@ fn oracle_tests(
     report: &mut CheckLog,
     run: &mut CheckRun,
     cancel: &CancelToken,
-) -> Result<Result<Vec<String>, String>, CheckError> {
+) -> Result<Listing, CheckError> {
     let dir = sibling(spec.dir, "oracle");
     let bin_dir = sibling(spec.bin_dir, "oracle");
     let oracle_spec = CheckSpec {
@@ -83,16 +86,18 @@ fn oracle_tests(
     })?;
     if let Err(why) = applied {
         let _ = fs::remove_dir_all(&dir);
-        return Ok(Err(why.to_string()));
+        return Ok(Listing::Unlisted(why.to_string()));
     }
     let commands = check_commands(&oracle_spec, &dir, Some(lang))?;
     let listed = match lang.model() {
         RunModel::PerTest => {
             let listed = super::per_test::list_only(&oracle_spec, lang, &commands, report, cancel)?;
             run.commands.extend(listed.commands);
-            listed.names
+            listed.listing
         }
-        RunModel::OneRun if !lang.lists() => Err(format!("{} cannot list its tests", lang.name())),
+        RunModel::OneRun if !lang.lists() => {
+            Listing::Unlisted(format!("{} cannot list its tests", lang.name()))
+        }
         RunModel::OneRun => {
             let argv = lang.list_argv(&spec.acceptance.command);
             let outcome = commands.run_argv_capped(&argv, RESULTS_OUTPUT_CAP, cancel)?;
@@ -102,19 +107,20 @@ fn oracle_tests(
                 outcome,
                 tests: None,
             });
-            read.map_err(|e| e.to_string()).and_then(|listing| {
-                match listing.uncollectable.is_empty() {
-                    true => Ok(listing
+            match read {
+                Err(e) => Listing::Unlisted(e.to_string()),
+                Ok(listing) if listing.uncollectable.is_empty() => Listing::Tests(
+                    listing
                         .tests
                         .iter()
                         .map(|t| lang.inventory_name("", t))
-                        .collect()),
-                    false => Err(format!(
-                        "its tests do not collect either: {}",
-                        listing.uncollectable.join(", ")
-                    )),
-                }
-            })
+                        .collect(),
+                ),
+                Ok(listing) => Listing::Unlisted(format!(
+                    "its tests do not collect either: {}",
+                    listing.uncollectable.join(", ")
+                )),
+            }
         }
     };
     let _ = fs::remove_dir_all(&dir);

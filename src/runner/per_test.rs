@@ -331,10 +331,17 @@ pub(super) fn run_alone(
 }
 
 /// What a listing-only check (the oracle's tree) found: its commands and
-/// the tests by inventory name, or why it could not list them.
+/// its listing.
 pub(super) struct Listed {
     pub(super) commands: Vec<CheckCommand>,
-    pub(super) names: Result<Vec<String>, String>,
+    pub(super) listing: Listing,
+}
+
+/// The tests a tree lists, by inventory name, or why it lists none.
+#[derive(Debug)]
+pub(super) enum Listing {
+    Tests(Vec<String>),
+    Unlisted(String),
 }
 
 /// Builds and lists every test binary's tests, running none.
@@ -350,7 +357,7 @@ pub(super) fn list_only(
         let why = run.note.unwrap_or_else(|| "the build was cancelled".into());
         return Ok(Listed {
             commands: run.commands,
-            names: Err(why),
+            listing: Listing::Unlisted(why),
         });
     };
     let copies = copy_binaries(spec.bin_dir, &built.canonical, &built.binaries, &mut run)?;
@@ -370,13 +377,13 @@ pub(super) fn list_only(
         }
     }
     let _ = fs::remove_dir_all(spec.bin_dir);
-    let names = match run.harness.take() {
-        Some(why) => Err(why),
-        None => Ok(names),
+    let listing = match run.harness.take() {
+        Some(why) => Listing::Unlisted(why),
+        None => Listing::Tests(names),
     };
     Ok(Listed {
         commands: run.commands,
-        names,
+        listing,
     })
 }
 

@@ -147,8 +147,8 @@ pub(super) fn twin_request(
 pub(super) fn workspace_guard(
     manifest: &Manifest,
     workspace: &Path,
-) -> Result<WorkspaceGuard, String> {
-    let editable = crate::agent::editable_set(&manifest.editable).map_err(|e| e.to_string())?;
+) -> Result<WorkspaceGuard, crate::agent::WorkspaceError> {
+    let editable = crate::agent::editable_set(&manifest.editable)?;
     Ok(WorkspaceGuard::new(
         &manifest.source,
         workspace,

@@ -5,7 +5,9 @@
 
 use super::job::{Job, JobState};
 use super::wording::{BaselineVerdict, baseline_verdict, baseline_wording};
-use crate::protocol::{CheckResult, DecisionKind, Event, Outcome, Record, Resources, Verdict};
+use crate::protocol::{
+    CheckResult, DecisionKind, EntryKind, Event, Outcome, Record, Resources, Verdict,
+};
 use crate::words::count;
 
 /// What an event says.
@@ -14,7 +16,7 @@ pub struct Said {
     /// What kind of entry it is in a timeline: the decision kind
     /// (`read_file`, `invalid`, ...) or the phase (`attempt`, `command`,
     /// `verify`, `baseline`, `acceptance`, `retry`, ...).
-    pub kind: &'static str,
+    pub kind: EntryKind,
     /// The step it belongs to (0 outside the agent's steps; the agent
     /// phase's end is at its last step).
     pub step: u32,
@@ -64,7 +66,7 @@ pub const NOT_VERIFIED: &str = "not verified per test";
 /// `replaced`, a repaired log).
 pub fn describe(record: &Record, job: &Job) -> Option<Said> {
     let n = record.attempt.unwrap_or(0);
-    let said = |kind: &'static str, step: u32, text: String, ok: bool| {
+    let said = |kind: EntryKind, step: u32, text: String, ok: bool| {
         Some(Said {
             kind,
             step,
@@ -74,7 +76,9 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
     };
     match &record.event {
         Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => None,
-        Event::AttemptStarted { .. } => said("attempt", 0, format!("attempt {n} started"), true),
+        Event::AttemptStarted { .. } => {
+            said(EntryKind::Attempt, 0, format!("attempt {n} started"), true)
+        }
         Event::AttemptFinished {
             outcome,
             failure_kind,
@@ -93,7 +97,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                     }
                 }
             };
-            said("attempt", 0, text, *outcome == Outcome::Succeeded)
+            said(EntryKind::Attempt, 0, text, *outcome == Outcome::Succeeded)
         }
         Event::AttemptInterrupted {
             by_runner, cause, ..
@@ -112,10 +116,15 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                     )
                 ));
             }
-            said("interrupted", 0, text, false)
+            said(EntryKind::Interrupted, 0, text, false)
         }
-        Event::Cancelled {} => said("cancelled", 0, "cancelled".into(), false),
-        Event::Retried {} => said("retry", 0, "requeued for another attempt".into(), true),
+        Event::Cancelled {} => said(EntryKind::Cancelled, 0, "cancelled".into(), false),
+        Event::Retried {} => said(
+            EntryKind::Retry,
+            0,
+            "requeued for another attempt".into(),
+            true,
+        ),
         Event::Setup {
             result,
             duration_ms,
@@ -130,7 +139,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 }
                 (false, None) => format!("setup {} in {duration_ms} ms", result.as_str()),
             };
-            said("setup", 0, text, *result != CheckResult::Failed)
+            said(EntryKind::Setup, 0, text, *result != CheckResult::Failed)
         }
         Event::Baseline {
             result,
@@ -160,7 +169,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 baseline_verdict(*result),
                 BaselineVerdict::Failed | BaselineVerdict::Error
             );
-            said("baseline", 0, text, ok)
+            said(EntryKind::Baseline, 0, text, ok)
         }
         // A model call is told with the decisions it brought.
         Event::ModelCall { .. } => None,
@@ -190,7 +199,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 (_, Some(reason)) => format!("step {step}: {kind} ({usage}): {reason}"),
                 (_, None) => format!("step {step}: {kind} ({usage})"),
             };
-            said(kind.as_str(), *step, text, *kind != DecisionKind::Invalid)
+            said((*kind).into(), *step, text, *kind != DecisionKind::Invalid)
         }
         Event::ProviderRetry {
             step,
@@ -207,11 +216,11 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 "waiting for {provider}: {reason} (provider retry {retry}, waiting {waited} s so far, next try in {:.1} s)",
                 *wait_ms as f64 / 1000.0
             );
-            said("retry", *step, text, false)
+            said(EntryKind::Retry, *step, text, false)
         }
         // The message names the provider already ("openai provider: ...").
         Event::ProviderFailed { step, message, .. } => {
-            said("provider_error", *step, message.clone(), false)
+            said(EntryKind::ProviderError, *step, message.clone(), false)
         }
         Event::Command {
             step,
@@ -241,12 +250,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 text.push_str(", ");
                 text.push_str(&used);
             }
-            said("command", *step, text, ok)
+            said(EntryKind::Command, *step, text, ok)
         }
         Event::Edit {
             step, path, bytes, ..
         } => said(
-            "edit",
+            EntryKind::Edit,
             *step,
             format!("edited {path} ({})", count(*bytes as usize, "byte")),
             true,
@@ -262,7 +271,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 (false, Some(cause)) => format!("verify ({trigger}) failed: {cause}"),
                 (false, None) => format!("verify ({trigger}) failed"),
             };
-            said("verify", *step, text, *passed)
+            said(EntryKind::Verify, *step, text, *passed)
         }
         Event::AgentFinished {
             outcome,
@@ -277,7 +286,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 ),
                 None => format!("agent phase done after {}", count(*steps as usize, "step")),
             };
-            said("agent", *steps, text, *outcome == Outcome::Succeeded)
+            said(
+                EntryKind::Agent,
+                *steps,
+                text,
+                *outcome == Outcome::Succeeded,
+            )
         }
         Event::Patch {
             bytes,
@@ -287,7 +301,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         } => {
             let partial = if *partial { " (partial diff)" } else { "" };
             said(
-                "patch",
+                EntryKind::Patch,
                 0,
                 format!(
                     "patch: {}, {bytes} bytes{partial}",
@@ -296,9 +310,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 true,
             )
         }
-        Event::PatchRejected { reason } => {
-            said("patch", 0, format!("patch rejected: {reason}"), false)
-        }
+        Event::PatchRejected { reason } => said(
+            EntryKind::Patch,
+            0,
+            format!("patch rejected: {reason}"),
+            false,
+        ),
         Event::Acceptance {
             result, verdict, ..
         } => {
@@ -306,7 +323,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             if let Some(summary) = verdict_summary(*result, verdict.as_ref()) {
                 text.push_str(&format!(": {summary}"));
             }
-            said("acceptance", 0, text, *result == CheckResult::Passed)
+            said(
+                EntryKind::Acceptance,
+                0,
+                text,
+                *result == CheckResult::Passed,
+            )
         }
     }
 }
@@ -341,7 +363,7 @@ pub(super) fn integrity_evidence(record: &Record) -> Vec<Said> {
         .cloned()
         .chain(integrity.signals.iter().map(crate::protocol::Signal::line))
         .map(|text| Said {
-            kind: "integrity",
+            kind: EntryKind::Integrity,
             step: 0,
             text,
             ok: false,

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
-use crate::protocol::{CallFigures, DecisionKind, Event, Record, Resources};
+use crate::protocol::{CallFigures, DecisionKind, EntryKind, Event, Record, Resources};
 
 /// One entry of a job's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +117,8 @@ impl Details {
                     // replaces what the cut-short one did, whose start and
                     // interruption stay as markers.
                     timeline.retain(|e| {
-                        e.attempt != n || matches!(e.said.kind, "attempt" | "interrupted")
+                        e.attempt != n
+                            || matches!(e.said.kind, EntryKind::Attempt | EntryKind::Interrupted)
                     });
                 }
             }

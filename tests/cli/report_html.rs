@@ -23,7 +23,7 @@ fn entry(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool
         attempt,
         step,
         at_ms,
-        kind: kind.into(),
+        kind: kind.parse().expect("a timeline kind"),
         detail: detail.into(),
         ok,
         fields: None,
