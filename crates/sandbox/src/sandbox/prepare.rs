@@ -18,7 +18,7 @@ use super::landlock::{self, MIN_REQUIRED_ABI};
 use super::mounts::{MountGrant, MountPlan};
 use super::namespaces::{self, IdMaps, Namespaces};
 use super::policy::{ResourceLimits, SandboxMode, SandboxPolicy};
-use super::probe::probe;
+use super::probe::{Probe, probe};
 use super::reuse::{cached_grant_lists, cached_plan, cached_ruleset};
 use super::rlimits::RlimitPlan;
 use super::seccomp;
@@ -71,7 +71,10 @@ pub fn prepare_keyed(
 }
 
 /// [`prepare`] with `ids`, what the granted paths as given (see [`given`])
-/// name now, looked up by the caller.
+/// name now, looked up by the caller. Each layer is decided by its own
+/// planner ([`Planner`]); this puts them together in the order a layer
+/// needs the ones before it (a cgroup's task floor and the shared PID
+/// namespace depend on the namespaces; the network on Landlock's ABI).
 fn prepare_with(
     policy: &SandboxPolicy,
     grants: &Grants,
@@ -101,242 +104,50 @@ fn prepare_with(
             _root: None,
         });
     }
-    let required = policy.mode == SandboxMode::Required;
-    let probe = probe();
-    let unavailable = |layer: &str, reason: String| SandboxError::Unavailable {
-        layer: layer.to_string(),
-        reason,
+    let plan = Planner {
+        policy,
+        grants,
+        ids,
+        probe: probe(),
+        required: policy.mode == SandboxMode::Required,
     };
+    let shape = plan.shape();
 
-    // Memory and processes of the whole command: a cgroup, or else the
-    // per-process rlimits (weaker: see RlimitPlan::fallback).
-    let mut cgroup = None;
-    let mut fallback = ResourceLimits {
-        memory: None,
-        processes: None,
-        ..policy.limits.clone()
-    };
-    // PID and mount namespaces, where this machine has them (decided
-    // here: a cgroup's peaks depend on them).
-    let namespaces_ok = probe.namespaces.clone().and_then(|()| {
-        super::skeleton::skeleton()
-            .map(|_| ())
-            .map_err(|err| err.to_string())
-    });
-    // Init cloned by the zygote, not forked by a waiter: as root only (a
-    // user namespace's id maps are written by the waiter).
-    let direct = grants.from_zygote && namespaces::base_flags() & libc::CLONE_NEWUSER == 0;
-    let limited = policy.limits.memory.is_some() || policy.limits.processes.is_some();
-    // The command in the attempt's PID namespace (`attempt_init.rs`):
-    // where a cgroup will hold whatever it leaves and Landlock scopes its
-    // signals away from the namespace's init (both checked again below,
-    // once made).
-    let wants_shared_pid = direct
-        && limited
-        && namespaces_ok.is_ok()
-        && cgroup_support().is_ok()
-        && probe.landlock_abi.as_ref().is_ok_and(|abi| *abi >= 6);
-    if limited {
-        // The tasks every command has at once in its cgroup.
-        let floor = match namespaces_ok {
-            Ok(()) if wants_shared_pid => 1,
-            Ok(()) if direct => namespaces::TASKS_DIRECT,
-            Ok(()) => namespaces::TASKS,
-            Err(_) => 1,
-        };
-        let made = match cgroup_support() {
-            Ok(support) => PooledCgroup::take(support, CgroupLimits::from(&policy.limits), floor)
-                .map(|cg| (cg, support.layer_name()))
-                .map_err(|err| err.to_string()),
-            Err(err) => Err(err.to_string()),
-        };
-        match made {
-            Ok((cg, layer)) => {
-                child.cgroup = cg.enter_fds();
-                cgroup = Some(cg);
-                layers.push(layer.to_string());
-            }
-            Err(reason) if required => return Err(unavailable("cgroup", reason)),
-            Err(_) => fallback = policy.limits.clone(),
-        }
+    let (cgroup, fallback) = plan.cgroup(&shape)?;
+    if let Some((cg, layer)) = &cgroup {
+        child.cgroup = cg.enter_fds();
+        layers.push(layer.to_string());
     }
-
-    // Resource limits.
-    match &probe.rlimits {
-        Ok(()) => {
-            let cores = cores();
-            let cpu_default = timeout.as_secs().saturating_add(1).saturating_mul(cores) + 10;
-            child.rlimits = Some(RlimitPlan::new(&fallback, cpu_default));
-        }
-        Err(reason) if required => return Err(unavailable("rlimits", reason.clone())),
-        Err(_) => {}
-    }
-
+    child.rlimits = plan.rlimits(fallback, timeout)?;
     // Capabilities: a command started by root keeps none.
-    if super::caps::is_root() {
-        child.drop_caps = true;
+    child.drop_caps = super::caps::is_root();
+    let (abi, ruleset) = plan.landlock()?;
+    if let (Some(abi), Some(fd)) = (abi, &ruleset) {
+        child.landlock = Some(landlock::raw(fd));
+        layers.push(format!("landlock-abi{abi}"));
     }
+    child.seccomp = plan.seccomp()?;
+    child.keyring = plan.probe.keyrings;
 
-    // Landlock.
-    let abi = match &probe.landlock_abi {
-        Ok(abi) if required && *abi < MIN_REQUIRED_ABI => {
-            return Err(unavailable(
-                "landlock",
-                format!("ABI {abi} is older than the required {MIN_REQUIRED_ABI}"),
-            ));
-        }
-        Ok(abi) => Some(*abi),
-        Err(reason) if required => return Err(unavailable("landlock", reason.clone())),
-        Err(_) => None,
-    };
-    let (read, write) = cached_grant_lists(policy, grants, ids);
-    let mut ruleset = None;
-    if let Some(abi) = abi {
-        check_denied(&policy.deny, read.iter().chain(&write))?;
-        // With the mount layer, the fresh /proc and scratch are mounted on
-        // skeleton directories, whose rules they inherit.
-        let (mut rule_read, mut rule_write) = (read.clone(), write.clone());
-        let mut rule_ids = ids.to_vec();
-        if private_root_available(policy)
-            && let Some((root, scratch)) = MountPlan::landlock_grants()
-        {
-            rule_ids.extend(identities([&root].into_iter()));
-            rule_read.push(root);
-            if grants.scratch_in_root {
-                rule_ids.extend(identities([&scratch].into_iter()));
-                rule_write.push(scratch);
-            }
-        }
-        let fd = cached_ruleset(rule_read, rule_write, !policy.network, required, rule_ids)?;
-        if let Some(fd) = fd {
-            child.landlock = Some(landlock::raw(&fd));
-            ruleset = Some(fd);
-            layers.push(format!("landlock-abi{abi}"));
-        } else if required {
-            return Err(unavailable(
-                "landlock",
-                "the ruleset was not created".into(),
-            ));
-        }
-    }
-
-    // The system call filter, and a keyring of the command's own.
-    match &probe.seccomp {
-        Ok(_) => child.seccomp = seccomp::filter().ok(),
-        Err(reason) if required => return Err(unavailable("seccomp", reason.clone())),
-        Err(_) => {}
-    }
-    child.keyring = probe.keyrings;
-
-    // PID and mount namespaces, and the network with them.
-    let mut exit = None;
-    let mut prepared_root = None;
-    let mut net_layer = None;
-    let shared_pid = wants_shared_pid && cgroup.is_some() && child.landlock.is_some();
-    match namespaces_ok {
+    let shared_pid = shape.wants_shared_pid && cgroup.is_some() && child.landlock.is_some();
+    let (mut exit, mut prepared_root) = (None, None);
+    let net_layer = match &shape.namespaces {
         Ok(()) => {
-            let mut flags = if shared_pid {
-                namespaces::SHARED_PID_FLAGS
-            } else {
-                namespaces::base_flags()
-            };
-            let mut netns = None;
-            if !policy.network {
-                // Joining one namespace is much cheaper than making one, but
-                // commands sharing it could reach each other's abstract unix
-                // sockets unless Landlock scopes them (ABI 6+).
-                let scoped = abi.is_some_and(|a| a >= 6);
-                match namespaces::shared_netns().filter(|_| scoped) {
-                    Some(fd) => {
-                        netns = Some(fd);
-                        net_layer = Some("netns");
-                    }
-                    None => {
-                        flags |= libc::CLONE_NEWNET;
-                        net_layer = Some(if flags & libc::CLONE_NEWUSER != 0 {
-                            "userns+netns"
-                        } else {
-                            "netns"
-                        });
-                    }
-                }
-            }
-            // The grants as given, not resolved: the plan recreates the
-            // links on their way (`/bin -> usr/bin`, a toolchain directory
-            // that is a link) and binds their real paths.
-            let (given_read, given_write) = given(policy, grants);
-            let mount_grants: Vec<MountGrant> = given_read
-                .iter()
-                .map(|path| (path, false))
-                .chain(given_write.iter().map(|path| (path, true)))
-                .map(|(path, writable)| MountGrant {
-                    path: path.to_path_buf(),
-                    writable,
-                })
-                .collect();
-            // As root only: joining another mount namespace from a user
-            // namespace of the command's own is refused.
-            let (mounts, root) = cached_plan(
-                mount_grants,
-                grants.scratch_in_root,
-                flags & libc::CLONE_NEWUSER == 0,
-                ids.to_vec(),
-            )?;
-            // The init of a namespace of the command's own reports its
-            // exit here; in the attempt's, the command is the runner's
-            // child and reaped by it.
-            let page = if shared_pid {
-                None
-            } else {
-                Some(ExitPage::new().map_err(|e| SandboxError::Setup {
-                    layer: "pidns",
-                    reason: format!("cannot map the exit page: {e}"),
-                })?)
-            };
-            let cwd = grants.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
-            child.namespaces = Some(Namespaces {
-                flags,
-                netns,
-                id_maps: (flags & libc::CLONE_NEWUSER != 0).then(IdMaps::identity),
-                mounts,
-                root: root.as_deref().map(AsRawFd::as_raw_fd),
-                cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(|_| SandboxError::Setup {
-                    layer: "mntns",
-                    reason: "the working directory holds a NUL byte".into(),
-                })?,
-                direct,
-                shared_pid,
-                pid_ns: None,
-                exit: page.as_ref().map(ExitPage::writer),
-                image: super::init_image::runner_image(),
-            });
-            exit = page;
-            prepared_root = root;
+            let made = plan.namespaces(&shape, shared_pid, abi)?;
+            child.namespaces = Some(made.namespaces);
+            exit = made.exit;
+            prepared_root = made.root;
             layers.push("pidns".to_string());
             layers.push("mntns".to_string());
+            made.net_layer
         }
-        Err(reason) if required => return Err(unavailable("pidns", reason)),
+        Err(reason) if plan.required => return Err(unavailable("pidns", reason.clone())),
         Err(_) => {
-            if grants.scratch_in_root {
-                return Err(SandboxError::Setup {
-                    layer: "mntns",
-                    reason: "a private scratch needs the mount layer, which is unavailable".into(),
-                });
-            }
-            if !policy.network {
-                match &probe.network {
-                    Ok(kind) => {
-                        child.unshare = Some(kind.flags());
-                        net_layer = Some(kind.layer_name());
-                    }
-                    Err(reason) if required => {
-                        return Err(unavailable("network", reason.clone()));
-                    }
-                    Err(_) => {}
-                }
-            }
+            let (unshare, net_layer) = plan.network_alone()?;
+            child.unshare = unshare;
+            net_layer
         }
-    }
+    };
     match net_layer {
         Some(name) => layers.push(name.to_string()),
         None if !policy.network && child.landlock.is_some() && abi.is_some_and(|a| a >= 4) => {
@@ -361,10 +172,302 @@ fn prepare_with(
         layers,
         child: Arc::new(child),
         exit,
-        cgroup,
+        cgroup: cgroup.map(|(cg, _)| cg),
         _ruleset: ruleset,
         _root: prepared_root,
     })
+}
+
+fn unavailable(layer: &str, reason: String) -> SandboxError {
+    SandboxError::Unavailable {
+        layer: layer.to_string(),
+        reason,
+    }
+}
+
+/// What one command's layers are decided from.
+struct Planner<'a> {
+    policy: &'a SandboxPolicy,
+    grants: &'a Grants,
+    ids: &'a [Identity],
+    probe: &'static Probe,
+    /// `required` mode: a layer this machine lacks is an error.
+    required: bool,
+}
+
+/// What the layers depend on, decided before any is made.
+struct Shape {
+    /// PID and mount namespaces, where this machine has them.
+    namespaces: Result<(), String>,
+    /// Init cloned by the zygote, not forked by a waiter: as root only (a
+    /// user namespace's id maps are written by the waiter).
+    direct: bool,
+    /// Memory or processes are limited: the command needs a cgroup.
+    limited: bool,
+    /// The command in the attempt's PID namespace (`attempt_init.rs`):
+    /// where a cgroup will hold whatever it leaves and Landlock scopes its
+    /// signals away from the namespace's init (both checked again once
+    /// made).
+    wants_shared_pid: bool,
+}
+
+/// The cgroup layer: the command's cgroup and its layer's name, if made,
+/// and the limits left to the per-process rlimits.
+type Pooled = (Option<(PooledCgroup, &'static str)>, ResourceLimits);
+
+/// The namespaces layer, made.
+struct MadeNamespaces {
+    namespaces: Namespaces,
+    exit: Option<ExitPage>,
+    root: Option<Arc<OwnedFd>>,
+    net_layer: Option<&'static str>,
+}
+
+impl Planner<'_> {
+    fn shape(&self) -> Shape {
+        let namespaces = self.probe.namespaces.clone().and_then(|()| {
+            super::skeleton::skeleton()
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        });
+        let direct = self.grants.from_zygote && namespaces::base_flags() & libc::CLONE_NEWUSER == 0;
+        let limited = self.policy.limits.memory.is_some() || self.policy.limits.processes.is_some();
+        let wants_shared_pid = direct
+            && limited
+            && namespaces.is_ok()
+            && cgroup_support().is_ok()
+            && self.probe.landlock_abi.as_ref().is_ok_and(|abi| *abi >= 6);
+        Shape {
+            namespaces,
+            direct,
+            limited,
+            wants_shared_pid,
+        }
+    }
+
+    /// Memory and processes of the whole command: a cgroup (and its layer
+    /// name), or else the limits the per-process rlimits take instead
+    /// (weaker: see [`RlimitPlan::fallback`]).
+    fn cgroup(
+        &self,
+        shape: &Shape,
+    ) -> Result<Pooled, SandboxError> {
+        let without = ResourceLimits {
+            memory: None,
+            processes: None,
+            ..self.policy.limits.clone()
+        };
+        if !shape.limited {
+            return Ok((None, without));
+        }
+        // The tasks every command has at once in its cgroup.
+        let floor = match shape.namespaces {
+            Ok(()) if shape.wants_shared_pid => 1,
+            Ok(()) if shape.direct => namespaces::TASKS_DIRECT,
+            Ok(()) => namespaces::TASKS,
+            Err(_) => 1,
+        };
+        let made = match cgroup_support() {
+            Ok(support) => {
+                PooledCgroup::take(support, CgroupLimits::from(&self.policy.limits), floor)
+                    .map(|cg| (cg, support.layer_name()))
+                    .map_err(|err| err.to_string())
+            }
+            Err(err) => Err(err.to_string()),
+        };
+        match made {
+            Ok(made) => Ok((Some(made), without)),
+            Err(reason) if self.required => Err(unavailable("cgroup", reason)),
+            Err(_) => Ok((None, self.policy.limits.clone())),
+        }
+    }
+
+    /// The per-process resource limits, `limits` among them.
+    fn rlimits(
+        &self,
+        limits: ResourceLimits,
+        timeout: Duration,
+    ) -> Result<Option<RlimitPlan>, SandboxError> {
+        match &self.probe.rlimits {
+            Ok(()) => {
+                let cpu_default = timeout.as_secs().saturating_add(1).saturating_mul(cores()) + 10;
+                Ok(Some(RlimitPlan::new(&limits, cpu_default)))
+            }
+            Err(reason) if self.required => Err(unavailable("rlimits", reason.clone())),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Landlock: this machine's ABI, and the ruleset of the grants (none
+    /// where Landlock is missing and not required).
+    fn landlock(&self) -> Result<(Option<i32>, Option<Arc<OwnedFd>>), SandboxError> {
+        let (policy, grants, ids) = (self.policy, self.grants, self.ids);
+        let abi = match &self.probe.landlock_abi {
+            Ok(abi) if self.required && *abi < MIN_REQUIRED_ABI => {
+                return Err(unavailable(
+                    "landlock",
+                    format!("ABI {abi} is older than the required {MIN_REQUIRED_ABI}"),
+                ));
+            }
+            Ok(abi) => *abi,
+            Err(reason) if self.required => return Err(unavailable("landlock", reason.clone())),
+            Err(_) => return Ok((None, None)),
+        };
+        let (read, write) = cached_grant_lists(policy, grants, ids);
+        check_denied(&policy.deny, read.iter().chain(&write))?;
+        // With the mount layer, the fresh /proc and scratch are mounted on
+        // skeleton directories, whose rules they inherit.
+        let (mut rule_read, mut rule_write) = (read.clone(), write.clone());
+        let mut rule_ids = ids.to_vec();
+        if private_root_available(policy)
+            && let Some((root, scratch)) = MountPlan::landlock_grants()
+        {
+            rule_ids.extend(identities([&root].into_iter()));
+            rule_read.push(root);
+            if grants.scratch_in_root {
+                rule_ids.extend(identities([&scratch].into_iter()));
+                rule_write.push(scratch);
+            }
+        }
+        let fd = cached_ruleset(
+            rule_read,
+            rule_write,
+            !policy.network,
+            self.required,
+            rule_ids,
+        )?;
+        if fd.is_none() && self.required {
+            return Err(unavailable(
+                "landlock",
+                "the ruleset was not created".into(),
+            ));
+        }
+        Ok((Some(abi), fd))
+    }
+
+    /// The system call filter.
+    fn seccomp(&self) -> Result<Option<&'static [seccompiler::sock_filter]>, SandboxError> {
+        match &self.probe.seccomp {
+            Ok(_) => Ok(seccomp::filter().ok()),
+            Err(reason) if self.required => Err(unavailable("seccomp", reason.clone())),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// PID and mount namespaces, and the network with them; `abi` is
+    /// Landlock's, where it applies.
+    fn namespaces(
+        &self,
+        shape: &Shape,
+        shared_pid: bool,
+        abi: Option<i32>,
+    ) -> Result<MadeNamespaces, SandboxError> {
+        let (policy, grants) = (self.policy, self.grants);
+        let mut flags = if shared_pid {
+            namespaces::SHARED_PID_FLAGS
+        } else {
+            namespaces::base_flags()
+        };
+        let mut netns = None;
+        let mut net_layer = None;
+        if !policy.network {
+            // Joining one namespace is much cheaper than making one, but
+            // commands sharing it could reach each other's abstract unix
+            // sockets unless Landlock scopes them (ABI 6+).
+            let scoped = abi.is_some_and(|a| a >= 6);
+            match namespaces::shared_netns().filter(|_| scoped) {
+                Some(fd) => {
+                    netns = Some(fd);
+                    net_layer = Some("netns");
+                }
+                None => {
+                    flags |= libc::CLONE_NEWNET;
+                    net_layer = Some(if flags & libc::CLONE_NEWUSER != 0 {
+                        "userns+netns"
+                    } else {
+                        "netns"
+                    });
+                }
+            }
+        }
+        // The grants as given, not resolved: the plan recreates the
+        // links on their way (`/bin -> usr/bin`, a toolchain directory
+        // that is a link) and binds their real paths.
+        let (given_read, given_write) = given(policy, grants);
+        let mount_grants: Vec<MountGrant> = given_read
+            .iter()
+            .map(|path| (path, false))
+            .chain(given_write.iter().map(|path| (path, true)))
+            .map(|(path, writable)| MountGrant {
+                path: path.to_path_buf(),
+                writable,
+            })
+            .collect();
+        // As root only: joining another mount namespace from a user
+        // namespace of the command's own is refused.
+        let (mounts, root) = cached_plan(
+            mount_grants,
+            grants.scratch_in_root,
+            flags & libc::CLONE_NEWUSER == 0,
+            self.ids.to_vec(),
+        )?;
+        // The init of a namespace of the command's own reports its exit
+        // here; in the attempt's, the command is the runner's child and
+        // reaped by it.
+        let exit = if shared_pid {
+            None
+        } else {
+            Some(ExitPage::new().map_err(|e| SandboxError::Setup {
+                layer: "pidns",
+                reason: format!("cannot map the exit page: {e}"),
+            })?)
+        };
+        let cwd = grants.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let namespaces = Namespaces {
+            flags,
+            netns,
+            id_maps: (flags & libc::CLONE_NEWUSER != 0).then(IdMaps::identity),
+            mounts,
+            root: root.as_deref().map(AsRawFd::as_raw_fd),
+            cwd: CString::new(cwd.as_os_str().as_bytes()).map_err(|_| SandboxError::Setup {
+                layer: "mntns",
+                reason: "the working directory holds a NUL byte".into(),
+            })?,
+            direct: shape.direct,
+            shared_pid,
+            pid_ns: None,
+            exit: exit.as_ref().map(ExitPage::writer),
+            image: super::init_image::runner_image(),
+        };
+        Ok(MadeNamespaces {
+            namespaces,
+            exit,
+            root,
+            net_layer,
+        })
+    }
+
+    /// Without PID and mount namespaces: no network by a namespace of
+    /// its own where this machine has one (the flags to unshare, and the
+    /// layer's name).
+    fn network_alone(
+        &self,
+    ) -> Result<(Option<nix::sched::CloneFlags>, Option<&'static str>), SandboxError> {
+        if self.grants.scratch_in_root {
+            return Err(SandboxError::Setup {
+                layer: "mntns",
+                reason: "a private scratch needs the mount layer, which is unavailable".into(),
+            });
+        }
+        if self.policy.network {
+            return Ok((None, None));
+        }
+        match &self.probe.network {
+            Ok(kind) => Ok((Some(kind.flags()), Some(kind.layer_name()))),
+            Err(reason) if self.required => Err(unavailable("network", reason.clone())),
+            Err(_) => Ok((None, None)),
+        }
+    }
 }
 
 /// Whether commands under `policy` get their own root file system (and
