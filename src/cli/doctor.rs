@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::exit::Completion;
 use crate::exec::SearchPath;
-use crate::sandbox::{Grants, LayerStatus, SandboxMode, SandboxPolicy, probe, test_hooks};
+use crate::sandbox::{
+    Grants, Layer, LayerStatus, SandboxError, SandboxMode, SandboxPolicy, joined, probe, test_hooks,
+};
 
 /// Everything `doctor` shows, found.
 #[derive(Debug)]
@@ -16,9 +18,9 @@ pub(super) struct Findings {
     pub hooks: Option<String>,
     pub layers: Vec<LayerStatus>,
     pub root: bool,
-    pub auto: Vec<String>,
+    pub auto: Vec<Layer>,
     /// The layers `required` applies, or why it cannot run here.
-    pub required: Result<Vec<String>, String>,
+    pub required: Result<Vec<Layer>, SandboxError>,
     /// `search path: ...` and a line per program.
     pub programs: Vec<String>,
 }
@@ -35,8 +37,7 @@ pub(super) fn doctor(data: Option<&std::path::Path>) -> anyhow::Result<Completio
         root: nix::unistd::geteuid().is_root(),
         auto: probe.auto_layers(),
         required: crate::sandbox::prepare(&required, &Grants::default(), Duration::from_secs(1))
-            .map(|prepared| prepared.layers)
-            .map_err(|err| err.to_string()),
+            .map(|prepared| prepared.layers),
         programs: super::exec::programs(&SearchPath::fixed()),
     };
     for line in lines(&findings) {
@@ -102,9 +103,9 @@ pub(super) fn lines(findings: &Findings) -> Vec<String> {
     if findings.root {
         lines.push("capabilities: dropped for every sandboxed command (running as root)".into());
     }
-    lines.push(format!("auto={}", findings.auto.join(",")));
+    lines.push(format!("auto={}", joined(&findings.auto)));
     lines.push(match &findings.required {
-        Ok(layers) => format!("required=ok ({})", layers.join(",")),
+        Ok(layers) => format!("required=ok ({})", joined(layers)),
         Err(err) => format!("required=unavailable ({err})"),
     });
     lines.extend(findings.programs.iter().cloned());
@@ -164,12 +165,12 @@ mod tests {
                 "nocaps",
                 "seccomp",
             ]
-            .map(String::from)
+            .map(|name| name.parse().expect("a layer"))
             .to_vec(),
-            required: Err(format!(
-                "sandbox_unavailable: landlock: {}",
-                TestHooks::reason("landlock")
-            )),
+            required: Err(SandboxError::Unavailable {
+                layer: "landlock".into(),
+                reason: TestHooks::reason("landlock"),
+            }),
             programs: vec![
                 "search path: /usr/local/bin:/usr/bin:/bin".into(),
                 "program cargo: /usr/bin/cargo".into(),
@@ -186,8 +187,8 @@ mod tests {
             hooks: None,
             layers: vec![status("landlock", true, "ABI 6")],
             root: false,
-            auto: vec!["landlock-abi6".into()],
-            required: Ok(vec!["landlock-abi6".into()]),
+            auto: vec![Layer::Landlock(6)],
+            required: Ok(vec![Layer::Landlock(6)]),
             programs: Vec::new(),
         };
         assert_eq!(

@@ -138,7 +138,11 @@ fn print_outcome(outcome: &ExecOutcome) -> std::io::Result<()> {
     writeln!(out, "cancelled={}", outcome.cancelled)?;
     writeln!(out, "leaked={}", outcome.leaked)?;
     writeln!(out, "drain_timed_out={}", outcome.drain_timed_out)?;
-    writeln!(out, "sandbox={}", outcome.sandbox_layers.join(","))?;
+    writeln!(
+        out,
+        "sandbox={}",
+        crate::sandbox::joined(&outcome.sandbox_layers)
+    )?;
     let figure = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
     let used = &outcome.resources;
     writeln!(out, "cpu_ms={}", figure(used.cpu_ms))?;

@@ -400,7 +400,7 @@ fn command_event(
         timed_out: false,
         cancelled: false,
         oom: false,
-        sandbox: vec!["landlock-abi6".into()],
+        sandbox: vec![crate::sandbox::Layer::Landlock(6)],
         tests: None,
         resources,
     }

@@ -54,7 +54,7 @@ struct KeyParts<'a> {
     limits: LimitParts,
     sandbox: &'a crate::manifest::Sandbox,
     /// The layers this machine gives commands (none with the sandbox off).
-    layers: Vec<String>,
+    layers: Vec<crate::sandbox::Layer>,
     toolchain: Toolchain,
     runtime: Runtime,
 }

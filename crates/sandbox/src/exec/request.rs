@@ -113,7 +113,8 @@ pub struct ExecOutcome {
     /// The memory limit was hit: the kernel's OOM killer killed a process
     /// of the command.
     pub oom: bool,
-    pub sandbox_layers: Vec<String>,
+    /// The layers it ran under, and how it was started.
+    pub sandbox_layers: Vec<crate::sandbox::Layer>,
     /// What it cost the machine: CPU time, memory and task peaks.
     pub resources: Resources,
 }

@@ -17,7 +17,7 @@ use super::request::{ExecOutcome, ExecRequest};
 use super::scratch::Scratch;
 use crate::cancel::CancelToken;
 use crate::sandbox::{
-    Grants, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, SandboxMode, prepare,
+    Grants, Layer, NETWORK_READ, PooledCgroup, Prepared, ReuseKey, SCRATCH, SandboxMode, prepare,
     prepare_keyed, private_root_available,
 };
 use crate::zygote::ZygoteError;
@@ -121,7 +121,7 @@ pub fn run(req: &ExecRequest, cancel: &CancelToken) -> Result<ExecOutcome, ExecE
         feed_stdin(pipe, bytes.clone());
     }
     let mut sandbox_layers = prepared.layers.clone();
-    sandbox_layers.extend(how.map(str::to_string));
+    sandbox_layers.extend(how);
     let watched = watch(&mut child, req, cancel, start, &prepared);
     let (status, watch) = match watched {
         Ok(pair) => pair,
@@ -171,7 +171,7 @@ fn start_command(
     cwd: &Path,
     env: &std::collections::BTreeMap<String, String>,
     grants: &Grants,
-) -> Result<(Spawned, Prepared, Option<&'static str>), Started> {
+) -> Result<(Spawned, Prepared, Option<Layer>), Started> {
     let stdin = req.stdin.is_some();
     let refused = |e: crate::sandbox::SandboxError| Started::Refused(e.into());
     let mut how = None;
@@ -209,9 +209,9 @@ fn start_command(
             }
         };
         match started {
-            Ok((spawned, prepared)) => return Ok((spawned, prepared, Some("zygote"))),
+            Ok((spawned, prepared)) => return Ok((spawned, prepared, Some(Layer::Zygote))),
             Err(ZygoteError::Spawn(err)) => return Err(Started::Failed(err)),
-            Err(ZygoteError::Lost(_)) => how = Some("zygote-lost"),
+            Err(ZygoteError::Lost(_)) => how = Some(Layer::ZygoteLost),
         }
     }
     // Started by the runner itself: its init is forked by a waiter.

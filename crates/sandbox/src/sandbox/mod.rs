@@ -42,6 +42,7 @@
 //!   `error.rs`.
 //! - `network.rs`: the network namespace.
 //! - `rlimits.rs`, `caps.rs`: rlimits and dropped capabilities.
+//! - `layer.rs`: a layer's name, as the log and `exec` write it.
 //! - `seccomp/`: the seccomp deny list and the fresh session keyring, compiled
 //!   once in the runner, installed last in the child.
 //! - `sys.rs`: the raw system calls of the child.
@@ -70,6 +71,7 @@ mod handoff;
 mod identity;
 mod init_image;
 mod landlock;
+mod layer;
 mod mounts;
 mod namespaces;
 mod network;
@@ -103,6 +105,7 @@ pub use grants::{Grants, ReuseKey};
 pub use handoff::{Handoff, Held};
 pub(crate) use init_image::{Image as InitImage, runner_image};
 pub use landlock::NETWORK_READ;
+pub use layer::{Layer, joined};
 pub use mounts::SCRATCH;
 pub use network::NetIsolation;
 pub use policy::{

@@ -19,10 +19,10 @@ pub enum NetIsolation {
 }
 
 impl NetIsolation {
-    pub fn layer_name(self) -> &'static str {
+    pub fn layer_name(self) -> super::Layer {
         match self {
-            NetIsolation::NetNs => "netns",
-            NetIsolation::UserNetNs => "userns+netns",
+            NetIsolation::NetNs => super::Layer::Netns,
+            NetIsolation::UserNetNs => super::Layer::UserNetns,
         }
     }
 
@@ -64,7 +64,10 @@ pub(crate) fn probe() -> Result<NetIsolation, ChildProbeError> {
         Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
             Ok(WaitStatus::Exited(_, 0)) => Ok(kind),
             Ok(WaitStatus::Exited(_, code)) => Err(ChildProbeError::Unshare {
-                what: kind.layer_name(),
+                what: match kind {
+                    NetIsolation::NetNs => "netns",
+                    NetIsolation::UserNetNs => "userns+netns",
+                },
                 errno: nix::errno::Errno::from_raw(code),
                 hint: if kind == NetIsolation::UserNetNs {
                     USERNS_HINT

@@ -15,6 +15,7 @@ use super::exit_page::ExitPage;
 use super::grants::{Grants, ReuseKey, check_denied, given, given_identities};
 use super::identity::{Identity, identities};
 use super::landlock::{self, MIN_REQUIRED_ABI};
+use super::layer::Layer;
 use super::mounts::{MountGrant, MountPlan};
 use super::namespaces::{self, IdMaps, Namespaces};
 use super::policy::{ResourceLimits, SandboxMode, SandboxPolicy};
@@ -28,8 +29,8 @@ use super::seccomp;
 /// child uses, and the page the command's exit status comes back on.
 #[derive(Debug)]
 pub struct Prepared {
-    /// Names of the layers applied, e.g. `landlock-abi7`, `netns`, `rlimits`.
-    pub layers: Vec<String>,
+    /// The layers applied, e.g. `landlock-abi7`, `netns`, `rlimits`.
+    pub layers: Vec<Layer>,
     pub child: Arc<ChildSetup>,
     /// Where the namespace's init reports the command's exit (PID namespace only).
     pub exit: Option<ExitPage>,
@@ -116,7 +117,7 @@ fn prepare_with(
     let (cgroup, fallback) = plan.cgroup(&shape)?;
     if let Some((cg, layer)) = &cgroup {
         child.cgroup = cg.enter_fds();
-        layers.push(layer.to_string());
+        layers.push(layer.clone());
     }
     child.rlimits = plan.rlimits(fallback, timeout)?;
     // Capabilities: a command started by root keeps none.
@@ -124,7 +125,7 @@ fn prepare_with(
     let (abi, ruleset) = plan.landlock()?;
     if let (Some(abi), Some(fd)) = (abi, &ruleset) {
         child.landlock = Some(landlock::raw(fd));
-        layers.push(format!("landlock-abi{abi}"));
+        layers.push(Layer::Landlock(abi));
     }
     child.seccomp = plan.seccomp()?;
     child.keyring = plan.probe.keyrings;
@@ -137,8 +138,8 @@ fn prepare_with(
             child.namespaces = Some(made.namespaces);
             exit = made.exit;
             prepared_root = made.root;
-            layers.push("pidns".to_string());
-            layers.push("mntns".to_string());
+            layers.push(Layer::Pidns);
+            layers.push(Layer::Mntns);
             made.net_layer
         }
         Err(reason) if plan.required => return Err(unavailable("pidns", reason.clone())),
@@ -149,24 +150,24 @@ fn prepare_with(
         }
     };
     match net_layer {
-        Some(name) => layers.push(name.to_string()),
+        Some(layer) => layers.push(layer),
         None if !policy.network && child.landlock.is_some() && abi.is_some_and(|a| a >= 4) => {
-            layers.push("landlock-tcp".to_string());
+            layers.push(Layer::LandlockTcp);
         }
         None => {}
     }
     if let Some(plan) = &child.rlimits {
-        layers.push("rlimits".to_string());
-        layers.extend(plan.fallback_layers().iter().map(|l| l.to_string()));
+        layers.push(Layer::Rlimits);
+        layers.extend(plan.fallback_layers());
     }
     if child.drop_caps {
-        layers.push("nocaps".to_string());
+        layers.push(Layer::Nocaps);
     }
     if child.keyring {
-        layers.push("keyring".to_string());
+        layers.push(Layer::Keyring);
     }
     if child.seccomp.is_some() {
-        layers.push("seccomp".to_string());
+        layers.push(Layer::Seccomp);
     }
     Ok(Prepared {
         layers,
@@ -213,14 +214,14 @@ struct Shape {
 
 /// The cgroup layer: the command's cgroup and its layer's name, if made,
 /// and the limits left to the per-process rlimits.
-type Pooled = (Option<(PooledCgroup, &'static str)>, ResourceLimits);
+type Pooled = (Option<(PooledCgroup, Layer)>, ResourceLimits);
 
 /// The namespaces layer, made.
 struct MadeNamespaces {
     namespaces: Namespaces,
     exit: Option<ExitPage>,
     root: Option<Arc<OwnedFd>>,
-    net_layer: Option<&'static str>,
+    net_layer: Option<Layer>,
 }
 
 impl Planner<'_> {
@@ -248,10 +249,7 @@ impl Planner<'_> {
     /// Memory and processes of the whole command: a cgroup (and its layer
     /// name), or else the limits the per-process rlimits take instead
     /// (weaker: see [`RlimitPlan::fallback`]).
-    fn cgroup(
-        &self,
-        shape: &Shape,
-    ) -> Result<Pooled, SandboxError> {
+    fn cgroup(&self, shape: &Shape) -> Result<Pooled, SandboxError> {
         let without = ResourceLimits {
             memory: None,
             processes: None,
@@ -378,14 +376,14 @@ impl Planner<'_> {
             match namespaces::shared_netns().filter(|_| scoped) {
                 Some(fd) => {
                     netns = Some(fd);
-                    net_layer = Some("netns");
+                    net_layer = Some(Layer::Netns);
                 }
                 None => {
                     flags |= libc::CLONE_NEWNET;
                     net_layer = Some(if flags & libc::CLONE_NEWUSER != 0 {
-                        "userns+netns"
+                        Layer::UserNetns
                     } else {
-                        "netns"
+                        Layer::Netns
                     });
                 }
             }
@@ -452,7 +450,7 @@ impl Planner<'_> {
     /// layer's name).
     fn network_alone(
         &self,
-    ) -> Result<(Option<nix::sched::CloneFlags>, Option<&'static str>), SandboxError> {
+    ) -> Result<(Option<nix::sched::CloneFlags>, Option<Layer>), SandboxError> {
         if self.grants.scratch_in_root {
             return Err(SandboxError::Setup {
                 layer: "mntns",

@@ -2,6 +2,7 @@
 //! `auto`, `required` and `doctor` (less what a test hook removes, in a
 //! build with them: see `test_hooks.rs`).
 
+use super::layer::Layer;
 use std::sync::OnceLock;
 
 use nix::sys::resource::{Resource, getrlimit};
@@ -168,35 +169,35 @@ impl Probe {
         ]
     }
 
-    /// Layer names `auto` applies with the network off.
-    pub fn auto_layers(&self) -> Vec<String> {
+    /// The layers `auto` applies with the network off.
+    pub fn auto_layers(&self) -> Vec<Layer> {
         let mut layers = Vec::new();
         if let Ok(support) = super::cgroup::cgroup_support() {
-            layers.push(support.layer_name().to_string());
+            layers.push(support.layer_name());
         }
         if let Ok(abi) = self.landlock_abi {
-            layers.push(format!("landlock-abi{abi}"));
+            layers.push(Layer::Landlock(abi));
         }
         if self.namespaces.is_ok() {
-            layers.push("pidns".to_string());
-            layers.push("mntns".to_string());
+            layers.push(Layer::Pidns);
+            layers.push(Layer::Mntns);
         }
         match (&self.network, &self.landlock_abi) {
-            (Ok(kind), _) => layers.push(kind.layer_name().to_string()),
-            (Err(_), Ok(abi)) if *abi >= 4 => layers.push("landlock-tcp".to_string()),
+            (Ok(kind), _) => layers.push(kind.layer_name()),
+            (Err(_), Ok(abi)) if *abi >= 4 => layers.push(Layer::LandlockTcp),
             _ => {}
         }
         if self.rlimits.is_ok() {
-            layers.push("rlimits".to_string());
+            layers.push(Layer::Rlimits);
         }
         if super::caps::is_root() {
-            layers.push("nocaps".to_string());
+            layers.push(Layer::Nocaps);
         }
         if self.keyrings {
-            layers.push("keyring".to_string());
+            layers.push(Layer::Keyring);
         }
         if self.seccomp.is_ok() {
-            layers.push("seccomp".to_string());
+            layers.push(Layer::Seccomp);
         }
         layers
     }

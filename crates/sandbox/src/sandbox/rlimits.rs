@@ -57,13 +57,13 @@ impl RlimitPlan {
     }
 
     /// Names of the fallback layers in the plan, for the outcome.
-    pub(crate) fn fallback_layers(&self) -> Vec<&'static str> {
+    pub(crate) fn fallback_layers(&self) -> Vec<super::Layer> {
         let mut names = Vec::new();
         if self.entries[4].is_some() {
-            names.push("rlimit-as");
+            names.push(super::Layer::RlimitAs);
         }
         if self.entries[5].is_some() {
-            names.push("rlimit-nproc");
+            names.push(super::Layer::RlimitNproc);
         }
         names
     }

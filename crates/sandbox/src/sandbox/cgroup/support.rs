@@ -88,10 +88,10 @@ pub fn cgroup_support() -> &'static Result<CgroupSupport, CgroupError> {
 
 impl CgroupSupport {
     /// The layer's name in reports.
-    pub fn layer_name(&self) -> &'static str {
+    pub fn layer_name(&self) -> crate::sandbox::Layer {
         match self.kind {
-            Kind::V1(_) => "cgroup-v1",
-            Kind::V2(_) => "cgroup-v2",
+            Kind::V1(_) => crate::sandbox::Layer::CgroupV1,
+            Kind::V2(_) => crate::sandbox::Layer::CgroupV2,
         }
     }
 
