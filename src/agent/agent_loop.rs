@@ -21,7 +21,7 @@ use crate::cancel::CancelToken;
 use crate::decision::parse_decision;
 use crate::exec::{ExecError, ExecOutcome};
 use crate::protocol::Price;
-use crate::protocol::{CommandFor, Event, FailureKind, Outcome};
+use crate::protocol::{CommandFor, Event, FailureKind, Outcome, TranscriptLine};
 use crate::provider::{Provider, ProviderReply};
 
 /// Appends events for the attempt being run, and says what they add up
@@ -254,12 +254,12 @@ fn write_transcript(
     if let Some(t) = transcript {
         // The transcript is a diagnostic artifact; failing to write it must
         // not fail the attempt.
-        let _ = t.write(serde_json::json!({
-            "step": step,
-            "reply": reply.text,
-            "observation": observation,
-            "input_tokens": reply.input_tokens,
-            "output_tokens": reply.output_tokens,
-        }));
+        let _ = t.write(TranscriptLine {
+            step,
+            reply: reply.text.clone(),
+            observation: observation.map(str::to_string),
+            input_tokens: reply.input_tokens,
+            output_tokens: reply.output_tokens,
+        });
     }
 }

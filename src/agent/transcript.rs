@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::protocol::TranscriptLine;
+
 /// Replacement for a redacted value.
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -66,21 +68,15 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one JSON line; string values are redacted.
-    pub fn write(&mut self, mut entry: serde_json::Value) -> std::io::Result<()> {
-        redact_value(&mut entry, &self.secrets);
-        serde_json::to_writer(&mut self.out, &entry)?;
+    /// Appends one line, its text redacted.
+    pub fn write(&mut self, mut line: TranscriptLine) -> std::io::Result<()> {
+        line.reply = redact(&line.reply, &self.secrets);
+        if let Some(observation) = &mut line.observation {
+            *observation = redact(observation, &self.secrets);
+        }
+        serde_json::to_writer(&mut self.out, &line)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
-    }
-}
-
-fn redact_value(value: &mut serde_json::Value, secrets: &[String]) {
-    match value {
-        serde_json::Value::String(s) => *s = redact(s, secrets),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, secrets)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, secrets)),
-        _ => {}
     }
 }
 
@@ -93,9 +89,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut t = Transcript::create(&path, vec!["sk-live-123456".into()]).unwrap();
-        t.write(
-            serde_json::json!({"reply": "key is sk-live-123456", "nested": ["x sk-live-123456"]}),
-        )
+        t.write(TranscriptLine {
+            step: 1,
+            reply: "key is sk-live-123456".into(),
+            observation: Some("x sk-live-123456".into()),
+            ..TranscriptLine::default()
+        })
         .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("sk-live"));

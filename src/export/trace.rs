@@ -6,8 +6,9 @@
 //! detail fold's timeline and the transcripts.
 
 use crate::decision::parse_decision;
+use crate::protocol::TranscriptLine;
 use crate::protocol::{FailureKind, Outcome, Price, ProviderConfig, Trace};
-use crate::report::{JobResult, TranscriptStep};
+use crate::report::JobResult;
 use crate::state::{Call, Entry, Job};
 
 /// One job instance, ready to export.
@@ -119,7 +120,7 @@ pub(crate) fn job_trace<'a>(
     row: &'a JobResult,
     job: &Job,
     timeline: &[Entry],
-    transcript: &dyn Fn(u32) -> Option<Vec<TranscriptStep>>,
+    transcript: &dyn Fn(u32) -> Option<Vec<TranscriptLine>>,
 ) -> JobTrace<'a> {
     let manifest = job.manifest.as_deref().and_then(|m| m.manifest());
     let full = manifest.is_some_and(|m| m.trace == Trace::Full);
@@ -159,7 +160,7 @@ pub(crate) fn job_trace<'a>(
 /// of that step.
 fn steps_of(
     entries: &[&Entry],
-    transcript: &[TranscriptStep],
+    transcript: &[TranscriptLine],
     price: Option<&Price>,
 ) -> Vec<StepTrace> {
     let mut steps: Vec<StepTrace> = Vec::new();
@@ -249,10 +250,11 @@ mod tests {
             entry(2, "finish", "step 2: finish", call(2, DecisionKind::Finish)),
         ];
         let refs: Vec<&Entry> = entries.iter().collect();
-        let transcript = [TranscriptStep {
+        let transcript = [TranscriptLine {
             step: 1,
             reply: r#"{"kind":"run_tool","program":"cargo","args":["test"]}"#.into(),
             observation: Some("exit 0".into()),
+            ..TranscriptLine::default()
         }];
         let steps = steps_of(&refs, &transcript, None);
         assert_eq!(steps.len(), 2);

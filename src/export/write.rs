@@ -15,8 +15,7 @@ use super::trace::{job_trace, model_label};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
 use crate::report::{
-    FoldedLog, JobResult, Report, ReportError, read_transcript, write_atomic, write_atomic_with,
-    write_replacing,
+    FoldedLog, JobResult, Report, ReportError, write_atomic, write_atomic_with, write_replacing,
 };
 use crate::state::{Details, Job};
 
@@ -98,7 +97,7 @@ pub(crate) fn write_exports(
         let transcript = |n: u32| {
             read(n, "transcript.jsonl")
                 .ok()
-                .map(|t| read_transcript(&t))
+                .map(|t| crate::protocol::TranscriptLine::read_all(&t))
         };
         let trace = job_trace(row, job, details.timeline(&job.id), &transcript);
         log.add(&trace, add)?;

@@ -17,6 +17,8 @@
 //! - `price.rs`: prices, in USD per million tokens.
 //! - `resources.rs`: what a command cost: the executor's `Resources`,
 //!   re-exported, the one type from the reaped process to the log.
+//! - `transcript.rs`: a line of the opt-in transcript, written and read by
+//!   one type.
 //! - `verdict.rs`: test inventories and per-test verdicts.
 //! - `units/`: durations and byte sizes (`duration.rs`, `size.rs`), parsed and
 //!   formatted.
@@ -37,6 +39,7 @@ mod provider;
 mod record;
 mod resources;
 mod snapshot;
+mod transcript;
 mod verdict;
 
 pub use event::{
@@ -64,4 +67,5 @@ pub use provider::{
 pub use record::Record;
 pub use resources::Resources;
 pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};
+pub use transcript::TranscriptLine;
 pub use verdict::{Inventory, InventorySource, Verdict};

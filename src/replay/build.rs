@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::protocol::{Manifest, Trace};
+use crate::protocol::{Manifest, Trace, TranscriptLine};
 
 /// The script's file name beside the replay's manifest.
 pub(crate) const REPLAY_SCRIPT: &str = "replies.jsonl";
@@ -119,24 +119,19 @@ pub(crate) fn replay_script(input: &ReplayInput<'_>) -> Result<ReplayScript, Rep
     };
     let text =
         std::str::from_utf8(input.transcript).map_err(|e| bad(0, format!("not UTF-8: {e}")))?;
-    let mut steps: Vec<(u64, String)> = Vec::new();
+    let mut steps = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let entry: Value =
-            serde_json::from_str(line).map_err(|e| bad(i + 1, format!("not JSON: {e}")))?;
-        let step = entry["step"]
-            .as_u64()
-            .ok_or_else(|| bad(i + 1, "no step number".into()))?;
-        let reply = entry["reply"]
-            .as_str()
-            .ok_or_else(|| bad(i + 1, "no reply text".into()))?;
-        steps.push((step, reply.to_string()));
+        // Every line must read: a replay of half a transcript is not one.
+        let line = TranscriptLine::parse(line)
+            .map_err(|e| bad(i + 1, format!("not a transcript line: {e}")))?;
+        steps.push(line);
     }
-    steps.sort_by_key(|(step, _)| *step);
+    steps.sort_by_key(|line| line.step);
     let mut out = input.header();
-    for (_, reply) in &steps {
+    for TranscriptLine { reply, .. } in &steps {
         out.push_str(&Value::String(reply.clone()).to_string());
         out.push('\n');
     }

@@ -242,7 +242,7 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     }
     for attempt in &job.attempts {
         if let Some(text) = files.read(attempt.number, "transcript.jsonl") {
-            let steps = super::trajectory::read_transcript(&text);
+            let steps = crate::protocol::TranscriptLine::read_all(&text);
             super::trajectory::attach(&mut result.timeline, attempt.number, &steps);
         }
     }

@@ -85,6 +85,5 @@ pub use stats::{
     bootstrap_mean_with, sign_test, wilson,
 };
 pub use summary::{FailureSummary, FamilySummary, Figures, ProviderSummary, Summary};
-pub use trajectory::{TranscriptStep, read_transcript};
 pub use tsv::{TSV_COLUMNS, render_tsv};
 pub use write::{REPORT_FILES, write_atomic, write_atomic_with, write_replacing, write_reports};

@@ -4,10 +4,9 @@
 //! output; only the opt-in transcript does, and only capped excerpts of it
 //! reach the report.
 
-use serde_json::Value;
-
 use super::model::TimelineEntry;
 use crate::decision::{Decision, parse_decision};
+use crate::protocol::TranscriptLine;
 
 /// Bytes of an observation shown per step.
 pub(super) const OBSERVATION_EXCERPT: usize = 600;
@@ -16,31 +15,8 @@ pub(super) const DIFF_LINES: usize = 40;
 /// Bytes of a decision's key fields.
 const FIELDS_CAP: usize = 300;
 
-/// One transcript line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TranscriptStep {
-    pub step: u32,
-    pub reply: String,
-    pub observation: Option<String>,
-}
-
-/// Reads a transcript (`transcript.jsonl`); lines that do not parse are
-/// skipped (it is a diagnostic artifact).
-pub fn read_transcript(text: &str) -> Vec<TranscriptStep> {
-    text.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter_map(|v| {
-            Some(TranscriptStep {
-                step: u32::try_from(v["step"].as_u64()?).ok()?,
-                reply: v["reply"].as_str()?.to_string(),
-                observation: v["observation"].as_str().map(str::to_string),
-            })
-        })
-        .collect()
-}
-
 /// Attaches attempt `attempt`'s transcript to its decision entries.
-pub(super) fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[TranscriptStep]) {
+pub(super) fn attach(timeline: &mut [TimelineEntry], attempt: u32, steps: &[TranscriptLine]) {
     for step in steps {
         let Some(entry) = timeline
             .iter_mut()
@@ -149,7 +125,7 @@ mod tests {
             r#"{"step":2,"reply":"no json here","observation":"invalid decision"}"#,
             "\nnot a line\n"
         );
-        let steps = read_transcript(text);
+        let steps = TranscriptLine::read_all(text);
         assert_eq!(steps.len(), 2);
         let mut timeline = vec![
             entry(0, "attempt"),
