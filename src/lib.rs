@@ -11,13 +11,13 @@
 //!   [`lifecycle`] (a data dir's store and leases);
 //! - what tests check directly: [`report`] (the report model and its
 //!   statistics), [`verdict`] (per-test verdicts and excerpts), [`table`]
-//!   (display widths), [`agent`] (copying a tree as the runner does);
+//!   (display widths);
 //! - the executor, the sandbox, the attempt's zygote and the cancel token,
 //!   from the sandbox crate: `exec`, `sandbox`, `zygote`, `cancel`.
 
 #![warn(unreachable_pub)]
 
-pub mod agent;
+pub(crate) mod agent;
 pub(crate) mod batch;
 pub(crate) mod beneath;
 pub(crate) mod cache;

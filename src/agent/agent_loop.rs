@@ -26,7 +26,7 @@ use crate::provider::{Provider, ProviderReply};
 
 /// Appends events for the attempt being run, and says what they add up
 /// to, so the loop keeps no count of its own of what the log counts.
-pub trait Recorder {
+pub(crate) trait Recorder {
     fn record(&mut self, event: Event) -> Result<(), RecordError>;
 
     /// What the agent phase recorded so far used: its steps and tokens,
@@ -37,25 +37,21 @@ pub trait Recorder {
 /// Steps (provider calls, a failed one included) and tokens (input and
 /// output, saturating) of the agent phase so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Used {
-    pub steps: u32,
-    pub tokens: u64,
+pub(crate) struct Used {
+    pub(crate) steps: u32,
+    pub(crate) tokens: u64,
 }
 
 /// What a command is run for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandRole {
+pub(crate) enum CommandRole {
     Tool,
     Verify,
 }
 
 impl CommandRole {
-    pub fn as_str(self) -> &'static str {
-        self.logged().as_str()
-    }
-
     /// The role as the log records it.
-    pub fn logged(self) -> CommandFor {
+    pub(crate) fn logged(self) -> CommandFor {
         match self {
             CommandRole::Tool => CommandFor::Tool,
             CommandRole::Verify => CommandFor::Verify,
@@ -64,7 +60,7 @@ impl CommandRole {
 }
 
 /// Runs commands in the attempt's workspace through the executor.
-pub trait CommandRunner {
+pub(crate) trait CommandRunner {
     /// Whether the allow rules let `argv` run, checked before anything is
     /// recorded or spawned (the executor checks again when it runs).
     fn allows(&self, argv: &[String]) -> Result<(), crate::exec::Refusal>;
@@ -80,33 +76,33 @@ pub trait CommandRunner {
 /// Looks at the workspace before each verify runs (the integrity
 /// checks: which non-editable files commands changed, and in a
 /// verify-only job putting them back), with the step of the verify.
-pub trait VerifyGuard {
+pub(crate) trait VerifyGuard {
     fn before_verify(&mut self, step: u32);
 }
 
 /// Limits and facts the loop needs besides the prompt facts.
 #[derive(Debug, Clone)]
-pub struct LoopLimits {
-    pub max_steps: u32,
-    pub max_invalid: u32,
-    pub token_budget: u64,
-    pub observation_cap: usize,
-    pub context_budget: usize,
+pub(crate) struct LoopLimits {
+    pub(crate) max_steps: u32,
+    pub(crate) max_invalid: u32,
+    pub(crate) token_budget: u64,
+    pub(crate) observation_cap: usize,
+    pub(crate) context_budget: usize,
     /// When the whole attempt must end.
-    pub deadline: Instant,
+    pub(crate) deadline: Instant,
 }
 
 /// How the agent phase ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentResult {
-    pub outcome: Outcome,
-    pub failure_kind: Option<FailureKind>,
-    pub steps: u32,
-    pub summary: Option<String>,
+pub(crate) struct AgentResult {
+    pub(crate) outcome: Outcome,
+    pub(crate) failure_kind: Option<FailureKind>,
+    pub(crate) steps: u32,
+    pub(crate) summary: Option<String>,
     /// The attempt stopped for a fault of the infrastructure (the provider
     /// could not be reached, after its retries), not for anything the model
     /// did: the runner restarts the job without using an attempt.
-    pub infra: Option<String>,
+    pub(crate) infra: Option<String>,
 }
 
 /// What a stage of the loop leaves: the next stage's input, or how the
@@ -120,30 +116,30 @@ pub(crate) enum Step<T> {
 /// Why a [`Recorder`] could not append an event: its store's error.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct RecordError(pub Box<dyn std::error::Error + Send + Sync>);
+pub(crate) struct RecordError(pub Box<dyn std::error::Error + Send + Sync>);
 
 /// The loop could not go on for a reason that is not the model's doing.
 #[derive(Debug, thiserror::Error)]
-pub enum AgentError {
+pub(crate) enum AgentError {
     #[error("failed to record an event: {0}")]
     Record(#[source] RecordError),
 }
 
 /// Everything one agent phase needs.
-pub struct AgentRun<'a> {
-    pub facts: &'a PromptFacts,
-    pub limits: &'a LoopLimits,
-    pub workspace: &'a Workspace,
-    pub provider: &'a mut dyn Provider,
-    pub commands: &'a mut dyn CommandRunner,
-    pub recorder: &'a mut dyn Recorder,
-    pub cancel: &'a CancelToken,
-    pub transcript: Option<&'a mut Transcript>,
-    pub attempt: u32,
+pub(crate) struct AgentRun<'a> {
+    pub(crate) facts: &'a PromptFacts,
+    pub(crate) limits: &'a LoopLimits,
+    pub(crate) workspace: &'a Workspace,
+    pub(crate) provider: &'a mut dyn Provider,
+    pub(crate) commands: &'a mut dyn CommandRunner,
+    pub(crate) recorder: &'a mut dyn Recorder,
+    pub(crate) cancel: &'a CancelToken,
+    pub(crate) transcript: Option<&'a mut Transcript>,
+    pub(crate) attempt: u32,
     /// The batch's spending cap and this job's price, under `--max-cost`.
-    pub budget: Option<(&'a Budget, Price)>,
+    pub(crate) budget: Option<(&'a Budget, Price)>,
     /// Called before every verify the loop runs.
-    pub guard: Option<&'a mut dyn VerifyGuard>,
+    pub(crate) guard: Option<&'a mut dyn VerifyGuard>,
 }
 
 impl std::fmt::Debug for AgentRun<'_> {
@@ -158,7 +154,7 @@ impl std::fmt::Debug for AgentRun<'_> {
 /// the two seams every path shares. The meter says whether a model call
 /// may start and charges it ([`Meter`]); the hands check and execute what
 /// it asked for ([`Hands`]).
-pub fn run_agent(run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
+pub(crate) fn run_agent(run: AgentRun<'_>) -> Result<AgentResult, AgentError> {
     let AgentRun {
         facts,
         limits,

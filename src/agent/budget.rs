@@ -9,7 +9,7 @@ use crate::protocol::Price;
 
 /// USD spent against a cap.
 #[derive(Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     cap_usd: f64,
     spent_usd: Mutex<f64>,
 }
@@ -17,29 +17,29 @@ pub struct Budget {
 impl Budget {
     /// A cap of `cap_usd`, `spent_usd` of it already spent (by earlier runs
     /// of the same batch, as the log says).
-    pub fn new(cap_usd: f64, spent_usd: f64) -> Budget {
+    pub(crate) fn new(cap_usd: f64, spent_usd: f64) -> Budget {
         Budget {
             cap_usd,
             spent_usd: Mutex::new(spent_usd.max(0.0)),
         }
     }
 
-    pub fn cap_usd(&self) -> f64 {
+    pub(crate) fn cap_usd(&self) -> f64 {
         self.cap_usd
     }
 
-    pub fn spent_usd(&self) -> f64 {
+    pub(crate) fn spent_usd(&self) -> f64 {
         *self.spent_usd.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether the cap is reached: no new model call may start.
-    pub fn exhausted(&self) -> bool {
+    pub(crate) fn exhausted(&self) -> bool {
         self.spent_usd() >= self.cap_usd
     }
 
     /// Charges one call of `input` (of which `cached`) and `output` tokens
     /// at `price`.
-    pub fn charge(&self, price: &Price, input: u64, cached: u64, output: u64) {
+    pub(crate) fn charge(&self, price: &Price, input: u64, cached: u64, output: u64) {
         let mut spent = self.spent_usd.lock().unwrap_or_else(|p| p.into_inner());
         *spent = crate::protocol::add_usd(*spent, price.cost(input, cached, output));
     }

@@ -7,11 +7,11 @@
 //! code (an error, a test name), never the command's arguments.
 
 /// Longest cause kept, in characters.
-pub const CAUSE_CAP: usize = 200;
+pub(crate) const CAUSE_CAP: usize = 200;
 
 /// The first line of `stderr` then `stdout` that says why a build or a
 /// test run failed, trimmed and capped.
-pub fn first_cause(stdout: &str, stderr: &str) -> Option<String> {
+pub(crate) fn first_cause(stdout: &str, stderr: &str) -> Option<String> {
     let interesting = |line: &str| {
         let line = line.trim_start();
         line.starts_with("error[")

@@ -47,13 +47,13 @@ pub(super) fn run_command(
 }
 
 /// The `command` event for an outcome (counts only, never arguments or output).
-pub fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
+pub(crate) fn command_event(step: u32, role: CommandFor, out: &ExecOutcome) -> Event {
     command_event_of_tests(step, role, out, None)
 }
 
 /// [`command_event`] of a test binary whose tests ran one per process:
 /// the event stands for all of `tests`.
-pub fn command_event_of_tests(
+pub(crate) fn command_event_of_tests(
     step: u32,
     role: CommandFor,
     out: &ExecOutcome,
@@ -134,7 +134,7 @@ pub(super) fn verify(
 }
 
 /// What the model sees of a command: status line and captured output.
-pub fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
+pub(crate) fn describe_command(argv: &[String], out: &ExecOutcome) -> String {
     let status = if out.oom {
         "was killed: out of memory (it hit the command's memory limit)".to_string()
     } else if out.timed_out {

@@ -21,17 +21,17 @@ use crate::protocol::{DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
 
 /// What one attempt's decisions act on, and what they have done so far.
 pub(crate) struct Hands<'a> {
-    pub workspace: &'a Workspace,
-    pub commands: &'a mut dyn CommandRunner,
+    pub(crate) workspace: &'a Workspace,
+    pub(crate) commands: &'a mut dyn CommandRunner,
     /// Called before every verify the runtime runs.
-    pub guard: Option<&'a mut dyn VerifyGuard>,
+    pub(crate) guard: Option<&'a mut dyn VerifyGuard>,
     /// The verify command (argv).
-    pub verify: &'a [String],
+    pub(crate) verify: &'a [String],
     /// Bytes of a file an observation shows.
-    pub observation_cap: usize,
+    pub(crate) observation_cap: usize,
     /// When the whole attempt must end.
-    pub deadline: Instant,
-    pub cancel: &'a CancelToken,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: &'a CancelToken,
     pub(super) debt: Debt,
 }
 

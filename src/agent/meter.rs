@@ -20,10 +20,10 @@ use crate::provider::{Provider, ProviderError, ProviderReply, ProviderRequest, P
 
 /// The limits and charges of an attempt's model calls.
 pub(crate) struct Meter<'a> {
-    pub limits: &'a LoopLimits,
+    pub(crate) limits: &'a LoopLimits,
     /// The batch's spending cap and this job's price, under `--max-cost`.
-    pub budget: Option<(&'a Budget, Price)>,
-    pub cancel: &'a CancelToken,
+    pub(crate) budget: Option<(&'a Budget, Price)>,
+    pub(crate) cancel: &'a CancelToken,
 }
 
 impl Meter<'_> {

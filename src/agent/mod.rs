@@ -37,16 +37,13 @@ mod prompt;
 mod transcript;
 mod workspace;
 
-pub use agent_loop::{
-    AgentError, AgentResult, AgentRun, CommandRole, CommandRunner, LoopLimits, RecordError,
-    Recorder, Used, VerifyGuard, run_agent,
+pub(crate) use agent_loop::{
+    AgentError, AgentRun, CommandRole, CommandRunner, LoopLimits, RecordError, Recorder, Used,
+    VerifyGuard, run_agent,
 };
-pub use budget::Budget;
-pub use cause::{CAUSE_CAP, first_cause};
-pub use commands::{command_event, command_event_of_tests, describe_command};
-pub use prompt::{ELIDED, PromptFacts, Turn, build_request, cap_text, system_prompt, task_message};
-pub use transcript::{REDACTED, Transcript, redact, secret_values_from_env};
-pub use workspace::{
-    EditRecord, FileText, LIST_LIMIT, PathRefusal, Workspace, WorkspaceError, copy_tree,
-    editable_set,
-};
+pub(crate) use budget::Budget;
+pub(crate) use cause::first_cause;
+pub(crate) use commands::{command_event, command_event_of_tests};
+pub(crate) use prompt::PromptFacts;
+pub(crate) use transcript::{Transcript, secret_values_from_env};
+pub(crate) use workspace::{Workspace, WorkspaceError, copy_tree, editable_set};

@@ -8,32 +8,32 @@ use crate::provider::{Message, ProviderRequest};
 
 /// What the model is told about its job.
 #[derive(Debug, Clone)]
-pub struct PromptFacts {
-    pub task: String,
-    pub files: Vec<String>,
-    pub files_complete: bool,
-    pub allow: Vec<String>,
-    pub editable: Vec<String>,
-    pub verify: Vec<String>,
-    pub max_steps: u32,
-    pub max_invalid: u32,
-    pub observation_cap: usize,
-    pub schema: serde_json::Value,
+pub(crate) struct PromptFacts {
+    pub(crate) task: String,
+    pub(crate) files: Vec<String>,
+    pub(crate) files_complete: bool,
+    pub(crate) allow: Vec<String>,
+    pub(crate) editable: Vec<String>,
+    pub(crate) verify: Vec<String>,
+    pub(crate) max_steps: u32,
+    pub(crate) max_invalid: u32,
+    pub(crate) observation_cap: usize,
+    pub(crate) schema: serde_json::Value,
 }
 
 /// One step of the conversation: the model's raw reply and what the
 /// runtime observed when acting on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Turn {
-    pub reply: String,
-    pub observation: String,
+pub(crate) struct Turn {
+    pub(crate) reply: String,
+    pub(crate) observation: String,
 }
 
 /// Marker that replaces text dropped to fit the context budget.
-pub const ELIDED: &str = "[elided to fit the context budget]";
+pub(crate) const ELIDED: &str = "[elided to fit the context budget]";
 
 /// The fixed rules, the schema and the job's facts.
-pub fn system_prompt(facts: &PromptFacts) -> String {
+pub(crate) fn system_prompt(facts: &PromptFacts) -> String {
     let mut s = String::new();
     s.push_str(
         "You are a careful software engineer working in a sandboxed workspace. \
@@ -76,7 +76,7 @@ pub fn system_prompt(facts: &PromptFacts) -> String {
 }
 
 /// The opening user message: the task and the workspace's files.
-pub fn task_message(facts: &PromptFacts) -> String {
+pub(crate) fn task_message(facts: &PromptFacts) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Task:\n{}\n", facts.task.trim_end());
     s.push_str("Files in the workspace:\n");
@@ -92,7 +92,7 @@ pub fn task_message(facts: &PromptFacts) -> String {
 
 /// Builds the request, eliding the oldest observations and replies once the
 /// history exceeds `context_budget` bytes (the newest turn is always whole).
-pub fn build_request(
+pub(crate) fn build_request(
     facts: &PromptFacts,
     history: &[Turn],
     context_budget: usize,
@@ -128,7 +128,7 @@ pub fn build_request(
 }
 
 /// Cuts `text` to at most `cap` bytes, keeping the head and the tail.
-pub fn cap_text(text: &str, cap: usize) -> String {
+pub(crate) fn cap_text(text: &str, cap: usize) -> String {
     if text.len() <= cap {
         return text.to_string();
     }

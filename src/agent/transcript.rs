@@ -4,15 +4,15 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::protocol::TranscriptLine;
 
 /// Replacement for a redacted value.
-pub const REDACTED: &str = "[REDACTED]";
+pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// Environment variables whose values are treated as secrets.
-pub fn secret_values_from_env() -> Vec<String> {
+pub(crate) fn secret_values_from_env() -> Vec<String> {
     std::env::vars()
         .filter(|(k, v)| {
             let k = k.to_ascii_uppercase();
@@ -34,7 +34,7 @@ pub fn secret_values_from_env() -> Vec<String> {
 }
 
 /// Replaces every occurrence of each secret in `text`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
+pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
         if out.contains(secret.as_str()) {
@@ -46,30 +46,24 @@ pub fn redact(text: &str, secrets: &[String]) -> String {
 
 /// An open transcript file.
 #[derive(Debug)]
-pub struct Transcript {
-    path: PathBuf,
+pub(crate) struct Transcript {
     out: BufWriter<File>,
     secrets: Vec<String>,
 }
 
 impl Transcript {
-    pub fn create(path: &Path, secrets: Vec<String>) -> std::io::Result<Transcript> {
+    pub(crate) fn create(path: &Path, secrets: Vec<String>) -> std::io::Result<Transcript> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         Ok(Transcript {
-            path: path.to_path_buf(),
             out: BufWriter::new(File::create(path)?),
             secrets,
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Appends one line, its text redacted.
-    pub fn write(&mut self, mut line: TranscriptLine) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, mut line: TranscriptLine) -> std::io::Result<()> {
         line.reply = redact(&line.reply, &self.secrets);
         if let Some(observation) = &mut line.observation {
             *observation = redact(observation, &self.secrets);

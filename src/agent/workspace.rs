@@ -24,7 +24,7 @@ use crate::hash::short_hash;
 /// Directories never listed (still readable by path if not `.git`).
 const SKIP_IN_LISTINGS: &[&str] = &[".git", "target"];
 /// Entries returned by one `list_files`.
-pub const LIST_LIMIT: usize = 500;
+pub(crate) const LIST_LIMIT: usize = 500;
 /// Largest file `replace_text` reads, and largest existing file `write_file`
 /// replaces (its hash goes into the log).
 pub(super) const EDIT_CAP: u64 = 16 * 1024 * 1024;
@@ -33,7 +33,7 @@ const NEW_FILE_MODE: u32 = 0o644;
 
 /// Why a file action was refused; shown to the model as an observation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathRefusal {
+pub(crate) enum PathRefusal {
     #[error("path is empty")]
     Empty,
     #[error("path {0:?} is absolute; use a path relative to the workspace root")]
@@ -78,7 +78,7 @@ pub enum PathRefusal {
 
 /// Failures setting a workspace up (not the model's doing).
 #[derive(Debug, thiserror::Error)]
-pub enum WorkspaceError {
+pub(crate) enum WorkspaceError {
     #[error("failed to copy {} to {}: {source}", .from.display(), .to.display())]
     Copy {
         from: PathBuf,
@@ -96,26 +96,26 @@ pub enum WorkspaceError {
 
 /// What an edit changed, for the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditRecord {
+pub(crate) struct EditRecord {
     /// Normalized relative path.
-    pub path: String,
-    pub before: Option<String>,
-    pub after: String,
-    pub bytes: u64,
+    pub(crate) path: String,
+    pub(crate) before: Option<String>,
+    pub(crate) after: String,
+    pub(crate) bytes: u64,
 }
 
 /// A file's text as shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileText {
-    pub text: String,
-    pub total_bytes: u64,
-    pub truncated: bool,
+pub(crate) struct FileText {
+    pub(crate) text: String,
+    pub(crate) total_bytes: u64,
+    pub(crate) truncated: bool,
 }
 
 /// A workspace: its canonical path (where commands run) and a descriptor on
 /// it, opened once, through which every file action goes.
 #[derive(Debug, Clone)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     root: PathBuf,
     dir: Arc<Dir>,
     editable: GlobSet,
@@ -123,7 +123,7 @@ pub struct Workspace {
 }
 
 /// Builds the matcher for `editable` globs (`/`-separated, relative).
-pub fn editable_set(globs: &[String]) -> Result<GlobSet, WorkspaceError> {
+pub(crate) fn editable_set(globs: &[String]) -> Result<GlobSet, WorkspaceError> {
     let mut builder = GlobSetBuilder::new();
     for glob in globs {
         let compiled = globset::GlobBuilder::new(glob)
@@ -147,7 +147,7 @@ impl Workspace {
     /// and opens it. A `.git` the source has comes along (an imported
     /// repository's, holding its base commit and nothing past it: the
     /// agent's `git diff` works); file actions never reach into it.
-    pub fn create(
+    pub(crate) fn create(
         source: &Path,
         dest: &Path,
         editable: &[String],
@@ -168,7 +168,7 @@ impl Workspace {
     }
 
     /// Opens an existing directory as a workspace.
-    pub fn open(root: &Path, editable: &[String]) -> Result<Workspace, WorkspaceError> {
+    pub(crate) fn open(root: &Path, editable: &[String]) -> Result<Workspace, WorkspaceError> {
         let dir = Dir::open(root).map_err(|source| WorkspaceError::Open {
             path: root.to_path_buf(),
             source,
@@ -191,12 +191,12 @@ impl Workspace {
 
     /// The workspace's canonical path, for running commands in it. File
     /// actions never use it: they go through the root descriptor.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Whether the normalized relative path matches an editable glob.
-    pub fn is_editable(&self, rel: &str) -> bool {
+    pub(crate) fn is_editable(&self, rel: &str) -> bool {
         self.editable.is_match(rel)
     }
 
@@ -244,7 +244,7 @@ impl Workspace {
 
     /// The containment checks of a read or a listing, without reading: a
     /// path that does not exist passes (acting on it reports that).
-    pub fn check_read(&self, raw: &str) -> Result<(), PathRefusal> {
+    pub(crate) fn check_read(&self, raw: &str) -> Result<(), PathRefusal> {
         let raw = if raw.trim().is_empty() { "." } else { raw };
         let rel = self.normalize(raw)?;
         match self.dir.kind(Path::new(&rel)) {
@@ -257,7 +257,7 @@ impl Workspace {
     /// The checks of a write, without writing: the path is editable, and
     /// what exists of it is no symlink and no directory. The write checks
     /// again on the descriptors it uses.
-    pub fn check_write(&self, raw: &str) -> Result<(), PathRefusal> {
+    pub(crate) fn check_write(&self, raw: &str) -> Result<(), PathRefusal> {
         let rel = self.normalize_for_write(raw)?;
         match self.dir.kind(Path::new(&rel)) {
             Ok(Kind::Symlink) => Err(PathRefusal::Symlink(raw.to_string())),
@@ -268,7 +268,7 @@ impl Workspace {
     }
 
     /// Reads a file, keeping at most `cap` bytes.
-    pub fn read(&self, raw: &str, cap: usize) -> Result<FileText, PathRefusal> {
+    pub(crate) fn read(&self, raw: &str, cap: usize) -> Result<FileText, PathRefusal> {
         let rel = self.normalize(raw)?;
         let (mut bytes, meta) = self
             .dir
@@ -298,7 +298,7 @@ impl Workspace {
     /// [`LIST_LIMIT`] entries; directories end with `/`. Symlinks are listed
     /// by name and never entered; a name that is not UTF-8 is shown escaped
     /// and marked, and not entered.
-    pub fn list(&self, raw: &str) -> Result<(Vec<String>, bool), PathRefusal> {
+    pub(crate) fn list(&self, raw: &str) -> Result<(Vec<String>, bool), PathRefusal> {
         let raw = if raw.trim().is_empty() { "." } else { raw };
         let rel = self.normalize(raw)?;
         let dir = self
@@ -321,7 +321,7 @@ impl Workspace {
     }
 
     /// Creates or replaces a file atomically.
-    pub fn write(&self, raw: &str, content: &str) -> Result<EditRecord, PathRefusal> {
+    pub(crate) fn write(&self, raw: &str, content: &str) -> Result<EditRecord, PathRefusal> {
         let rel = self.normalize_for_write(raw)?;
         let fail = |action, e| refusal(raw, &rel, action, e);
         let (parent, leaf) = self
@@ -345,7 +345,7 @@ impl Workspace {
     }
 
     /// Replaces the single occurrence of `expected` with `replacement`.
-    pub fn replace(
+    pub(crate) fn replace(
         &self,
         raw: &str,
         expected: &str,
@@ -457,7 +457,7 @@ impl Visitor for Listing {
 /// Copies a directory tree into the new directory `to`, by descriptors:
 /// names exactly as they are, symlinks as symlinks, `.git` skipped. Returns
 /// a handle on `to`.
-pub fn copy_tree(from: &Path, to: &Path) -> Result<Dir, AtPath> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<Dir, AtPath> {
     beneath::copy_tree(from, to, &[".git"])
 }
 

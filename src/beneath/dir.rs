@@ -37,23 +37,23 @@ pub(super) const DIR_MODE: u32 = 0o777;
 /// plain names separated by `/` (`.` components are ignored; `..`, a root
 /// or an empty name are refused as [`Error::BadPath`]).
 #[derive(Debug)]
-pub struct Dir {
+pub(crate) struct Dir {
     fd: OwnedFd,
 }
 
 /// What `fstat` said about an open regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Meta {
-    pub size: u64,
+pub(crate) struct Meta {
+    pub(crate) size: u64,
     /// Permission bits (`0o777` at most).
-    pub mode: u32,
+    pub(crate) mode: u32,
 }
 
 impl Dir {
     /// Opens `path` as a root. The path is the runtime's or the user's (a
     /// data dir, a manifest's source), so symlinks in it are followed; only
     /// what lies beneath is treated as hostile.
-    pub fn open(path: &Path) -> std::io::Result<Dir> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Dir> {
         let fd = rfs::open(
             path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -63,7 +63,7 @@ impl Dir {
     }
 
     /// Creates the directory `path` (which must not exist) and opens it.
-    pub fn create(path: &Path) -> std::io::Result<Dir> {
+    pub(crate) fn create(path: &Path) -> std::io::Result<Dir> {
         rfs::mkdir(path, Mode::from_raw_mode(DIR_MODE))?;
         let fd = rfs::open(
             path,
@@ -84,14 +84,14 @@ impl Dir {
     /// Opens the regular file `rel` read-only. It is opened non-blocking
     /// and checked with `fstat` on the descriptor: a FIFO, socket or device
     /// is refused without ever blocking, a directory too.
-    pub fn open_file(&self, rel: &Path) -> Result<(File, Meta), Error> {
+    pub(crate) fn open_file(&self, rel: &Path) -> Result<(File, Meta), Error> {
         let fd = self.open_beneath(rel, OFlags::RDONLY | OFlags::NONBLOCK)?;
         let meta = file_meta(&fd)?;
         Ok((File::from(fd), meta))
     }
 
     /// Opens the directory `rel` (the handle itself for an empty path).
-    pub fn open_dir(&self, rel: &Path) -> Result<Dir, Error> {
+    pub(crate) fn open_dir(&self, rel: &Path) -> Result<Dir, Error> {
         match self.open_beneath(rel, OFlags::RDONLY | OFlags::DIRECTORY) {
             Ok(fd) => Ok(Dir { fd }),
             Err(Error::NotDirectory) => Err(self.not_a_directory(rel)),
@@ -101,14 +101,14 @@ impl Dir {
 
     /// The kind of `rel` itself (a symlink at the end is reported as one),
     /// from an `O_PATH` descriptor: nothing is read, nothing can block.
-    pub fn kind(&self, rel: &Path) -> Result<Kind, Error> {
+    pub(crate) fn kind(&self, rel: &Path) -> Result<Kind, Error> {
         let fd = self.open_beneath(rel, OFlags::PATH)?;
         let stat = rfs::fstat(&fd).map_err(|e| Error::Io(e.into()))?;
         Ok(Kind::from_file_type(FileType::from_raw_mode(stat.st_mode)))
     }
 
     /// The existing parent directory of `rel`, and the last component.
-    pub fn open_parent<'p>(&self, rel: &'p Path) -> Result<(Dir, &'p OsStr), Error> {
+    pub(crate) fn open_parent<'p>(&self, rel: &'p Path) -> Result<(Dir, &'p OsStr), Error> {
         let names = components(rel)?;
         let (leaf, parents) = names.split_last().ok_or(Error::BadPath)?;
         let parent: PathBuf = parents.iter().collect();

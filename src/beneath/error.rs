@@ -10,7 +10,7 @@ use rustix::io::Errno;
 
 /// The kind of a directory entry or an open descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     Symlink,
@@ -36,7 +36,7 @@ impl Kind {
     }
 
     /// How a message names the kind: "a FIFO", "a directory".
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Kind::File => "a regular file",
             Kind::Dir => "a directory",
@@ -53,7 +53,7 @@ impl Kind {
 /// Why an operation beneath a directory did not happen. Everything but
 /// [`Error::Io`] is about what the tree holds (see [`Error::is_content`]).
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error("does not exist")]
     NotFound,
     #[error("is or passes through a symlink (symlinks are never followed)")]
@@ -87,7 +87,7 @@ impl Error {
     /// Whether the tree's content caused this (a symlink, a FIFO, a file
     /// too large, a path that vanished), as opposed to an I/O failure of
     /// the runtime itself.
-    pub fn is_content(&self) -> bool {
+    pub(crate) fn is_content(&self) -> bool {
         !matches!(self, Error::Io(_))
     }
 
@@ -132,13 +132,13 @@ pub(crate) fn escape_name(name: &OsStr) -> String {
 /// operation (`.` for the root itself).
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {error}", show_path(.path))]
-pub struct AtPath {
-    pub path: std::path::PathBuf,
-    pub error: Error,
+pub(crate) struct AtPath {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) error: Error,
 }
 
 impl AtPath {
-    pub fn new(path: &std::path::Path, error: impl Into<Error>) -> AtPath {
+    pub(crate) fn new(path: &std::path::Path, error: impl Into<Error>) -> AtPath {
         AtPath {
             path: path.to_path_buf(),
             error: error.into(),

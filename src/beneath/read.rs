@@ -14,14 +14,14 @@ const CHUNK: usize = 64 * 1024;
 impl Dir {
     /// The whole content of the regular file `rel`, refused as
     /// [`Error::TooLarge`] when it holds more than `cap` bytes.
-    pub fn read_capped(&self, rel: &Path, cap: u64) -> Result<(Vec<u8>, Meta), Error> {
+    pub(crate) fn read_capped(&self, rel: &Path, cap: u64) -> Result<(Vec<u8>, Meta), Error> {
         let (file, meta) = self.open_file(rel)?;
         Ok((read_open(&file, meta, cap)?, meta))
     }
 
     /// At most the first `cap` bytes of the regular file `rel`, and what
     /// `fstat` said about it (its size may be larger).
-    pub fn read_head(&self, rel: &Path, cap: u64) -> Result<(Vec<u8>, Meta), Error> {
+    pub(crate) fn read_head(&self, rel: &Path, cap: u64) -> Result<(Vec<u8>, Meta), Error> {
         let (file, meta) = self.open_file(rel)?;
         let mut bytes = Vec::with_capacity(capacity(meta.size.min(cap)));
         (&file).take(cap).read_to_end(&mut bytes)?;

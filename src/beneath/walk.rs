@@ -19,23 +19,23 @@ pub(crate) const MAX_DEPTH: usize = 256;
 
 /// One entry of a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub name: OsString,
+pub(crate) struct Entry {
+    pub(crate) name: OsString,
     /// From the directory entry, or `lstat` when the file system does not
     /// say; it may have changed by the time the entry is opened, which is
     /// why every open checks again.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
 }
 
 /// An entry met by [`walk`].
 #[derive(Debug)]
 pub(crate) struct Found<'a> {
     /// The directory holding the entry: open the entry from here, by name.
-    pub dir: &'a Dir,
+    pub(crate) dir: &'a Dir,
     /// The entry's path relative to the walk's root (names as bytes).
-    pub rel: &'a Path,
-    pub name: &'a OsStr,
-    pub kind: Kind,
+    pub(crate) rel: &'a Path,
+    pub(crate) name: &'a OsStr,
+    pub(crate) kind: Kind,
 }
 
 /// What the walk does after an entry.
@@ -65,7 +65,7 @@ pub(crate) trait Visitor {
 
 impl Dir {
     /// The entries of this directory but `.` and `..`, sorted by name bytes.
-    pub fn entries(&self) -> Result<Vec<Entry>, Error> {
+    pub(crate) fn entries(&self) -> Result<Vec<Entry>, Error> {
         let io = |e: Errno| Error::Io(e.into());
         // A fresh descriptor: reading moves its offset, and this handle may
         // be shared.
@@ -106,7 +106,7 @@ impl Dir {
     }
 
     /// The child directory `name` (one component), never through a symlink.
-    pub fn open_subdir(&self, name: &OsStr) -> Result<Dir, Error> {
+    pub(crate) fn open_subdir(&self, name: &OsStr) -> Result<Dir, Error> {
         let bytes = name.as_bytes();
         if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
             return Err(Error::BadPath);
@@ -126,7 +126,7 @@ impl Dir {
     }
 
     /// The target of the symlink `name` (one component), as bytes.
-    pub fn read_link(&self, name: &OsStr) -> Result<OsString, Error> {
+    pub(crate) fn read_link(&self, name: &OsStr) -> Result<OsString, Error> {
         let target = rfs::readlinkat(self.fd(), name, Vec::new()).map_err(Error::from_errno)?;
         Ok(OsStr::from_bytes(target.as_bytes()).to_os_string())
     }

@@ -23,7 +23,7 @@ impl Dir {
     /// The parent directory of `rel` and its last component; missing
     /// directories are created on the way, one component at a time from
     /// this handle, and none is ever reached through a symlink.
-    pub fn create_parents<'p>(&self, rel: &'p Path) -> Result<(Dir, &'p OsStr), Error> {
+    pub(crate) fn create_parents<'p>(&self, rel: &'p Path) -> Result<(Dir, &'p OsStr), Error> {
         let names = components(rel)?;
         let (leaf, parents) = names.split_last().ok_or(Error::BadPath)?;
         let mut current = self.open_dir(Path::new(""))?;
@@ -34,7 +34,7 @@ impl Dir {
     }
 
     /// The child directory `name`, created if it is missing.
-    pub fn subdir_creating(&self, name: &OsStr) -> Result<Dir, Error> {
+    pub(crate) fn subdir_creating(&self, name: &OsStr) -> Result<Dir, Error> {
         match self.open_subdir(name) {
             Err(Error::NotFound) => {
                 match rfs::mkdirat(self.fd(), name, Mode::from_raw_mode(DIR_MODE)) {
@@ -49,7 +49,7 @@ impl Dir {
 
     /// Creates or replaces `rel` with `bytes` (permission bits `mode`),
     /// creating missing parent directories.
-    pub fn write_file(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    pub(crate) fn write_file(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
         let (parent, leaf) = self.create_parents(rel)?;
         parent.replace_file(leaf, bytes, mode)
     }
@@ -58,7 +58,7 @@ impl Dir {
     /// regular file holding `bytes`. Whatever `name` was (a file, a
     /// symlink) is replaced, never written through; a directory there makes
     /// it fail with [`Error::IsDirectory`].
-    pub fn replace_file(&self, name: &OsStr, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    pub(crate) fn replace_file(&self, name: &OsStr, bytes: &[u8], mode: u32) -> Result<(), Error> {
         self.replace_with(name, mode, |file| file.write_all(bytes))
     }
 
@@ -84,7 +84,7 @@ impl Dir {
     }
 
     /// Atomically replaces the entry `name` with a symlink to `target`.
-    pub fn replace_symlink(&self, name: &OsStr, target: &OsStr) -> Result<(), Error> {
+    pub(crate) fn replace_symlink(&self, name: &OsStr, target: &OsStr) -> Result<(), Error> {
         let temp = self.fresh_name(|temp| rfs::symlinkat(target, self.fd(), temp))?;
         let result = self.rename_within(&temp, name);
         if result.is_err() {
@@ -96,14 +96,14 @@ impl Dir {
     /// Removes the entry `name` of this directory: a file, or a symlink
     /// itself (never what it points to); a directory there is refused as
     /// [`Error::IsDirectory`].
-    pub fn remove_entry(&self, name: &OsStr) -> Result<(), Error> {
+    pub(crate) fn remove_entry(&self, name: &OsStr) -> Result<(), Error> {
         rfs::unlinkat(self.fd(), name, AtFlags::empty()).map_err(Error::from_errno)
     }
 
     /// Removes the entry `name` and, when it is a directory, everything
     /// in it, each child removed from its parent's handle (a symlink is
     /// removed itself, never followed), at most [`MAX_DEPTH`] deep.
-    pub fn remove_tree(&self, name: &OsStr) -> Result<(), Error> {
+    pub(crate) fn remove_tree(&self, name: &OsStr) -> Result<(), Error> {
         self.remove_tree_in(name, 0)
     }
 

@@ -205,7 +205,7 @@ pub enum Event {
         /// limit was hit); present only when true.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         oom: bool,
-        sandbox: Vec<crate::sandbox::Layer>,
+        sandbox: Vec<agent_runtime_sandbox::sandbox::Layer>,
         /// What it cost the machine (CPU time, memory and task peaks);
         /// absent when nothing could be told, and in older logs.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -34,11 +34,7 @@ pub(crate) struct Anthropic {
 }
 
 impl AnthropicProvider {
-    pub(crate) fn new(
-        name: impl Into<String>,
-        config: AnthropicConfig,
-        key: Secret,
-    ) -> AnthropicProvider {
+    pub(crate) fn new(config: AnthropicConfig, key: Secret) -> AnthropicProvider {
         let client = HttpClient::new(
             "anthropic",
             &config.base_url,
@@ -46,7 +42,7 @@ impl AnthropicProvider {
             Some(key.clone()),
         );
         let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
-        HttpProvider::with_dialect(name, Anthropic { config, key }, client, policy)
+        HttpProvider::with_dialect(Anthropic { config, key }, client, policy)
     }
 }
 

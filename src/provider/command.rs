@@ -45,7 +45,6 @@ const MAX_STDERR: usize = 300;
 /// A model CLI run once per reply.
 #[derive(Debug)]
 pub(crate) struct CommandProvider {
-    name: String,
     config: CommandConfig,
     /// The program name as started (argv[0]).
     program: String,
@@ -90,7 +89,6 @@ impl CommandProvider {
             });
         }
         Ok(CommandProvider {
-            name,
             config,
             program,
             program_dir,
@@ -239,10 +237,6 @@ impl CommandProvider {
 }
 
 impl Provider for CommandProvider {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
     fn complete(
         &mut self,
         request: &ProviderRequest,
@@ -287,9 +281,9 @@ pub(crate) fn prompt(request: &ProviderRequest) -> String {
 /// What a program printed, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParsedOutput {
-    pub text: String,
+    pub(crate) text: String,
     /// Input and output tokens, when the envelope reports them.
-    pub usage: Option<(u64, u64)>,
+    pub(crate) usage: Option<(u64, u64)>,
 }
 
 /// Reads a program's stdout: an envelope, the last `result` event of an

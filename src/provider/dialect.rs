@@ -35,7 +35,6 @@ pub(crate) trait Dialect: Send + std::fmt::Debug {
 /// A model API over HTTP, spoken in dialect `D`.
 #[derive(Debug)]
 pub(crate) struct HttpProvider<D> {
-    name: String,
     dialect: D,
     client: HttpClient,
     policy: RetryPolicy,
@@ -43,13 +42,11 @@ pub(crate) struct HttpProvider<D> {
 
 impl<D: Dialect> HttpProvider<D> {
     pub(super) fn with_dialect(
-        name: impl Into<String>,
         dialect: D,
         client: HttpClient,
         policy: RetryPolicy,
     ) -> HttpProvider<D> {
         HttpProvider {
-            name: name.into(),
             dialect,
             client,
             policy,
@@ -65,10 +62,6 @@ impl<D: Dialect> HttpProvider<D> {
 }
 
 impl<D: Dialect> Provider for HttpProvider<D> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
     fn complete(
         &mut self,
         request: &ProviderRequest,

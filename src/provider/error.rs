@@ -5,7 +5,6 @@
 //! back before it becomes an error.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::api::ProviderRetry;
 
@@ -13,7 +12,7 @@ use super::api::ProviderRetry;
 /// again may help; [`ProviderError::retries`] lists the retries a provider
 /// already made before giving up.
 #[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
+pub(crate) enum ProviderError {
     #[error("{}: cannot read script: {source}", path.display())]
     ScriptRead {
         path: PathBuf,
@@ -29,13 +28,6 @@ pub enum ProviderError {
     },
     #[error("script {} exhausted after {replies} replies", path.display())]
     ScriptExhausted { path: PathBuf, replies: usize },
-    /// Worth retrying: a timeout, a connection reset, HTTP 429 or 5xx.
-    #[error("transient provider error: {message}")]
-    Transient {
-        message: String,
-        /// How long the provider asked us to wait, if it said.
-        retry_after: Option<Duration>,
-    },
     /// Not worth retrying: bad credentials, a refused request, bad config.
     #[error("provider error: {message}")]
     Fatal { message: String },
@@ -76,9 +68,8 @@ fn retried_suffix(retries: &[ProviderRetry]) -> String {
 }
 
 impl ProviderError {
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Transient { .. } => true,
             ProviderError::Request { retryable, .. } => *retryable,
             _ => false,
         }
@@ -86,7 +77,7 @@ impl ProviderError {
 
     /// `(input, output)` tokens billed for a response that could not be
     /// used.
-    pub fn billed(&self) -> Option<(u64, u64)> {
+    pub(crate) fn billed(&self) -> Option<(u64, u64)> {
         match self {
             ProviderError::Request { billed, .. } => *billed,
             _ => None,
@@ -94,7 +85,7 @@ impl ProviderError {
     }
 
     /// The retries made before this error (empty for most errors).
-    pub fn retries(&self) -> &[ProviderRetry] {
+    pub(crate) fn retries(&self) -> &[ProviderRetry] {
         match self {
             ProviderError::Request { retries, .. } => retries,
             _ => &[],

@@ -59,11 +59,11 @@ pub(crate) fn build_provider_with_env(
                 Some(var) => Some(required("openai", var)?),
                 None => None,
             };
-            Box::new(OpenAiProvider::new(name, openai.clone(), key))
+            Box::new(OpenAiProvider::new(openai.clone(), key))
         }
         ProviderConfig::Anthropic(anthropic) => {
             let key = required("anthropic", &anthropic.api_key_env)?;
-            Box::new(AnthropicProvider::new(name, anthropic.clone(), key))
+            Box::new(AnthropicProvider::new(anthropic.clone(), key))
         }
         ProviderConfig::Command(command) => {
             let key = command

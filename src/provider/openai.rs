@@ -44,14 +44,10 @@ pub(crate) struct OpenAi {
 impl OpenAiProvider {
     /// A provider for `config`, with the key already read from its
     /// variable (`None` for servers that need none).
-    pub(crate) fn new(
-        name: impl Into<String>,
-        config: OpenAiConfig,
-        key: Option<Secret>,
-    ) -> OpenAiProvider {
+    pub(crate) fn new(config: OpenAiConfig, key: Option<Secret>) -> OpenAiProvider {
         let client = HttpClient::new("openai", &config.base_url, config.timeout, key.clone());
         let policy = RetryPolicy::new(config.max_retries).with_retry_for(config.retry_for);
-        HttpProvider::with_dialect(name, OpenAi { config, key }, client, policy)
+        HttpProvider::with_dialect(OpenAi { config, key }, client, policy)
     }
 }
 

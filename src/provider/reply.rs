@@ -82,61 +82,61 @@ where
 #[derive(Debug, Deserialize)]
 pub(super) struct ChatCompletion {
     #[serde(default)]
-    pub choices: Vec<Choice>,
+    pub(crate) choices: Vec<Choice>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(super) struct Choice {
     #[serde(default)]
-    pub message: ChatMessage,
+    pub(crate) message: ChatMessage,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ChatMessage {
     #[serde(default)]
-    pub content: Value,
+    pub(crate) content: Value,
     #[serde(default, deserialize_with = "lenient")]
-    pub tool_calls: Vec<ToolCall>,
+    pub(crate) tool_calls: Vec<ToolCall>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ToolCall {
     #[serde(default)]
-    pub function: Function,
+    pub(crate) function: Function,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct Function {
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// A JSON string of the arguments (the API's form) or, from some
     /// servers, the arguments object itself.
     #[serde(default)]
-    pub arguments: Value,
+    pub(crate) arguments: Value,
 }
 
 /// A part of a message's content given as parts.
 #[derive(Debug, Deserialize)]
 pub(super) struct ContentPart {
     #[serde(default, deserialize_with = "lenient")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 /// The `usage` of a chat completion.
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ChatUsage {
     #[serde(default)]
-    pub prompt_tokens: Count,
+    pub(crate) prompt_tokens: Count,
     #[serde(default)]
-    pub completion_tokens: Count,
+    pub(crate) completion_tokens: Count,
     #[serde(default, deserialize_with = "lenient")]
-    pub prompt_tokens_details: PromptDetails,
+    pub(crate) prompt_tokens_details: PromptDetails,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct PromptDetails {
     #[serde(default)]
-    pub cached_tokens: Count,
+    pub(crate) cached_tokens: Count,
 }
 
 /// The usage part of any reply, read apart from the rest so a reply whose
@@ -145,13 +145,13 @@ pub(super) struct PromptDetails {
 #[serde(bound(deserialize = "U: Deserialize<'de> + Default"))]
 pub(super) struct WithUsage<U> {
     #[serde(default, deserialize_with = "lenient")]
-    pub usage: U,
+    pub(crate) usage: U,
 }
 
 /// An Anthropic message.
 #[derive(Debug, Deserialize)]
 pub(super) struct Message {
-    pub content: Vec<Block>,
+    pub(crate) content: Vec<Block>,
 }
 
 /// A content block of an Anthropic message.
@@ -176,13 +176,13 @@ pub(super) enum Block {
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct MessageUsage {
     #[serde(default)]
-    pub input_tokens: Count,
+    pub(crate) input_tokens: Count,
     #[serde(default)]
-    pub output_tokens: Count,
+    pub(crate) output_tokens: Count,
     #[serde(default)]
-    pub cache_read_input_tokens: Count,
+    pub(crate) cache_read_input_tokens: Count,
     #[serde(default)]
-    pub cache_creation_input_tokens: Count,
+    pub(crate) cache_creation_input_tokens: Count,
 }
 
 impl MessageUsage {
@@ -218,17 +218,17 @@ impl MessageUsage {
 #[derive(Debug, Deserialize)]
 pub(super) struct Envelope {
     #[serde(default, rename = "type")]
-    pub kind: Value,
+    pub(crate) kind: Value,
     #[serde(default)]
-    pub is_error: Value,
+    pub(crate) is_error: Value,
     #[serde(default)]
-    pub result: Option<Value>,
+    pub(crate) result: Option<Value>,
     #[serde(default)]
-    pub subtype: Value,
+    pub(crate) subtype: Value,
     #[serde(default)]
-    pub structured_output: Option<Value>,
+    pub(crate) structured_output: Option<Value>,
     #[serde(default, deserialize_with = "lenient")]
-    pub usage: MessageUsage,
+    pub(crate) usage: MessageUsage,
 }
 
 impl Envelope {
@@ -243,9 +243,9 @@ impl Envelope {
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ErrorBody {
     #[serde(default)]
-    pub error: Value,
+    pub(crate) error: Value,
     #[serde(default, deserialize_with = "lenient")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl ErrorBody {

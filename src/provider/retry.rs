@@ -26,12 +26,12 @@ pub(crate) const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(30);
 /// How many times to retry and how long to wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RetryPolicy {
-    pub max_retries: u32,
-    pub base: Duration,
-    pub cap: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) base: Duration,
+    pub(crate) cap: Duration,
     /// Retryable failures go on being retried past `max_retries` while the
     /// first request is younger than this (an outage is waited out).
-    pub retry_for: Duration,
+    pub(crate) retry_for: Duration,
 }
 
 impl RetryPolicy {
@@ -113,11 +113,11 @@ pub(super) fn jitter() -> f64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Failure {
     /// Short cause for the retry record: "http 503", "timeout".
-    pub reason: String,
+    pub(crate) reason: String,
     /// The full one-line error, should this be the last try.
-    pub message: String,
-    pub retryable: bool,
-    pub retry_after: Option<Duration>,
+    pub(crate) message: String,
+    pub(crate) retryable: bool,
+    pub(crate) retry_after: Option<Duration>,
 }
 
 /// Why one request produced no response.

@@ -28,8 +28,8 @@ use crate::manifest::ScriptConfig;
 /// The replies of one script file, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ScriptReplies {
-    pub path: PathBuf,
-    pub replies: Vec<String>,
+    pub(crate) path: PathBuf,
+    pub(crate) replies: Vec<String>,
 }
 
 /// Reads and checks a script file.
@@ -129,10 +129,6 @@ impl ScriptProvider {
 }
 
 impl Provider for ScriptProvider {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
     fn complete(
         &mut self,
         request: &ProviderRequest,
@@ -271,7 +267,6 @@ mod tests {
         let mut provider = ScriptProvider::new(vec![one, two])
             .unwrap()
             .with_name("sweep");
-        assert_eq!(provider.name(), "sweep");
         let cancel = CancelToken::new();
         assert_eq!(
             provider.complete(&request(1), &cancel).unwrap().text,

@@ -21,9 +21,9 @@ use crate::decision::{KINDS, field_schemas, parse_decision};
 /// its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub parameters: Value,
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) parameters: Value,
 }
 
 /// One tool per decision kind, in the documented order.

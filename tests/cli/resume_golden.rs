@@ -24,16 +24,7 @@ fn fixture() -> PathBuf {
 }
 
 fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    agent_runtime_test_support::copy_tree(from, to).unwrap();
 }
 
 fn records(log: &Path) -> Vec<Value> {

@@ -13,7 +13,7 @@ const FIXTURE: &str = concat!(
 
 fn copy_fixture(sb: &Sandbox) -> std::path::PathBuf {
     let ws = sb.path().join("ws");
-    agent_runtime::agent::copy_tree(std::path::Path::new(FIXTURE), &ws).unwrap();
+    agent_runtime_test_support::copy_tree(std::path::Path::new(FIXTURE), &ws).unwrap();
     ws
 }
 

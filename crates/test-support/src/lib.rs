@@ -88,6 +88,22 @@ pub fn skip(need: Need, test: &str, why: &str) {
     }
 }
 
+/// Copies the tree at `from` to `to` (made if missing): directories and
+/// regular files, as a test fixture holds them.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::process::Command;

@@ -21,7 +21,7 @@ fn provider(base_url: String, retries: u32) -> AnthropicProvider {
         max_retries: retries,
         retry_for: std::time::Duration::ZERO,
     };
-    AnthropicProvider::new("claude", config, Secret::new(KEY)).with_retry_policy(fast(retries))
+    AnthropicProvider::new(config, Secret::new(KEY)).with_retry_policy(fast(retries))
 }
 
 fn tool_use(name: &str, input: Value) -> Value {

@@ -162,7 +162,5 @@ fn a_provider_file_may_name_a_key_variable_for_the_program() {
     };
     assert_eq!(command.api_key_env.as_deref(), Some("AGY_API_KEY"));
     let lookup = |var: &str| (var == "AGY_API_KEY").then(|| "k".to_string());
-    let provider =
-        crate::provider::build_provider_with_env(&file.provider, &file.name, lookup).unwrap();
-    assert_eq!(provider.name(), "agy");
+    assert!(crate::provider::build_provider_with_env(&file.provider, &file.name, lookup).is_ok());
 }

@@ -30,18 +30,8 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
         ],
         apply_first: None,
     });
-    assert_eq!(
-        build_provider_with_env(&script, "replay", none)
-            .unwrap()
-            .name(),
-        "replay"
-    );
-    assert_eq!(
-        build_provider_with_env(&openai(None), "local", none)
-            .unwrap()
-            .name(),
-        "local"
-    );
+    assert!(build_provider_with_env(&script, "replay", none).is_ok());
+    assert!(build_provider_with_env(&openai(None), "local", none).is_ok());
 
     let err = build_provider_with_env(&openai(Some("MY_OPENAI_KEY")), "gpt", none)
         .err()

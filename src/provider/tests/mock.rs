@@ -60,10 +60,10 @@ impl Reply {
 #[derive(Debug, Clone)]
 pub(super) struct Recorded {
     /// e.g. `POST /v1/chat/completions HTTP/1.1`
-    pub request_line: String,
+    pub(crate) request_line: String,
     /// Names lower-cased.
-    pub headers: Vec<(String, String)>,
-    pub body: Value,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Value,
 }
 
 impl Recorded {

@@ -26,7 +26,7 @@ fn config(base_url: String, mode: OpenAiMode) -> OpenAiConfig {
 }
 
 fn provider(base_url: String, mode: OpenAiMode, retries: u32) -> OpenAiProvider {
-    OpenAiProvider::new("local", config(base_url, mode), Some(Secret::new(KEY)))
+    OpenAiProvider::new(config(base_url, mode), Some(Secret::new(KEY)))
         .with_retry_policy(fast(retries))
 }
 
@@ -55,7 +55,6 @@ fn json_schema_mode_sends_the_schema_and_reads_the_reply() {
     assert_eq!(reply.text, DECISION);
     assert_eq!((reply.input_tokens, reply.output_tokens), (120, 14));
     assert!(reply.retries.is_empty());
-    assert_eq!(provider.name(), "local");
     let requests = server.finish();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
@@ -244,7 +243,7 @@ fn a_server_that_does_not_answer_times_out() {
     let server = MockServer::start(vec![Reply::Stall(Duration::from_secs(2))]);
     let mut config = config(server.base_url(), OpenAiMode::JsonSchema);
     config.timeout = Duration::from_millis(300);
-    let mut provider = OpenAiProvider::new("local", config, None).with_retry_policy(fast(0));
+    let mut provider = OpenAiProvider::new(config, None).with_retry_policy(fast(0));
     let started = Instant::now();
     let err = provider
         .complete(&request_with_history(), &CancelToken::new())
