@@ -90,7 +90,7 @@ fn print_report(
         out.display(),
         took.as_secs_f64(),
         report.skipped.len(),
-        out.join("*/job.toml").display()
+        out.display()
     );
     Ok(())
 }

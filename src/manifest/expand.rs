@@ -1,5 +1,7 @@
 //! Turning job arguments into manifest files: a file is itself, a directory
-//! is every `*.toml` directly inside it, anything with `*?[` is a glob.
+//! is every `*.toml` directly inside it (or, when it holds none, every
+//! `*/job.toml` one level down: the job folders an import writes), anything
+//! with `*?[` is a glob.
 //! The result is sorted and without duplicates, so runs are reproducible.
 
 use std::collections::BTreeSet;
@@ -14,7 +16,7 @@ pub(crate) enum ExpandError {
         /// The same path with `.toml`, when that exists.
         hint: Option<String>,
     },
-    #[error("{}: directory holds no *.toml files", path.display())]
+    #[error("{}: directory holds no *.toml files and no job folders (*/job.toml)", path.display())]
     EmptyDir { path: PathBuf },
     #[error("{}: cannot list directory: {source}", path.display())]
     ListDir {
@@ -146,6 +148,19 @@ fn toml_files_in(dir: &Path) -> Result<Vec<PathBuf>, ExpandError> {
         }
     }
     if files.is_empty() {
+        // A directory of job folders, as `import` writes them.
+        let folders = std::fs::read_dir(dir).map_err(|source| ExpandError::ListDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        files.extend(
+            folders
+                .flatten()
+                .map(|entry| entry.path().join("job.toml"))
+                .filter(|path| path.is_file()),
+        );
+    }
+    if files.is_empty() {
         return Err(ExpandError::EmptyDir {
             path: dir.to_path_buf(),
         });
@@ -187,6 +202,30 @@ mod tests {
             .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["jobs/a.toml", "jobs/b.toml", "jobs/nested/c.toml"]);
+    }
+
+    #[test]
+    fn a_directory_of_job_folders_is_every_job_toml_one_level_down() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        touch(&root.join("track/rust-bob/job.toml"));
+        touch(&root.join("track/rust-anagram/job.toml"));
+        touch(&root.join("track/rust-anagram/source/Cargo.toml"));
+        touch(&root.join("track/README.md"));
+        std::fs::create_dir_all(root.join("track/empty")).unwrap();
+        let found = expand_jobs(&[root.join("track")]).unwrap();
+        let names: Vec<_> = found
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["track/rust-anagram/job.toml", "track/rust-bob/job.toml"]
+        );
+        // Manifests directly inside come first: the folders are not read.
+        touch(&root.join("track/extra.toml"));
+        let found = expand_jobs(&[root.join("track")]).unwrap();
+        assert_eq!(found, [root.join("track/extra.toml")]);
     }
 
     #[test]

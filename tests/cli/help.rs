@@ -217,7 +217,7 @@ fn validate_reads_provider_files_and_helps_with_paths() {
     let empty = sb.run(&["validate", "empty"]).code(2);
     assert_eq!(
         empty.stderr.trim(),
-        "error: empty: directory holds no *.toml files",
+        "error: empty: directory holds no *.toml files and no job folders (*/job.toml)",
         "{}",
         empty.stderr
     );

@@ -73,10 +73,11 @@ fn track_round_trip(test: &str, lang: Lang) {
         "{prompt}"
     );
 
+    // As the importer's own advice says: `check DIR`.
     let check_data = sb.path().join("check-data");
     let check = sb.run(&[
         "check",
-        out.join("*/job.toml").to_str().unwrap(),
+        out.to_str().unwrap(),
         "--runs",
         "1",
         "--data",
@@ -167,6 +168,9 @@ fn a_track_of_140_exercises_imports_in_under_5_seconds() {
     let validate = sb.run(&["validate", out.join("*/job.toml").to_str().unwrap()]);
     assert_eq!(validate.code, 0, "{validate:#?}");
     assert_eq!(validate.stdout.lines().count(), 140);
+    // The directory itself, as the importer's advice names it: the same jobs.
+    let by_dir = sb.run(&["validate", out.to_str().unwrap()]);
+    assert_eq!(by_dir.stdout, validate.stdout, "{by_dir:#?}");
     // The practice folder and one exercise import too; the same ids twice
     // into one folder are refused, never overwritten.
     let one = sb.run(&[
