@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agent_runtime::log::{AppendError, LogWriter, read_snapshot};
+use agent_runtime::protocol::{AttemptFinishedRecord, AttemptStartedRecord};
 use agent_runtime::protocol::{Event, FailureKind, Outcome};
 use agent_runtime::state::{Illegal, State};
 
@@ -28,15 +29,19 @@ fn fill(writer: &mut LogWriter<State>, events: u64) {
                 let id = format!("job-{j:07}");
                 let id = Some(id.as_str());
                 tx.append(id, None, Event::bare_enqueued(2))?;
-                tx.append(id, Some(1), Event::AttemptStarted { pid: 4242 })?;
                 tx.append(
                     id,
                     Some(1),
-                    Event::AttemptFinished {
+                    Event::AttemptStarted(AttemptStartedRecord { pid: 4242 }),
+                )?;
+                tx.append(
+                    id,
+                    Some(1),
+                    Event::AttemptFinished(AttemptFinishedRecord {
                         outcome: Outcome::Failed,
                         failure_kind: Some(FailureKind::VerifyFailed),
                         integrity: None,
-                    },
+                    }),
                 )?;
                 tx.append(id, None, Event::Retried {})?;
             }

@@ -7,6 +7,7 @@ use super::cause::{cause_line, first_cause};
 use super::hands::{Hands, record};
 use crate::exec::{ExecError, ExecOutcome};
 use crate::protocol::{CommandFor, Event, FailureKind, Resources, TestRuns, VerifyTrigger};
+use crate::protocol::{CommandRecord, VerifyRecord};
 
 /// Why a command of the loop did not give an outcome.
 pub(super) enum Ran {
@@ -59,7 +60,7 @@ pub(crate) fn command_event_of_tests(
     out: &ExecOutcome,
     tests: Option<TestRuns>,
 ) -> Event {
-    Event::Command {
+    Event::Command(CommandRecord {
         step,
         role,
         program: out.program.clone(),
@@ -77,7 +78,7 @@ pub(crate) fn command_event_of_tests(
         sandbox: out.sandbox_layers.clone(),
         resources: resources(&out.resources),
         tests,
-    }
+    })
 }
 
 /// The log's record of what a command cost; `None` when nothing is known.
@@ -102,12 +103,12 @@ pub(super) fn verify(
         Ran::Refused(message) | Ran::NotRun(message) => {
             record(
                 recorder,
-                Event::Verify {
+                Event::Verify(VerifyRecord {
                     step,
                     trigger,
                     passed: false,
                     cause: Some(cause_line(&message)),
-                },
+                }),
             )?;
             hands.debt.last_verify_failed = true;
             return Ok(Step::Next((false, message)));
@@ -119,12 +120,12 @@ pub(super) fn verify(
         .flatten();
     record(
         recorder,
-        Event::Verify {
+        Event::Verify(VerifyRecord {
             step,
             trigger,
             passed,
             cause,
-        },
+        }),
     )?;
     hands.debt.last_verify_failed = !passed;
     if passed {

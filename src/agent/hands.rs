@@ -17,6 +17,7 @@ use super::commands::{Ran, describe_command, run_command, verify};
 use super::workspace::{EditRecord, PathRefusal, Workspace};
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, DecisionError};
+use crate::protocol::DecisionRecord;
 use crate::protocol::{DecisionKind, Event, FailureKind, Outcome, VerifyTrigger};
 
 /// What one attempt's decisions act on, and what they have done so far.
@@ -320,13 +321,13 @@ impl<'a> Hands<'a> {
         self.debt.open = true;
         record(
             recorder,
-            Event::Edit {
+            Event::Edit(crate::protocol::EditRecord {
                 step,
                 path: edit.path,
                 before: edit.before,
                 after: edit.after,
                 bytes: edit.bytes,
-            },
+            }),
         )
     }
 
@@ -343,12 +344,12 @@ impl<'a> Hands<'a> {
 
 /// The `decision` event: what was asked at `step`, and why it was refused.
 fn decision_event(step: u32, kind: DecisionKind, reason: Option<String>) -> Event {
-    Event::Decision {
+    Event::Decision(DecisionRecord {
         step,
         kind,
         reason,
         call: None,
-    }
+    })
 }
 
 pub(super) fn record(recorder: &mut dyn Recorder, event: Event) -> Result<(), AgentError> {

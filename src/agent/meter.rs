@@ -16,6 +16,7 @@ use super::hands::record;
 use crate::cancel::CancelToken;
 use crate::hash::short_hash;
 use crate::protocol::{CallFigures, Event, FailureKind, Price};
+use crate::protocol::{ModelCallRecord, ProviderFailedRecord, ProviderRetryRecord};
 use crate::provider::{Provider, ProviderError, ProviderReply, ProviderRequest, ProviderRetry};
 
 /// The limits and charges of an attempt's model calls.
@@ -133,20 +134,20 @@ impl Meter<'_> {
         match result {
             Ok(reply) => record(
                 recorder,
-                Event::ModelCall {
+                Event::ModelCall(ModelCallRecord {
                     step,
                     call: figures(reply),
                     retries: u32::try_from(reply.retries.len()).unwrap_or(u32::MAX),
-                },
+                }),
             ),
             Err(e) => record(
                 recorder,
-                Event::ProviderFailed {
+                Event::ProviderFailed(ProviderFailedRecord {
                     step,
                     message: e.to_string(),
                     input_tokens: e.billed().map_or(0, |b| b.0),
                     output_tokens: e.billed().map_or(0, |b| b.1),
-                },
+                }),
             ),
         }
     }
@@ -174,12 +175,12 @@ pub(super) fn figures(reply: &ProviderReply) -> CallFigures {
 }
 
 fn retry_event(step: u32, r: &ProviderRetry) -> Event {
-    Event::ProviderRetry {
+    Event::ProviderRetry(ProviderRetryRecord {
         step,
         retry: r.attempt,
         reason: r.reason.clone(),
         wait_ms: r.wait_ms,
-    }
+    })
 }
 
 #[cfg(test)]

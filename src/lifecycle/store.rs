@@ -8,6 +8,10 @@ use std::path::PathBuf;
 use super::data_dir::DataDir;
 use super::lease::{Lease, LeaseError, stale_attempts};
 use crate::log::{AppendError, Follower, LogError, LogWriter};
+use crate::protocol::{
+    AttemptFinishedRecord, AttemptInterruptedRecord, AttemptStartedRecord, EnqueuedRecord,
+    ReplacedRecord,
+};
 use crate::protocol::{Event, FailureKind, Outcome, Record};
 use crate::protocol::{IdError, ManifestSnapshot, validate_id, validate_instance_id};
 use crate::state::{Illegal, State};
@@ -163,7 +167,7 @@ impl Store {
                     tx.append(
                         Some(&new.id),
                         None,
-                        Event::Enqueued {
+                        Event::Enqueued(EnqueuedRecord {
                             max_attempts: new.max_attempts,
                             family: Some(new.family.clone()),
                             manifest: Some(Box::new(new.snapshot.clone())),
@@ -171,7 +175,7 @@ impl Store {
                             base_job: new.base_job.clone(),
                             provider: new.provider.clone(),
                             repeat: new.repeat,
-                        },
+                        }),
                     )?;
                     Ok(EnqueueResult::Created)
                 }
@@ -236,9 +240,9 @@ impl Store {
                 ts_ms: 0,
                 job: Some(id.to_string()),
                 attempt: Some(attempt),
-                event: Event::AttemptStarted {
+                event: Event::AttemptStarted(AttemptStartedRecord {
                     pid: std::process::id(),
-                },
+                }),
             };
             tx.state().check(&probe)?;
             let lease = Lease::acquire(&dir.lease(id, attempt))?;
@@ -275,11 +279,11 @@ impl Store {
             tx.append(
                 Some(&claim.job),
                 Some(claim.attempt),
-                Event::AttemptFinished {
+                Event::AttemptFinished(AttemptFinishedRecord {
                     outcome,
                     failure_kind,
                     integrity,
-                },
+                }),
             )?;
             Ok(())
         })?;
@@ -294,11 +298,11 @@ impl Store {
             tx.append(
                 Some(&claim.job),
                 Some(claim.attempt),
-                Event::AttemptInterrupted {
+                Event::AttemptInterrupted(AttemptInterruptedRecord {
                     pid: std::process::id(),
                     by_runner: true,
                     cause: None,
-                },
+                }),
             )?;
             Ok(())
         })?;
@@ -314,11 +318,11 @@ impl Store {
             tx.append(
                 Some(&claim.job),
                 Some(claim.attempt),
-                Event::AttemptInterrupted {
+                Event::AttemptInterrupted(AttemptInterruptedRecord {
                     pid: std::process::id(),
                     by_runner: false,
                     cause: Some(cause.to_string()),
-                },
+                }),
             )?;
             Ok(())
         })?;
@@ -360,13 +364,13 @@ fn record_replaced(tx: &mut Tx<'_>, new: &NewJob) -> Result<(), StoreError> {
     tx.append(
         Some(&new.id),
         None,
-        Event::Replaced {
+        Event::Replaced(ReplacedRecord {
             max_attempts: new.max_attempts,
             family: Some(new.family.clone()),
             manifest: Box::new(new.snapshot.clone()),
             manifest_hash: new.hash.clone(),
             attempts_before,
-        },
+        }),
     )?;
     Ok(())
 }
@@ -377,11 +381,11 @@ fn reap_interrupted(tx: &mut Tx<'_>, dir: &DataDir) -> Result<(), StoreError> {
         tx.append(
             Some(&id),
             Some(attempt),
-            Event::AttemptInterrupted {
+            Event::AttemptInterrupted(AttemptInterruptedRecord {
                 pid,
                 by_runner: false,
                 cause: None,
-            },
+            }),
         )?;
     }
     Ok(())

@@ -149,6 +149,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for RestMap<'_, 'de, A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::AttemptStartedRecord;
 
     #[test]
     fn frame_then_event_in_one_pass() {
@@ -158,7 +159,10 @@ mod tests {
             (d.v, d.seq, d.ts, d.job.as_deref(), d.attempt),
             (1, 3, 9, Some("a"), Some(2))
         );
-        assert_eq!(d.event, Event::AttemptStarted { pid: 7 });
+        assert_eq!(
+            d.event,
+            Event::AttemptStarted(AttemptStartedRecord { pid: 7 })
+        );
     }
 
     #[test]

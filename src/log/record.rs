@@ -151,6 +151,7 @@ fn parse_frame(line: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{AttemptFinishedRecord, PatchRecord, PatchRejectedRecord};
     use crate::protocol::{FailureKind, Outcome};
 
     fn sample() -> Record {
@@ -159,11 +160,11 @@ mod tests {
             ts_ms: 1_764_410_000_123,
             job: Some("demo-task".into()),
             attempt: Some(1),
-            event: Event::AttemptFinished {
+            event: Event::AttemptFinished(AttemptFinishedRecord {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::VerifyFailed),
                 integrity: None,
-            },
+            }),
         }
     }
 
@@ -184,9 +185,9 @@ mod tests {
     #[test]
     fn a_rejected_patch_and_its_failure_kind_on_the_wire() {
         let rejected = Record {
-            event: Event::PatchRejected {
+            event: Event::PatchRejected(PatchRejectedRecord {
                 reason: "src/a.rs: is a FIFO, not a regular file".into(),
-            },
+            }),
             ..sample()
         };
         let line = strip_newline(rejected.encode());
@@ -195,11 +196,11 @@ mod tests {
         assert_eq!(value["reason"], "src/a.rs: is a FIFO, not a regular file");
         assert_eq!(Record::decode(&line).unwrap(), rejected);
         let finished = Record {
-            event: Event::AttemptFinished {
+            event: Event::AttemptFinished(AttemptFinishedRecord {
                 outcome: Outcome::Failed,
                 failure_kind: Some(FailureKind::PatchRejected),
                 integrity: None,
-            },
+            }),
             ..sample()
         };
         let line = strip_newline(finished.encode());
@@ -212,14 +213,14 @@ mod tests {
     #[test]
     fn a_patch_without_a_copy_reads_and_writes_as_before() {
         let patch = |files_hash: Option<&str>, partial| Record {
-            event: Event::Patch {
+            event: Event::Patch(PatchRecord {
                 bytes: 10,
                 files: 1,
                 hash: "0123456789abcdef".into(),
                 files_hash: files_hash.map(String::from),
                 partial,
                 integrity: Vec::new(),
-            },
+            }),
             ..sample()
         };
         // What an older writer wrote: no `files_hash`, no `partial`.

@@ -17,6 +17,7 @@ use super::error::{AppendError, LogError};
 use super::fold::Fold;
 use super::reader::window;
 use super::scan::{TornTail, scan};
+use crate::protocol::LogRepairedRecord;
 use crate::protocol::{Event, Record};
 
 /// Non-transition events are synced at least this often.
@@ -213,10 +214,10 @@ impl<F: Fold> LogWriter<F> {
         tx.append(
             None,
             None,
-            Event::LogRepaired {
+            Event::LogRepaired(LogRepairedRecord {
                 line: torn.line,
                 dropped_bytes: torn.bytes,
-            },
+            }),
         )
         .map_err(|e| match e {
             AppendError::Log(e) => e,

@@ -3,10 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::integrity::{CanaryBaseline, CanaryCheck, Integrity, Signal, TwinBaseline, TwinCheck};
-use super::resources::Resources;
-use super::snapshot::ManifestSnapshot;
-use super::verdict::{Inventory, Verdict};
+use super::records::{
+    AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
+    AttemptStartedRecord, BaselineRecord, CommandRecord, DecisionRecord, EditRecord,
+    EnqueuedRecord, LogRepairedRecord, ModelCallRecord, PatchRecord, PatchRejectedRecord,
+    ProviderFailedRecord, ProviderRetryRecord, ReplacedRecord, SetupRecord, VerifyRecord,
+};
 
 /// One thing that happened. Serialized flat into the record, tagged by `type`.
 #[derive(
@@ -16,305 +18,67 @@ use super::verdict::{Inventory, Verdict};
 #[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// A job entered the queue.
-    Enqueued {
-        /// Attempts allowed in total (first run plus retries).
-        max_attempts: u32,
-        /// Report grouping; absent for bare tasks (the id is the family).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        family: Option<String>,
-        /// The manifest snapshot, from which a runner reconstructs the job.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        manifest: Option<Box<ManifestSnapshot>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        manifest_hash: Option<String>,
-        /// For sweep instances (`<job>@<provider>#<k>`): the manifest id,
-        /// the provider name and the repeat index.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        base_job: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        provider: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        repeat: Option<u32>,
-    },
+    Enqueued(EnqueuedRecord),
     /// `--replace` (a new manifest for an existing, not running job) or
     /// `batch --rerun` (the same one again): the job is queued again with
     /// its attempts reset.
-    Replaced {
-        max_attempts: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        family: Option<String>,
-        manifest: Box<ManifestSnapshot>,
-        manifest_hash: String,
-        /// The highest attempt number used before: the new manifest's
-        /// attempts are numbered from `attempts_before + 1`, so earlier
-        /// attempts keep their numbers, records and `runs/` artifacts as
-        /// history. Absent (0) in logs of version 1, where numbering
-        /// restarted at 1.
-        #[serde(default, skip_serializing_if = "is_zero_u32")]
-        attempts_before: u32,
-    },
+    Replaced(ReplacedRecord),
     /// A runner claimed the job and took the attempt's lease.
-    AttemptStarted {
-        /// Process id of the runner holding the lease.
-        pid: u32,
-    },
+    AttemptStarted(AttemptStartedRecord),
     /// The runner finished the attempt.
-    AttemptFinished {
-        outcome: Outcome,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        failure_kind: Option<FailureKind>,
-        /// The attempt's integrity record: every tamper signal its phases
-        /// found and what its canaries showed. Absent for bare lifecycle
-        /// tasks and in logs written before the record existed.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        integrity: Option<Integrity>,
-    },
+    AttemptFinished(AttemptFinishedRecord),
     /// The attempt stopped before finishing: a later writer found it running
     /// without a live lease (a crash), or its own runner was interrupted
     /// (Ctrl-C), which it says with `by_runner`.
-    AttemptInterrupted {
-        /// Process id recorded when the attempt started.
-        pid: u32,
-        /// The runner stopped the attempt itself; the attempt is not counted.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        by_runner: bool,
-        /// A fault of the infrastructure the runner met (an unreachable
-        /// provider, a runtime I/O error), in one line. Like a runner that
-        /// died (no cause), it restarts the job without using an attempt.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cause: Option<String>,
-    },
+    AttemptInterrupted(AttemptInterruptedRecord),
     /// A durable cancel of a queued or running job.
     Cancelled {},
     /// A failed job was put back in the queue.
     Retried {},
     /// The job's trusted `[setup]` commands ran (or their cached result was
     /// reused) before the baseline.
-    Setup {
-        result: CheckResult,
-        /// Time the commands took; 0 when the cache was reused.
-        duration_ms: u64,
-        /// The job cache was already filled by an earlier run of the same
-        /// job, manifest and source: nothing ran.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        reused: bool,
-        /// Why it failed, in one line (the whole output is `setup.log`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cause: Option<String>,
-        /// The job cache used (`DATA/cache/<key>/`), which `gc` keeps while
-        /// a job in the log names it; absent in older logs.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cache: Option<String>,
-    },
+    Setup(SetupRecord),
     /// The pristine source was judged by the acceptance command before the agent ran.
-    Baseline {
-        result: CheckResult,
-        /// The test inventory (fail-to-pass, pass-to-pass) read from the
-        /// baseline's per-test results; absent with `results = "exit"`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        inventory: Option<Inventory>,
-        /// Why the baseline is unusable, when it is; with `result = "error"`
-        /// why the harness is broken, with the command's stderr tail; or a
-        /// note about the inventory.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-        /// Inventory tests that did not finish before their timeout on the
-        /// pristine source (fail-to-pass).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        timed_out: Vec<String>,
-        /// Whether canaries run for the job: on when every canary planted
-        /// here was reported failed, off (with why) otherwise. Absent when
-        /// canaries do not apply (`canary = false`, a language without
-        /// them, `results = "exit"`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        canary: Option<CanaryBaseline>,
-        /// Whether twins run for the job, and which tests get none. Absent
-        /// when twins do not apply (`twins = false`, a language without
-        /// them) and in older logs.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        twins: Option<TwinBaseline>,
-        /// What determined the verdict, hashed (the baseline key: source and
-        /// acceptance files, the acceptance settings, setup, the toolchain,
-        /// the runtime, the limits that matter). Absent for a skipped
-        /// baseline and in logs written before baselines were reused.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        key: Option<String>,
-        /// The verdict was not run again: it is the one of an earlier
-        /// baseline with the same `key` in this data dir, whose commands
-        /// ran in this instance and attempt.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reused_from: Option<BaselineOrigin>,
-    },
+    Baseline(BaselineRecord),
     /// One model call of an agent phase and what it cost: what the state
     /// counts steps, tokens and cost by (format 3).
-    ModelCall {
-        step: u32,
-        #[serde(flatten)]
-        call: CallFigures,
-        /// Requests that failed transiently and were retried first.
-        #[serde(default, skip_serializing_if = "is_zero_u32")]
-        retries: u32,
-    },
+    ModelCall(ModelCallRecord),
     /// A decision: what was asked at `step` and why it was refused, when
     /// it was. Format 2 logs recorded the model call on it too (`call`):
     /// a decision with them is its call as well.
-    Decision {
-        step: u32,
-        /// The decision kind, or `invalid`.
-        kind: DecisionKind,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-        #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-        call: Option<CallFigures>,
-    },
+    Decision(DecisionRecord),
     /// A provider call failed transiently and is retried.
-    ProviderRetry {
-        step: u32,
-        retry: u32,
-        reason: String,
-        wait_ms: u64,
-    },
+    ProviderRetry(ProviderRetryRecord),
     /// A provider call failed for good.
-    ProviderFailed {
-        step: u32,
-        message: String,
-        /// Tokens billed for a response that could not be used.
-        #[serde(default, skip_serializing_if = "is_zero")]
-        input_tokens: u64,
-        #[serde(default, skip_serializing_if = "is_zero")]
-        output_tokens: u64,
-    },
+    ProviderFailed(ProviderFailedRecord),
     /// A command ran (never its arguments or output).
-    Command {
-        step: u32,
-        role: CommandFor,
-        program: String,
-        resolved: String,
-        argc: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        exit_code: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        signal: Option<i32>,
-        duration_ms: u64,
-        stdout_bytes: u64,
-        stderr_bytes: u64,
-        truncated: bool,
-        timed_out: bool,
-        cancelled: bool,
-        /// The kernel's OOM killer killed inside the command (the memory
-        /// limit was hit); present only when true.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        oom: bool,
-        sandbox: Vec<agent_runtime_sandbox::sandbox::Layer>,
-        /// What it cost the machine (CPU time, memory and task peaks);
-        /// absent when nothing could be told, and in older logs.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        resources: Option<Resources>,
-        /// A test binary whose tests ran one per process: this one event
-        /// stands for its listing and every run (the other fields sum or
-        /// combine them).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tests: Option<TestRuns>,
-    },
+    Command(CommandRecord),
     /// A file in the workspace was created or changed.
-    Edit {
-        step: u32,
-        path: String,
-        /// SHA-256 prefix of the content before (absent for a new file).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        before: Option<String>,
-        after: String,
-        bytes: u64,
-    },
+    Edit(EditRecord),
     /// The verify command's verdict; `trigger` is `decision` or `finish`.
-    Verify {
-        step: u32,
-        trigger: VerifyTrigger,
-        passed: bool,
-        /// Why it failed, in one line: the first compiler error or failing
-        /// test of its output (capped); the only output the log keeps.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cause: Option<String>,
-    },
+    Verify(VerifyRecord),
     /// The agent phase of the attempt ended; later phases never rerun it.
-    AgentFinished {
-        outcome: Outcome,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        failure_kind: Option<FailureKind>,
-        steps: u32,
-        /// Non-editable files of the workspace that commands changed,
-        /// created or deleted, found before each verify and at the end of
-        /// the phase.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        integrity: Vec<Signal>,
-    },
+    AgentFinished(AgentFinishedRecord),
     /// The agent's patch (editable files against the pristine source): the
     /// runner's copy of the changed files (`files/`, `files.json`) and
     /// `patch.diff` were saved.
-    Patch {
-        /// Bytes of `patch.diff`.
-        bytes: u64,
-        /// Paths created, changed, deleted or with a new mode.
-        files: u32,
-        /// Short hash of `patch.diff`.
-        hash: String,
-        /// SHA-256 of `files.json` (which names each carried file's
-        /// SHA-256): what acceptance checks the copy against. Absent in
-        /// logs written before the copy existed (acceptance then applies
-        /// `patch.diff`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        files_hash: Option<String>,
-        /// `patch.diff` leaves something out (over its cap); the copy never
-        /// does. Present only when true.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        partial: bool,
-        /// What the patch touches or names that a fix has no business
-        /// with: test infrastructure, harness internals.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        integrity: Vec<Signal>,
-    },
+    Patch(PatchRecord),
     /// The workspace held something a patch cannot carry faithfully (a
     /// FIFO, a new symlink, a file over the cap, a name that is not UTF-8,
     /// an entry turned into a symlink...), or a recorded patch could not be
     /// laid on the clean copy because of what it holds: the attempt fails
     /// `patch_rejected`.
-    PatchRejected {
-        /// What was found where, e.g. `src/a.rs: is a FIFO, not a regular file`.
-        reason: String,
-    },
+    PatchRejected(PatchRejectedRecord),
     /// Acceptance tests on a clean copy plus the patch.
-    Acceptance {
-        result: CheckResult,
-        /// The per-test verdict against the inventory; absent when the
-        /// result is the exit status alone (not verified per test).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verdict: Option<Verdict>,
-        /// The canaries planted in this run and any evidence of forged
-        /// results; absent when none ran.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        canary: Option<CanaryCheck>,
-        /// The twins planted in this run and what they showed; absent when
-        /// none ran.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        twins: Option<TwinCheck>,
-        /// Anomalies of the run's results (a test reported twice, a summary
-        /// disagreeing with its lines, output after the harness's end).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        integrity: Vec<Signal>,
-    },
+    Acceptance(AcceptanceRecord),
     /// A writer cut a torn (unterminated) tail off the log before appending.
-    LogRepaired {
-        /// 1-based line number the torn fragment started on.
-        line: u64,
-        /// Bytes removed.
-        dropped_bytes: u64,
-    },
+    LogRepaired(LogRepairedRecord),
 }
 
 impl Event {
     /// The `enqueued` event of a bare lifecycle task (no manifest).
     pub fn bare_enqueued(max_attempts: u32) -> Event {
-        Event::Enqueued {
+        Event::Enqueued(EnqueuedRecord {
             max_attempts,
             family: None,
             manifest: None,
@@ -322,7 +86,7 @@ impl Event {
             base_job: None,
             provider: None,
             repeat: None,
-        }
+        })
     }
 
     /// The `type` tag as written in the log.
@@ -344,13 +108,13 @@ impl Event {
     pub fn is_transition(&self) -> bool {
         !matches!(
             self,
-            Event::LogRepaired { .. }
-                | Event::ModelCall { .. }
-                | Event::Decision { .. }
-                | Event::ProviderRetry { .. }
-                | Event::Command { .. }
-                | Event::Edit { .. }
-                | Event::Verify { .. }
+            Event::LogRepaired(_)
+                | Event::ModelCall(_)
+                | Event::Decision(_)
+                | Event::ProviderRetry(_)
+                | Event::Command(_)
+                | Event::Edit(_)
+                | Event::Verify(_)
         )
     }
 }
@@ -397,7 +161,7 @@ pub struct TestRuns {
     pub slowest_ms: u64,
 }
 
-fn is_zero_u32(n: &u32) -> bool {
+pub(super) fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 
@@ -697,7 +461,7 @@ impl From<DecisionKind> for EntryKind {
     }
 }
 
-fn is_zero(n: &u64) -> bool {
+pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
@@ -748,12 +512,12 @@ mod names_tests {
     fn a_type_name_is_the_tag_the_log_writes_and_is_known() {
         let events = [
             Event::bare_enqueued(1),
-            Event::AttemptStarted { pid: 1 },
-            Event::AttemptFinished {
+            Event::AttemptStarted(AttemptStartedRecord { pid: 1 }),
+            Event::AttemptFinished(AttemptFinishedRecord {
                 outcome: Outcome::Succeeded,
                 failure_kind: None,
                 integrity: None,
-            },
+            }),
             Event::Cancelled {},
             Event::Retried {},
         ];

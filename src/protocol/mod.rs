@@ -5,6 +5,7 @@
 //!
 //! - `event.rs`: the event vocabulary and its kinds, one variant per event
 //!   `type` in the log.
+//! - `records.rs`: each event's payload, one struct per variant.
 //! - `record.rs`: the record frame (sequence number, time, job, attempt) around
 //!   an event, as readers see it.
 //! - `integrity.rs`: tamper signals, canary facts and the integrity record
@@ -37,6 +38,7 @@ mod manifest;
 mod price;
 mod provider;
 mod record;
+mod records;
 mod resources;
 mod snapshot;
 mod transcript;
@@ -65,6 +67,12 @@ pub use provider::{
     ProviderKind, ScriptConfig,
 };
 pub use record::Record;
+pub use records::{
+    AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
+    AttemptStartedRecord, BaselineRecord, CommandRecord, DecisionRecord, EditRecord,
+    EnqueuedRecord, LogRepairedRecord, ModelCallRecord, PatchRecord, PatchRejectedRecord,
+    ProviderFailedRecord, ProviderRetryRecord, ReplacedRecord, SetupRecord, VerifyRecord,
+};
 pub use resources::Resources;
 pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};
 pub use transcript::TranscriptLine;

@@ -28,7 +28,8 @@ mod tests {
     fn command_events_carry_it_when_known_and_older_ones_still_read() {
         let old = r#"{"type":"command","step":1,"role":"tool","program":"sh","resolved":"/bin/sh","argc":2,"exit_code":0,"duration_ms":5,"stdout_bytes":0,"stderr_bytes":0,"truncated":false,"timed_out":false,"cancelled":false,"sandbox":[]}"#;
         let event: super::super::Event = serde_json::from_str(old).unwrap();
-        let super::super::Event::Command { resources, .. } = &event else {
+        let super::super::Event::Command(super::super::CommandRecord { resources, .. }) = &event
+        else {
             panic!("not a command: {event:?}");
         };
         assert_eq!(*resources, None);
@@ -39,7 +40,8 @@ mod tests {
             r#""sandbox":[],"resources":{"cpu_ms":1012,"peak_memory_bytes":213606400,"pids_peak":3}"#,
         );
         let event: super::super::Event = serde_json::from_str(&new).unwrap();
-        let super::super::Event::Command { resources, .. } = &event else {
+        let super::super::Event::Command(super::super::CommandRecord { resources, .. }) = &event
+        else {
             panic!("not a command: {event:?}");
         };
         assert_eq!(

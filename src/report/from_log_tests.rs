@@ -4,6 +4,11 @@
 
 use super::*;
 use crate::protocol::{
+    AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
+    AttemptStartedRecord, BaselineRecord, CommandRecord, DecisionRecord, EditRecord, PatchRecord,
+    ProviderRetryRecord, ReplacedRecord, VerifyRecord,
+};
+use crate::protocol::{
     CheckResult as Check, CommandFor, DecisionKind, Event, FailureKind, Record, VerifyTrigger,
 };
 use crate::verdict::{Inventory, Verdict};
@@ -42,11 +47,11 @@ impl Log {
 }
 
 fn started(n: u32) -> Event {
-    Event::AttemptStarted { pid: 100 + n }
+    Event::AttemptStarted(AttemptStartedRecord { pid: 100 + n })
 }
 
 fn finished(kind: Option<FailureKind>) -> Event {
-    Event::AttemptFinished {
+    Event::AttemptFinished(AttemptFinishedRecord {
         outcome: if kind.is_some() {
             Outcome::Failed
         } else {
@@ -54,11 +59,11 @@ fn finished(kind: Option<FailureKind>) -> Event {
         },
         failure_kind: kind,
         integrity: None,
-    }
+    })
 }
 
 fn baseline() -> Event {
-    Event::Baseline {
+    Event::Baseline(BaselineRecord {
         result: Check::Failed,
         inventory: Some(Inventory {
             fail_to_pass: vec!["t::a".into(), "t::b".into()],
@@ -71,7 +76,7 @@ fn baseline() -> Event {
         twins: None,
         key: None,
         reused_from: None,
-    }
+    })
 }
 
 fn acceptance(verdict: Option<Verdict>) -> Event {
@@ -79,13 +84,13 @@ fn acceptance(verdict: Option<Verdict>) -> Event {
         Some(v) if v.passed() => Check::Passed,
         _ => Check::Failed,
     };
-    Event::Acceptance {
+    Event::Acceptance(AcceptanceRecord {
         result,
         verdict,
         canary: None,
         twins: None,
         integrity: Vec::new(),
-    }
+    })
 }
 
 fn failing_verdict() -> Verdict {
@@ -157,7 +162,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
         .push(
             "a",
             Some(1),
-            Event::Baseline {
+            Event::Baseline(BaselineRecord {
                 result: Check::Failed,
                 inventory: None,
                 reason: None,
@@ -166,7 +171,7 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
                 twins: None,
                 key: None,
                 reused_from: None,
-            },
+            }),
         )
         .push("a", Some(1), acceptance(None))
         .push("a", Some(1), finished(Some(FailureKind::AcceptanceFailed)));
@@ -188,7 +193,7 @@ fn the_baseline_reason_is_kept() {
         .push(
             "a",
             Some(1),
-            Event::Baseline {
+            Event::Baseline(BaselineRecord {
                 result: Check::Passed,
                 inventory: None,
                 reason: Some(reason.into()),
@@ -197,7 +202,7 @@ fn the_baseline_reason_is_kept() {
                 twins: None,
                 key: None,
                 reused_from: None,
-            },
+            }),
         )
         .push("a", Some(1), finished(Some(FailureKind::InvalidBaseline)));
     let job = log.report();
@@ -285,7 +290,7 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
         .push(
             "a",
             None,
-            Event::Replaced {
+            Event::Replaced(ReplacedRecord {
                 max_attempts: 2,
                 family: None,
                 manifest: Box::new(crate::protocol::ManifestSnapshot::for_tests(
@@ -294,18 +299,18 @@ fn setup_time_is_its_own_and_a_replaced_manifest_keeps_the_history() {
                 )),
                 manifest_hash: "h2".into(),
                 attempts_before: 1,
-            },
+            }),
         )
         .push("a", Some(2), started(2))
         // A fault of the infrastructure: the same attempt starts over.
         .push(
             "a",
             Some(2),
-            Event::AttemptInterrupted {
+            Event::AttemptInterrupted(AttemptInterruptedRecord {
                 pid: 1,
                 by_runner: false,
                 cause: Some("disk full".into()),
-            },
+            }),
         )
         .push("a", Some(2), started(2))
         .push("a", Some(2), command(CommandFor::Setup, 50))
@@ -358,7 +363,7 @@ fn a_success_on_a_retry_is_not_the_first_attempts() {
 }
 
 fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
-    Event::Decision {
+    Event::Decision(DecisionRecord {
         step,
         kind,
         reason: reason.map(String::from),
@@ -370,7 +375,7 @@ fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
             output_tokens: 20,
             latency_ms: 350,
         }),
-    }
+    })
 }
 
 fn command_run(step: u32, role: CommandFor, argv: &[&str], exit_code: i32) -> Event {
@@ -385,7 +390,7 @@ fn command_event(
     duration_ms: u64,
     resources: Option<crate::protocol::Resources>,
 ) -> Event {
-    Event::Command {
+    Event::Command(CommandRecord {
         step,
         role,
         program: argv[0].into(),
@@ -403,16 +408,16 @@ fn command_event(
         sandbox: vec![crate::sandbox::Layer::Landlock(6)],
         tests: None,
         resources,
-    }
+    })
 }
 
 fn verify(step: u32, passed: bool, cause: Option<&str>) -> Event {
-    Event::Verify {
+    Event::Verify(VerifyRecord {
         step,
         trigger: VerifyTrigger::Decision,
         passed,
         cause: cause.map(String::from),
-    }
+    })
 }
 
 /// Two attempts as the report's timeline shows them: the first had a
@@ -420,22 +425,26 @@ fn verify(step: u32, passed: bool, cause: Option<&str>) -> Event {
 /// the second fixed the file and succeeded.
 #[test]
 fn timeline_snapshot() {
-    let edit = |step: u32, bytes: u64| Event::Edit {
-        step,
-        path: "src/lib.rs".into(),
-        before: Some("aaaa".into()),
-        after: "bbbb".into(),
-        bytes,
+    let edit = |step: u32, bytes: u64| {
+        Event::Edit(EditRecord {
+            step,
+            path: "src/lib.rs".into(),
+            before: Some("aaaa".into()),
+            after: "bbbb".into(),
+            bytes,
+        })
     };
-    let agent = |steps: u32, kind: Option<FailureKind>| Event::AgentFinished {
-        outcome: if kind.is_some() {
-            Outcome::Failed
-        } else {
-            Outcome::Succeeded
-        },
-        failure_kind: kind,
-        steps,
-        integrity: Vec::new(),
+    let agent = |steps: u32, kind: Option<FailureKind>| {
+        Event::AgentFinished(AgentFinishedRecord {
+            outcome: if kind.is_some() {
+                Outcome::Failed
+            } else {
+                Outcome::Succeeded
+            },
+            failure_kind: kind,
+            steps,
+            integrity: Vec::new(),
+        })
     };
     let mut log = Log::new("a");
     log.push("a", Some(1), started(1))
@@ -458,12 +467,12 @@ fn timeline_snapshot() {
         .push(
             "a",
             Some(1),
-            Event::ProviderRetry {
+            Event::ProviderRetry(ProviderRetryRecord {
                 step: 3,
                 retry: 1,
                 reason: "HTTP 503".into(),
                 wait_ms: 500,
-            },
+            }),
         )
         .push("a", Some(1), decision(3, DecisionKind::ReplaceText, None))
         .push("a", Some(1), edit(3, 1))
@@ -492,14 +501,14 @@ fn timeline_snapshot() {
         .push(
             "a",
             Some(2),
-            Event::Patch {
+            Event::Patch(PatchRecord {
                 bytes: 210,
                 files: 1,
                 hash: "cafe".into(),
                 files_hash: None,
                 partial: false,
                 integrity: Vec::new(),
-            },
+            }),
         )
         .push(
             "a",

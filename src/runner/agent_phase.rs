@@ -22,6 +22,7 @@ use crate::cancel::CancelToken;
 use crate::decision::decision_schema;
 use crate::exec::AllowList;
 use crate::manifest::{ProviderConfig, Trace};
+use crate::protocol::{AgentFinishedRecord, ProviderFailedRecord};
 use crate::protocol::{Event, FailureKind};
 use crate::provider::{Provider, build_provider};
 
@@ -73,12 +74,12 @@ impl Phases<'_> {
             workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
         let verdict = match self.build_provider() {
             Err(why) => {
-                self.record(Event::ProviderFailed {
+                self.record(Event::ProviderFailed(ProviderFailedRecord {
                     step: 0,
                     message: why.to_string(),
                     input_tokens: 0,
                     output_tokens: 0,
-                })?;
+                }))?;
                 (fail(FailureKind::ProviderError), 0)
             }
             Ok(mut provider) => {
@@ -170,12 +171,12 @@ impl Phases<'_> {
             return Ok((outcome, failure_kind));
         }
         let integrity = guard.finish(steps);
-        self.record(Event::AgentFinished {
+        self.record(Event::AgentFinished(AgentFinishedRecord {
             outcome,
             failure_kind,
             steps,
             integrity,
-        })?;
+        }))?;
         Ok((outcome, failure_kind))
     }
 

@@ -22,6 +22,7 @@ use crate::cancel::CancelToken;
 use crate::lifecycle::{Claim, Keep, Store, watch_for_cancel};
 use crate::manifest::{Manifest, ProviderConfig, Setup};
 use crate::protocol::{CheckResult, CommandFor, Event, FailureKind, Outcome};
+use crate::protocol::{PatchRecord, PatchRejectedRecord, SetupRecord};
 use crate::state::{Job, Phase};
 
 /// Choices made by whoever runs the job.
@@ -363,22 +364,22 @@ impl Phases<'_> {
         let saved = match take_patch(&inputs) {
             Ok(saved) => saved,
             Err(PatchError::Rejected(rejection)) => {
-                self.record(Event::PatchRejected {
+                self.record(Event::PatchRejected(PatchRejectedRecord {
                     reason: rejection.to_string(),
-                })?;
+                }))?;
                 return Ok(Step::End(fail(FailureKind::PatchRejected)));
             }
             Err(e) => return Err(self.setup_error(e)),
         };
         let integrity = patch_integrity(self.manifest, runs, &saved.files_hash);
-        self.record(Event::Patch {
+        self.record(Event::Patch(PatchRecord {
             bytes: saved.diff_bytes,
             files: u32::try_from(saved.files.len()).unwrap_or(u32::MAX),
             hash: saved.diff_hash,
             files_hash: Some(saved.files_hash),
             partial: saved.partial,
             integrity,
-        })?;
+        }))?;
         Ok(Step::Next(()))
     }
 
@@ -430,13 +431,13 @@ impl Phases<'_> {
     ) -> Result<Step, RunError> {
         let _lock = cache.lock().map_err(|e| self.setup_error(e))?;
         if cache.setup_marker().is_some() {
-            self.record(Event::Setup {
+            self.record(Event::Setup(SetupRecord {
                 result: CheckResult::Passed,
                 duration_ms: 0,
                 reused: true,
                 cause: None,
                 cache: Some(cache.key().to_string()),
-            })?;
+            }))?;
             return Ok(Step::Next(()));
         }
         let dirs = self.store.dir().clone();
@@ -464,25 +465,25 @@ impl Phases<'_> {
         }
         let duration_ms = u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX);
         if let Some(cause) = run.failure {
-            self.record(Event::Setup {
+            self.record(Event::Setup(SetupRecord {
                 result: CheckResult::Failed,
                 duration_ms,
                 reused: false,
                 cause: Some(cause),
                 cache: Some(cache.key().to_string()),
-            })?;
+            }))?;
             return Ok(Step::End(fail(FailureKind::SetupFailed)));
         }
         cache
             .mark_setup(&crate::cache::SetupMarker { duration_ms })
             .map_err(|e| self.setup_error(e))?;
-        self.record(Event::Setup {
+        self.record(Event::Setup(SetupRecord {
             result: CheckResult::Passed,
             duration_ms,
             reused: false,
             cause: None,
             cache: Some(cache.key().to_string()),
-        })?;
+        }))?;
         Ok(Step::Next(()))
     }
 
@@ -562,7 +563,7 @@ impl Phases<'_> {
 
     /// Records that the patch cannot be carried onto the clean copy.
     fn reject_patch(&mut self, reason: String) -> Result<Step<CheckRun>, RunError> {
-        self.record(Event::PatchRejected { reason })?;
+        self.record(Event::PatchRejected(PatchRejectedRecord { reason }))?;
         Ok(Step::End(fail(FailureKind::PatchRejected)))
     }
 }

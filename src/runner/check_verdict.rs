@@ -8,6 +8,7 @@ use crate::protocol::{
     Acceptance, BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, Event, Signal,
     SignalKind, TwinBaseline, TwinCheck,
 };
+use crate::protocol::{AcceptanceRecord, BaselineRecord};
 use crate::verdict::{
     Inventory, InventoryError, TestOutcome, Verdict as TestVerdict, judge, judge_all,
 };
@@ -64,7 +65,7 @@ impl BaselineFacts {
         key: Option<String>,
         reused_from: Option<BaselineOrigin>,
     ) -> Event {
-        Event::Baseline {
+        Event::Baseline(BaselineRecord {
             result: self.result,
             inventory: self.inventory,
             reason: self.reason,
@@ -73,7 +74,7 @@ impl BaselineFacts {
             twins: self.twins,
             key,
             reused_from,
-        }
+        })
     }
 }
 
@@ -90,13 +91,13 @@ pub(super) struct AcceptanceFacts {
 
 impl AcceptanceFacts {
     pub(super) fn into_event(self) -> Event {
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result: self.result,
             verdict: self.verdict,
             canary: self.canary,
             twins: self.twins,
             integrity: self.integrity,
-        }
+        })
     }
 }
 

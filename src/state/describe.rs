@@ -6,6 +6,11 @@
 use super::job::{Job, JobState};
 use super::wording::{BaselineVerdict, baseline_verdict, baseline_wording};
 use crate::protocol::{
+    AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
+    BaselineRecord, CommandRecord, DecisionRecord, EditRecord, PatchRecord, PatchRejectedRecord,
+    ProviderFailedRecord, ProviderRetryRecord, SetupRecord, VerifyRecord,
+};
+use crate::protocol::{
     CheckResult, DecisionKind, EntryKind, Event, Outcome, Record, Resources, Verdict,
 };
 use crate::words::count;
@@ -75,15 +80,15 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         })
     };
     match &record.event {
-        Event::Enqueued { .. } | Event::Replaced { .. } | Event::LogRepaired { .. } => None,
-        Event::AttemptStarted { .. } => {
+        Event::Enqueued(_) | Event::Replaced(_) | Event::LogRepaired(_) => None,
+        Event::AttemptStarted(_) => {
             said(EntryKind::Attempt, 0, format!("attempt {n} started"), true)
         }
-        Event::AttemptFinished {
+        Event::AttemptFinished(AttemptFinishedRecord {
             outcome,
             failure_kind,
             ..
-        } => {
+        }) => {
             // Every attempt's, as `status` and the reports count steps.
             let steps = job.total_steps();
             let steps = count(steps as usize, "step");
@@ -99,9 +104,9 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             };
             said(EntryKind::Attempt, 0, text, *outcome == Outcome::Succeeded)
         }
-        Event::AttemptInterrupted {
+        Event::AttemptInterrupted(AttemptInterruptedRecord {
             by_runner, cause, ..
-        } => {
+        }) => {
             let mut text = match (by_runner, cause) {
                 (true, _) => format!("attempt {n} interrupted (stopped by its runner)"),
                 (false, Some(cause)) => format!("attempt {n} interrupted: {cause}"),
@@ -125,13 +130,13 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             "requeued for another attempt".into(),
             true,
         ),
-        Event::Setup {
+        Event::Setup(SetupRecord {
             result,
             duration_ms,
             reused,
             cause,
             ..
-        } => {
+        }) => {
             let text = match (reused, cause) {
                 (true, _) => "setup reused from the job cache".to_string(),
                 (false, Some(cause)) => {
@@ -141,13 +146,13 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             };
             said(EntryKind::Setup, 0, text, *result != CheckResult::Failed)
         }
-        Event::Baseline {
+        Event::Baseline(BaselineRecord {
             result,
             inventory,
             reason,
             reused_from,
             ..
-        } => {
+        }) => {
             let mut text = baseline_wording(*result).to_string();
             if let Some(inventory) = inventory {
                 text.push_str(&format!(
@@ -172,13 +177,13 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             said(EntryKind::Baseline, 0, text, ok)
         }
         // A model call is told with the decisions it brought.
-        Event::ModelCall { .. } => None,
-        Event::Decision {
+        Event::ModelCall(_) => None,
+        Event::Decision(DecisionRecord {
             step,
             kind,
             reason,
             call,
-        } => {
+        }) => {
             let call = call
                 .as_ref()
                 .or_else(|| job.attempt().and_then(|a| a.last_call.as_ref()));
@@ -201,12 +206,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             };
             said((*kind).into(), *step, text, *kind != DecisionKind::Invalid)
         }
-        Event::ProviderRetry {
+        Event::ProviderRetry(ProviderRetryRecord {
             step,
             retry,
             reason,
             wait_ms,
-        } => {
+        }) => {
             let provider = job.provider.as_deref().unwrap_or("the provider");
             let waited = job
                 .waiting
@@ -219,10 +224,10 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             said(EntryKind::Retry, *step, text, false)
         }
         // The message names the provider already ("openai provider: ...").
-        Event::ProviderFailed { step, message, .. } => {
+        Event::ProviderFailed(ProviderFailedRecord { step, message, .. }) => {
             said(EntryKind::ProviderError, *step, message.clone(), false)
         }
-        Event::Command {
+        Event::Command(CommandRecord {
             step,
             role,
             program,
@@ -234,7 +239,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             cancelled,
             resources,
             ..
-        } => {
+        }) => {
             let status = match (timed_out, cancelled, exit_code, signal) {
                 (true, _, _, _) => "timed out".to_string(),
                 (_, true, _, _) => "cancelled".to_string(),
@@ -252,20 +257,20 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             }
             said(EntryKind::Command, *step, text, ok)
         }
-        Event::Edit {
+        Event::Edit(EditRecord {
             step, path, bytes, ..
-        } => said(
+        }) => said(
             EntryKind::Edit,
             *step,
             format!("edited {path} ({})", count(*bytes as usize, "byte")),
             true,
         ),
-        Event::Verify {
+        Event::Verify(VerifyRecord {
             step,
             trigger,
             passed,
             cause,
-        } => {
+        }) => {
             let text = match (passed, cause) {
                 (true, _) => format!("verify ({trigger}) passed"),
                 (false, Some(cause)) => format!("verify ({trigger}) failed: {cause}"),
@@ -273,12 +278,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             };
             said(EntryKind::Verify, *step, text, *passed)
         }
-        Event::AgentFinished {
+        Event::AgentFinished(AgentFinishedRecord {
             outcome,
             failure_kind,
             steps,
             ..
-        } => {
+        }) => {
             let text = match failure_kind {
                 Some(kind) => format!(
                     "agent phase failed after {}: {kind}",
@@ -293,12 +298,12 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 *outcome == Outcome::Succeeded,
             )
         }
-        Event::Patch {
+        Event::Patch(PatchRecord {
             bytes,
             files,
             partial,
             ..
-        } => {
+        }) => {
             let partial = if *partial { " (partial diff)" } else { "" };
             said(
                 EntryKind::Patch,
@@ -310,15 +315,15 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 true,
             )
         }
-        Event::PatchRejected { reason } => said(
+        Event::PatchRejected(PatchRejectedRecord { reason }) => said(
             EntryKind::Patch,
             0,
             format!("patch rejected: {reason}"),
             false,
         ),
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result, verdict, ..
-        } => {
+        }) => {
             let mut text = format!("acceptance {}", result.as_str());
             if let Some(summary) = verdict_summary(*result, verdict.as_ref()) {
                 text.push_str(&format!(": {summary}"));
@@ -350,10 +355,10 @@ pub fn verdict_summary(result: CheckResult, verdict: Option<&Verdict>) -> Option
 /// entry each (forged canaries, then the signals kept), placed before the
 /// attempt's end in the timeline.
 pub(super) fn integrity_evidence(record: &Record) -> Vec<Said> {
-    let Event::AttemptFinished {
+    let Event::AttemptFinished(AttemptFinishedRecord {
         integrity: Some(integrity),
         ..
-    } = &record.event
+    }) = &record.event
     else {
         return Vec::new();
     };

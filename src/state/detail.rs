@@ -10,6 +10,7 @@ use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
 use crate::protocol::{CallFigures, DecisionKind, EntryKind, Event, Record, Resources};
+use crate::protocol::{CommandRecord, DecisionRecord};
 
 /// One entry of a job's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,12 +49,12 @@ impl Call {
     /// those of the model call that brought it (`last`).
     fn of(event: &Event, last: Option<&CallFigures>) -> Option<Call> {
         match event {
-            Event::Decision {
+            Event::Decision(DecisionRecord {
                 step,
                 kind,
                 reason,
                 call,
-            } => {
+            }) => {
                 let figures = call.as_ref().or(last)?;
                 Some(Call {
                     step: *step,
@@ -107,8 +108,8 @@ impl Details {
         let timeline = self.timelines.entry(job.id.clone()).or_default();
         let n = record.attempt.unwrap_or(0);
         match &record.event {
-            Event::Replaced { .. } => timeline.clear(),
-            Event::AttemptStarted { .. } => {
+            Event::Replaced(_) => timeline.clear(),
+            Event::AttemptStarted(_) => {
                 let restarted = job
                     .attempt_numbered(n)
                     .is_some_and(|a| !a.runs.is_empty() && a.phase == Phase::Agent);
@@ -140,7 +141,7 @@ impl Details {
         }
         if let Some(said) = describe(record, job) {
             let resources = match &record.event {
-                Event::Command { resources, .. } => *resources,
+                Event::Command(CommandRecord { resources, .. }) => *resources,
                 _ => None,
             };
             let last = job.attempt_numbered(n).and_then(|a| a.last_call.as_ref());

@@ -8,7 +8,10 @@ use std::sync::Arc;
 use super::attempt::{Attempt, RunEnd};
 use super::job::{Job, JobState, Lifecycle, OpenAttempt, Usage};
 use super::reducer::{At, Illegal};
-use crate::protocol::{FailureKind, Integrity, ManifestSnapshot, Outcome, Record};
+use crate::protocol::{
+    AttemptFinishedRecord, AttemptInterruptedRecord, FailureKind, ManifestSnapshot, Outcome,
+    Record, ReplacedRecord,
+};
 
 /// What an `enqueued` event says about the new job.
 pub(super) struct Enqueued<'e> {
@@ -70,15 +73,16 @@ pub(super) fn enqueued(id: &str, record: &Record, new: Enqueued<'_>) -> Result<J
 /// `replaced`: a new manifest (or the same one again): the job is queued
 /// again, its attempts numbered after every attempt the log holds, which
 /// stay as history.
-pub(super) fn replaced(
-    job: &mut Job,
-    at: &At<'_>,
-    max_attempts: u32,
-    family: Option<&String>,
-    manifest: &ManifestSnapshot,
-    manifest_hash: &str,
-    attempts_before: u32,
-) -> Result<(), Illegal> {
+pub(super) fn replaced(job: &mut Job, at: &At<'_>, event: &ReplacedRecord) -> Result<(), Illegal> {
+    let ReplacedRecord {
+        max_attempts,
+        family,
+        manifest,
+        manifest_hash,
+        attempts_before,
+    } = event;
+    let (max_attempts, attempts_before) = (*max_attempts, *attempts_before);
+    let (family, manifest) = (family.as_ref(), &**manifest);
     if job.lifecycle.open.is_some() {
         return Err(at.wrong_state("replace the manifest of", job));
     }
@@ -182,10 +186,14 @@ pub(super) fn started(job: &mut Job, at: &At<'_>, pid: u32) -> Result<(), Illega
 pub(super) fn finished(
     job: &mut Job,
     at: &At<'_>,
-    outcome: Outcome,
-    failure_kind: Option<FailureKind>,
-    integrity: Option<&Integrity>,
+    event: &AttemptFinishedRecord,
 ) -> Result<(), Illegal> {
+    let AttemptFinishedRecord {
+        outcome,
+        failure_kind,
+        integrity,
+    } = event;
+    let (outcome, failure_kind) = (*outcome, *failure_kind);
     let attempt = at.open_attempt(job)?;
     attempt.runs.push(RunEnd::Finished {
         outcome,
@@ -220,9 +228,12 @@ pub(super) fn finished(
 pub(super) fn interrupted(
     job: &mut Job,
     at: &At<'_>,
-    by_runner: bool,
-    cause: Option<&String>,
+    event: &AttemptInterruptedRecord,
 ) -> Result<(), Illegal> {
+    let AttemptInterruptedRecord {
+        by_runner, cause, ..
+    } = event;
+    let (by_runner, cause) = (*by_runner, cause.as_ref());
     let progress = job.progress();
     let attempt = at.open_attempt(job)?;
     let n = attempt.number;

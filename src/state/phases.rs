@@ -7,66 +7,42 @@ use super::attempt::{AgentEnd, Patch, Phase};
 use super::job::{Baseline, Job};
 use super::reducer::{At, Illegal};
 use crate::protocol::{
-    BaselineOrigin, CanaryBaseline, CanaryCheck, CheckResult, FailureKind, Inventory, Outcome,
-    Signal, TwinBaseline, TwinCheck, Verdict,
+    AcceptanceRecord, AgentFinishedRecord, BaselineOrigin, BaselineRecord, CheckResult,
+    PatchRecord, SetupRecord,
 };
 
 /// `setup`: the job's trusted `[setup]` ran or was reused, in the shared
 /// cache it names (kept from `gc` while the job is in the log).
-pub(super) fn setup(
-    job: &mut Job,
-    at: &At<'_>,
-    cause: Option<&String>,
-    cache: Option<&String>,
-) -> Result<(), Illegal> {
+pub(super) fn setup(job: &mut Job, at: &At<'_>, event: &SetupRecord) -> Result<(), Illegal> {
     at.open_attempt(job)?;
-    job.setup_cause = cause.cloned();
-    if let Some(key) = cache {
+    job.setup_cause = event.cause.clone();
+    if let Some(key) = &event.cache {
         job.caches.insert(key.clone());
     }
     Ok(())
 }
 
-/// What a `baseline` event says.
-pub(super) struct BaselineEvent<'e> {
-    pub result: CheckResult,
-    pub inventory: Option<&'e Inventory>,
-    pub reason: Option<&'e String>,
-    pub timed_out: &'e [String],
-    pub canary: Option<&'e CanaryBaseline>,
-    pub twins: Option<&'e TwinBaseline>,
-    pub key: Option<&'e String>,
-    pub reused_from: Option<&'e BaselineOrigin>,
-}
-
 /// `baseline`: the pristine source judged, with its test inventory, by
 /// this attempt's commands or reused from an earlier baseline with the
 /// same key.
-pub(super) fn baseline(
-    job: &mut Job,
-    at: &At<'_>,
-    event: BaselineEvent<'_>,
-) -> Result<(), Illegal> {
+pub(super) fn baseline(job: &mut Job, at: &At<'_>, event: &BaselineRecord) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if event.result == CheckResult::Error {
         // A broken harness is what the job fails for.
-        attempt.causes.last = event.reason.cloned();
+        attempt.causes.last = event.reason.clone();
     }
-    let origin = event
-        .reused_from
-        .cloned()
-        .unwrap_or_else(|| BaselineOrigin {
-            job: at.id.to_string(),
-            attempt: attempt.number,
-        });
+    let origin = event.reused_from.clone().unwrap_or_else(|| BaselineOrigin {
+        job: at.id.to_string(),
+        attempt: attempt.number,
+    });
     job.baseline = Some(Baseline {
         result: event.result,
-        inventory: event.inventory.cloned(),
-        reason: event.reason.cloned(),
-        timed_out: event.timed_out.to_vec(),
-        canary: event.canary.cloned(),
-        twins: event.twins.cloned(),
-        key: event.key.cloned(),
+        inventory: event.inventory.clone(),
+        reason: event.reason.clone(),
+        timed_out: event.timed_out.clone(),
+        canary: event.canary.clone(),
+        twins: event.twins.clone(),
+        key: event.key.clone(),
         origin,
         reused: event.reused_from.is_some(),
     });
@@ -77,10 +53,7 @@ pub(super) fn baseline(
 pub(super) fn agent_finished(
     job: &mut Job,
     at: &At<'_>,
-    outcome: Outcome,
-    failure_kind: Option<FailureKind>,
-    steps: u32,
-    integrity: &[Signal],
+    event: &AgentFinishedRecord,
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if attempt.phase.agent_done() {
@@ -88,29 +61,28 @@ pub(super) fn agent_finished(
     }
     attempt.phase = Phase::Patch {
         agent: AgentEnd {
-            outcome,
-            failure_kind,
+            outcome: event.outcome,
+            failure_kind: event.failure_kind,
         },
     };
-    attempt.steps = attempt.steps.max(steps);
-    attempt.integrity.add(integrity.iter().cloned());
+    attempt.steps = attempt.steps.max(event.steps);
+    attempt.integrity.add(event.integrity.iter().cloned());
     Ok(())
 }
 
 /// `patch`: the agent's patch and the runner's copy of it were saved.
-pub(super) fn patch(
-    job: &mut Job,
-    at: &At<'_>,
-    patch: Patch,
-    integrity: &[Signal],
-) -> Result<(), Illegal> {
+pub(super) fn patch(job: &mut Job, at: &At<'_>, event: &PatchRecord) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
         return Err(at.phase_twice(attempt.number, "patch"));
     }
     attempt.phase = Phase::Acceptance;
-    attempt.patch = Some(patch);
-    attempt.integrity.add(integrity.iter().cloned());
+    attempt.patch = Some(Patch {
+        bytes: event.bytes,
+        files: event.files,
+        files_hash: event.files_hash.clone(),
+    });
+    attempt.integrity.add(event.integrity.iter().cloned());
     Ok(())
 }
 
@@ -132,27 +104,23 @@ pub(super) fn patch_rejected(job: &mut Job, at: &At<'_>, reason: &str) -> Result
 pub(super) fn acceptance(
     job: &mut Job,
     at: &At<'_>,
-    result: CheckResult,
-    verdict: Option<&Verdict>,
-    canary: Option<&CanaryCheck>,
-    twins: Option<&TwinCheck>,
-    integrity: &[Signal],
+    event: &AcceptanceRecord,
 ) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
     if matches!(attempt.phase, Phase::Rejected | Phase::Judged { .. }) {
         return Err(at.phase_twice(attempt.number, "acceptance"));
     }
     attempt.phase = Phase::Judged {
-        result,
-        verdict: verdict.cloned(),
+        result: event.result,
+        verdict: event.verdict.clone(),
     };
-    attempt.integrity.add(integrity.iter().cloned());
+    attempt.integrity.add(event.integrity.iter().cloned());
     attempt.integrity.forged.clear();
-    if let Some(canary) = canary {
+    if let Some(canary) = &event.canary {
         attempt.integrity.canaries = u32::try_from(canary.planted.len()).unwrap_or(u32::MAX);
         attempt.integrity.forged.clone_from(&canary.forged);
     }
-    if let Some(twins) = twins {
+    if let Some(twins) = &event.twins {
         attempt.integrity.twins = twins.planted;
         attempt
             .integrity

@@ -14,6 +14,9 @@ use super::checkpoint::Sections;
 use super::job::{Baseline, Job, JobState, OpenAttempt};
 use super::{lifecycle, phases, steps};
 use crate::log::{CheckpointBody, CheckpointWriter};
+use crate::protocol::{
+    AttemptStartedRecord, EnqueuedRecord, LogRepairedRecord, ModelCallRecord, PatchRejectedRecord,
+};
 use crate::protocol::{Event, Record};
 
 /// Everything the log says, replayed.
@@ -116,10 +119,10 @@ impl State {
     pub fn apply(&mut self, record: &Record) -> Result<(), Illegal> {
         match self.target(record)? {
             Target::Log => {
-                if let Event::LogRepaired {
+                if let Event::LogRepaired(LogRepairedRecord {
                     line,
                     dropped_bytes,
-                } = record.event
+                }) = record.event
                 {
                     self.repairs.push((line, dropped_bytes));
                 }
@@ -136,7 +139,7 @@ impl State {
                 } else {
                     self.open.remove(&i);
                 }
-                if let Event::Baseline { .. } = record.event {
+                if let Event::Baseline(_) = record.event {
                     self.keep_baseline(i);
                 }
             }
@@ -213,7 +216,7 @@ impl State {
     /// Which job `record` is about (a new one for `enqueued`).
     fn target(&self, record: &Record) -> Result<Target, Illegal> {
         let event = &record.event;
-        if let Event::LogRepaired { .. } = event {
+        if let Event::LogRepaired(_) = event {
             return Ok(Target::Log);
         }
         let id = record.job.as_deref().ok_or(Illegal::MissingJob {
@@ -222,7 +225,7 @@ impl State {
         let current = self.index.get(id).copied();
         match (event, current) {
             (
-                Event::Enqueued {
+                Event::Enqueued(EnqueuedRecord {
                     max_attempts,
                     family,
                     manifest,
@@ -230,7 +233,7 @@ impl State {
                     base_job,
                     provider,
                     repeat,
-                },
+                }),
                 None,
             ) => {
                 let new = lifecycle::Enqueued {
@@ -244,7 +247,7 @@ impl State {
                 };
                 Ok(Target::New(Box::new(lifecycle::enqueued(id, record, new)?)))
             }
-            (Event::Enqueued { .. }, Some(_)) => Err(Illegal::AlreadyExists(id.to_string())),
+            (Event::Enqueued(_), Some(_)) => Err(Illegal::AlreadyExists(id.to_string())),
             (_, None) => Err(Illegal::UnknownJob(id.to_string())),
             (_, Some(i)) => Ok(Target::Existing(i)),
         }
@@ -348,126 +351,32 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
         record,
     };
     match &record.event {
-        Event::Enqueued { .. } | Event::LogRepaired { .. } => {}
-        Event::Replaced {
-            max_attempts,
-            family,
-            manifest,
-            manifest_hash,
-            attempts_before,
-        } => lifecycle::replaced(
-            job,
-            &at,
-            *max_attempts,
-            family.as_ref(),
-            manifest,
-            manifest_hash,
-            *attempts_before,
-        )?,
-        Event::AttemptStarted { pid } => lifecycle::started(job, &at, *pid)?,
-        Event::AttemptFinished {
-            outcome,
-            failure_kind,
-            integrity,
-        } => lifecycle::finished(job, &at, *outcome, *failure_kind, integrity.as_ref())?,
-        Event::AttemptInterrupted {
-            by_runner, cause, ..
-        } => lifecycle::interrupted(job, &at, *by_runner, cause.as_ref())?,
+        Event::Enqueued(_) | Event::LogRepaired(_) => {}
+        Event::Replaced(event) => lifecycle::replaced(job, &at, event)?,
+        Event::AttemptStarted(AttemptStartedRecord { pid }) => lifecycle::started(job, &at, *pid)?,
+        Event::AttemptFinished(event) => lifecycle::finished(job, &at, event)?,
+        Event::AttemptInterrupted(event) => lifecycle::interrupted(job, &at, event)?,
         Event::Cancelled {} => lifecycle::cancelled(job, &at)?,
         Event::Retried {} => lifecycle::retried(job, &at)?,
-        Event::Setup { cause, cache, .. } => {
-            phases::setup(job, &at, cause.as_ref(), cache.as_ref())?
+        Event::Setup(event) => phases::setup(job, &at, event)?,
+        Event::Baseline(event) => phases::baseline(job, &at, event)?,
+        Event::AgentFinished(event) => phases::agent_finished(job, &at, event)?,
+        Event::Patch(event) => phases::patch(job, &at, event)?,
+        Event::PatchRejected(PatchRejectedRecord { reason }) => {
+            phases::patch_rejected(job, &at, reason)?
         }
-        Event::Baseline {
-            result,
-            inventory,
-            reason,
-            timed_out,
-            canary,
-            twins,
-            key,
-            reused_from,
-        } => phases::baseline(
-            job,
-            &at,
-            phases::BaselineEvent {
-                result: *result,
-                inventory: inventory.as_ref(),
-                reason: reason.as_ref(),
-                timed_out,
-                canary: canary.as_ref(),
-                twins: twins.as_ref(),
-                key: key.as_ref(),
-                reused_from: reused_from.as_ref(),
-            },
-        )?,
-        Event::AgentFinished {
-            outcome,
-            failure_kind,
-            steps,
-            integrity,
-        } => phases::agent_finished(job, &at, *outcome, *failure_kind, *steps, integrity)?,
-        Event::Patch {
-            bytes,
-            files,
-            files_hash,
-            integrity,
-            ..
-        } => phases::patch(
-            job,
-            &at,
-            super::attempt::Patch {
-                bytes: *bytes,
-                files: *files,
-                files_hash: files_hash.clone(),
-            },
-            integrity,
-        )?,
-        Event::PatchRejected { reason } => phases::patch_rejected(job, &at, reason)?,
-        Event::Acceptance {
-            result,
-            verdict,
-            canary,
-            twins,
-            integrity,
-        } => phases::acceptance(
-            job,
-            &at,
-            *result,
-            verdict.as_ref(),
-            canary.as_ref(),
-            twins.as_ref(),
-            integrity,
-        )?,
-        Event::ModelCall { step, call, .. } => steps::model_call(job, &at, *step, call)?,
-        Event::Decision {
-            step,
-            kind,
-            reason,
-            call,
-        } => steps::decision(job, &at, *step, *kind, reason.as_ref(), call.as_ref())?,
-        Event::ProviderRetry {
-            retry,
-            reason,
-            wait_ms,
-            ..
-        } => steps::provider_retry(job, &at, *retry, reason, *wait_ms)?,
-        Event::ProviderFailed {
-            step,
-            message,
-            input_tokens,
-            output_tokens,
-        } => steps::provider_failed(job, &at, *step, message, *input_tokens, *output_tokens)?,
-        Event::Verify { cause, .. } => steps::verify(job, &at, cause.as_ref())?,
-        Event::Command {
-            role,
-            duration_ms,
-            resources,
-            ..
-        } => steps::command(job, &at, *role, *duration_ms, resources.as_ref())?,
-        Event::Edit { .. } => steps::in_attempt(job, &at)?,
+        Event::Acceptance(event) => phases::acceptance(job, &at, event)?,
+        Event::ModelCall(ModelCallRecord { step, call, .. }) => {
+            steps::model_call(job, &at, *step, call)?
+        }
+        Event::Decision(event) => steps::decision(job, &at, event)?,
+        Event::ProviderRetry(event) => steps::provider_retry(job, &at, event)?,
+        Event::ProviderFailed(event) => steps::provider_failed(job, &at, event)?,
+        Event::Verify(event) => steps::verify(job, &at, event)?,
+        Event::Command(event) => steps::command(job, &at, event)?,
+        Event::Edit(_) => steps::in_attempt(job, &at)?,
     }
-    if !matches!(record.event, Event::ProviderRetry { .. }) {
+    if !matches!(record.event, Event::ProviderRetry(_)) {
         // Anything else the job does ends a wait for its provider.
         job.waiting = None;
     }
@@ -482,7 +391,7 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
 /// a job's box is allocated once); a manifest, new or replaced, says
 /// nothing (and is not copied again).
 fn keep_last(job: &mut Job, record: &Record) {
-    if let Event::Enqueued { .. } | Event::Replaced { .. } = record.event {
+    if let Event::Enqueued(_) | Event::Replaced(_) = record.event {
         job.last = None;
         return;
     }

@@ -5,7 +5,10 @@
 
 use super::job::{Job, Waiting};
 use super::reducer::{At, Illegal};
-use crate::protocol::{CallFigures, CommandFor, DecisionKind, Resources, add_usd};
+use crate::protocol::{
+    CallFigures, CommandFor, CommandRecord, DecisionKind, DecisionRecord, ProviderFailedRecord,
+    ProviderRetryRecord, VerifyRecord, add_usd,
+};
 
 /// `model_call`: one model call of the agent phase; its tokens, latency
 /// and cost are the attempt's and the job's.
@@ -45,14 +48,14 @@ pub(super) fn model_call(
 
 /// `decision`: what was asked at `step` (or why the reply was refused).
 /// A format 2 decision carries its model call too, which counts first.
-pub(super) fn decision(
-    job: &mut Job,
-    at: &At<'_>,
-    step: u32,
-    kind: DecisionKind,
-    reason: Option<&String>,
-    call: Option<&CallFigures>,
-) -> Result<(), Illegal> {
+pub(super) fn decision(job: &mut Job, at: &At<'_>, event: &DecisionRecord) -> Result<(), Illegal> {
+    let DecisionRecord {
+        step,
+        kind,
+        reason,
+        call,
+    } = event;
+    let (step, kind) = (*step, *kind);
     if let Some(call) = call {
         model_call(job, at, step, call)?;
     }
@@ -80,10 +83,15 @@ pub(super) fn decision(
 pub(super) fn provider_retry(
     job: &mut Job,
     at: &At<'_>,
-    retry: u32,
-    reason: &str,
-    wait_ms: u64,
+    event: &ProviderRetryRecord,
 ) -> Result<(), Illegal> {
+    let ProviderRetryRecord {
+        retry,
+        reason,
+        wait_ms,
+        ..
+    } = event;
+    let (retry, wait_ms) = (*retry, *wait_ms);
     at.open_attempt(job)?;
     job.usage.time.wait_ms = job.usage.time.wait_ms.saturating_add(wait_ms);
     let since_ms = job.waiting.as_ref().map_or(at.record.ts_ms, |w| w.since_ms);
@@ -100,11 +108,15 @@ pub(super) fn provider_retry(
 pub(super) fn provider_failed(
     job: &mut Job,
     at: &At<'_>,
-    step: u32,
-    message: &str,
-    input_tokens: u64,
-    output_tokens: u64,
+    event: &ProviderFailedRecord,
 ) -> Result<(), Illegal> {
+    let ProviderFailedRecord {
+        step,
+        message,
+        input_tokens,
+        output_tokens,
+    } = event;
+    let (step, input_tokens, output_tokens) = (*step, *input_tokens, *output_tokens);
     let price = job.price;
     let attempt = at.open_attempt(job)?;
     // A failed provider call is a step too, as the agent counts.
@@ -118,9 +130,9 @@ pub(super) fn provider_failed(
 }
 
 /// `verify`: the verify command's verdict.
-pub(super) fn verify(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Result<(), Illegal> {
+pub(super) fn verify(job: &mut Job, at: &At<'_>, event: &VerifyRecord) -> Result<(), Illegal> {
     let attempt = at.open_attempt(job)?;
-    if let Some(cause) = cause {
+    if let Some(cause) = &event.cause {
         attempt.causes.last = Some(cause.clone());
         attempt.causes.verify = Some(cause.clone());
     }
@@ -129,13 +141,14 @@ pub(super) fn verify(job: &mut Job, at: &At<'_>, cause: Option<&String>) -> Resu
 
 /// `command`: a command ran; its time counts where it belongs, and what
 /// it cost the machine joins the job's figures.
-pub(super) fn command(
-    job: &mut Job,
-    at: &At<'_>,
-    role: CommandFor,
-    duration_ms: u64,
-    resources: Option<&Resources>,
-) -> Result<(), Illegal> {
+pub(super) fn command(job: &mut Job, at: &At<'_>, event: &CommandRecord) -> Result<(), Illegal> {
+    let CommandRecord {
+        role,
+        duration_ms,
+        resources,
+        ..
+    } = event;
+    let (role, duration_ms, resources) = (*role, *duration_ms, resources.as_ref());
     at.open_attempt(job)?;
     if let Some(used) = resources {
         job.usage.resources.add(used);

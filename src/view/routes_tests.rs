@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::AttemptStartedRecord;
 use crate::protocol::{Event, Record};
 use crate::view::token::{Token, cookie_name};
 
@@ -26,7 +27,7 @@ fn app() -> (tempfile::TempDir, App) {
             ts_ms: 2,
             job: Some("a".into()),
             attempt: Some(1),
-            event: Event::AttemptStarted { pid: 9 },
+            event: Event::AttemptStarted(AttemptStartedRecord { pid: 9 }),
         },
     ];
     let bytes: Vec<u8> = records.iter().flat_map(Record::encode).collect();

@@ -166,6 +166,7 @@ fn tests_summary(result: &JobResult) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::AttemptStartedRecord;
     use crate::protocol::{Event, Record};
 
     fn log(dir: &std::path::Path, records: &[Record]) {
@@ -191,7 +192,12 @@ mod tests {
             &[
                 record(1, "a", None, Event::bare_enqueued(2)),
                 record(2, "b<script>", None, Event::bare_enqueued(2)),
-                record(3, "a", Some(1), Event::AttemptStarted { pid: 7 }),
+                record(
+                    3,
+                    "a",
+                    Some(1),
+                    Event::AttemptStarted(AttemptStartedRecord { pid: 7 }),
+                ),
             ],
         );
         let mut model = Model::new(&[tmp.path().to_path_buf()]);

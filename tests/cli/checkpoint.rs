@@ -8,6 +8,7 @@ use agent_runtime::protocol::{Event, FailureKind, Outcome};
 use agent_runtime::state::{Illegal, State};
 
 use crate::harness::Sandbox;
+use agent_runtime::protocol::{AttemptFinishedRecord, AttemptStartedRecord};
 
 const JOBS: usize = 300;
 
@@ -26,15 +27,19 @@ fn fill(log: &Path, prefix: &str) {
                 let id = Some(id.as_str());
                 tx.append(id, None, Event::bare_enqueued(2))?;
                 if j % 3 == 0 {
-                    tx.append(id, Some(1), Event::AttemptStarted { pid: 4242 })?;
                     tx.append(
                         id,
                         Some(1),
-                        Event::AttemptFinished {
+                        Event::AttemptStarted(AttemptStartedRecord { pid: 4242 }),
+                    )?;
+                    tx.append(
+                        id,
+                        Some(1),
+                        Event::AttemptFinished(AttemptFinishedRecord {
                             outcome: Outcome::Failed,
                             failure_kind: Some(FailureKind::VerifyFailed),
                             integrity: None,
-                        },
+                        }),
                     )?;
                 }
                 if j % 6 == 0 {

@@ -1,13 +1,14 @@
 //! Baselines found by their key.
 
 use super::*;
+use crate::protocol::{BaselineRecord, ReplacedRecord};
 
 fn keyed_baseline(
     result: crate::protocol::CheckResult,
     key: Option<&str>,
     reused_from: Option<(&str, u32)>,
 ) -> Event {
-    Event::Baseline {
+    Event::Baseline(BaselineRecord {
         result,
         inventory: Some(crate::protocol::Inventory {
             fail_to_pass: vec!["t::a".into()],
@@ -23,7 +24,7 @@ fn keyed_baseline(
             job: job.into(),
             attempt,
         }),
-    }
+    })
 }
 
 #[test]
@@ -81,13 +82,13 @@ fn a_baseline_that_ran_is_found_by_its_key_even_after_its_job_is_replaced() {
     log.ok(
         "a",
         None,
-        Event::Replaced {
+        Event::Replaced(ReplacedRecord {
             max_attempts: 1,
             family: None,
             manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
             manifest_hash: "h".into(),
             attempts_before: 1,
-        },
+        }),
     );
     assert!(log.state.job("a").unwrap().baseline.is_none());
     assert_eq!(log.state.baseline_for("k").unwrap().origin.job, "a");

@@ -1,6 +1,7 @@
 //! Every legal and illegal lifecycle transition of a job.
 
 use super::*;
+use crate::protocol::{AttemptInterruptedRecord, LogRepairedRecord};
 
 #[test]
 fn enqueue_creates_a_queued_job() {
@@ -105,11 +106,11 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
         let job = log.ok(
             "a",
             Some(1),
-            Event::AttemptInterrupted {
+            Event::AttemptInterrupted(AttemptInterruptedRecord {
                 pid,
                 by_runner: false,
                 cause: cause.map(String::from),
-            },
+            }),
         );
         assert_eq!(job.lifecycle.state, JobState::Queued);
         assert_eq!(
@@ -122,11 +123,11 @@ fn faults_of_the_infrastructure_never_use_an_attempt_and_are_bounded() {
     let job = log.ok(
         "a",
         Some(1),
-        Event::AttemptInterrupted {
+        Event::AttemptInterrupted(AttemptInterruptedRecord {
             pid: 104,
             by_runner: false,
             cause: Some("disk full".into()),
-        },
+        }),
     );
     assert_eq!(job.lifecycle.state, JobState::Failed);
     assert_eq!(job.lifecycle.failure_kind, Some(FailureKind::InfraError));
@@ -143,11 +144,11 @@ fn interrupted_after_cancel_stays_cancelled() {
     let job = log.ok(
         "a",
         Some(1),
-        Event::AttemptInterrupted {
+        Event::AttemptInterrupted(AttemptInterruptedRecord {
             pid: 101,
             by_runner: false,
             cause: None,
-        },
+        }),
     );
     assert_eq!(job.lifecycle.state, JobState::Cancelled);
     assert_eq!(job.lifecycle.open, None);
@@ -303,11 +304,11 @@ fn illegal_finish_or_interrupt_without_an_open_attempt() {
         log.err(
             "a",
             Some(2),
-            Event::AttemptInterrupted {
+            Event::AttemptInterrupted(AttemptInterruptedRecord {
                 pid: 1,
                 by_runner: false,
                 cause: None,
-            }
+            })
         ),
         Illegal::AttemptNotOpen {
             job: "a".into(),
@@ -343,10 +344,10 @@ fn job_events_need_a_job_and_repairs_do_not() {
         ts_ms: 0,
         job: None,
         attempt: None,
-        event: Event::LogRepaired {
+        event: Event::LogRepaired(LogRepairedRecord {
             line: 4,
             dropped_bytes: 17,
-        },
+        }),
     };
     state.apply(&repair).unwrap();
     assert_eq!(state.repairs, vec![(4, 17)]);

@@ -7,6 +7,7 @@ mod lifecycle;
 mod phases;
 
 use super::*;
+use crate::protocol::{AttemptFinishedRecord, AttemptStartedRecord};
 use crate::protocol::{FailureKind, Limits, ManifestSnapshot, Outcome};
 use crate::state::{OpenAttempt, Phase};
 
@@ -56,28 +57,32 @@ impl Log {
         self.ok(job, None, Event::bare_enqueued(max))
     }
     fn start(&mut self, job: &str, n: u32) -> &Job {
-        self.ok(job, Some(n), Event::AttemptStarted { pid: 100 + n })
+        self.ok(
+            job,
+            Some(n),
+            Event::AttemptStarted(AttemptStartedRecord { pid: 100 + n }),
+        )
     }
     fn finish(&mut self, job: &str, n: u32, outcome: Outcome, kind: Option<FailureKind>) -> &Job {
         self.ok(
             job,
             Some(n),
-            Event::AttemptFinished {
+            Event::AttemptFinished(AttemptFinishedRecord {
                 outcome,
                 failure_kind: kind,
                 integrity: None,
-            },
+            }),
         )
     }
 }
 
 fn start(n: u32) -> Event {
-    Event::AttemptStarted { pid: n }
+    Event::AttemptStarted(AttemptStartedRecord { pid: n })
 }
 fn succeeded() -> Event {
-    Event::AttemptFinished {
+    Event::AttemptFinished(AttemptFinishedRecord {
         outcome: Outcome::Succeeded,
         failure_kind: None,
         integrity: None,
-    }
+    })
 }

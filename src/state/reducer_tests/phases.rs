@@ -2,14 +2,19 @@
 //! causes and integrity signals.
 
 use super::*;
+use crate::protocol::{
+    AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
+    AttemptStartedRecord, BaselineRecord, DecisionRecord, EnqueuedRecord, ModelCallRecord,
+    PatchRecord, PatchRejectedRecord, ReplacedRecord,
+};
 
 fn agent_done(outcome: Outcome) -> Event {
-    Event::AgentFinished {
+    Event::AgentFinished(AgentFinishedRecord {
         outcome,
         failure_kind: None,
         steps: 3,
         integrity: Vec::new(),
-    }
+    })
 }
 
 #[test]
@@ -21,11 +26,11 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
     let job = log.ok(
         "a",
         Some(1),
-        Event::AttemptInterrupted {
+        Event::AttemptInterrupted(AttemptInterruptedRecord {
             pid: 101,
             by_runner: false,
             cause: None,
-        },
+        }),
     );
     assert_eq!(
         job.lifecycle.state,
@@ -54,25 +59,25 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
     log.ok(
         "a",
         Some(1),
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result: crate::protocol::CheckResult::Passed,
             verdict: None,
             canary: None,
             twins: None,
             integrity: Vec::new(),
-        },
+        }),
     );
     assert!(matches!(
         log.err(
             "a",
             Some(1),
-            Event::Acceptance {
+            Event::Acceptance(AcceptanceRecord {
                 result: crate::protocol::CheckResult::Passed,
                 verdict: None,
                 canary: None,
                 twins: None,
                 integrity: Vec::new(),
-            }
+            })
         ),
         Illegal::PhaseTwice {
             phase: "acceptance",
@@ -93,11 +98,11 @@ fn an_attempt_its_runner_interrupted_is_not_counted() {
     let job = log.ok(
         "a",
         Some(1),
-        Event::AttemptInterrupted {
+        Event::AttemptInterrupted(AttemptInterruptedRecord {
             pid: 101,
             by_runner: true,
             cause: None,
-        },
+        }),
     );
     assert_eq!(job.lifecycle.state, JobState::Queued);
     assert_eq!(job.lifecycle.attempts_started, 0);
@@ -108,18 +113,20 @@ fn an_attempt_its_runner_interrupted_is_not_counted() {
 fn attempt_events_need_the_open_attempt() {
     let mut log = Log::new();
     log.enqueue("a", 2);
-    let decision_of = |step: u32, kind: &str| Event::Decision {
-        step,
-        kind: serde_json::from_value(serde_json::Value::from(kind)).unwrap(),
-        reason: None,
-        call: Some(crate::protocol::CallFigures {
-            reply_bytes: 1,
-            reply_hash: "x".into(),
-            input_tokens: 1,
-            cached_input_tokens: 0,
-            output_tokens: 1,
-            latency_ms: 1,
-        }),
+    let decision_of = |step: u32, kind: &str| {
+        Event::Decision(DecisionRecord {
+            step,
+            kind: serde_json::from_value(serde_json::Value::from(kind)).unwrap(),
+            reason: None,
+            call: Some(crate::protocol::CallFigures {
+                reply_bytes: 1,
+                reply_hash: "x".into(),
+                input_tokens: 1,
+                cached_input_tokens: 0,
+                output_tokens: 1,
+                latency_ms: 1,
+            }),
+        })
     };
     let decision = || decision_of(1, "read_file");
     assert!(matches!(
@@ -150,7 +157,7 @@ fn attempt_events_need_the_open_attempt() {
     log.ok(
         "a",
         Some(1),
-        Event::Baseline {
+        Event::Baseline(BaselineRecord {
             result: crate::protocol::CheckResult::Failed,
             inventory: None,
             reason: None,
@@ -159,7 +166,7 @@ fn attempt_events_need_the_open_attempt() {
             twins: None,
             key: None,
             reused_from: None,
-        },
+        }),
     );
     log.finish("a", 1, Outcome::Failed, Some(FailureKind::StepLimit));
     log.ok("a", None, Event::Retried {});
@@ -184,13 +191,15 @@ fn replace_resets_a_finished_job_but_not_a_running_one() {
     let mut log = Log::new();
     log.enqueue("a", 1);
     log.start("a", 1);
-    let replaced = || Event::Replaced {
-        max_attempts: 3,
-        family: Some("f".into()),
-        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
-        manifest_hash: "h2".into(),
-        // A version 1 record: numbering restarts.
-        attempts_before: 0,
+    let replaced = || {
+        Event::Replaced(ReplacedRecord {
+            max_attempts: 3,
+            family: Some("f".into()),
+            manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
+            manifest_hash: "h2".into(),
+            // A version 1 record: numbering restarts.
+            attempts_before: 0,
+        })
     };
     assert!(matches!(
         log.err("a", None, replaced()),
@@ -223,12 +232,14 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     log.start("a", 2);
     let job = log.finish("a", 2, Outcome::Failed, Some(FailureKind::NoEdit));
     assert!(!job.attempts_remain());
-    let replaced = |before: u32| Event::Replaced {
-        max_attempts: 2,
-        family: None,
-        manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
-        manifest_hash: "h2".into(),
-        attempts_before: before,
+    let replaced = |before: u32| {
+        Event::Replaced(ReplacedRecord {
+            max_attempts: 2,
+            family: None,
+            manifest: Box::new(ManifestSnapshot::for_tests(Limits::default(), "h")),
+            manifest_hash: "h2".into(),
+            attempts_before: before,
+        })
     };
     // Numbers already used cannot be handed out again.
     assert!(matches!(
@@ -246,7 +257,11 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
     );
     assert!(job.attempts_remain());
     assert!(matches!(
-        log.err("a", Some(1), Event::AttemptStarted { pid: 1 }),
+        log.err(
+            "a",
+            Some(1),
+            Event::AttemptStarted(AttemptStartedRecord { pid: 1 })
+        ),
         Illegal::WrongAttempt { expected: 3, .. }
     ));
     let job = log.start("a", 3);
@@ -271,8 +286,10 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
     log.enqueue("a", 2);
     log.start("a", 1);
     log.ok("a", Some(1), agent_done(Outcome::Succeeded));
-    let rejected = || Event::PatchRejected {
-        reason: "src/a.rs: is a FIFO, not a regular file".into(),
+    let rejected = || {
+        Event::PatchRejected(PatchRejectedRecord {
+            reason: "src/a.rs: is a FIFO, not a regular file".into(),
+        })
     };
     let job = log.ok("a", Some(1), rejected());
     let attempt = job.attempt().unwrap();
@@ -280,14 +297,14 @@ fn a_rejected_patch_is_recorded_once_and_fails_the_attempt() {
     assert_eq!(job.last_event, "patch_rejected");
     for twice in [
         rejected(),
-        Event::Patch {
+        Event::Patch(PatchRecord {
             bytes: 1,
             files: 1,
             hash: "h".into(),
             files_hash: None,
             partial: false,
             integrity: Vec::new(),
-        },
+        }),
     ] {
         assert!(matches!(
             log.err("a", Some(1), twice),
@@ -317,7 +334,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     log.ok(
         "a",
         None,
-        Event::Enqueued {
+        Event::Enqueued(EnqueuedRecord {
             max_attempts: 2,
             family: None,
             manifest: Some(Box::new(ManifestSnapshot::for_tests(
@@ -332,25 +349,27 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
             base_job: None,
             provider: None,
             repeat: None,
-        },
+        }),
     );
     log.start("a", 1);
-    let decision = |step: u32, reason: Option<&str>, tokens: u64| Event::Decision {
-        step,
-        kind: if reason.is_some() {
-            crate::protocol::DecisionKind::Invalid
-        } else {
-            crate::protocol::DecisionKind::WriteFile
-        },
-        reason: reason.map(str::to_string),
-        call: Some(crate::protocol::CallFigures {
-            reply_bytes: 1,
-            reply_hash: "x".into(),
-            input_tokens: tokens,
-            cached_input_tokens: 0,
-            output_tokens: tokens,
-            latency_ms: 1,
-        }),
+    let decision = |step: u32, reason: Option<&str>, tokens: u64| {
+        Event::Decision(DecisionRecord {
+            step,
+            kind: if reason.is_some() {
+                crate::protocol::DecisionKind::Invalid
+            } else {
+                crate::protocol::DecisionKind::WriteFile
+            },
+            reason: reason.map(str::to_string),
+            call: Some(crate::protocol::CallFigures {
+                reply_bytes: 1,
+                reply_hash: "x".into(),
+                input_tokens: tokens,
+                cached_input_tokens: 0,
+                output_tokens: tokens,
+                latency_ms: 1,
+            }),
+        })
     };
     log.ok("a", Some(1), decision(1, None, 5));
     log.ok(
@@ -368,7 +387,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
     log.ok(
         "a",
         Some(1),
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result: crate::protocol::CheckResult::Failed,
             verdict: Some(crate::protocol::Verdict {
                 f2p_total: 1,
@@ -378,7 +397,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
             canary: None,
             twins: None,
             integrity: Vec::new(),
-        },
+        }),
     );
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::TestsFailed));
     assert_eq!(
@@ -410,19 +429,21 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
     log.enqueue("a", 2);
     log.start("a", 1);
     log.ok("a", Some(1), agent_done(Outcome::Succeeded));
-    let patch = Event::Patch {
+    let patch = Event::Patch(PatchRecord {
         bytes: 10,
         files: 1,
         hash: "h".into(),
         files_hash: Some("c0ffee".into()),
         partial: false,
         integrity: Vec::new(),
-    };
+    });
     let job = log.ok("a", Some(1), patch);
     let patch = job.attempt().unwrap().patch.as_ref();
     assert_eq!(patch.unwrap().files_hash.as_deref(), Some("c0ffee"));
-    let rejected = || Event::PatchRejected {
-        reason: "src/a.rs: cannot be laid on the clean copy".into(),
+    let rejected = || {
+        Event::PatchRejected(PatchRejectedRecord {
+            reason: "src/a.rs: cannot be laid on the clean copy".into(),
+        })
     };
     let job = log.ok("a", Some(1), rejected());
     let attempt = job.attempt().unwrap();
@@ -446,25 +467,25 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
     log.ok(
         "a",
         Some(2),
-        Event::Patch {
+        Event::Patch(PatchRecord {
             bytes: 1,
             files: 1,
             hash: "h".into(),
             files_hash: None,
             partial: false,
             integrity: Vec::new(),
-        },
+        }),
     );
     log.ok(
         "a",
         Some(2),
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result: crate::protocol::CheckResult::Failed,
             verdict: None,
             canary: None,
             twins: None,
             integrity: Vec::new(),
-        },
+        }),
     );
     assert!(matches!(
         log.err("a", Some(2), rejected()),
@@ -482,29 +503,29 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
     log.ok(
         "a",
         Some(1),
-        Event::AgentFinished {
+        Event::AgentFinished(AgentFinishedRecord {
             outcome: Outcome::Succeeded,
             failure_kind: None,
             steps: 2,
             integrity: vec![signal("tests/visible.rs")],
-        },
+        }),
     );
     log.ok(
         "a",
         Some(1),
-        Event::Patch {
+        Event::Patch(PatchRecord {
             bytes: 1,
             files: 1,
             hash: "h".into(),
             files_hash: None,
             partial: false,
             integrity: vec![signal("conftest.py")],
-        },
+        }),
     );
     let job = log.ok(
         "a",
         Some(1),
-        Event::Acceptance {
+        Event::Acceptance(AcceptanceRecord {
             result: crate::protocol::CheckResult::Passed,
             verdict: None,
             canary: Some(CanaryCheck {
@@ -513,7 +534,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
             }),
             twins: None,
             integrity: Vec::new(),
-        },
+        }),
     );
     assert_eq!(job.attempt().unwrap().integrity.signal_count, 2);
     assert_eq!(job.attempt().unwrap().integrity.canaries, 1);
@@ -522,11 +543,11 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
     let job = log.ok(
         "a",
         Some(1),
-        Event::AttemptFinished {
+        Event::AttemptFinished(AttemptFinishedRecord {
             outcome: Outcome::Failed,
             failure_kind: Some(FailureKind::Tampered),
             integrity: Some(record.clone()),
-        },
+        }),
     );
     assert_eq!(job.attempt().unwrap().integrity, record);
     assert!(
@@ -569,23 +590,23 @@ fn a_model_call_and_its_decision_count_as_a_format_2_decision_did() {
                 log.ok(
                     "a",
                     Some(1),
-                    Event::ModelCall {
+                    Event::ModelCall(ModelCallRecord {
                         step,
                         call: figures(100 * u64::from(step)),
                         retries: 0,
-                    },
+                    }),
                 );
             }
             let call = (!split).then(|| figures(100 * u64::from(step)));
             log.ok(
                 "a",
                 Some(1),
-                Event::Decision {
+                Event::Decision(DecisionRecord {
                     step,
                     kind: kind(invalid),
                     reason,
                     call,
-                },
+                }),
             );
         }
         let job = log.state.job("a").unwrap().clone();

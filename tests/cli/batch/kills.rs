@@ -88,11 +88,13 @@ fn running_inside(dir: &Path) -> Vec<(u32, PathBuf)> {
 
 /// SIGKILLs `child`, reaps it, and asserts that none of `tree` (its
 /// descendants just before the kill) and nothing working inside `data`
-/// is left running after a short grace.
+/// is left running after a grace.
 fn kill_and_check_no_leftovers(child: &mut Child, tree: &[(u32, u64)], data: &Path) {
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(2);
+    // The zygote rests as SCHED_IDLE: on a machine busy with other work
+    // its own exit may wait seconds for a CPU. Gone is what counts.
+    let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let left: Vec<_> = tree
             .iter()
