@@ -42,7 +42,7 @@ pub(crate) use agent_loop::{
     VerifyGuard, run_agent,
 };
 pub(crate) use budget::Budget;
-pub(crate) use cause::first_cause;
+pub(crate) use cause::{CAUSE_CAP, first_cause};
 pub(crate) use commands::{command_event, command_event_of_tests};
 pub(crate) use prompt::PromptFacts;
 pub(crate) use transcript::{Transcript, secret_values_from_env};

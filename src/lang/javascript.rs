@@ -12,7 +12,7 @@
 
 use super::tooling::{CacheLink, Exercise, Tooling, TrackJob};
 use super::twins::{Twinned, Wanted};
-use super::{Canary, PinContext, Pinned};
+use super::{Canary, FirstError, PinContext, Pinned};
 use super::{Language, Listing, ListingError, RunModel};
 use crate::manifest::{Acceptance, ResultsFormat};
 
@@ -31,6 +31,28 @@ const JEST_JUNIT: &str = "jest-junit@16.0.0";
 impl Language for JavaScript {
     fn name(&self) -> &'static str {
         "javascript"
+    }
+
+    /// Jest's `Test suite failed to run` (from its `FAIL` line), named by
+    /// the error under it.
+    fn first_error(&self, lines: &[&str]) -> Option<FirstError> {
+        let at = lines
+            .iter()
+            .position(|l| l.contains("Test suite failed to run"))?;
+        let start = match at.checked_sub(1) {
+            Some(before) if lines[before].contains("FAIL") => before,
+            _ => at,
+        };
+        let named = lines[at + 1..]
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| !l.is_empty())
+            .unwrap_or("Test suite failed to run");
+        Some(FirstError {
+            start,
+            named: named.to_string(),
+            what: "the tests did not collect",
+        })
     }
 
     /// A JUnit-reading command that runs Jest (`jest ...`, `npx jest`, or

@@ -129,6 +129,23 @@ pub(crate) enum OneRun {
 }
 
 /// One language's test runner.
+/// Lines of a run's output kept from its first error on (see
+/// [`Language::first_error`]), and bytes at most.
+pub(crate) const EXCERPT_LINES: usize = 40;
+pub(crate) const EXCERPT_BYTES: usize = 4096;
+
+/// Where a run's first error is in its output (see
+/// [`Language::first_error`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FirstError {
+    /// The line the excerpt starts on.
+    pub start: usize,
+    /// What the error is, in one line.
+    pub named: String,
+    /// What failed: `the tests did not build`, `the tests did not collect`.
+    pub what: &'static str,
+}
+
 pub(crate) trait Language: Sync {
     /// Its name in notes and docs (`rust`, `python`).
     fn name(&self) -> &'static str;
@@ -183,6 +200,15 @@ pub(crate) trait Language: Sync {
     /// the output the harness gives the test. `None` when the harness marks
     /// out nothing; the runner then keeps the run's last output.
     fn failure_output(&self, _name: &str, _stdout: &str) -> Option<String> {
+        None
+    }
+
+    /// Where a run that failed before reporting its tests says why: among
+    /// `lines` of its output, the line its first error starts on and the
+    /// line that names it (rustc's first `error[`, pytest's `ERROR
+    /// collecting`, Jest's `Test suite failed to run`). `None` when the
+    /// output shows none.
+    fn first_error(&self, _lines: &[&str]) -> Option<FirstError> {
         None
     }
 

@@ -7,7 +7,10 @@
 use super::canary::{draw_failing, draw_name, style_of};
 use super::python_scan::{Function, functions, top_level_slots};
 use super::twins::{Twinned, Wanted};
-use super::{Canary, Language, Listing, ListingError, PinContext, Pinned, RunModel};
+use super::{
+    Canary, EXCERPT_LINES, FirstError, Language, Listing, ListingError, PinContext, Pinned,
+    RunModel,
+};
 use crate::manifest::{Acceptance, ResultsFormat};
 
 /// pytest, writing JUnit XML.
@@ -17,6 +20,26 @@ pub(crate) struct Python;
 impl Language for Python {
     fn name(&self) -> &'static str {
         "python"
+    }
+
+    /// `ERROR collecting FILE` (or an import error of a test module), named
+    /// by its first `E   ` line.
+    fn first_error(&self, lines: &[&str]) -> Option<FirstError> {
+        let start = lines.iter().position(|l| {
+            l.contains("ERROR collecting ")
+                || l.starts_with("ImportError while importing test module")
+        })?;
+        let header = lines[start].trim_matches(|c: char| c == '_' || c == '=' || c.is_whitespace());
+        let named = lines[start..]
+            .iter()
+            .take(EXCERPT_LINES)
+            .find_map(|l| l.strip_prefix("E ").map(str::trim))
+            .map_or_else(|| header.to_string(), |e| format!("{header}: {e}"));
+        Some(FirstError {
+            start,
+            named,
+            what: "the tests did not collect",
+        })
     }
 
     /// A JUnit-reading command that runs pytest (`pytest ...`,

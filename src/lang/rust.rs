@@ -8,7 +8,7 @@ use std::path::Path;
 use super::canary::{draw_failing, draw_name, style_of};
 use super::rust_scan::{scan, scan_tests};
 use super::twins::{Twinned, Wanted};
-use super::{Canary, Language, Listing, ListingError, OneRun, RunModel, TestBinary};
+use super::{Canary, FirstError, Language, Listing, ListingError, OneRun, RunModel, TestBinary};
 use crate::manifest::{Acceptance, ResultsFormat};
 use crate::verdict::{TestOutcome, libtest_failure, libtest_summary};
 
@@ -41,6 +41,20 @@ impl Language for Rust {
         build.push("--no-run".into());
         build.push("--message-format=json-render-diagnostics".into());
         (build, tests.to_vec())
+    }
+
+    fn first_error(&self, lines: &[&str]) -> Option<FirstError> {
+        let at = |prefix: &str| {
+            lines
+                .iter()
+                .position(|l| l.trim_start().starts_with(prefix))
+        };
+        let start = at("error[").or_else(|| at("error:"))?;
+        Some(FirstError {
+            start,
+            named: lines[start].trim().to_string(),
+            what: "the tests did not build",
+        })
     }
 
     fn test_binaries(&self, build_output: &str, dir: &Path) -> Vec<TestBinary> {

@@ -330,6 +330,12 @@ pub struct AcceptanceRecord {
     /// disagreeing with its lines, output after the harness's end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub integrity: Vec<Signal>,
+    /// Why its tests did not run, in one line (at most 200 characters),
+    /// when the build or the test runner failed before reporting them:
+    /// `the tests did not build: error[E0425]: ...`. The excerpt it comes
+    /// from is `harness_output.txt` beside the attempt's other artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 /// A writer cut a torn (unterminated) tail off the log before appending.

@@ -90,6 +90,7 @@ fn acceptance(verdict: Option<Verdict>) -> Event {
         canary: None,
         twins: None,
         integrity: Vec::new(),
+        cause: None,
     })
 }
 

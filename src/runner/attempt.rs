@@ -13,6 +13,7 @@ use super::check_verdict::acceptance_of;
 use super::checks::{CheckError, CheckRun, CheckSpec, run_check};
 use super::error::RunError;
 use super::excerpts::save_excerpts;
+use super::harness_output::save_harness_output;
 use super::patch::{PatchError, PatchInputs, diff_deadline, take_patch};
 use super::setup::{SetupError, run_setup};
 use super::tamper::{canary_files, patch_integrity, settle_attempt, twin_request};
@@ -414,6 +415,9 @@ impl Phases<'_> {
         // The excerpts go first: an acceptance recorded always has them.
         if let Some(verdict) = facts.verdict.as_ref().filter(|v| !v.passed()) {
             save_excerpts(runs, &run, verdict, lang).map_err(|e| self.setup_error(e))?;
+        }
+        if let Some(harness) = &facts.harness {
+            save_harness_output(runs, &harness.excerpt).map_err(|e| self.setup_error(e))?;
         }
         self.record(facts.into_event())?;
         Ok(Step::Next(()))

@@ -2,6 +2,7 @@
 //! inventory, the acceptance's per-test verdict. Pure functions of the run.
 
 use super::checks::CheckRun;
+use super::harness_output::{HarnessOutput, harness_output};
 use crate::integrity::{acceptance_canaries, acceptance_twins, baseline_canaries, baseline_twins};
 use crate::lang::{Language, Tooling, names_match};
 use crate::protocol::{
@@ -87,6 +88,9 @@ pub(super) struct AcceptanceFacts {
     pub(super) twins: Option<TwinCheck>,
     /// The results' anomalies and the twins' evidence, as signals.
     pub(super) integrity: Vec<Signal>,
+    /// Why the tests did not run, when the build or the runner failed
+    /// before reporting them.
+    pub(super) harness: Option<HarnessOutput>,
 }
 
 impl AcceptanceFacts {
@@ -97,6 +101,7 @@ impl AcceptanceFacts {
             canary: self.canary,
             twins: self.twins,
             integrity: self.integrity,
+            cause: self.harness.map(|h| h.cause),
         })
     }
 }
@@ -329,6 +334,10 @@ pub(super) fn acceptance_of(
         integrity.extend(signals);
         check
     });
+    let missing = verdict.as_ref().is_some_and(|v| !v.missing.is_empty());
+    let harness = (result != CheckResult::Passed)
+        .then(|| lang.and_then(|lang| harness_output(run, lang, missing)))
+        .flatten();
     AcceptanceFacts {
         result,
         verdict,
@@ -337,6 +346,7 @@ pub(super) fn acceptance_of(
             .then(|| acceptance_canaries(&run.canaries)),
         twins,
         integrity,
+        harness,
     }
 }
 

@@ -51,6 +51,9 @@
 //! - `check_verdict.rs`: what a baseline or acceptance run says.
 //! - `excerpts.rs`: the per-test output excerpts of an acceptance run, kept
 //!   beside the attempt's artifacts, never in the log.
+//! - `harness_output.rs`: why a run's tests did not build or collect, from its
+//!   output as the language table finds the first error: an excerpt beside
+//!   the attempt's artifacts and one line for the log's cause.
 //! - `decoys.rs`: the decoys of a check's copy: each hidden test file rewritten
 //!   for the run with its tests renamed, twins and a canary, taken out of the
 //!   results and every name mapped back after it; the canaries' part in
@@ -80,6 +83,7 @@ mod decoys;
 mod error;
 mod excerpts;
 mod fallback;
+mod harness_output;
 mod patch;
 mod patch_save;
 mod per_test;

@@ -89,6 +89,8 @@ pub struct Causes {
     pub provider: Option<String>,
     /// Why the patch was rejected.
     pub patch: Option<String>,
+    /// Why acceptance's tests did not run (they did not build or collect).
+    pub acceptance: Option<String>,
 }
 
 /// The patch an attempt recorded (`patch`).

@@ -77,7 +77,13 @@ impl Job {
     /// The acceptance run's verdict in one line: which tests failed or were
     /// not reported (the first few, then how many more).
     fn acceptance_cause(&self) -> Option<String> {
-        let (_, verdict) = self.attempt()?.phase.judged()?;
+        let attempt = self.attempt()?;
+        if let Some(cause) = &attempt.causes.acceptance {
+            // The tests did not build or collect: that, not the tests
+            // it left unreported, is why.
+            return Some(cause.clone());
+        }
+        let (_, verdict) = attempt.phase.judged()?;
         let verdict = verdict?;
         let names = |what: &str, tests: &[String]| {
             let shown: Vec<&str> = tests.iter().take(3).map(String::as_str).collect();

@@ -115,6 +115,7 @@ pub(super) fn acceptance(
         verdict: event.verdict.clone(),
     };
     attempt.integrity.add(event.integrity.iter().cloned());
+    attempt.causes.acceptance.clone_from(&event.cause);
     attempt.integrity.forged.clear();
     if let Some(canary) = &event.canary {
         attempt.integrity.canaries = u32::try_from(canary.planted.len()).unwrap_or(u32::MAX);

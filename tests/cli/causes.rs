@@ -136,3 +136,152 @@ fn a_recovered_refusal_then_a_wrong_fix_is_blamed_on_the_failing_test() {
         "{shown}"
     );
 }
+
+/// The bundled Rust task, with a fix that builds but renames the function
+/// the hidden tests call: they do not compile.
+fn renamed_fix(sb: &Sandbox) -> PathBuf {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = sb.path().join("renamed");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("replies.jsonl"),
+        r#"{"kind":"write_file","path":"src/lib.rs","content":"pub fn sum_to(n: u64) -> u64 {\n    (1..=n).sum()\n}\n"}
+{"kind":"verify"}
+{"kind":"finish","summary":"renamed"}
+"#,
+    )
+    .unwrap();
+    let manifest = dir.join("renamed.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"id = "renamed"
+prompt = "Make sum_up_to(n) return 1 + 2 + ... + n."
+source = "{root}/evaluation/fixtures/off_by_one"
+editable = ["src/**/*.rs"]
+allow = ["cargo build **"]
+verify = ["cargo", "build", "--offline", "--quiet"]
+
+[limits]
+attempts = 1
+
+[acceptance]
+dir = "{root}/evaluation/acceptance/off_by_one"
+command = ["cargo", "test", "--offline", "--quiet"]
+
+[provider]
+kind = "script"
+script = "replies.jsonl"
+"#
+        ),
+    )
+    .unwrap();
+    manifest
+}
+
+#[test]
+fn hidden_tests_that_do_not_build_say_the_compiler_s_error() {
+    let sb = Sandbox::new();
+    let manifest = renamed_fix(&sb);
+    let batch = sb
+        .run(&["batch", "DATA", manifest.to_str().unwrap()])
+        .code(1);
+    let line = batch
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("renamed: "))
+        .unwrap_or_else(|| panic!("no summary line: {batch:#?}"));
+    assert!(
+        line.contains("the tests did not build: error[E0432]: unresolved import"),
+        "{line}"
+    );
+    assert!(!line.contains("not reported"), "{line}");
+
+    // The log keeps the one line; the attempt keeps the excerpt.
+    let excerpt = read(&sb.data().join("runs/renamed/1/harness_output.txt"));
+    assert!(excerpt.starts_with("error[E0432]"), "{excerpt}");
+    assert!(excerpt.contains("sum_up_to"), "{excerpt}");
+    assert!(excerpt.lines().count() <= 40, "{excerpt}");
+
+    let results: serde_json::Value =
+        serde_json::from_str(&read(&sb.data().join("report/results.json"))).unwrap();
+    let job = &results["jobs"][0];
+    let cause = job["cause"].as_str().unwrap();
+    assert!(cause.contains("error[E0432]"), "{cause}");
+    let html = read(&sb.data().join("report/report.html"));
+    let text = crate::harness::html_job_text(&html, job["instance"].as_str().unwrap());
+    assert!(text.contains("error[E0432]"), "{text}");
+    let status = sb.run(&["status", "DATA"]).ok();
+    assert!(status.stderr.contains("error[E0432]"), "{status:#?}");
+}
+
+#[test]
+fn hidden_tests_that_do_not_collect_say_pytest_s_error() {
+    if agent_runtime_test_support::require_tool(
+        "hidden_tests_that_do_not_collect_say_pytest_s_error",
+        crate::python_job::python_with_pytest(),
+    )
+    .is_none()
+    {
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = sb.path().join("py");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("replies.jsonl"),
+        r#"{"kind":"write_file","path":"calc.py","content":"def add(a, b):\n    return a + b\n\n\ndef average(values):\n    return sum(values) / len(values)\n"}
+{"kind":"finish","summary":"renamed"}
+"#,
+    )
+    .unwrap();
+    let manifest = dir.join("py.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"id = "py_renamed"
+prompt = "Make mean(values) in calc.py return the exact arithmetic mean."
+source = "{root}/evaluation/python/source"
+editable = ["calc.py"]
+allow = ["true"]
+verify = ["true"]
+
+[env]
+PYTHONDONTWRITEBYTECODE = "1"
+
+[limits]
+attempts = 1
+
+[acceptance]
+dir = "{root}/evaluation/python/acceptance"
+command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=report.xml"]
+results = "junit:report.xml"
+
+[provider]
+kind = "script"
+script = "replies.jsonl"
+"#
+        ),
+    )
+    .unwrap();
+    let batch = sb
+        .run(&["batch", "DATA", manifest.to_str().unwrap()])
+        .code(1);
+    let line = batch
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("py_renamed: "))
+        .unwrap_or_else(|| panic!("no summary line: {batch:#?}"));
+    assert!(
+        line.contains("the tests did not collect: ERROR collecting")
+            && line.contains("cannot import name 'mean'"),
+        "{line}"
+    );
+    let excerpt = read(&sb.data().join("runs/py_renamed/1/harness_output.txt"));
+    assert!(excerpt.contains("ERROR collecting"), "{excerpt}");
+    let results: serde_json::Value =
+        serde_json::from_str(&read(&sb.data().join("report/results.json"))).unwrap();
+    let cause = results["jobs"][0]["cause"].as_str().unwrap();
+    assert!(cause.contains("cannot import name 'mean'"), "{cause}");
+}

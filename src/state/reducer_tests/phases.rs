@@ -65,6 +65,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
             canary: None,
             twins: None,
             integrity: Vec::new(),
+            cause: None,
         }),
     );
     assert!(matches!(
@@ -77,6 +78,7 @@ fn an_attempt_interrupted_after_its_agent_phase_resumes_without_using_an_attempt
                 canary: None,
                 twins: None,
                 integrity: Vec::new(),
+                cause: None,
             })
         ),
         Illegal::PhaseTwice {
@@ -397,6 +399,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
             canary: None,
             twins: None,
             integrity: Vec::new(),
+            cause: None,
         }),
     );
     let job = log.finish("a", 1, Outcome::Failed, Some(FailureKind::TestsFailed));
@@ -485,6 +488,7 @@ fn a_recorded_patch_keeps_its_copy_hash_and_may_be_rejected_before_acceptance_on
             canary: None,
             twins: None,
             integrity: Vec::new(),
+            cause: None,
         }),
     );
     assert!(matches!(
@@ -534,6 +538,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
             }),
             twins: None,
             integrity: Vec::new(),
+            cause: None,
         }),
     );
     assert_eq!(job.attempt().unwrap().integrity.signal_count, 2);
