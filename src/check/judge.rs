@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::leaks::Findings;
 use crate::protocol::CheckResult;
 use crate::state::{JobOutcome, Tally};
 use crate::verdict::Inventory;
@@ -116,9 +117,16 @@ pub(crate) struct TaskJudgement {
     pub signals: u32,
 }
 
-/// `judgement`, made `leaky` when `leaks` holds evidence: a task whose
-/// answer the model can read is not a valid task, whatever its runs say.
-pub(crate) fn with_leaks(mut judgement: TaskJudgement, leaks: Vec<String>) -> TaskJudgement {
+/// `judgement`, made `leaky` when `findings` hold evidence of a leak: a
+/// task whose answer the model can read is not a valid task, whatever its
+/// runs say. Matches that are not leaks join its notes.
+pub(crate) fn with_leaks(mut judgement: TaskJudgement, findings: Findings) -> TaskJudgement {
+    for note in findings.notes {
+        if !judgement.notes.contains(&note) {
+            judgement.notes.push(note);
+        }
+    }
+    let leaks = findings.leaks;
     if leaks.is_empty() {
         return judgement;
     }

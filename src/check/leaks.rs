@@ -5,7 +5,9 @@
 //! that point past the base; and the oracle's distinctive added lines —
 //! at least [`MIN_LINE`] non-space characters, absent from the pristine
 //! version of their own file — present in another source file or the
-//! prompt.
+//! prompt. A prompt that states what the hidden tests check (Bob's replies,
+//! an error message a task requires) is a note, `prompt_states_answer`,
+//! not a leak: every string the matched line holds is in the hidden tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -24,13 +26,26 @@ const MAX_FILES: usize = 50_000;
 /// Directories never searched: the repository and build outputs.
 const SKIP: &[&str] = &[".git", "target", "node_modules", "__pycache__"];
 
-/// The evidence of every leak of `manifest`'s answer, one line each;
-/// empty when none is found.
-pub(crate) fn find_leaks(manifest: &Manifest) -> Vec<String> {
-    let mut leaks = git_leaks(&manifest.source);
-    leaks.extend(oracle_line_leaks(manifest));
-    leaks.extend(super::copies::copy_leaks(manifest));
-    leaks
+/// What a task lets a model read of its answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Findings {
+    /// The evidence of every leak, one line each (the task is `leaky`).
+    pub leaks: Vec<String>,
+    /// Matches that are not leaks, one line each: the prompt states what
+    /// the hidden tests check (`prompt_states_answer: ...`).
+    pub notes: Vec<String>,
+}
+
+/// The evidence of every leak of `manifest`'s answer, and the prompt's
+/// matches that state what the tests check.
+pub(crate) fn find_leaks(manifest: &Manifest) -> Findings {
+    let mut findings = Findings {
+        leaks: git_leaks(&manifest.source),
+        notes: Vec::new(),
+    };
+    oracle_line_leaks(manifest, &mut findings);
+    findings.leaks.extend(super::copies::copy_leaks(manifest));
+    findings
 }
 
 pub(super) fn git(dir: &Path, args: &[&str]) -> Option<String> {
@@ -175,7 +190,7 @@ fn distinctive(line: &str) -> bool {
 }
 
 /// The oracle's distinctive added lines found outside their own file.
-fn oracle_line_leaks(manifest: &Manifest) -> Vec<String> {
+fn oracle_line_leaks(manifest: &Manifest, findings: &mut Findings) {
     let mut pristine: BTreeMap<String, String> = BTreeMap::new();
     let mut needles: Vec<(String, String)> = Vec::new();
     for (file, line) in oracle_lines(manifest) {
@@ -194,10 +209,28 @@ fn oracle_line_leaks(manifest: &Manifest) -> Vec<String> {
         }
     }
     if needles.is_empty() {
-        return Vec::new();
+        return;
     }
-    let mut leaks = Vec::new();
+    let hidden = hidden_text(manifest);
     let mut found: BTreeSet<usize> = BTreeSet::new();
+    for (i, (file, needle)) in needles.iter().enumerate() {
+        if !manifest.prompt.contains(needle.as_str()) {
+            continue;
+        }
+        found.insert(i);
+        let said = format!(
+            "the oracle's line for {file} ({}) is in the prompt",
+            shorten(needle)
+        );
+        if states_what_tests_check(needle, &hidden) {
+            findings.notes.push(format!(
+                "prompt_states_answer: {said}, and the hidden tests check what it says"
+            ));
+        } else {
+            findings.leaks.push(said);
+        }
+    }
+    let leaks = &mut findings.leaks;
     let mut search = |place: &str, own_file: Option<&str>, text: &str| {
         for (i, (file, needle)) in needles.iter().enumerate() {
             if found.contains(&i) || own_file == Some(file.as_str()) {
@@ -212,7 +245,6 @@ fn oracle_line_leaks(manifest: &Manifest) -> Vec<String> {
             }
         }
     };
-    search("the prompt", None, &manifest.prompt);
     let mut files = Vec::new();
     walk(&manifest.source, "", 0, &mut files);
     for rel in files {
@@ -221,7 +253,66 @@ fn oracle_line_leaks(manifest: &Manifest) -> Vec<String> {
         };
         search(&format!("source/{rel}"), Some(rel.as_str()), &text);
     }
-    leaks
+}
+
+/// The text of the hidden files (bounded as the source's search is).
+fn hidden_text(manifest: &Manifest) -> String {
+    let Some(acceptance) = &manifest.acceptance else {
+        return String::new();
+    };
+    let mut files = Vec::new();
+    walk(&acceptance.dir, "", 0, &mut files);
+    let mut text = String::new();
+    for rel in files {
+        if let Ok(body) = read_text(&acceptance.dir.join(&rel)) {
+            text.push_str(&body);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Whether `line` states what the tests in `hidden` check: the line is
+/// in them, or it holds string literals and every one is.
+fn states_what_tests_check(line: &str, hidden: &str) -> bool {
+    if hidden.contains(line) {
+        return true;
+    }
+    let literals = string_literals(line);
+    !literals.is_empty() && literals.iter().all(|l| hidden.contains(l.as_str()))
+}
+
+/// The contents of the quoted strings of `line` (`"..."` or `'...'`,
+/// escapes kept as written), those under three characters left out.
+fn string_literals(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' && c != '\'' {
+            continue;
+        }
+        let mut literal = String::new();
+        let mut closed = false;
+        while let Some(d) = chars.next() {
+            match d {
+                '\\' => {
+                    literal.push(d);
+                    if let Some(e) = chars.next() {
+                        literal.push(e);
+                    }
+                }
+                d if d == c => {
+                    closed = true;
+                    break;
+                }
+                d => literal.push(d),
+            }
+        }
+        if closed && literal.chars().count() >= 3 {
+            out.push(literal);
+        }
+    }
+    out
 }
 
 fn shorten(line: &str) -> String {
@@ -281,5 +372,38 @@ mod tests {
             "return format!(\"One for {who}, one for me.\")"
         ));
         assert_eq!(shorten("abc"), "`abc`");
+    }
+
+    #[test]
+    fn a_line_the_tests_check_word_for_word_is_stated_not_leaked() {
+        let tests = "assert_eq!(reply(\"WATCH OUT!\"), \"Whoa, chill out!\");\n\
+                     self.assertEqual(err.exception.args[0], 'Only positive integers are allowed')";
+        // Bob's reply and a required error message: what the tests check.
+        assert!(states_what_tests_check(
+            "(true, false) => \"Whoa, chill out!\",",
+            tests
+        ));
+        assert!(states_what_tests_check(
+            "raise ValueError(\"Only positive integers are allowed\")",
+            tests
+        ));
+        // Logic with no string, or a string the tests never name: a leak.
+        assert!(!states_what_tests_check(
+            "return n * (n + 1) / 2;  // closed form",
+            tests
+        ));
+        assert!(!states_what_tests_check(
+            "(true, false) => \"Whoa, calm down please\",",
+            tests
+        ));
+        // One string the tests check and one they do not: a leak.
+        assert!(!states_what_tests_check(
+            "format!(\"{}: {}\", \"Whoa, chill out!\", \"and more\")",
+            tests
+        ));
+        assert_eq!(
+            string_literals(r#"f("it's", 'x', "a\"b")"#),
+            ["it's", "a\\\"b"]
+        );
     }
 }

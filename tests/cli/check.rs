@@ -349,3 +349,114 @@ fn a_whole_copy_of_the_fixed_file_anywhere_in_the_task_is_leaky() {
     }
     assert_eq!(verdict(&doc, "clean")["verdict"], "valid", "{doc:#}");
 }
+
+/// A job whose fix writes `line` into `value.txt`, whose prompt says
+/// `prompt`, and whose hidden test passes once `value.txt` holds `wanted`.
+fn line_job(sb: &Sandbox, name: &str, prompt: &str, line: &str, wanted: &str) -> PathBuf {
+    let dir = sb.path().join(name);
+    std::fs::create_dir_all(dir.join("source")).unwrap();
+    std::fs::create_dir_all(dir.join("acceptance")).unwrap();
+    std::fs::write(dir.join("source/value.txt"), "old\n").unwrap();
+    std::fs::write(
+        dir.join("acceptance/check.sh"),
+        format!(
+            r#"echo '<testsuite name="t">' > results.xml
+if grep -qF '{wanted}' value.txt; then
+  echo '<testcase classname="t" name="said"/>' >> results.xml
+else
+  echo '<testcase classname="t" name="said"><failure message="no"/></testcase>' >> results.xml
+fi
+echo '</testsuite>' >> results.xml
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("oracle.diff"),
+        format!("--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+{line}\n"),
+    )
+    .unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"id = "{name}"
+prompt = {prompt:?}
+source = "source"
+editable = ["*.txt"]
+allow = ["true"]
+verify = ["true"]
+
+[acceptance]
+dir = "acceptance"
+command = ["sh", "check.sh"]
+results = "junit:results.xml"
+
+[oracle]
+patch = "oracle.diff"
+
+[provider]
+kind = "script"
+script = "{root}/evaluation/scripts/off_by_one.jsonl"
+"#,
+            root = root()
+        ),
+    )
+    .unwrap();
+    manifest
+}
+
+/// A prompt that states what the hidden tests check word for word (Bob's
+/// replies, a required error message) is a note, not a leak; a prompt
+/// that holds the fix's logic stays `leaky`.
+#[test]
+fn a_prompt_that_states_what_the_tests_check_is_a_note_not_a_leak() {
+    let sb = Sandbox::new();
+    let line = r#"reply = "Whoa, chill out, please!""#;
+    let stated = line_job(
+        &sb,
+        "stated",
+        &format!("Make value.txt hold this line:\n\n    {line}\n"),
+        line,
+        "Whoa, chill out, please!",
+    );
+    let logic = "total = sum(range(1, n + 1)) + offset";
+    let leaked = line_job(
+        &sb,
+        "leaked",
+        &format!("Make value.txt hold the sum. Hint: {logic}"),
+        logic,
+        "sum(range(1, n + 1))",
+    );
+    let (code, doc) = check_json(
+        &sb,
+        &[
+            "--runs",
+            "1",
+            stated.to_str().unwrap(),
+            leaked.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{doc:#}");
+    let v = verdict(&doc, "stated");
+    assert_eq!(v["verdict"], "valid", "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("prompt_states_answer: "), "{v:#}");
+    let v = verdict(&doc, "leaked");
+    assert_eq!(v["verdict"], "leaky", "{v:#}");
+    assert!(v["leaks"].to_string().contains("is in the prompt"), "{v:#}");
+    // The text output says the note beside the valid verdict.
+    let run = sb.run(&[
+        "check",
+        "--data",
+        "CHECK",
+        "--runs",
+        "1",
+        stated.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout.contains("stated: note: prompt_states_answer: "),
+        "{run:#?}"
+    );
+}
