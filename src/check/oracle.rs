@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::manifest::{Manifest, Oracle};
+use crate::manifest::{Manifest, Oracle, ProviderConfig, ScriptConfig};
 
 /// Why an oracle cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -40,17 +40,55 @@ pub(crate) fn oracle_script(manifest: &Manifest, dir: &Path) -> Result<PathBuf, 
         ),
     };
     let path = dir.join(name);
+    write_once(&path, &text)?;
+    Ok(path)
+}
+
+/// `provider` as it runs `manifest`: kind `oracle` is the job's own oracle
+/// (its script, or a patch oracle's decisions written under `dir`, with
+/// the patch applied first; a job without one only finishes), kind `noop`
+/// a single `finish` written under `dir`; any other as it is.
+pub(crate) fn offline_provider(
+    provider: &ProviderConfig,
+    manifest: &Manifest,
+    dir: &Path,
+) -> Result<ProviderConfig, OracleError> {
+    let script = match provider {
+        ProviderConfig::Oracle => ScriptConfig {
+            script: vec![oracle_script(manifest, dir)?],
+            apply_first: oracle_applies_first(manifest),
+        },
+        ProviderConfig::Noop => {
+            let path = dir.join("noop.jsonl");
+            let text = format!(
+                "{}\n",
+                json!({"kind": "finish", "summary": "noop: finished at once"})
+            );
+            write_once(&path, &text)?;
+            ScriptConfig {
+                script: vec![path],
+                apply_first: None,
+            }
+        }
+        other => return Ok(other.clone()),
+    };
+    Ok(ProviderConfig::Script(script))
+}
+
+/// Writes `text` to `path` unless it holds it already (same text, same
+/// file: a job's manifest and its hash stay the same across reruns).
+fn write_once(path: &Path, text: &str) -> Result<(), OracleError> {
     let write = |e| OracleError::Write {
-        path: path.clone(),
+        path: path.to_path_buf(),
         source: e,
     };
-    std::fs::create_dir_all(dir).map_err(write)?;
-    // Same text, same file: the job's manifest (and hash) stay the same
-    // across reruns of `check`.
-    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&path, &text).map_err(write)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(write)?;
     }
-    Ok(path)
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).map_err(write)?;
+    }
+    Ok(())
 }
 
 /// The patch the runner applies to the check run's workspace before the

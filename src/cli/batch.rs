@@ -10,6 +10,7 @@ use super::args::BatchArgs;
 use super::exit::Completion;
 use crate::batch::{BatchOptions, BatchSummary, PlanOptions, ProgressMode, Rerun, plan, run_batch};
 use crate::cancel::CancelToken;
+use crate::check::offline_provider;
 use crate::lifecycle::DataDir;
 use crate::log::read_snapshot;
 use crate::manifest::{expand_jobs, load_provider_file};
@@ -195,6 +196,45 @@ pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
             );
         }
     }
+    // Providers of kind `oracle` and `noop` become each job's own script,
+    // written under DATA/oracles once nothing above refused the batch.
+    let offline = |p: &crate::manifest::ProviderConfig| {
+        matches!(
+            p,
+            crate::manifest::ProviderConfig::Oracle | crate::manifest::ProviderConfig::Noop
+        )
+    };
+    let planned = if provider_files.iter().any(|f| offline(&f.provider))
+        || manifests
+            .iter()
+            .any(|m| m.provider.as_ref().is_some_and(offline))
+    {
+        let dir = args.data.join("oracles");
+        let mut resolved = Vec::new();
+        for manifest in &manifests {
+            let mut manifest = manifest.clone();
+            if let Some(own) = &manifest.provider {
+                manifest.provider = Some(offline_provider(own, &manifest, &dir)?);
+            }
+            let mut files = provider_files.clone();
+            for file in &mut files {
+                file.provider = offline_provider(&file.provider, &manifest, &dir)?;
+            }
+            resolved.extend(plan(
+                std::slice::from_ref(&manifest),
+                &PlanOptions {
+                    providers: files,
+                    repeat: args.repeat,
+                    attempts: args.attempts,
+                    family: args.family.clone(),
+                    shard: args.shard,
+                },
+            ));
+        }
+        resolved
+    } else {
+        planned
+    };
     let options = BatchOptions {
         workers: args.parallel.map_or_else(default_workers, |n| n as usize),
         rerun: match args.rerun.as_deref() {

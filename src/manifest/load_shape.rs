@@ -388,6 +388,8 @@ fn provider_kind(text: &str) -> Option<ProviderKind> {
         ProviderKind::Openai,
         ProviderKind::Anthropic,
         ProviderKind::Command,
+        ProviderKind::Oracle,
+        ProviderKind::Noop,
     ]
     .into_iter()
     .find(|k| k.as_str() == text)

@@ -94,6 +94,8 @@ pub(super) fn build_provider(
             retry_for,
         }),
         ProviderKind::Command => command(fields, prefix, raw, timeout)?,
+        ProviderKind::Oracle => ProviderConfig::Oracle,
+        ProviderKind::Noop => ProviderConfig::Noop,
     };
     Ok(config)
 }

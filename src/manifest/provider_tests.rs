@@ -14,7 +14,7 @@ fn provider_keys_are_checked_per_kind() {
         ),
         (
             "[provider]\nkind = \"gemini\"\n",
-            "jobs/job.toml:7:8: provider.kind: unknown value \"gemini\" (one of \"script\", \"openai\", \"anthropic\", \"command\")",
+            "jobs/job.toml:7:8: provider.kind: unknown value \"gemini\" (one of \"script\", \"openai\", \"anthropic\", \"command\", \"oracle\", \"noop\")",
         ),
         (
             "[provider]\nkind = \"script\"\nkey = \"x\"\nscript = \"../replies.jsonl\"\n",

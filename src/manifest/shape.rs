@@ -261,7 +261,7 @@ pub(super) static PROVIDER: Shape = Shape {
     keys: &[
         key(
             "kind",
-            Kind::Choice(&["script", "openai", "anthropic", "command"]),
+            Kind::Choice(&["script", "openai", "anthropic", "command", "oracle", "noop"]),
         ),
         key("script", Kind::Paths),
         key("base_url", Kind::Text("a URL")),

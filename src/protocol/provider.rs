@@ -34,6 +34,11 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Command,
+    /// Each job's own `[oracle]`: a sweep's smoke test that accepts every
+    /// valid task, offline.
+    Oracle,
+    /// Finishes at once without an edit: every job must fail.
+    Noop,
 }
 
 impl ProviderKind {
@@ -75,6 +80,7 @@ impl ProviderKind {
                 "timeout",
                 "output_cap",
             ],
+            ProviderKind::Oracle | ProviderKind::Noop => &[],
         }
     }
 }
@@ -87,6 +93,11 @@ pub enum ProviderConfig {
     Openai(OpenAiConfig),
     Anthropic(AnthropicConfig),
     Command(CommandConfig),
+    /// Each job's own `[oracle]` replayed (`batch` turns it into the job's
+    /// script before it runs).
+    Oracle,
+    /// A single `finish` (`batch` turns it into a script before it runs).
+    Noop,
 }
 
 impl ProviderConfig {
@@ -96,6 +107,8 @@ impl ProviderConfig {
             ProviderConfig::Openai(_) => ProviderKind::Openai,
             ProviderConfig::Anthropic(_) => ProviderKind::Anthropic,
             ProviderConfig::Command(_) => ProviderKind::Command,
+            ProviderConfig::Oracle => ProviderKind::Oracle,
+            ProviderConfig::Noop => ProviderKind::Noop,
         }
     }
 }

@@ -72,5 +72,14 @@ pub(crate) fn build_provider_with_env(
                 .and_then(|var| env(var).map(|value| (var.clone(), Secret::new(value))));
             Box::new(CommandProvider::new(name, command.clone(), key)?)
         }
+        ProviderConfig::Oracle | ProviderConfig::Noop => {
+            return Err(ProviderError::Config {
+                name: name.to_string(),
+                message: format!(
+                    "kind \"{}\" runs through `batch` or `check`, which give each job its own script",
+                    config.kind().as_str()
+                ),
+            });
+        }
     })
 }

@@ -17,11 +17,18 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// program) and, for an HTTP provider, opens and closes one TCP connection
 /// to its endpoint. Nothing is sent, so nothing is billed.
 pub(crate) fn preflight(config: &ProviderConfig, name: &str) -> Result<(), ProviderError> {
+    if matches!(config, ProviderConfig::Oracle | ProviderConfig::Noop) {
+        // Each job's own script, made by `batch`: nothing to reach.
+        return Ok(());
+    }
     build_provider(config, name)?;
     let base_url = match config {
         ProviderConfig::Openai(openai) => &openai.base_url,
         ProviderConfig::Anthropic(anthropic) => &anthropic.base_url,
-        ProviderConfig::Script(_) | ProviderConfig::Command(_) => return Ok(()),
+        ProviderConfig::Script(_)
+        | ProviderConfig::Command(_)
+        | ProviderConfig::Oracle
+        | ProviderConfig::Noop => return Ok(()),
     };
     reachable(base_url).map_err(|message| ProviderError::Config {
         name: name.to_string(),
