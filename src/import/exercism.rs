@@ -348,6 +348,7 @@ fn import_one(
         family: track.to_string(),
         prompt_file: "prompt.md".into(),
         source: "source".into(),
+        trace: crate::manifest::Trace::Full,
         editable: files.solution.clone(),
         allow,
         verify: layout.verify.clone(),

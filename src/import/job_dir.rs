@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{ImportError, write_err};
+use crate::manifest::Trace;
 
 /// The manifest of an imported job, as written.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -21,6 +22,9 @@ pub(crate) struct ManifestDraft {
     pub editable: Vec<String>,
     pub allow: Vec<String>,
     pub verify: Vec<String>,
+    /// `full`: a benchmark run keeps what the model said (its transcript),
+    /// for the viewer, the exports and `replay`.
+    pub trace: Trace,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

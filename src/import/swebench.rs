@@ -321,6 +321,7 @@ fn import_one(
         family: job_id(&instance.repo.replace('/', "__")),
         prompt_file: "prompt.md".into(),
         source: "source".into(),
+        trace: crate::manifest::Trace::Full,
         editable: vec!["**".into()],
         allow: vec![exact_rule(&verify), "python3 -m pytest **".into()],
         verify,

@@ -64,6 +64,8 @@ fn track_round_trip(test: &str, lang: Lang) {
     let text = std::fs::read_to_string(&manifest).unwrap();
     assert!(text.contains(&format!("family = \"{slug}\"")), "{text}");
     assert!(!text.contains("[provider]"), "{text}");
+    // A benchmark run keeps what the model said.
+    assert!(text.contains("trace = \"full\""), "{text}");
     // The hidden tests are not in the source; the docs are the prompt.
     let source = out.join(&job).join("source");
     assert!(!source.join(".meta").exists() && !source.join(".docs").exists());
