@@ -141,6 +141,59 @@ fn is_provider_file(text: &str) -> bool {
             .any(|k| value.contains_key(*k))
 }
 
+/// Files of a source looked at for `editable_warnings`, at most.
+const SOURCE_FILES: usize = 100_000;
+
+/// An `editable` glob that matches no file of the source: the model may
+/// only create files there, which is seldom what was meant (a typo, a
+/// path from another layout).
+fn editable_warnings(manifest: &crate::manifest::Manifest) -> Vec<String> {
+    let mut files = Vec::new();
+    source_files(&manifest.source, "", &mut files);
+    manifest
+        .editable
+        .iter()
+        .filter(|glob| {
+            crate::agent::editable_set(std::slice::from_ref(*glob))
+                .is_ok_and(|set| !files.iter().any(|f| set.is_match(f)))
+        })
+        .map(|glob| {
+            format!(
+                "{}: editable glob {glob:?} matches no file of the source (the model could only create files there)",
+                manifest.location_of("editable")
+            )
+        })
+        .collect()
+}
+
+/// The files under `dir`, as `/`-separated paths relative to it (build
+/// outputs and `.git` left out), at most [`SOURCE_FILES`].
+fn source_files(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir.join(rel)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if out.len() >= SOURCE_FILES {
+            return;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => {
+                if name != ".git" && !crate::lang::build_dirs().contains(&name.as_str()) {
+                    source_files(dir, &path, out);
+                }
+            }
+            Ok(t) if t.is_file() => out.push(path),
+            _ => {}
+        }
+    }
+}
+
 /// The `ok` line of a valid file, and the manifest when it is a job.
 fn check(
     file: &std::path::Path,
@@ -158,7 +211,11 @@ fn check(
         return Ok((line, None));
     }
     let manifest = load_checked(file).map_err(|e| e.to_string())?;
-    for warning in manifest.warnings() {
+    for warning in manifest
+        .warnings()
+        .into_iter()
+        .chain(editable_warnings(&manifest))
+    {
         eprintln!("warning: {warning}");
     }
     // A scripted provider's replies are checked too: a typo there would

@@ -602,3 +602,30 @@ fn validate_warns_about_a_test_timeout_that_has_no_effect() {
         "{run:#?}"
     );
 }
+
+#[test]
+fn validate_warns_about_an_editable_glob_that_matches_no_file() {
+    let sb = Sandbox::new();
+    let root = sb.path();
+    let source = root.join("source");
+    std::fs::create_dir_all(source.join("src")).unwrap();
+    std::fs::write(source.join("src/value.txt"), "old\n").unwrap();
+    let hidden = root.join("hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    let acceptance = format!(
+        "dir = {}\ncommand = [\"sh\", \"judge.sh\"]\nresults = \"exit\"",
+        literal(&hidden)
+    );
+    let good = write_job(root, "good", &source, "src/*.txt", &acceptance, &[], "");
+    let run = sb.run(&["validate", &good.to_string_lossy()]).ok();
+    assert!(!run.stderr.contains("warning"), "{run:#?}");
+    // A glob from another layout: the model could only create files.
+    let typo = write_job(root, "typo", &source, "lib/*.txt", &acceptance, &[], "");
+    let run = sb.run(&["validate", &typo.to_string_lossy()]).ok();
+    assert!(run.stdout.starts_with("ok "), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("editable glob \"lib/*.txt\" matches no file of the source"),
+        "{run:#?}"
+    );
+}
