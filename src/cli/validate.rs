@@ -182,12 +182,9 @@ fn source_files(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
         } else {
             format!("{rel}/{name}")
         };
+        let skipped = name == ".git" || crate::lang::build_dirs().contains(&name.as_str());
         match entry.file_type() {
-            Ok(t) if t.is_dir() => {
-                if name != ".git" && !crate::lang::build_dirs().contains(&name.as_str()) {
-                    source_files(dir, &path, out);
-                }
-            }
+            Ok(t) if t.is_dir() && !skipped => source_files(dir, &path, out),
             Ok(t) if t.is_file() => out.push(path),
             _ => {}
         }
