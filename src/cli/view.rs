@@ -1,11 +1,21 @@
 //! `view`: start the local web viewer, print its URL, serve until Ctrl-C.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::exit::Completion;
 use crate::view::Viewer;
 
 pub(super) fn view(data: &[PathBuf], port: Option<u16>) -> anyhow::Result<Completion> {
+    for dir in data {
+        if let Some(owner) = reports_of(dir) {
+            anyhow::bail!(
+                "{}: a reports directory, not a data dir; its data dir is {} (view {})",
+                dir.display(),
+                owner.display(),
+                owner.display()
+            );
+        }
+    }
     let viewer = Viewer::bind(data, port)?;
     outln!("view: {}", viewer.url());
     errln!(
@@ -16,4 +26,14 @@ pub(super) fn view(data: &[PathBuf], port: Option<u16>) -> anyhow::Result<Comple
         }
     );
     viewer.serve()
+}
+
+/// The data dir `dir` holds the reports of, when `dir` is a reports
+/// directory (its `results.json`, no log of its own) inside one.
+fn reports_of(dir: &Path) -> Option<PathBuf> {
+    if dir.join("events.log").exists() || !dir.join("results.json").is_file() {
+        return None;
+    }
+    let parent = std::path::absolute(dir).ok()?.parent()?.to_path_buf();
+    parent.join("events.log").is_file().then_some(parent)
 }

@@ -428,3 +428,20 @@ fn view_of_a_missing_data_dir_says_so() {
     assert_eq!(run.code, 2, "{run:#?}");
     assert!(run.stderr.contains("is not a data directory"), "{run:#?}");
 }
+
+/// Given the reports directory by mistake, `view` says whose it is
+/// rather than waiting for a log that will never come.
+#[test]
+fn view_given_a_reports_dir_names_its_data_dir() {
+    let sb = Sandbox::new();
+    let data = sb.path().join("DATA");
+    std::fs::create_dir_all(data.join("report")).unwrap();
+    std::fs::write(data.join("events.log"), "").unwrap();
+    std::fs::write(data.join("report/results.json"), "{}").unwrap();
+    let run = sb.run(&["view", "DATA/report"]).code(2);
+    assert!(
+        run.stderr.contains("a reports directory, not a data dir")
+            && run.stderr.contains("its data dir is"),
+        "{run:#?}"
+    );
+}
