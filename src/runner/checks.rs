@@ -693,6 +693,27 @@ fn one_run(
             crate::protocol::units::format_duration(spec.manifest.limits.command_timeout)
         ));
     }
+    // A runner that cannot list (Jest) reports nothing of a suite that
+    // fails while it is collected: at the baseline, that is hidden tests
+    // that do not collect, as a listing would have said.
+    if spec.is_baseline()
+        && results.tests.is_empty()
+        && run.uncollectable.is_none()
+        && run.harness.is_none()
+        && let Some(lang) = lang.filter(|l| !l.lists())
+        && let Some(named) = run.commands.last().and_then(|last| {
+            let out = &last.outcome;
+            [out.stderr.to_text(), out.stdout.to_text()]
+                .iter()
+                .find_map(|text| lang.first_error(&text.lines().collect::<Vec<_>>()))
+                .map(|found| found.named)
+        })
+    {
+        run.uncollectable = Some(format!(
+            "the hidden tests do not collect on the {}: {named}",
+            tree_name(spec)
+        ));
+    }
     run.results = Some(results);
     Ok(run)
 }
@@ -730,7 +751,7 @@ impl CheckLog {
     }
 }
 
-fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, JunitFileError> {
+pub(super) fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, JunitFileError> {
     let root = Dir::open(dir).map_err(JunitFileError::Copy)?;
     let (bytes, _) = root
         .read_capped(Path::new(rel), MAX_JUNIT)
@@ -747,7 +768,7 @@ fn read_junit(dir: &Path, rel: &str) -> Result<TestResults, JunitFileError> {
 
 /// Why a run's JUnit file says nothing.
 #[derive(Debug, thiserror::Error)]
-enum JunitFileError {
+pub(super) enum JunitFileError {
     #[error("cannot open the check copy: {0}")]
     Copy(#[source] std::io::Error),
     #[error("no usable JUnit file {rel}: {source}")]

@@ -19,7 +19,7 @@ use crate::agent::Workspace;
 use crate::cancel::CancelToken;
 use crate::decision::{Decision, parse_decision};
 use crate::lang::{Language, RunModel};
-use crate::manifest::Oracle;
+use crate::manifest::{Oracle, ResultsFormat};
 use crate::verdict::InventorySource;
 
 /// Largest hidden test file read for its test functions.
@@ -96,7 +96,24 @@ fn oracle_tests(
             listed.listing
         }
         RunModel::OneRun if !lang.lists() => {
-            Listing::Unlisted(format!("{} cannot list its tests", lang.name()))
+            // A runner that cannot list (Jest): what the oracle's run
+            // reports is what it would have listed.
+            match spec.acceptance.results_format() {
+                ResultsFormat::Junit(rel) => {
+                    let argv = &spec.acceptance.command;
+                    let outcome = commands.run_argv(argv, cancel)?;
+                    report.command(argv, &outcome);
+                    run.commands.push(CheckCommand::plain(outcome));
+                    match super::checks::read_junit(&dir, &rel) {
+                        Ok(results) if results.complete => {
+                            Listing::Tests(results.tests.keys().cloned().collect())
+                        }
+                        Ok(_) => Listing::Unlisted(format!("its {rel} is cut short")),
+                        Err(why) => Listing::Unlisted(why.to_string()),
+                    }
+                }
+                _ => Listing::Unlisted(format!("{} cannot list its tests", lang.name())),
+            }
         }
         RunModel::OneRun => {
             let argv = lang.list_argv(&spec.acceptance.command);

@@ -399,3 +399,52 @@ fn the_answer_and_the_tests_never_reach_the_source_however_named() {
     let oracle = std::fs::read_to_string(out.join("rust-add-1/oracle.jsonl")).unwrap();
     assert!(oracle.contains("increment_for_this_exercise"), "{oracle}");
 }
+
+/// A Jest suite whose stub throws while Jest collects it (a call at
+/// `describe` time) reports no test at the baseline; its inventory comes
+/// from the oracle's run, as pytest's uncollectable files' do, with the
+/// note that says so, and the task is valid.
+#[test]
+fn a_jest_suite_that_throws_at_collection_takes_its_inventory_from_the_oracle() {
+    let test = "a_jest_suite_that_throws_at_collection_takes_its_inventory_from_the_oracle";
+    if let Some(why) = registry_unreachable(Lang::JavaScript) {
+        skip(Need::Tool, test, &why);
+        return;
+    }
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
+    let spec = track.join("exercises/practice/add-1/add-1.spec.js");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    // Called while the suite is collected: the stub throws there.
+    let text = text.replacen(
+        "describe('add 1', () => {\n",
+        "describe('add 1', () => {\n  const warm = add(0);\n",
+        1,
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let check = sb.run(&[
+        "check",
+        out.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--data",
+        sb.path().join("check-data").to_str().unwrap(),
+    ]);
+    assert_eq!(check.code, 0, "{check:#?}");
+    assert!(check.stdout.contains("1/1 job valid"), "{check:#?}");
+    assert!(
+        check
+            .stdout
+            .contains("note: baseline not collectable: inventory from the oracle"),
+        "{check:#?}"
+    );
+}
