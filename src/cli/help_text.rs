@@ -180,6 +180,6 @@ pub(super) const IMPORT: &str = "Examples:
   agent-runtime batch ./swe jobs-swe/ --provider local.toml
 
 Exit codes:
-  0    every exercise or instance was written as a job folder
-  1    some could not be imported (each is named with why; the others were written)
+  0    at least one job folder was written (each exercise or instance left out is named with why)
+  1    none could be imported (each is named with why)
   2    usage error, or a path or instances file that cannot be read";

@@ -84,6 +84,14 @@ fn print_report(
     for (id, note) in &report.notes {
         errln!("note: {id}: {note}");
     }
+    if report.written.is_empty() {
+        outln!(
+            "imported no job into {}, left out {}",
+            out.display(),
+            report.skipped.len()
+        );
+        return Ok(());
+    }
     outln!(
         "imported {} into {} in {:.2}s, left out {}; check them with: agent-runtime check {}",
         crate::words::count(report.written.len(), "job"),
