@@ -15,6 +15,8 @@ impl Jobs {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
         std::fs::create_dir_all(dir.path().join("fixture/src")).unwrap();
+        // What `editable` names: a glob that matches nothing is warned of.
+        std::fs::write(dir.path().join("fixture/src/lib.rs"), "").unwrap();
         std::fs::create_dir_all(dir.path().join("hidden")).unwrap();
         std::fs::write(dir.path().join("replies.jsonl"), "{\"kind\":\"verify\"}\n").unwrap();
         Jobs { dir }
