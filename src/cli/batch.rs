@@ -324,7 +324,9 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         errln!("error: job {job} could not run: {error}");
     }
     // Faults of the machine are named apart from the model's failures;
-    // every other failed job gets its cause in one line, as the reports say.
+    // every other failed job gets its cause in one line, as the reports
+    // say, the first CAUSE_LINES of them.
+    let mut causes = Vec::new();
     for job in snapshot.state.jobs() {
         if !summary.planned.contains(&job.id)
             || job.lifecycle.state != crate::state::JobState::Failed
@@ -333,10 +335,10 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         }
         if job.lifecycle.failure_kind != Some(crate::protocol::FailureKind::InfraError) {
             let kind = job.lifecycle.failure_kind.map_or("failed", |k| k.as_str());
-            match job.failure_cause() {
-                Some(cause) => errln!("{}: {kind}: {cause}", job.id),
-                None => errln!("{}: {kind}", job.id),
-            }
+            causes.push(match job.failure_cause() {
+                Some(cause) => format!("{}: {kind}: {cause}", job.id),
+                None => format!("{}: {kind}", job.id),
+            });
             continue;
         }
         errln!(
@@ -348,6 +350,10 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
                 .as_deref()
                 .unwrap_or("unknown cause")
         );
+    }
+    let see = summary.report_dir.join("report.md");
+    for line in crate::status::capped_causes(causes, &see.display().to_string()) {
+        errln!("{line}");
     }
     if let Some((spent, cap)) = summary.cost {
         outln!(

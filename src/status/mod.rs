@@ -24,4 +24,4 @@ mod tests;
 
 pub(crate) use frame::{Screen, render_frame};
 pub(crate) use table::render_text;
-pub(crate) use view::{StatusView, checkpoint_note, render_json, render_notes};
+pub(crate) use view::{StatusView, capped_causes, checkpoint_note, render_json, render_notes};

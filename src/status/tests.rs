@@ -165,3 +165,25 @@ fn notes_that_do_not_fit_are_counted() {
     … 2 more notes
     ");
 }
+
+#[test]
+fn a_hundred_failures_show_twenty_causes_and_say_how_many_more() {
+    let jobs = (0..99)
+        .map(|i| {
+            let mut failed = row(&format!("job-{i:02}"), "f", JobState::Failed);
+            failed.failure_kind = Some(FailureKind::TestsFailed);
+            failed.cause = Some(format!("failing: t{i}"));
+            failed
+        })
+        .collect();
+    let notes = render_notes(&view(jobs));
+    let causes: Vec<&String> = notes.iter().filter(|n| n.contains("tests_failed")).collect();
+    assert_eq!(causes.len(), super::view::CAUSE_LINES);
+    assert_eq!(
+        notes.last().map(String::as_str),
+        Some("… 79 more; see `status --json` or the report")
+    );
+    // Twenty or fewer: every one, nothing added.
+    let few = capped_causes(vec!["a".into(), "b".into()], "x");
+    assert_eq!(few, ["a", "b"]);
+}

@@ -209,6 +209,21 @@ impl Serialize for Rows<'_> {
     }
 }
 
+/// Cause lines shown below a table at most: a sweep's hundred failures
+/// would bury the table; the reports and `--json` have every one.
+pub(crate) const CAUSE_LINES: usize = 20;
+
+/// The first [`CAUSE_LINES`] of `lines`, then one saying how many more
+/// and where they are (`see`).
+pub(crate) fn capped_causes(mut lines: Vec<String>, see: &str) -> Vec<String> {
+    if lines.len() > CAUSE_LINES {
+        let more = lines.len() - CAUSE_LINES;
+        lines.truncate(CAUSE_LINES);
+        lines.push(format!("… {more} more; see {see}"));
+    }
+    lines
+}
+
 /// Notes below the table, one per line: what each running job did last
 /// (`JOB: ` and the words of its last event), why each failed job failed
 /// (`JOB: KIND: CAUSE`, as the batch summary says it), then about the log
@@ -222,11 +237,13 @@ pub(crate) fn render_notes(view: &StatusView) -> Vec<String> {
             notes.push(format!("{}: {said}", r.id));
         }
     }
-    for r in &view.jobs {
-        if let (Some(kind), Some(cause)) = (r.failure_kind, &r.cause) {
-            notes.push(format!("{}: {}: {cause}", r.id, kind.as_str()));
-        }
-    }
+    let causes = (view.jobs.iter())
+        .filter_map(|r| {
+            let (kind, cause) = (r.failure_kind?, r.cause.as_ref()?);
+            Some(format!("{}: {}: {cause}", r.id, kind.as_str()))
+        })
+        .collect();
+    notes.extend(capped_causes(causes, "`status --json` or the report"));
     if let Some(t) = &view.torn_tail {
         notes.push(format!(
             "note: the log's last line ({} bytes at line {}) is torn, a write cut short; the next writer will repair it",
