@@ -219,7 +219,14 @@ impl Reporter {
         }
         if let Some(bar) = &self.overall {
             bar.set_position(self.done() as u64);
-            bar.finish();
+            if self.done() < self.total {
+                // Stopped early (Ctrl-C, a log that cannot be written):
+                // the bar stays where the batch stopped (`finish` would
+                // fill it).
+                bar.abandon_with_message("(stopped here)");
+            } else {
+                bar.finish();
+            }
         }
     }
 

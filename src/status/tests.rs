@@ -177,7 +177,10 @@ fn a_hundred_failures_show_twenty_causes_and_say_how_many_more() {
         })
         .collect();
     let notes = render_notes(&view(jobs));
-    let causes: Vec<&String> = notes.iter().filter(|n| n.contains("tests_failed")).collect();
+    let causes: Vec<&String> = notes
+        .iter()
+        .filter(|n| n.contains("tests_failed"))
+        .collect();
     assert_eq!(causes.len(), super::view::CAUSE_LINES);
     assert_eq!(
         notes.last().map(String::as_str),
