@@ -276,6 +276,17 @@ fn import_one(
             *file = clean;
         }
     }
+    // A test file the language's runner does not judge (Rust's
+    // `src/compile_fail_tests.rs`, whose tests are compile-fail doctests)
+    // would make a task no fix can pass: left out, named.
+    if let Some(lang) = crate::lang::language(tooling.tooling_name())
+        && let Some(odd) = files.test.iter().find(|t| !lang.is_test_file(t))
+    {
+        return Ok(Taken::Left(format!(
+            "files.test names {odd}, which the {} runner does not judge as a test file (compile-fail doctests, say)",
+            lang.name()
+        )));
+    }
     // The reference solution: each example file takes the place of the
     // solution file with its extension.
     let mut oracle_files = Vec::new();

@@ -400,6 +400,11 @@ const TOOLING: &[&dyn Tooling] = &[&Rust, &Python, &JavaScript];
 
 /// The tooling of the language named `name` (`rust`, `python`,
 /// `javascript`).
+/// The language named `name` (as its tooling names it).
+pub(crate) fn language(name: &str) -> Option<&'static dyn Language> {
+    LANGUAGES.iter().copied().find(|lang| lang.name() == name)
+}
+
 pub(crate) fn tooling(name: &str) -> Option<&'static dyn Tooling> {
     TOOLING.iter().copied().find(|t| t.tooling_name() == name)
 }

@@ -448,3 +448,43 @@ fn a_jest_suite_that_throws_at_collection_takes_its_inventory_from_the_oracle() 
         "{check:#?}"
     );
 }
+
+/// An exercise whose test files include one the language's runner does
+/// not judge (rust-macros' compile-fail doctests) is left out, named:
+/// imported, it would be a task no fix passes.
+#[test]
+fn an_exercise_with_tests_the_runner_cannot_judge_is_left_out_named() {
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::Rust, 2, false);
+    let dir = track.join("exercises/practice/add-2");
+    let meta = dir.join(".meta/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    config["files"]["test"]
+        .as_array_mut()
+        .unwrap()
+        .push("src/compile_fail_tests.rs".into());
+    std::fs::write(&meta, config.to_string()).unwrap();
+    std::fs::write(
+        dir.join("src/compile_fail_tests.rs"),
+        "/// ```compile_fail\n/// let x: u8 = 256;\n/// ```\npub fn x() {}\n",
+    )
+    .unwrap();
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stderr.contains(
+            "left out rust-add-2: files.test names src/compile_fail_tests.rs, which the rust runner does not judge"
+        ),
+        "{run:#?}"
+    );
+    assert!(out.join("rust-add-1/job.toml").is_file());
+    assert!(!out.join("rust-add-2").exists());
+}
