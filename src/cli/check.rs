@@ -71,7 +71,7 @@ pub(super) fn check(
 /// the baseline columns go; the lines under the table are broken at spaces.
 fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
     let mut table = Table::new(vec![
-        Column::new("JOB").shorten_at(2, Shorten::Anywhere, 20),
+        Column::new("JOB").shorten_at(2, Shorten::Middle, 20),
         Column::new("BASELINE").drop_at(5),
         Column::new("ORACLE").drop_at(4),
         Column::new("FLAKY TESTS")
@@ -193,7 +193,7 @@ mod tests {
         insta::assert_snapshot!(text, @r"
         JOB                   BASELINE   ORACLE         VERDICT
         rust-off_by_one       fails 3/3  succeeded 3/3  valid
-        python-wrong_compar…  fails 3/3  succeeded 3/3  flaky
+        python…h_a_long_name  fails 3/3  succeeded 3/3  flaky
         1/2 jobs valid
         integrity: 0 tamper signals on the oracle runs
         python-wrong_comparator_with_a_long_name: flaky: 2 tests

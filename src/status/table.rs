@@ -16,7 +16,7 @@ use crate::words::count;
 /// and the state always stay (an id too long even then is cut to fit).
 fn columns(families: bool) -> Vec<Column> {
     vec![
-        Column::new("JOB").shorten_at(6, Shorten::Anywhere, 20),
+        Column::new("JOB").shorten_at(6, Shorten::Middle, 20),
         Column::new("FAMILY").drop_at(1).omitted(!families),
         Column::new("STATE").shorten_at(2, Shorten::AtWords, 9),
         Column::new("ATTEMPT").short_header(3, "TRY").drop_at(11),

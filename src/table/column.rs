@@ -14,8 +14,9 @@ pub enum Align {
 pub enum Shorten {
     /// After the last whole word that fits (prose, lists of names).
     AtWords,
-    /// Anywhere, as a whole token (a job id has no words to cut between).
-    Anywhere,
+    /// In the middle, head and tail kept: a job id, whose tail
+    /// (`@provider#k`) tells instances apart.
+    Middle,
 }
 
 /// What a column does at its turn in the fit order: a shorter header, and

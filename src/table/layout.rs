@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use rayon::prelude::*;
 
 use super::column::{Align, Column, Shorten};
-use super::text::{cut, cut_words, width};
+use super::text::{cut, cut_middle, cut_words, width};
 
 /// Columns are this many spaces apart.
 const GAP: usize = 2;
@@ -259,7 +259,7 @@ impl<'a> Table<'a> {
                 }
                 match how {
                     Shorten::AtWords => width(&cut_words(cell, to)),
-                    Shorten::Anywhere => width(&cut(cell, to)),
+                    Shorten::Middle => width(&cut_middle(cell, to)),
                 }
             })
             .max()
@@ -283,7 +283,8 @@ impl<'a> Table<'a> {
             Some(Shorten::AtWords) => cut_words(cell, shown.width),
             // A column that has no way of its own is cut only as a last
             // resort, when it is the one column left.
-            Some(Shorten::Anywhere) | None => cut(cell, shown.width),
+            Some(Shorten::Middle) => cut_middle(cell, shown.width),
+            None => cut(cell, shown.width),
         }
     }
 

@@ -33,4 +33,4 @@ mod tests;
 
 pub use column::{Abbreviation, Align, Column, Shorten};
 pub use layout::{Shown, Table};
-pub use text::{ELLIPSIS, cut, cut_words, rows, width, wrap};
+pub use text::{ELLIPSIS, cut, cut_middle, cut_words, rows, width, wrap};

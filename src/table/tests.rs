@@ -12,7 +12,7 @@ fn fits(text: &str, limit: usize) {
 /// shortened at words, a number, a list that goes.
 fn jobs<'a>(rows: &[[&'a str; 5]]) -> Table<'a> {
     let mut table = Table::new(vec![
-        Column::new("JOB").shorten_at(4, Shorten::Anywhere, 12),
+        Column::new("JOB").shorten_at(4, Shorten::Middle, 12),
         Column::new("FAMILY").drop_at(1),
         Column::new("STATE").shorten_at(2, Shorten::AtWords, 9),
         Column::new("ATTEMPT")
@@ -119,7 +119,7 @@ fn turns_are_taken_in_order_until_the_table_fits() {
     insta::assert_snapshot!(text, @r"
     JOB           STATE      TRY  NOTES
     off_by_one    succeeded  1/3  -
-    a_rather_lo…  running…   2/3  one two three four five
+    a_r…entifier  running…   2/3  one two three four five
     short         queued     0/3  -
     ");
     // ...then the notes shortened (the column as wide as what is left)...
@@ -128,7 +128,7 @@ fn turns_are_taken_in_order_until_the_table_fits() {
     insta::assert_snapshot!(text, @r"
     JOB           STATE      TRY  NOTES
     off_by_one    succeeded  1/3  -
-    a_rather_lo…  running…   2/3  one two…
+    a_r…entifier  running…   2/3  one two…
     short         queued     0/3  -
     ");
     // ...then they go.
@@ -137,7 +137,7 @@ fn turns_are_taken_in_order_until_the_table_fits() {
     insta::assert_snapshot!(text, @r"
     JOB           STATE      TRY
     off_by_one    succeeded  1/3
-    a_rather_lo…  running…   2/3
+    a_r…entifier  running…   2/3
     short         queued     0/3
     ");
 }
@@ -172,7 +172,7 @@ fn wide_characters_are_measured_by_the_columns_they_take() {
     let text = table.render(Some(30));
     insta::assert_snapshot!(text, @r"
     JOB          STATE      TRY
-    日本語のジ…  succeeded  1/1
+    日…名前です  succeeded  1/1
     ascii_job    failed     1/1
     ");
 }
@@ -181,7 +181,7 @@ fn wide_characters_are_measured_by_the_columns_they_take() {
 fn at_sixty_columns_no_line_is_wider_and_no_word_is_split() {
     let state = "running (waiting for provider: connection refused)";
     let mut table = Table::new(vec![
-        Column::new("JOB").shorten_at(6, Shorten::Anywhere, 20),
+        Column::new("JOB").shorten_at(6, Shorten::Middle, 20),
         Column::new("STATE").shorten_at(1, Shorten::AtWords, 9),
         Column::new("FAILURE").drop_at(7),
         Column::new("NOTES").shorten_at(2, Shorten::AtWords, 16),
@@ -218,9 +218,9 @@ fn at_sixty_columns_no_line_is_wider_and_no_word_is_split() {
 }
 
 #[test]
-fn an_id_too_long_even_alone_is_cut_with_a_trailing_ellipsis() {
+fn an_id_too_long_even_alone_is_cut_in_the_middle() {
     let mut table = Table::new(vec![
-        Column::new("JOB").shorten_at(1, Shorten::Anywhere, 16),
+        Column::new("JOB").shorten_at(1, Shorten::Middle, 16),
         Column::new("STATE"),
     ]);
     table.push([
@@ -231,7 +231,7 @@ fn an_id_too_long_even_alone_is_cut_with_a_trailing_ellipsis() {
     fits(&text, 20);
     insta::assert_snapshot!(text, @r"
     JOB           STATE
-    an_identifi…  queued
+    an_…_is_wide  queued
     ");
 }
 
@@ -308,4 +308,22 @@ fn markdown_of_an_empty_table_is_its_header() {
         "| instance | count |\n| -------- | ----: |\n"
     );
     assert_eq!(Table::new(Vec::new()).markdown(), "");
+}
+
+#[test]
+fn an_id_is_cut_in_the_middle_keeping_what_tells_instances_apart() {
+    let id = "rust-difference-of-squares@llama#2";
+    let cut = cut_middle(id, 28);
+    assert_eq!(width(&cut), 28);
+    assert!(cut.ends_with("@llama#2"), "{cut}");
+    assert!(cut.starts_with("rust-"), "{cut}");
+    assert_eq!(cut, "rust-diff…of-squares@llama#2");
+    // Two instances stay apart however narrow.
+    assert_ne!(
+        cut_middle(id, 12),
+        cut_middle("rust-difference-of-squares@llama#3", 12)
+    );
+    assert_eq!(cut_middle("short", 10), "short");
+    assert_eq!(cut_middle("日本語ジョブ@p#1", 9), "日…ブ@p#1");
+    assert_eq!(width(&cut_middle("日本語ジョブ@p#1", 9)), 9);
 }

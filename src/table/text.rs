@@ -57,6 +57,51 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` cut in the middle to fit `max` columns, its head and its tail
+/// kept with `…` between: for a job id, whose tail (`@provider#k`) is what
+/// tells instances apart. The tail gets two columns in three, and all of
+/// an `@...` part when it fits beside a head of at least three.
+pub fn cut_middle(text: &str, max: usize) -> Cow<'_, str> {
+    if width(text) <= max {
+        return Cow::Borrowed(text);
+    }
+    if max < 3 {
+        return cut(text, max);
+    }
+    let room = max - 1;
+    let at_part = text.rfind('@').map(|at| width(&text[at..])).unwrap_or(0);
+    let mut tail = (room * 2).div_ceil(3);
+    if at_part > tail && at_part + 3 <= room {
+        tail = at_part;
+    }
+    let head = prefix(text, room - tail);
+    let end = suffix(text, room - width(head));
+    Cow::Owned(format!("{head}{ELLIPSIS}{end}"))
+}
+
+/// The longest suffix of `text` at most `max` columns wide, cut between
+/// characters.
+fn suffix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    let mut start = text.len();
+    for (at, c) in text.char_indices().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max {
+            break;
+        }
+        used += w;
+        start = at;
+    }
+    let mut suffix = &text[start..];
+    while width(suffix) > max {
+        let mut chars = suffix.chars();
+        chars.next();
+        suffix = chars.as_str();
+    }
+    // A combining mark or joiner with nothing before it is not shown alone.
+    suffix.trim_start_matches(|c: char| c.width() == Some(0))
+}
+
 /// `text` cut after its last whole word that fits `max` columns together
 /// with the `…` that ends it (punctuation left hanging before the mark is
 /// dropped): a word is never split. When not even the first word fits, the
