@@ -352,8 +352,8 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         );
     }
     let see = summary.report_dir.join("report.md");
-    for line in crate::status::capped_causes(causes, &see.display().to_string()) {
-        errln!("{line}");
+    for cause in crate::status::capped_causes(causes, &see.display().to_string()) {
+        super::status::errln_wrapped(&cause);
     }
     if let Some((spent, cap)) = summary.cost {
         outln!(

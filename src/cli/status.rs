@@ -60,7 +60,7 @@ pub(super) fn status(data: &Path, json: bool, full: bool) -> anyhow::Result<Comp
             .into_iter()
             .chain(checkpoint_note(&view))
         {
-            errln!("{note}");
+            errln_wrapped(&note);
         }
     }
     // The process ends next: let the OS reclaim a large view at once
@@ -160,6 +160,20 @@ fn idle_note(data: &Path, queued: &[String]) -> String {
 
 /// How wide tables may be: `COLUMNS` when set, else the width of the
 /// terminal standard output is, else no limit (a pipe or a file).
+/// Writes `text` as lines on stderr: on a terminal, broken at spaces to
+/// its width (never inside a word; a word wider than the terminal, such
+/// as a long job id, cut in the middle); whole otherwise.
+pub(super) fn errln_wrapped(text: &str) {
+    match table_width() {
+        Some(width) => {
+            for line in crate::table::wrap(text, width) {
+                errln!("{}", crate::table::cut_middle(&line, width));
+            }
+        }
+        None => errln!("{text}"),
+    }
+}
+
 pub(super) fn table_width() -> Option<usize> {
     terminal_size("COLUMNS", 20, |w| w.ws_col)
 }

@@ -121,6 +121,9 @@ fn status_and_the_batch_summary_fit_60_columns() {
         whole.stdout
     );
     fits_without_split(&status.stdout, &whole.stdout, 60);
+    // The cause lines under it too, broken at spaces.
+    assert!(status.stderr.contains(": no_edit: "), "{}", status.stderr);
+    fits_without_split(&status.stderr, &whole.stderr, 60);
     assert!(status.stdout.starts_with("JOB "), "{}", status.stdout);
     assert!(status.stdout.contains('…'), "{}", status.stdout);
     assert!(
