@@ -36,10 +36,9 @@ pub(super) fn install_interrupt(data: &Path) -> CancelToken {
         Some(at) if at.elapsed() < SAME_INTERRUPT => {}
         Some(_) => {
             let saved = crate::escape::line(&saved_summary(&log)).into_owned();
-            let _ = writeln!(
-                std::io::stdout(),
+            let _ = super::status::outln_wrapped(&format!(
                 "interrupted again: quitting at once; state is saved: {saved}; run the same command again to finish"
-            );
+            ));
             let _ = std::io::stdout().flush();
             std::process::exit(i32::from(super::EXIT_INTERRUPTED));
         }
@@ -379,7 +378,9 @@ fn print_results(data: &Path, summary: &BatchSummary, show_report: bool) -> anyh
         }
     }
     if summary.interrupted {
-        outln!("interrupted: state is saved; run the same command again to finish");
+        super::status::outln_wrapped(
+            "interrupted: state is saved; run the same command again to finish",
+        )?;
     }
     if summary.report_error.is_none() && show_report {
         outln!(

@@ -82,11 +82,10 @@ pub(super) fn demo(
     let mut failing = Vec::new();
     for file in &on_purpose {
         let manifest = load_checked(file)?;
-        outln!(
+        super::status::outln_wrapped(&format!(
             "demo: {} fails on purpose: its scripted fix special-cases the visible test, and the hidden tests catch it ({} expected)",
-            manifest.id,
-            ON_PURPOSE_KIND
-        );
+            manifest.id, ON_PURPOSE_KIND
+        ))?;
         failing.push(manifest.id);
         files.push(file.clone());
     }
@@ -95,20 +94,20 @@ pub(super) fn demo(
         if manifest.setup.as_ref().is_some_and(|s| s.network) {
             let why = offline.get_or_insert_with(registry_unreachable);
             if let Some(why) = why {
-                outln!(
+                super::status::outln_wrapped(&format!(
                     "demo: skipping {}: its [setup] needs the network and {why}",
                     manifest.id
-                );
+                ))?;
                 continue;
             }
         }
         files.push(file);
     }
     let data = scratch.path().join("data");
-    outln!(
+    super::status::outln_wrapped(&format!(
         "demo: running {} with the scripted provider (no model)",
         crate::words::count(files.len(), "bundled job")
-    );
+    ))?;
     let result = batch(BatchArgs {
         data: data.clone(),
         jobs: files,
@@ -133,19 +132,19 @@ pub(super) fn demo(
     };
     if keep {
         let kept = scratch.keep();
-        outln!(
+        super::status::outln_wrapped(&format!(
             "demo: kept {}; report: {}",
             kept.display(),
             kept.join("data/report/report.html").display()
-        );
+        ))?;
     } else {
         let removed = scratch.close();
         if let Err(e) = removed {
             errln!("demo: could not remove its scratch directory: {e}");
         }
-        outln!(
-            "demo: removed its scratch directory (run `agent-runtime demo --keep` to keep the data and the report)"
-        );
+        super::status::outln_wrapped(
+            "demo: removed its scratch directory (run `agent-runtime demo --keep` to keep the data and the report)",
+        )?;
     }
     result
 }
@@ -175,10 +174,10 @@ fn as_intended(data: &Path, failing: &[String]) -> anyhow::Result<Completion> {
         );
         return Ok(Completion::JobsFailed);
     }
-    outln!(
+    super::status::outln_wrapped(&format!(
         "demo: {} failed as intended ({ON_PURPOSE_KIND}); every other job succeeded",
         failing.join(", ")
-    );
+    ))?;
     Ok(Completion::Success)
 }
 

@@ -164,13 +164,27 @@ fn idle_note(data: &Path, queued: &[String]) -> String {
 /// its width (never inside a word; a word wider than the terminal, such
 /// as a long job id, cut in the middle); whole otherwise.
 pub(super) fn errln_wrapped(text: &str) {
+    for line in fitted(text) {
+        errln!("{line}");
+    }
+}
+
+/// [`errln_wrapped`] on stdout.
+pub(super) fn outln_wrapped(text: &str) -> std::io::Result<()> {
+    for line in fitted(text) {
+        outln!("{line}");
+    }
+    Ok(())
+}
+
+/// `text` as the lines a terminal of [`table_width`] shows it in.
+fn fitted(text: &str) -> Vec<String> {
     match table_width() {
-        Some(width) => {
-            for line in crate::table::wrap(text, width) {
-                errln!("{}", crate::table::cut_middle(&line, width));
-            }
-        }
-        None => errln!("{text}"),
+        Some(width) => crate::table::wrap(text, width)
+            .iter()
+            .map(|line| crate::table::cut_middle(line, width).into_owned())
+            .collect(),
+        None => vec![text.to_string()],
     }
 }
 
