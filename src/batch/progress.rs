@@ -158,9 +158,9 @@ impl Reporter {
         if let ProgressMode::Bars { color } = mode {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
             let template = if color {
-                "{spinner:.green} [{elapsed_precise}] [{bar:30.cyan/blue}] {pos}/{len} jobs done {msg}"
+                "{spinner:.green} [{elapsed_precise}] [{wide_bar:.cyan/blue}] {pos}/{len} jobs done {msg}"
             } else {
-                "{spinner} [{elapsed_precise}] [{bar:30}] {pos}/{len} jobs done {msg}"
+                "{spinner} [{elapsed_precise}] [{wide_bar}] {pos}/{len} jobs done {msg}"
             };
             let bar = multi.add(ProgressBar::new(total as u64));
             if let Ok(style) = ProgressStyle::with_template(template) {
@@ -315,9 +315,9 @@ impl Reporter {
             (_, Some(n)) if was_open != Some(n) => {
                 let bar = multi.add(ProgressBar::new_spinner());
                 let template = if color {
-                    "  {spinner:.blue} {prefix:.bold} [{elapsed}] {msg}"
+                    "  {spinner:.blue} {prefix:.bold} [{elapsed}] {wide_msg}"
                 } else {
-                    "  {spinner} {prefix} [{elapsed}] {msg}"
+                    "  {spinner} {prefix} [{elapsed}] {wide_msg}"
                 };
                 if let Ok(style) = ProgressStyle::with_template(template) {
                     bar.set_style(style);
