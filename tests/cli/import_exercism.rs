@@ -488,3 +488,56 @@ fn an_exercise_with_tests_the_runner_cannot_judge_is_left_out_named() {
     assert!(out.join("rust-add-1/job.toml").is_file());
     assert!(!out.join("rust-add-2").exists());
 }
+
+/// A fix that passes verify (its syntax checks) but throws as Jest loads
+/// it: the suite fails to run, and the cause says with what.
+#[test]
+fn a_jest_suite_that_fails_to_run_says_why_in_the_cause() {
+    let test = "a_jest_suite_that_fails_to_run_says_why_in_the_cause";
+    if let Some(why) = registry_unreachable(Lang::JavaScript) {
+        skip(Need::Tool, test, &why);
+        return;
+    }
+    let sb = Sandbox::new();
+    let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let broken = provider(
+        sb.path(),
+        "broken",
+        "add-1.js",
+        "throw new Error('broken while loaded');\nexport const add = (x) => x + 1;\n",
+    );
+    let run = sb.run(&[
+        "batch",
+        "DATA",
+        out.to_str().unwrap(),
+        "--provider",
+        broken.to_str().unwrap(),
+        "--attempts",
+        "1",
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("javascript-add-1@broken: "))
+        .unwrap_or_else(|| panic!("no cause line: {run:#?}"));
+    assert!(
+        line.contains("the tests did not collect: ") && line.contains("broken while loaded"),
+        "{line}"
+    );
+    let excerpt = std::fs::read_to_string(
+        sb.data()
+            .join("runs/javascript-add-1@broken/1/harness_output.txt"),
+    )
+    .unwrap();
+    assert!(excerpt.contains("Test suite failed to run"), "{excerpt}");
+}
