@@ -485,9 +485,9 @@ mod tests {
     }
 
     #[test]
-    fn the_batch_summary_at_80_and_60_columns() {
+    fn the_batch_summary_at_120_80_and_60_columns() {
         let (view, summary) = finished();
-        for (columns, name) in [(80, "summary_80"), (60, "summary_60")] {
+        for (columns, name) in [(120, "summary_120"), (80, "summary_80"), (60, "summary_60")] {
             let text = summary_text(&view, &summary, Some(columns));
             for line in text.lines() {
                 assert!(width(line) <= columns, "{} columns: {line}", width(line));

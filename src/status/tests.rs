@@ -12,6 +12,13 @@ fn fits(text: &str, limit: usize) {
 }
 
 #[test]
+fn the_status_table_at_120_columns() {
+    let text = render_text(&batch(), Some(120));
+    fits(&text, 120);
+    insta::assert_snapshot!("status_120", text);
+}
+
+#[test]
 fn the_status_table_at_80_columns() {
     let text = render_text(&batch(), Some(80));
     fits(&text, 80);
