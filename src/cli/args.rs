@@ -315,6 +315,10 @@ pub enum Command {
         /// earlier runs stay in the log as history.
         #[arg(long)]
         replace: bool,
+        /// A note fails the check too (exit 1): a prompt that states the
+        /// answer, an inventory from the oracle, canaries off, a signal.
+        #[arg(long)]
+        strict: bool,
     },
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
     #[command(display_order = 14, after_long_help = help_text::VALIDATE)]

@@ -21,6 +21,7 @@ pub(super) fn check(
     data: &Path,
     json: bool,
     replace: bool,
+    strict: bool,
 ) -> anyhow::Result<Completion> {
     let files = expand_jobs(jobs)?;
     let manifests = super::validate::load_all(&files)?;
@@ -55,10 +56,9 @@ pub(super) fn check(
     }
     Ok(if options.interrupt.is_cancelled() {
         Completion::Interrupted
-    } else if checks
-        .iter()
-        .all(|c| c.judgement.verdict == TaskVerdict::Valid)
-    {
+    } else if checks.iter().all(|c| {
+        c.judgement.verdict == TaskVerdict::Valid && (!strict || c.judgement.notes.is_empty())
+    }) {
         Completion::Success
     } else {
         Completion::JobsFailed

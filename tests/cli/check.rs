@@ -459,6 +459,17 @@ fn a_prompt_that_states_what_the_tests_check_is_a_note_not_a_leak() {
         run.stdout.contains("stated: note: prompt_states_answer: "),
         "{run:#?}"
     );
+    // `--strict`: a note fails the check too.
+    let strict = sb.run(&[
+        "check",
+        "--data",
+        "CHECK",
+        "--runs",
+        "1",
+        "--strict",
+        stated.to_str().unwrap(),
+    ]);
+    assert_eq!(strict.code, 1, "{strict:#?}");
 }
 
 /// A whole set of jobs run offline: under a provider of kind `oracle`
