@@ -63,29 +63,11 @@ pub fn drop_all() -> std::io::Result<()> {
 
 /// Whether this process holds capability `cap` in its effective set.
 pub(crate) fn effective(cap: u32) -> bool {
-    let header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capget reads a valid header and writes two data structs
-    // (version 3 layout) that live on this stack frame for the whole call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &header as *const CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
     let (word, bit) = ((cap / 32) as usize, cap % 32);
-    rc == 0
-        && data
-            .get(word)
+    capget().is_ok_and(|data| {
+        data.get(word)
             .is_some_and(|d| d.effective & (1 << bit) != 0)
+    })
 }
 
 /// Makes the calling process non-dumpable, so processes without
@@ -100,7 +82,7 @@ pub fn protect_runner() {
 #[cfg(feature = "test-hooks")]
 const PERMISSION_OVERRIDES: u32 = (1 << 1) | (1 << 2);
 
-#[cfg(feature = "test-hooks")]
+/// This process's capability sets.
 fn capget() -> std::io::Result<[CapData; 2]> {
     let header = CapHeader {
         version: CAPABILITY_VERSION_3,
