@@ -49,6 +49,21 @@ fn import(sb: &Sandbox, lang: Lang, count: u32) -> std::path::PathBuf {
     out
 }
 
+/// Imports `track` into `out/` under the sandbox, as a user would; the
+/// run (which succeeded) and the output directory.
+fn import_track(sb: &Sandbox, track: &Path) -> (crate::harness::Run, std::path::PathBuf) {
+    let out = sb.path().join("out");
+    let run = sb.run(&[
+        "import",
+        "exercism",
+        track.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    (run, out)
+}
+
 /// Imports, checks, and runs the no-op and the wrong fix for `lang`
 /// (`test` skips where its registry is unreachable).
 fn track_round_trip(test: &str, lang: Lang) {
@@ -240,15 +255,7 @@ fn twenty_python_jobs_with_the_same_setup_share_one_cache() {
     }
     let sb = Sandbox::new();
     let track = write_track(&sb.path().join("tracks"), Lang::Python, 20, false);
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (_, out) = import_track(&sb, &track);
     let data = sb.path().join("check-data");
     let check = sb.run(&[
         "check",
@@ -300,15 +307,7 @@ fn twenty_python_jobs_with_the_same_setup_share_one_cache() {
 fn hidden_tests_stay_out_of_the_source_unless_asked() {
     let sb = Sandbox::new();
     let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (_, out) = import_track(&sb, &track);
     let job = out.join("javascript-add-1");
     assert!(!job.join("source/add-1.spec.js").exists());
     let hidden = std::fs::read_to_string(job.join("tests/add-1.spec.js")).unwrap();
@@ -372,15 +371,7 @@ fn the_answer_and_the_tests_never_reach_the_source_however_named() {
         &two.join(".meta/config.json"),
         r#"{"files": {"solution": ["src/lib.rs"], "test": ["tests/add-2.rs"], "example": ["../outside.rs"]}}"#,
     );
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (run, out) = import_track(&sb, &track);
     assert!(
         run.stderr.contains(
             "left out rust-add-2: files.example names ../outside.rs, which leaves the exercise"
@@ -422,15 +413,7 @@ fn a_jest_suite_that_throws_at_collection_takes_its_inventory_from_the_oracle() 
         1,
     );
     std::fs::write(&spec, text).unwrap();
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (_, out) = import_track(&sb, &track);
     let check = sb.run(&[
         "check",
         out.to_str().unwrap(),
@@ -470,15 +453,7 @@ fn an_exercise_with_tests_the_runner_cannot_judge_is_left_out_named() {
         "/// ```compile_fail\n/// let x: u8 = 256;\n/// ```\npub fn x() {}\n",
     )
     .unwrap();
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (run, out) = import_track(&sb, &track);
     assert!(
         run.stderr.contains(
             "left out rust-add-2: files.test names src/compile_fail_tests.rs, which the rust runner does not judge"
@@ -500,15 +475,7 @@ fn a_jest_suite_that_fails_to_run_says_why_in_the_cause() {
     }
     let sb = Sandbox::new();
     let track = write_track(&sb.path().join("tracks"), Lang::JavaScript, 1, false);
-    let out = sb.path().join("out");
-    let run = sb.run(&[
-        "import",
-        "exercism",
-        track.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:#?}");
+    let (_, out) = import_track(&sb, &track);
     let broken = provider(
         sb.path(),
         "broken",
