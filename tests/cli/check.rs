@@ -45,12 +45,18 @@ echo '</testsuite>' >> results.xml
     )
     .unwrap();
     std::fs::write(dir.join("oracle.diff"), oracle).unwrap();
+    shell_manifest(&dir, name, "Make value.txt say new.")
+}
+
+/// The manifest of a job on `value.txt` in `dir` (its `source/`,
+/// `acceptance/check.sh` writing JUnit, `oracle.diff`), told `prompt`.
+fn shell_manifest(dir: &Path, name: &str, prompt: &str) -> PathBuf {
     let manifest = dir.join(format!("{name}.toml"));
     std::fs::write(
         &manifest,
         format!(
             r#"id = "{name}"
-prompt = "Make value.txt say new."
+prompt = {prompt:?}
 source = "source"
 editable = ["*.txt"]
 allow = ["true"]
@@ -376,34 +382,7 @@ echo '</testsuite>' >> results.xml
         format!("--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+{line}\n"),
     )
     .unwrap();
-    let manifest = dir.join(format!("{name}.toml"));
-    std::fs::write(
-        &manifest,
-        format!(
-            r#"id = "{name}"
-prompt = {prompt:?}
-source = "source"
-editable = ["*.txt"]
-allow = ["true"]
-verify = ["true"]
-
-[acceptance]
-dir = "acceptance"
-command = ["sh", "check.sh"]
-results = "junit:results.xml"
-
-[oracle]
-patch = "oracle.diff"
-
-[provider]
-kind = "script"
-script = "{root}/evaluation/scripts/off_by_one.jsonl"
-"#,
-            root = root()
-        ),
-    )
-    .unwrap();
-    manifest
+    shell_manifest(&dir, name, prompt)
 }
 
 /// A prompt that states what the hidden tests check word for word (Bob's
