@@ -701,17 +701,13 @@ fn one_run(
         && run.uncollectable.is_none()
         && run.harness.is_none()
         && let Some(lang) = lang.filter(|l| !l.lists())
-        && let Some(named) = run.commands.last().and_then(|last| {
-            let out = &last.outcome;
-            [out.stderr.to_text(), out.stdout.to_text()]
-                .iter()
-                .find_map(|text| lang.first_error(&text.lines().collect::<Vec<_>>()))
-                .map(|found| found.named)
-        })
+        && let Some(found) = (run.commands.last())
+            .and_then(|last| super::harness_output::first_error_in(&last.outcome, lang))
     {
         run.uncollectable = Some(format!(
-            "the hidden tests do not collect on the {}: {named}",
-            tree_name(spec)
+            "the hidden tests do not collect on the {}: {}",
+            tree_name(spec),
+            found.named
         ));
     }
     run.results = Some(results);
@@ -843,6 +839,31 @@ mod tests {
             sandbox_layers: Vec::new(),
             resources: crate::exec::Resources::default(),
         }
+    }
+
+    #[test]
+    fn a_per_test_run_s_missing_tests_take_no_cause_from_a_test_s_output() {
+        use crate::runner::harness_output::harness_output;
+        let mut run = CheckRun::default();
+        run.commands.push(CheckCommand::plain(outcome(
+            "error: the test printed this\n",
+        )));
+        // libtest runs each test alone: a missing one timed out.
+        assert_eq!(harness_output(&run, &crate::lang::Rust, true), None);
+        // The same words from a build the check calls uncollectable.
+        run.uncollectable = Some("the tests do not build".into());
+        let found = harness_output(&run, &crate::lang::Rust, true).unwrap();
+        assert_eq!(
+            found.cause,
+            "the tests did not build: error: the test printed this"
+        );
+        // A one-run runner's missing tests: its output says why.
+        let mut pytest = CheckRun::default();
+        pytest.commands.push(CheckCommand::plain(outcome(
+            "____ ERROR collecting t_test.py ____\nE   ImportError: x\n",
+        )));
+        assert!(harness_output(&pytest, &crate::lang::Python, true).is_some());
+        assert_eq!(harness_output(&pytest, &crate::lang::Python, false), None);
     }
 
     #[test]

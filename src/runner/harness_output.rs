@@ -5,7 +5,8 @@
 //! line for the log's cause.
 
 use super::checks::CheckRun;
-use crate::lang::{EXCERPT_BYTES, EXCERPT_LINES, Language};
+use crate::exec::ExecOutcome;
+use crate::lang::{EXCERPT_BYTES, EXCERPT_LINES, Language, RunModel};
 
 /// The artifact the excerpt is kept in, under `runs/<job>/<n>/`.
 pub(crate) const HARNESS_OUTPUT_FILE: &str = "harness_output.txt";
@@ -16,25 +17,34 @@ pub(crate) const HARNESS_OUTPUT_FILE: &str = "harness_output.txt";
 pub(super) struct HarnessOutput {
     pub(super) excerpt: String,
     pub(super) cause: String,
+    /// What the error is, in one line (the cause without what failed).
+    pub(super) named: String,
 }
 
 /// The first error of `run`, when its tests could not be built, collected
-/// or run at all, or (`missing`) some were not reported; searched in each
-/// command's output in order, its standard error first.
+/// or run at all, or (`missing`) some were not reported by a runner that
+/// runs them in one command; searched in each command's output in order.
+/// A per-test runner's missing tests are timeouts (a build that failed
+/// says so in `uncollectable`), and a test's own output is no harness's.
 pub(super) fn harness_output(
     run: &CheckRun,
     lang: &dyn Language,
     missing: bool,
 ) -> Option<HarnessOutput> {
+    let missing = missing && lang.model() == RunModel::OneRun;
     if run.uncollectable.is_none() && run.harness.is_none() && !missing {
         return None;
     }
-    run.commands.iter().find_map(|command| {
-        let out = &command.outcome;
-        [out.stderr.to_text(), out.stdout.to_text()]
-            .iter()
-            .find_map(|text| first_error_of(text, lang))
-    })
+    run.commands
+        .iter()
+        .find_map(|command| first_error_in(&command.outcome, lang))
+}
+
+/// The first error of one command's output, its standard error first.
+pub(super) fn first_error_in(out: &ExecOutcome, lang: &dyn Language) -> Option<HarnessOutput> {
+    [out.stderr.to_text(), out.stdout.to_text()]
+        .iter()
+        .find_map(|text| first_error_of(text, lang))
 }
 
 fn first_error_of(text: &str, lang: &dyn Language) -> Option<HarnessOutput> {
@@ -55,7 +65,11 @@ fn first_error_of(text: &str, lang: &dyn Language) -> Option<HarnessOutput> {
         excerpt.push('\n');
     }
     let cause = cap(&format!("{}: {}", found.what, found.named));
-    Some(HarnessOutput { excerpt, cause })
+    Some(HarnessOutput {
+        excerpt,
+        cause,
+        named: found.named,
+    })
 }
 
 /// Writes `excerpt` as the attempt's [`HARNESS_OUTPUT_FILE`] under
