@@ -97,16 +97,14 @@ pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
         .map(|p| load_provider_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let provider_files = providers.clone();
-    let planned = plan(
-        &manifests,
-        &PlanOptions {
-            providers,
-            repeat: args.repeat,
-            attempts: args.attempts,
-            family: args.family.clone(),
-            shard: args.shard,
-        },
-    );
+    let plan_options = PlanOptions {
+        providers,
+        repeat: args.repeat,
+        attempts: args.attempts,
+        family: args.family.clone(),
+        shard: args.shard,
+    };
+    let planned = plan(&manifests, &plan_options);
     if planned.is_empty() {
         let family_only = PlanOptions {
             family: args.family.clone(),
@@ -210,7 +208,13 @@ pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     {
         let dir = args.data.join("oracles");
         let mut resolved = Vec::new();
-        for manifest in &manifests {
+        // Only the jobs the plan kept (`--family`, `--shard`) get a script.
+        let kept = |m: &&crate::manifest::Manifest| {
+            planned
+                .iter()
+                .any(|j| j.base_job.as_deref().unwrap_or(&j.id) == m.id)
+        };
+        for manifest in manifests.iter().filter(kept) {
             let mut manifest = manifest.clone();
             if let Some(own) = &manifest.provider {
                 manifest.provider = Some(offline_provider(own, &manifest, &dir)?);
@@ -223,10 +227,7 @@ pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
                 std::slice::from_ref(&manifest),
                 &PlanOptions {
                     providers: files,
-                    repeat: args.repeat,
-                    attempts: args.attempts,
-                    family: args.family.clone(),
-                    shard: args.shard,
+                    ..plan_options.clone()
                 },
             ));
         }
