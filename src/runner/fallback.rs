@@ -104,7 +104,7 @@ fn oracle_tests(
                     let outcome = commands.run_argv(argv, cancel)?;
                     report.command(argv, &outcome);
                     run.commands.push(CheckCommand::plain(outcome));
-                    match super::checks::read_junit(&dir, &rel) {
+                    match super::one_run::read_junit(&dir, &rel) {
                         Ok(results) if results.complete => {
                             Listing::Tests(results.tests.keys().cloned().collect())
                         }

@@ -51,6 +51,8 @@
 //! - `check_verdict.rs`: what a baseline or acceptance run says.
 //! - `excerpts.rs`: the per-test output excerpts of an acceptance run, kept
 //!   beside the attempt's artifacts, never in the log.
+//! - `one_run.rs`: a check whose tests run in one command and report in a
+//!   JUnit file: listed first where the language can, run, the file read.
 //! - `harness_output.rs`: why a run's tests did not build or collect, from its
 //!   output as the language table finds the first error: an excerpt beside
 //!   the attempt's artifacts and one line for the log's cause.
@@ -84,6 +86,7 @@ mod error;
 mod excerpts;
 mod fallback;
 mod harness_output;
+mod one_run;
 mod patch;
 mod patch_save;
 mod per_test;
