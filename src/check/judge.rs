@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::leaks::Findings;
 use crate::protocol::CheckResult;
+use crate::protocol::Waiver;
 use crate::state::{JobOutcome, Tally};
 use crate::verdict::Inventory;
 
@@ -112,21 +113,48 @@ pub(crate) struct TaskJudgement {
     /// The evidence of a leak (`leaky`), one fact each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub leaks: Vec<String>,
+    /// Findings a reviewer waived (`[check] waive`, `--waive`), each as
+    /// `KIND: evidence`: shown, but not deciding the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waived: Vec<String>,
     /// Tamper signals of the oracle's runs, in all (an oracle is the job
     /// author's fix: it should have none).
     pub signals: u32,
 }
 
+/// Whether `waive` waives a finding of `kind` (`leaky` waives every leak).
+fn waives(waive: &[Waiver], kind: Waiver) -> bool {
+    waive.contains(&kind)
+        || (waive.contains(&Waiver::Leaky)
+            && matches!(
+                kind,
+                Waiver::LeakyGit | Waiver::LeakyPrompt | Waiver::LeakySource | Waiver::LeakyCopy
+            ))
+}
+
 /// `judgement`, made `leaky` when `findings` hold evidence of a leak: a
 /// task whose answer the model can read is not a valid task, whatever its
-/// runs say. Matches that are not leaks join its notes.
-pub(crate) fn with_leaks(mut judgement: TaskJudgement, findings: Findings) -> TaskJudgement {
-    for note in findings.notes {
-        if !judgement.notes.contains(&note) {
-            judgement.notes.push(note);
+/// runs say. Matches that are not leaks join its notes. Findings whose
+/// kind `waive` names are kept as waived and decide nothing.
+pub(crate) fn with_leaks(
+    mut judgement: TaskJudgement,
+    findings: Findings,
+    waive: &[Waiver],
+) -> TaskJudgement {
+    let mut leaks = Vec::new();
+    let notes = findings.notes.into_iter().map(|f| (f, false));
+    let found = findings.leaks.into_iter().map(|f| (f, true));
+    for (finding, is_leak) in notes.chain(found) {
+        if waives(waive, finding.kind) {
+            judgement
+                .waived
+                .push(format!("{}: {}", finding.kind.as_str(), finding.said));
+        } else if is_leak {
+            leaks.push(finding.said);
+        } else if !judgement.notes.contains(&finding.said) {
+            judgement.notes.push(finding.said);
         }
     }
-    let leaks = findings.leaks;
     if leaks.is_empty() {
         return judgement;
     }
@@ -273,6 +301,7 @@ pub(crate) fn judge_task(runs: &[RunFacts], has_oracle: bool) -> TaskJudgement {
         reason,
         notes,
         leaks: Vec::new(),
+        waived: Vec::new(),
         signals,
     }
 }

@@ -8,6 +8,9 @@
 //! prompt. A prompt that states what the hidden tests check (Bob's replies,
 //! an error message a task requires) is a note, `prompt_states_answer`,
 //! not a leak: every string the matched line holds is in the hidden tests.
+//! A prompt holding less than a third of the oracle's distinctive lines
+//! shows an example the oracle reuses (an exception class's shape, a call
+//! of the API the task is about): a note, `prompt_shows_example`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -16,6 +19,7 @@ use std::process::{Command, Stdio};
 
 use crate::decision::{Decision, parse_decision};
 use crate::manifest::{Manifest, Oracle};
+use crate::protocol::Waiver;
 
 /// Non-space characters an added line needs to count as distinctive.
 pub(super) const MIN_LINE: usize = 20;
@@ -26,25 +30,49 @@ const MAX_FILES: usize = 50_000;
 /// Directories never searched: the repository and build outputs.
 const SKIP: &[&str] = &[".git", "target", "node_modules", "__pycache__"];
 
+/// One finding: its kind (the name that waives it) and what was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub kind: Waiver,
+    pub said: String,
+}
+
+impl Finding {
+    fn new(kind: Waiver, said: impl Into<String>) -> Finding {
+        Finding {
+            kind,
+            said: said.into(),
+        }
+    }
+}
+
 /// What a task lets a model read of its answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Findings {
     /// The evidence of every leak, one line each (the task is `leaky`).
-    pub leaks: Vec<String>,
+    pub leaks: Vec<Finding>,
     /// Matches that are not leaks, one line each: the prompt states what
-    /// the hidden tests check (`prompt_states_answer: ...`).
-    pub notes: Vec<String>,
+    /// the hidden tests check (`prompt_states_answer: ...`) or shows an
+    /// example the oracle reuses (`prompt_shows_example: ...`).
+    pub notes: Vec<Finding>,
 }
 
 /// The evidence of every leak of `manifest`'s answer, and the prompt's
 /// matches that state what the tests check.
 pub(crate) fn find_leaks(manifest: &Manifest) -> Findings {
     let mut findings = Findings {
-        leaks: git_leaks(&manifest.source),
+        leaks: git_leaks(&manifest.source)
+            .into_iter()
+            .map(|said| Finding::new(Waiver::LeakyGit, said))
+            .collect(),
         notes: Vec::new(),
     };
     oracle_line_leaks(manifest, &mut findings);
-    findings.leaks.extend(super::copies::copy_leaks(manifest));
+    findings.leaks.extend(
+        super::copies::copy_leaks(manifest)
+            .into_iter()
+            .map(|said| Finding::new(Waiver::LeakyCopy, said)),
+    );
     findings
 }
 
@@ -213,6 +241,7 @@ fn oracle_line_leaks(manifest: &Manifest, findings: &mut Findings) {
     }
     let hidden = hidden_text(manifest);
     let mut found: BTreeSet<usize> = BTreeSet::new();
+    let mut unstated: Vec<String> = Vec::new();
     for (i, (file, needle)) in needles.iter().enumerate() {
         if !manifest.prompt.contains(needle.as_str()) {
             continue;
@@ -223,12 +252,34 @@ fn oracle_line_leaks(manifest: &Manifest, findings: &mut Findings) {
             shorten(needle)
         );
         if states_what_tests_check(needle, &hidden) {
-            findings.notes.push(format!(
-                "prompt_states_answer: {said}, and the hidden tests check what it says"
+            findings.notes.push(Finding::new(
+                Waiver::PromptStatesAnswer,
+                format!("prompt_states_answer: {said}, and the hidden tests check what it says"),
             ));
         } else {
-            findings.leaks.push(said);
+            unstated.push(said);
         }
+    }
+    if holds_the_answer(unstated.len(), needles.len()) {
+        findings.leaks.extend(
+            unstated
+                .into_iter()
+                .map(|said| Finding::new(Waiver::LeakyPrompt, said)),
+        );
+    } else if let Some(first) = unstated.first() {
+        let said = format!(
+            "prompt_shows_example: the prompt holds {} of the oracle's {} distinctive lines, \
+             an example of a shape or an API rather than the answer ({first}{})",
+            unstated.len(),
+            needles.len(),
+            match unstated.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        );
+        findings
+            .notes
+            .push(Finding::new(Waiver::PromptShowsExample, said));
     }
     let leaks = &mut findings.leaks;
     let mut search = |place: &str, own_file: Option<&str>, text: &str| {
@@ -238,9 +289,12 @@ fn oracle_line_leaks(manifest: &Manifest, findings: &mut Findings) {
             }
             if text.contains(needle.as_str()) {
                 found.insert(i);
-                leaks.push(format!(
-                    "the oracle's line for {file} ({}) is in {place}",
-                    shorten(needle)
+                leaks.push(Finding::new(
+                    Waiver::LeakySource,
+                    format!(
+                        "the oracle's line for {file} ({}) is in {place}",
+                        shorten(needle)
+                    ),
                 ));
             }
         }
@@ -253,6 +307,14 @@ fn oracle_line_leaks(manifest: &Manifest, findings: &mut Findings) {
         };
         search(&format!("source/{rel}"), Some(rel.as_str()), &text);
     }
+}
+
+/// Whether a prompt holding `held` of the oracle's `distinctive` lines
+/// (none of them stated by the hidden tests) holds the answer: a third of
+/// them or more. A smaller share is an example the oracle reuses (the
+/// shape of an exception class, a call of the API the task is about).
+fn holds_the_answer(held: usize, distinctive: usize) -> bool {
+    held > 0 && held * 3 >= distinctive
 }
 
 /// The text of the hidden files (bounded as the source's search is).
@@ -372,6 +434,17 @@ mod tests {
             "return format!(\"One for {who}, one for me.\")"
         ));
         assert_eq!(shorten("abc"), "`abc`");
+    }
+
+    #[test]
+    fn a_third_of_the_answer_in_the_prompt_is_the_answer() {
+        assert!(!holds_the_answer(0, 1));
+        assert!(holds_the_answer(1, 1));
+        assert!(holds_the_answer(1, 3));
+        assert!(holds_the_answer(4, 12));
+        // The exception-class example of a 26-line answer: 4 lines.
+        assert!(!holds_the_answer(4, 26));
+        assert!(!holds_the_answer(2, 10));
     }
 
     #[test]

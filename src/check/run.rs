@@ -13,7 +13,7 @@ use super::oracle::{OracleError, oracle_script};
 use crate::batch::{BatchError, BatchOptions, PlanOptions, plan, run_batch};
 use crate::lifecycle::{DataDir, Store, StoreError};
 use crate::manifest::{Manifest, ProviderConfig, ProviderFile, ScriptConfig};
-use crate::protocol::FailureKind;
+use crate::protocol::{FailureKind, Waiver};
 use crate::state::{Job, JobState};
 
 /// The provider name of a task's check runs (`<job>@oracle#<k>`).
@@ -47,6 +47,7 @@ pub(crate) fn check_tasks(
     manifests: &[Manifest],
     runs: u32,
     batch: &BatchOptions,
+    waive: &[Waiver],
 ) -> Result<Vec<TaskCheck>, CheckError> {
     let runs = runs.max(1);
     let dir = DataDir::new(data);
@@ -98,12 +99,13 @@ pub(crate) fn check_tasks(
                 .map(|id| state.job(id).map(run_facts).unwrap_or_default())
                 .collect();
             let has_oracle = manifest.oracle.is_some();
+            let waive: Vec<Waiver> = manifest.waive.iter().chain(waive).copied().collect();
             TaskCheck {
                 job: manifest.id.clone(),
                 family: manifest.family.clone(),
                 runs,
                 has_oracle,
-                judgement: with_leaks(judge_task(&facts, has_oracle), find_leaks(manifest)),
+                judgement: with_leaks(judge_task(&facts, has_oracle), find_leaks(manifest), &waive),
             }
         })
         .collect())

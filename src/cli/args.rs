@@ -294,32 +294,7 @@ pub enum Command {
     /// skips the finished ones.
     #[command(after_long_help = help_text::CHECK)]
     #[command(display_order = 2)]
-    Check {
-        /// Manifest files, directories (their *.toml) or globs.
-        #[arg(required = true)]
-        jobs: Vec<PathBuf>,
-        /// Runs of each job's baseline and oracle.
-        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-        runs: u32,
-        /// Jobs run at once [default: number of CPUs].
-        #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
-        parallel: Option<u32>,
-        /// The check's data directory (its log, runs and report).
-        #[arg(long, value_name = "DIR", default_value = "check-data")]
-        data: PathBuf,
-        /// Print a JSON document instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Check again, as new runs, the jobs whose manifest changed since
-        /// their runs were enqueued (a moved task folder, an edited test);
-        /// earlier runs stay in the log as history.
-        #[arg(long)]
-        replace: bool,
-        /// A note fails the check too (exit 1): a prompt that states the
-        /// answer, an inventory from the oracle, canaries off, a signal.
-        #[arg(long)]
-        strict: bool,
-    },
+    Check(CheckArgs),
     /// Check job manifests without running them; exit 0 if all are valid, 2 otherwise.
     #[command(display_order = 14, after_long_help = help_text::VALIDATE)]
     Validate {
@@ -444,4 +419,48 @@ fn parse_usd(text: &str) -> Result<f64, String> {
         return Err(format!("{text:?}: the cap must be more than 0 USD"));
     }
     Ok(value)
+}
+
+/// `check`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Manifest files, directories (their *.toml) or globs.
+    #[arg(required = true)]
+    pub jobs: Vec<PathBuf>,
+    /// Runs of each job's baseline and oracle.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// Jobs run at once [default: number of CPUs].
+    #[arg(short = 'j', long = "parallel", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: Option<u32>,
+    /// The check's data directory (its log, runs and report).
+    #[arg(long, value_name = "DIR", default_value = "check-data")]
+    pub data: PathBuf,
+    /// Print a JSON document instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Check again, as new runs, the jobs whose manifest changed since
+    /// their runs were enqueued (a moved task folder, an edited test);
+    /// earlier runs stay in the log as history.
+    #[arg(long)]
+    pub replace: bool,
+    /// A note fails the check too (exit 1): a prompt that states the
+    /// answer, an inventory from the oracle, canaries off, a signal.
+    #[arg(long)]
+    pub strict: bool,
+    /// Waive a kind of finding for every job, as `[check] waive` does for
+    /// one: leaky, leaky:git, leaky:prompt, leaky:source, leaky:copy,
+    /// note:prompt_states_answer, note:prompt_shows_example. A waived
+    /// finding is listed as waived and decides nothing. Repeatable.
+    #[arg(long, value_name = "FINDING", value_parser = parse_waiver)]
+    pub waive: Vec<crate::protocol::Waiver>,
+}
+
+fn parse_waiver(text: &str) -> Result<crate::protocol::Waiver, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "not a finding check can waive; one of: {}",
+            crate::protocol::Waiver::names().join(", ")
+        )
+    })
 }

@@ -1,9 +1,8 @@
 //! `check`: validate tasks with their oracles, without a model.
 
-use std::path::{Path, PathBuf};
-
 use anyhow::Context;
 
+use super::args::CheckArgs;
 use super::batch::{default_workers, install_interrupt};
 use super::exit::Completion;
 use crate::batch::{BatchOptions, ProgressMode};
@@ -14,21 +13,24 @@ use crate::table::{Column, Shorten, Table, wrap};
 /// Version of the `check --json` document.
 pub(super) const CHECK_SCHEMA_VERSION: u32 = 2;
 
-pub(super) fn check(
-    jobs: &[PathBuf],
-    runs: u32,
-    parallel: Option<u32>,
-    data: &Path,
-    json: bool,
-    replace: bool,
-    strict: bool,
-) -> anyhow::Result<Completion> {
+pub(super) fn check(args: &CheckArgs) -> anyhow::Result<Completion> {
+    let CheckArgs {
+        jobs,
+        runs,
+        parallel,
+        data,
+        json,
+        replace,
+        strict,
+        waive,
+    } = args;
+    let (runs, json, strict) = (*runs, *json, *strict);
     let files = expand_jobs(jobs)?;
     let manifests = super::validate::load_all(&files)?;
     let options = BatchOptions {
         workers: parallel.map_or_else(default_workers, |n| n as usize),
         rerun: None,
-        replace,
+        replace: *replace,
         report_dir: Some(data.join("report")),
         progress: if json {
             ProgressMode::Quiet
@@ -42,7 +44,7 @@ pub(super) fn check(
         // A check shows that baselines fail stably: each run runs its own.
         fresh_baselines: true,
     };
-    let checks = check_tasks(data, &manifests, runs, &options).context("check failed")?;
+    let checks = check_tasks(data, &manifests, runs, &options, waive).context("check failed")?;
     if json {
         let doc = serde_json::json!({
             "schema_version": CHECK_SCHEMA_VERSION,
@@ -106,11 +108,20 @@ fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
         .iter()
         .filter(|c| c.judgement.verdict == TaskVerdict::Valid)
         .count();
+    let waived = checks
+        .iter()
+        .filter(|c| !c.judgement.waived.is_empty())
+        .count();
     let mut lines = vec![
         format!(
-            "{valid}/{} {} valid",
+            "{valid}/{} {} valid{}",
             checks.len(),
-            crate::words::plural(checks.len(), "job")
+            crate::words::plural(checks.len(), "job"),
+            if waived > 0 {
+                format!(" ({waived} with waived findings)")
+            } else {
+                String::new()
+            }
         ),
         format!(
             "integrity: {} on the oracle runs",
@@ -123,6 +134,9 @@ fn render_table(checks: &[TaskCheck], width: Option<usize>) -> String {
     for c in checks {
         for note in &c.judgement.notes {
             lines.push(format!("{}: note: {note}", c.job));
+        }
+        for waived in &c.judgement.waived {
+            lines.push(format!("{}: waived: {waived}", c.job));
         }
         if let Some(reason) = &c.judgement.reason {
             lines.push(format!(
@@ -168,6 +182,7 @@ mod tests {
                 reason: reason.map(str::to_string),
                 notes: Vec::new(),
                 leaks: Vec::new(),
+                waived: Vec::new(),
                 signals: 0,
             },
         }

@@ -15,7 +15,7 @@ use super::source_map::SourceMap;
 use super::suggest::did_you_mean;
 use crate::protocol::{
     Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
-    Origin, ResultsFormat, Sandbox, Setup, validate_id,
+    Origin, ResultsFormat, Sandbox, Setup, Waiver, validate_id,
 };
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
@@ -197,6 +197,10 @@ fn build(
             .map(Some),
         None => Some(None),
     };
+    let waive = match raw.check.and_then(|c| c.waive) {
+        Some(names) => errors.keep(waivers(fields, &names)),
+        None => Some(Vec::new()),
+    };
     let sandbox = raw.sandbox.unwrap_or_default();
     // Where toolchains may not lie depends on the source, the hidden tests
     // and the oracle; while one of those is refused (and reported), the
@@ -230,10 +234,11 @@ fn build(
         Some(provider),
         Some(price),
         Some(oracle),
+        Some(waive),
         Some(toolchains),
     ) = (
         id, family, prompt, source, editable, allow, verify, acceptance, setup, limits, provider,
-        price, oracle, toolchains,
+        price, oracle, waive, toolchains,
     )
     else {
         return None;
@@ -262,6 +267,7 @@ fn build(
         sandbox,
         metadata: raw.metadata.unwrap_or_default(),
         oracle,
+        waive,
         origin: Origin {
             file: path.to_path_buf(),
             fields: std::mem::take(&mut fields.seen)
@@ -437,6 +443,29 @@ fn acceptance(
         }
     }
     Some(acceptance)
+}
+
+/// `[check] waive`: each name a [`Waiver`], distinct, in order.
+fn waivers(fields: &Fields<'_>, names: &[String]) -> Result<Vec<Waiver>, ManifestError> {
+    let mut waive = Vec::new();
+    for name in names {
+        let Ok(waiver) = name.parse::<Waiver>() else {
+            let hint = did_you_mean(name, Waiver::names())
+                .map(|w| format!(" (did you mean `{w}`?)"))
+                .unwrap_or_default();
+            return Err(fields.err(
+                "check.waive",
+                format!(
+                    "`{name}` is not a finding check can waive{hint}; one of: {}",
+                    Waiver::names().join(", ")
+                ),
+            ));
+        };
+        if !waive.contains(&waiver) {
+            waive.push(waiver);
+        }
+    }
+    Ok(waive)
 }
 
 fn oracle(

@@ -29,6 +29,7 @@ pub(super) struct RawManifest {
     pub provider: Option<RawProvider>,
     pub sandbox: Option<RawSandbox>,
     pub oracle: Option<RawOracle>,
+    pub check: Option<RawCheck>,
     pub price: Option<RawPrice>,
     pub metadata: Option<BTreeMap<String, String>>,
 }
@@ -48,6 +49,13 @@ pub(super) struct RawPrice {
 pub(super) struct RawOracle {
     pub script: Option<String>,
     pub patch: Option<String>,
+}
+
+/// `[check]`: what `check` is told about the task.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCheck {
+    pub waive: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -141,6 +141,7 @@ pub(super) static MANIFEST: Shape = Shape {
         key("provider", Kind::Table(&PROVIDER)),
         key("sandbox", Kind::Table(&SANDBOX)),
         key("oracle", Kind::Table(&ORACLE)),
+        key("check", Kind::Table(&CHECK)),
         key("price", Kind::Table(&PRICE)),
     ],
 };
@@ -243,6 +244,18 @@ pub(super) static SANDBOX: Shape = Shape {
 pub(super) static ORACLE: Shape = Shape {
     title: "[oracle]",
     keys: &[key("script", PATH), key("patch", PATH)],
+};
+
+pub(super) static CHECK: Shape = Shape {
+    title: "[check]",
+    keys: &[key(
+        "waive",
+        Kind::List {
+            noun: "findings",
+            example: "leaky:prompt",
+            split: false,
+        },
+    )],
 };
 
 pub(super) static PRICE: Shape = Shape {

@@ -53,6 +53,10 @@ pub struct Manifest {
     /// (changing it does not change what a run does).
     #[serde(skip)]
     pub oracle: Option<Oracle>,
+    /// `[check] waive`: findings of `check` a reviewer accepted, kept in
+    /// its report as waived. Read only by `check`, like the oracle.
+    #[serde(skip)]
+    pub waive: Vec<Waiver>,
     /// Where fields were written, for errors found after loading; empty
     /// for a manifest rebuilt from a snapshot. Never stored.
     #[serde(skip)]
@@ -87,6 +91,65 @@ pub enum Oracle {
     Script(PathBuf),
     /// A unified diff against the job's `source`.
     Patch(PathBuf),
+}
+
+/// A kind of `check` finding a reviewer may waive (`[check] waive`,
+/// `check --waive`): a waived finding stays in the report, marked waived,
+/// and no longer decides the verdict or fails `--strict`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+pub enum Waiver {
+    /// Every leak.
+    #[strum(serialize = "leaky")]
+    #[serde(rename = "leaky")]
+    Leaky,
+    /// What the source's `.git` holds past its base.
+    #[strum(serialize = "leaky:git")]
+    #[serde(rename = "leaky:git")]
+    LeakyGit,
+    /// The oracle's lines in the prompt.
+    #[strum(serialize = "leaky:prompt")]
+    #[serde(rename = "leaky:prompt")]
+    LeakyPrompt,
+    /// The oracle's lines in another source file.
+    #[strum(serialize = "leaky:source")]
+    #[serde(rename = "leaky:source")]
+    LeakySource,
+    /// A copy of an oracle file in the source or its git store.
+    #[strum(serialize = "leaky:copy")]
+    #[serde(rename = "leaky:copy")]
+    LeakyCopy,
+    /// The note that the prompt states what the tests check.
+    #[strum(serialize = "note:prompt_states_answer")]
+    #[serde(rename = "note:prompt_states_answer")]
+    PromptStatesAnswer,
+    /// The note that the prompt shows an example the oracle reuses.
+    #[strum(serialize = "note:prompt_shows_example")]
+    #[serde(rename = "note:prompt_shows_example")]
+    PromptShowsExample,
+}
+
+impl Waiver {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every waiver's name, for errors and help.
+    pub fn names() -> Vec<&'static str> {
+        use strum::VariantArray;
+        Waiver::VARIANTS.iter().map(|w| w.as_str()).collect()
+    }
 }
 
 impl Oracle {

@@ -57,7 +57,7 @@ pub(crate) use manifest::Origin;
 pub use manifest::{
     Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY,
     DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox,
-    SandboxMode, Setup, Trace,
+    SandboxMode, Setup, Trace, Waiver,
 };
 pub use price::{Price, add_usd};
 pub use provider::{

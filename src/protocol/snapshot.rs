@@ -144,6 +144,7 @@ impl ManifestSnapshot {
                 sandbox: super::Sandbox::default(),
                 metadata: Default::default(),
                 oracle: None,
+                waive: Vec::new(),
                 origin: Default::default(),
             }),
         }

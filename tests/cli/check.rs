@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::harness::Sandbox;
+use crate::harness::{Run, Sandbox};
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
@@ -93,6 +93,13 @@ fn check_json(sb: &Sandbox, args: &[&str]) -> (i32, serde_json::Value) {
     let doc =
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:#?}"));
     (run.code, doc)
+}
+
+/// `check --data CHECK --runs 1 ARGS...`, as text.
+fn check_once(sb: &Sandbox, args: &[&str]) -> Run {
+    let mut all = vec!["check", "--data", "CHECK", "--runs", "1"];
+    all.extend_from_slice(args);
+    sb.run(&all)
 }
 
 fn verdict<'a>(doc: &'a serde_json::Value, job: &str) -> &'a serde_json::Value {
@@ -356,7 +363,7 @@ fn a_whole_copy_of_the_fixed_file_anywhere_in_the_task_is_leaky() {
     assert_eq!(verdict(&doc, "clean")["verdict"], "valid", "{doc:#}");
 }
 
-/// A job whose fix writes `line` into `value.txt`, whose prompt says
+/// A job whose fix writes `line` (one or more lines) into `value.txt`, whose prompt says
 /// `prompt`, and whose hidden test passes once `value.txt` holds `wanted`.
 fn line_job(sb: &Sandbox, name: &str, prompt: &str, line: &str, wanted: &str) -> PathBuf {
     let dir = sb.path().join(name);
@@ -379,7 +386,11 @@ echo '</testsuite>' >> results.xml
     .unwrap();
     std::fs::write(
         dir.join("oracle.diff"),
-        format!("--- a/value.txt\n+++ b/value.txt\n@@ -1 +1 @@\n-old\n+{line}\n"),
+        format!(
+            "--- a/value.txt\n+++ b/value.txt\n@@ -1 +1,{} @@\n-old\n+{}\n",
+            line.lines().count(),
+            line.replace('\n', "\n+")
+        ),
     )
     .unwrap();
     shell_manifest(&dir, name, prompt)
@@ -425,30 +436,124 @@ fn a_prompt_that_states_what_the_tests_check_is_a_note_not_a_leak() {
     assert_eq!(v["verdict"], "leaky", "{v:#}");
     assert!(v["leaks"].to_string().contains("is in the prompt"), "{v:#}");
     // The text output says the note beside the valid verdict.
-    let run = sb.run(&[
-        "check",
-        "--data",
-        "CHECK",
-        "--runs",
-        "1",
-        stated.to_str().unwrap(),
-    ]);
+    let run = check_once(&sb, &[stated.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(
         run.stdout.contains("stated: note: prompt_states_answer: "),
         "{run:#?}"
     );
     // `--strict`: a note fails the check too.
-    let strict = sb.run(&[
-        "check",
-        "--data",
-        "CHECK",
-        "--runs",
-        "1",
-        "--strict",
-        stated.to_str().unwrap(),
-    ]);
+    let strict = check_once(&sb, &["--strict", stated.to_str().unwrap()]);
     assert_eq!(strict.code, 1, "{strict:#?}");
+}
+
+/// A reviewed finding is waived: `[check] waive` in the manifest (or
+/// `--waive` for every job) keeps it in the output as waived, and it no
+/// longer decides the verdict or fails `--strict`; a name that is not a
+/// finding is a manifest error at its line.
+#[test]
+fn a_waived_finding_is_shown_as_waived_and_decides_nothing() {
+    let sb = Sandbox::new();
+    let logic = "total = sum(range(1, n + 1)) + offset";
+    let leaked = line_job(
+        &sb,
+        "leaked",
+        &format!("Make value.txt hold the sum. Hint: {logic}"),
+        logic,
+        "sum(range(1, n + 1))",
+    );
+    let text = std::fs::read_to_string(&leaked).unwrap();
+    std::fs::write(
+        &leaked,
+        format!("{text}\n[check]\nwaive = [\"leaky:prompt\"]\n"),
+    )
+    .unwrap();
+    let (code, doc) = check_json(&sb, &["--runs", "1", leaked.to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc:#}");
+    let v = verdict(&doc, "leaked");
+    assert_eq!(v["verdict"], "valid", "{v:#}");
+    assert!(v.get("leaks").is_none(), "{v:#}");
+    let waived = v["waived"].to_string();
+    assert!(
+        waived.contains("leaky:prompt: the oracle's line for value.txt"),
+        "{v:#}"
+    );
+    let run = check_once(&sb, &["--strict", leaked.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("1/1 job valid (1 with waived findings)"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stdout.contains("leaked: waived: leaky:prompt: "),
+        "{run:#?}"
+    );
+    // Without the manifest's waiver the finding stands; `--waive` waives
+    // it for every job, `leaky` for every kind of leak.
+    std::fs::write(&leaked, &text).unwrap();
+    let run = check_once(&sb, &[leaked.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stdout.contains("leaked: leaky: "), "{run:#?}");
+    let run = check_once(&sb, &["--waive", "leaky", leaked.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout.contains("leaked: waived: leaky:prompt: "),
+        "{run:#?}"
+    );
+    // A misspelt waiver: exit 2, the file, line and field, a suggestion.
+    std::fs::write(
+        &leaked,
+        format!("{text}\n[check]\nwaive = [\"leaky:promt\"]\n"),
+    )
+    .unwrap();
+    let run = check_once(&sb, &[leaked.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    let line = text.lines().count() + 3;
+    assert!(
+        run.stderr.contains(&format!("leaked.toml:{line}:")) && run.stderr.contains("check.waive"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains("did you mean `leaky:prompt`"),
+        "{run:#?}"
+    );
+    let bad = sb.run(&["check", "--waive", "everything", leaked.to_str().unwrap()]);
+    assert_eq!(bad.code, 2, "{bad:#?}");
+    assert!(bad.stderr.contains("leaky:prompt"), "{bad:#?}");
+}
+
+/// A prompt that shows an example the oracle reuses (an exception class's
+/// shape, a call of the API the task is about) holds less than a third of
+/// the answer: a note, `prompt_shows_example`, not a leak.
+#[test]
+fn a_prompt_showing_a_small_part_of_the_answer_is_an_example_not_a_leak() {
+    let sb = Sandbox::new();
+    let example = "    def __init__(self, message): self.message = message";
+    let lines = [
+        example,
+        "def evaluate(words): return [int(w) for w in words if w.isdigit()]",
+        "def is_integer(text): return text.lstrip('-').isdigit()",
+        "def apply(stack, word): return stack[:-2] + [stack[-2] + stack[-1]]",
+    ];
+    let job = line_job(
+        &sb,
+        "example",
+        &format!("An exception class looks like this:\n\n{example}\n"),
+        &lines.join("\n"),
+        "isdigit",
+    );
+    let (code, doc) = check_json(&sb, &["--runs", "1", job.to_str().unwrap()]);
+    let v = verdict(&doc, "example");
+    assert_eq!(v["verdict"], "valid", "{v:#}");
+    assert_eq!(code, 0, "{doc:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains(
+            "prompt_shows_example: the prompt holds 1 of the oracle's 4 distinctive lines"
+        ),
+        "{v:#}"
+    );
 }
 
 /// A whole set of jobs run offline: under a provider of kind `oracle`
