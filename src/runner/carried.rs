@@ -1,7 +1,7 @@
 //! The runner's copy of an attempt's changes, what acceptance lays on the
 //! clean copy: `DATA/runs/<job>/<n>/files/` (each created or changed file
 //! at its path, mode 644 or 755) and `files.json` beside it (every change:
-//! the file's mode, size and SHA-256, or its deletion). The `patch` event
+//! the file's mode, size and SHA-256, a link's target, or its deletion). The `patch` event
 //! records the SHA-256 of `files.json`, so acceptance, also one resumed
 //! after a crash, uses exactly the bytes the patch phase saw, and a copy
 //! that is not what was recorded is the runtime's fault, never the model's.
@@ -23,8 +23,9 @@ use super::patch::{FILE_CAP, PatchError, reject};
 use crate::beneath::{Dir, Error as Beneath};
 use crate::gitdiff::{Applied, ApplyError, Mode, apply_to_tree};
 
-/// Format version of `files.json`.
-const INDEX_VERSION: u32 = 1;
+/// Format version of `files.json`: 2 carries links; 1 (files and
+/// deletions only) still reads.
+const INDEX_VERSION: u32 = 2;
 /// Largest `files.json` read back.
 const INDEX_CAP: u64 = 64 * 1024 * 1024;
 
@@ -53,6 +54,11 @@ pub(crate) enum Carry {
         mode: String,
         bytes: u64,
         sha256: String,
+    },
+    /// A symlink (git's mode `120000`) to `target`, a relative path that
+    /// names a regular file of the tree ([`super::links`]).
+    Link {
+        target: String,
     },
     Delete,
 }
@@ -108,6 +114,16 @@ impl CopyWriter {
                 mode: mode.as_git().to_string(),
                 bytes: bytes.len() as u64,
                 sha256: sha256_hex(bytes),
+            },
+        });
+        Ok(())
+    }
+
+    pub(super) fn link(&mut self, rel: &str, target: &str) -> Result<(), PatchError> {
+        self.entries.push(Entry {
+            path: rel.to_string(),
+            change: Carry::Link {
+                target: target.to_string(),
             },
         });
         Ok(())
@@ -196,7 +212,7 @@ impl Carried {
         }
         let index: Index =
             serde_json::from_slice(&text).map_err(|e| corrupt(format!("does not parse: {e}")))?;
-        if index.version != INDEX_VERSION {
+        if !(1..=INDEX_VERSION).contains(&index.version) {
             return Err(corrupt(format!("unknown version {}", index.version)));
         }
         Ok(Carried::Copy {
@@ -303,6 +319,16 @@ fn lay_copy(
                     )));
                 }
                 tree.write_file(Path::new(rel), &content, permissions)
+                    .map_err(laid)?;
+                applied.written.push(entry.path.clone());
+            }
+            Carry::Link { target } => {
+                let target = std::ffi::OsStr::new(target);
+                super::links::resolve(rel, target)
+                    .and_then(|_| super::links::check_place(rel))
+                    .map_err(|why| corrupt(format!("{rel}: {why}")))?;
+                tree.create_parents(Path::new(rel))
+                    .and_then(|(parent, leaf)| parent.replace_symlink(leaf, target))
                     .map_err(laid)?;
                 applied.written.push(entry.path.clone());
             }

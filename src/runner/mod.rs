@@ -19,6 +19,8 @@
 //!   what it refuses to carry, through `beneath/`.
 //! - `patch_save.rs`: saving both sides of each change as the runner's copy and
 //!   `patch.diff`.
+//! - `links.rs`: which symlinks a patch carries (a relative target that
+//!   names a regular file of the tree, reached through no link).
 //! - `carried.rs`: the runner's copy: `files/` and `files.json`, checked
 //!   against the `patch` event's hash and laid on the acceptance copy, test
 //!   infrastructure left out unless `editable` names it.
@@ -86,6 +88,7 @@ mod error;
 mod excerpts;
 mod fallback;
 mod harness_output;
+mod links;
 mod one_run;
 mod patch;
 mod patch_save;

@@ -9,7 +9,9 @@
 //!
 //! What a patch carries: every regular file whose path matches `editable`
 //! and whose content or executable bit differs from the pristine source
-//! (created and changed files, content as bytes, whatever it holds), and
+//! (created and changed files, content as bytes, whatever it holds), every
+//! new or changed symlink at such a path that leads to a regular file of
+//! the tree ([`super::links`]), and
 //! every editable file or symlink of the source that the workspace no
 //! longer has (deletions); each file up to [`FILE_CAP`] bytes, [`COPY_CAP`]
 //! in all. Directories named `.git` or after a build dir of the language
@@ -28,7 +30,10 @@
 //!
 //! What it refuses to carry rejects the whole patch ([`PatchError::Rejected`],
 //! the model's failure) rather than changing anything silently: a FIFO,
-//! socket or device at an editable path; a new or changed symlink; a file
+//! socket or device at an editable path; a new or changed symlink that
+//! [`super::links`] does not let it carry (absolute, leaving the tree, to
+//! a directory or through another link, at a harness file's name or where
+//! the hidden files are laid); a file
 //! over the cap, or changes over [`COPY_CAP`] in all; a name that is not
 //! UTF-8 and matches an editable glob (patches name files in UTF-8; glob
 //! matching works on bytes, so `**` or `src/*` match such names); an entry
@@ -165,8 +170,12 @@ pub(super) struct Change {
     pub(super) rel: String,
     /// The source's mode, `None` for a created file.
     pub(super) old: Option<Mode>,
-    /// Whether the workspace still has the path (a regular file).
+    /// Whether the workspace still has the path (a regular file, or a
+    /// link when `link` says where to).
     pub(super) kept: bool,
+    /// The target of the link the workspace has at the path (a carried
+    /// link: see [`super::links`]).
+    pub(super) link: Option<String>,
 }
 
 /// Takes the changes of `inputs.workspace` against the source, saves the
@@ -185,6 +194,16 @@ pub(crate) fn take_patch(inputs: &PatchInputs<'_>) -> Result<SavedPatch, PatchEr
         let hidden = open(dir)?;
         for change in changes.iter().filter(|c| c.kept) {
             check_hidden_files(&hidden, &change.rel)?;
+            if let Some(target) = &change.link
+                && hidden.kind(Path::new(&change.rel)).is_ok()
+            {
+                return Err(reject(
+                    &change.rel,
+                    format!(
+                        "is a symlink (to {target}) at or above where the hidden test files are laid; a patch never carries one there"
+                    ),
+                ));
+            }
         }
     }
     save(inputs, &source, &workspace, &changes)
@@ -336,12 +355,14 @@ impl Finder<'_> {
             rel: rel.to_string(),
             old,
             kept: true,
+            link: None,
         });
         Ok(())
     }
 
-    /// A symlink of the workspace: fine where the source has the same one,
-    /// else a rejection naming it.
+    /// A symlink of the workspace: nothing where the source has the same
+    /// one; else a change when [`super::links`] lets the patch carry it,
+    /// a rejection naming it when not.
     fn workspace_symlink(&mut self, found: &Found<'_>, rel: &str) -> Result<(), PatchError> {
         let target = found
             .dir
@@ -354,13 +375,42 @@ impl Finder<'_> {
         if in_source.is_ok_and(|t| t == target) {
             return Ok(());
         }
-        Err(reject(
-            rel,
-            format!(
-                "is a symlink (to {}) that the source does not have; a patch does not carry symlinks",
-                escape_name(&target)
-            ),
-        ))
+        let resolved = super::links::resolve(rel, &target).map_err(|why| reject(rel, why))?;
+        super::links::check_place(rel).map_err(|why| reject(rel, why))?;
+        let shown = escape_name(&target);
+        let carried = self.inputs.editable.is_match(&resolved)
+            && !resolved.split('/').any(|name| {
+                name == ".git"
+                    || SKIPPED_DIRS.contains(&name)
+                    || crate::lang::build_dirs().contains(&name)
+            });
+        super::links::check_target(self.workspace, self.source, &shown, &resolved, carried)
+            .map_err(|why| reject(rel, why))?;
+        let old = match self.source.kind(Path::new(rel)) {
+            Ok(Kind::Symlink) => Some(Mode::Symlink),
+            Ok(Kind::File) => match self.source.open_file(Path::new(rel)) {
+                Ok((_, meta)) => Some(Mode::of_file(meta.mode)),
+                Err(e) => return Err(reject(rel, format!("in the source: {e}"))),
+            },
+            Err(Beneath::NotFound) => None,
+            Ok(other) => {
+                return Err(reject(
+                    rel,
+                    format!(
+                        "is a symlink in the workspace where the source has {}",
+                        other.describe()
+                    ),
+                ));
+            }
+            Err(e) => return Err(reject(rel, format!("in the source: {e}"))),
+        };
+        self.changes.push(Change {
+            rel: rel.to_string(),
+            old,
+            kept: true,
+            link: Some(shown),
+        });
+        Ok(())
     }
 
     /// An editable file or symlink of the source: deleted when the
@@ -404,6 +454,7 @@ impl Finder<'_> {
                     rel: rel.to_string(),
                     old: Some(old),
                     kept: false,
+                    link: None,
                 });
                 Ok(())
             }

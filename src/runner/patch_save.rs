@@ -31,7 +31,9 @@ pub(super) fn save(
     let mut carried = 0u64;
     for change in changes {
         let rel = change.rel.as_str();
-        let new = if change.kept {
+        let new = if let Some(target) = &change.link {
+            Some((target.as_bytes().to_vec(), Mode::Symlink))
+        } else if change.kept {
             let (file, meta) = workspace
                 .open_file(Path::new(rel))
                 .map_err(|e| workspace_problem(inputs.workspace, rel, e))?;
@@ -60,23 +62,35 @@ pub(super) fn save(
             // Changed back since the walk.
             continue;
         }
-        match &new {
-            Some((bytes, mode)) => {
+        match (&new, &change.link) {
+            (Some(_), Some(target)) => copy.link(rel, target)?,
+            (Some((bytes, mode)), None) => {
                 carried += bytes.len() as u64;
                 if carried > COPY_CAP {
                     return Err(too_much(rel));
                 }
                 copy.write(rel, bytes, *mode)?;
             }
-            None => copy.delete(rel)?,
+            (None, _) => copy.delete(rel)?,
         }
         let mut section = String::new();
-        let file = FileDiff {
-            path: rel,
-            old: before,
-            new: after,
+        // A file turned into a link (or back) is a deletion and a
+        // creation, as git writes a change of type.
+        let link = |side: Option<Side<'_>>| side.map(|s| s.mode == Mode::Symlink);
+        let sides = match (before, after) {
+            (Some(_), Some(_)) if link(before) != link(after) => {
+                vec![(before, None), (None, after)]
+            }
+            _ => vec![(before, after)],
         };
-        write_file_diff(&file, inputs.deadline, &mut section);
+        for (old, new) in sides {
+            let file = FileDiff {
+                path: rel,
+                old,
+                new,
+            };
+            write_file_diff(&file, inputs.deadline, &mut section);
+        }
         diff.push(rel, &section)?;
         files.push(change.rel.clone());
     }

@@ -319,7 +319,7 @@ fn non_utf8_names_reject_the_patch_only_when_editable() {
 }
 
 #[test]
-fn a_new_or_changed_symlink_at_an_editable_path_rejects_the_patch_naming_it() {
+fn a_symlink_leaving_the_tree_rejects_the_patch_naming_it() {
     let d = dirs();
     let outside = d.root.join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -327,7 +327,10 @@ fn a_new_or_changed_symlink_at_an_editable_path_rejects_the_patch_naming_it() {
     symlink(outside.join("secret.rs"), d.ws.join("src/leak.rs")).unwrap();
     let r = rejected(d.take(&["src/**"]));
     assert_eq!(r.path, "src/leak.rs");
-    assert!(r.problem.contains("is a symlink"), "{r}");
+    assert!(
+        r.problem.contains("is a symlink to the absolute path"),
+        "{r}"
+    );
     assert!(!fs::read_to_string(d.runs.join("files.json")).is_ok_and(|t| t.contains("leak")));
 
     // Outside `editable`, a symlink is left alone like any other entry.
@@ -339,10 +342,12 @@ fn a_new_or_changed_symlink_at_an_editable_path_rejects_the_patch_naming_it() {
         symlink("lib.rs", root.join("src/alias.rs")).unwrap();
     }
     assert!(d.take(&["src/**"]).unwrap().files.is_empty());
-    // Pointed elsewhere, it is a changed symlink.
+    // Pointed at nothing, it is a rejection naming what is missing.
     fs::remove_file(d.ws.join("src/alias.rs")).unwrap();
     symlink("other.rs", d.ws.join("src/alias.rs")).unwrap();
-    assert_eq!(rejected(d.take(&["src/**"])).path, "src/alias.rs");
+    let r = rejected(d.take(&["src/**"]));
+    assert_eq!(r.path, "src/alias.rs");
+    assert!(r.problem.contains("does not exist (src/other.rs)"), "{r}");
     // A file where the source has a symlink cannot be patched faithfully.
     fs::remove_file(d.ws.join("src/alias.rs")).unwrap();
     fs::write(d.ws.join("src/alias.rs"), "new").unwrap();
@@ -353,6 +358,177 @@ fn a_new_or_changed_symlink_at_an_editable_path_rejects_the_patch_naming_it() {
             .starts_with("in the source: is or passes through a symlink"),
         "{r}"
     );
+}
+
+/// `git apply` of `patch.diff` on a copy of the source gives the same
+/// entries as the workspace: links as links with their targets.
+fn git_applies_to(d: &Dirs, rel: &str) {
+    let theirs = d.root.join("theirs");
+    let _ = fs::remove_dir_all(&theirs);
+    crate::agent::copy_tree(&d.pristine, &theirs).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(d.runs.join("patch.diff"))
+        .current_dir(&theirs)
+        .output();
+    match out {
+        Ok(out) => {
+            assert!(out.status.success(), "git apply: {out:?}");
+            assert_eq!(
+                fs::read_link(theirs.join(rel)).unwrap(),
+                fs::read_link(d.ws.join(rel)).unwrap()
+            );
+        }
+        Err(e) => println!("skip: git apply not run: {e}"),
+    }
+}
+
+#[test]
+fn a_link_to_a_file_of_the_tree_is_carried_as_mode_120000_and_laid_as_a_link() {
+    let d = dirs();
+    symlink("lib.rs", d.ws.join("src/alias.rs")).unwrap();
+    fs::create_dir_all(d.ws.join("src/nested")).unwrap();
+    symlink("../lib.rs", d.ws.join("src/nested/up.rs")).unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    assert_eq!(saved.files, ["src/alias.rs", "src/nested/up.rs"]);
+    let index: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(d.runs.join("files.json")).unwrap()).unwrap();
+    assert_eq!(index["version"], 2);
+    assert_eq!(index["files"][0]["change"], "link");
+    assert_eq!(index["files"][0]["target"], "lib.rs");
+    let diff = fs::read_to_string(d.runs.join("patch.diff")).unwrap();
+    assert!(diff.contains("new file mode 120000"), "{diff}");
+    git_applies_to(&d, "src/nested/up.rs");
+    let clean = d.laid(&saved);
+    assert_eq!(
+        fs::read_link(clean.join("src/alias.rs")).unwrap(),
+        Path::new("lib.rs")
+    );
+    assert_eq!(
+        fs::read_link(clean.join("src/nested/up.rs")).unwrap(),
+        Path::new("../lib.rs")
+    );
+    // A link to a file the patch creates (editable) is carried with it.
+    symlink("made.rs", d.ws.join("src/to_made.rs")).unwrap();
+    fs::write(d.ws.join("src/made.rs"), "made\n").unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    assert!(saved.files.contains(&"src/to_made.rs".to_string()));
+    let clean = d.laid(&saved);
+    assert_eq!(
+        fs::read_to_string(clean.join("src/to_made.rs")).unwrap(),
+        "made\n"
+    );
+}
+
+#[test]
+fn a_file_turned_into_a_link_is_a_deletion_and_a_creation_git_applies() {
+    let d = dirs();
+    fs::write(d.pristine.join("src/old.rs"), "old\n").unwrap();
+    fs::remove_file(d.ws.join("src/lib.rs")).unwrap();
+    fs::write(d.ws.join("src/lib.rs"), "a\n").unwrap();
+    symlink("lib.rs", d.ws.join("src/old.rs")).unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    assert_eq!(saved.files, ["src/old.rs"]);
+    let diff = fs::read_to_string(d.runs.join("patch.diff")).unwrap();
+    assert!(
+        diff.contains("deleted file mode 100644") && diff.contains("new file mode 120000"),
+        "{diff}"
+    );
+    git_applies_to(&d, "src/old.rs");
+    let clean = d.laid(&saved);
+    assert_eq!(
+        fs::read_link(clean.join("src/old.rs")).unwrap(),
+        Path::new("lib.rs")
+    );
+}
+
+/// Every way a link could reach past what the tree holds, or land where
+/// the harness reads, rejects the patch, naming the link; nothing is kept.
+#[test]
+fn links_out_of_the_tree_to_directories_through_links_or_at_harness_names_are_rejected() {
+    let hidden = tempfile::tempdir().unwrap();
+    fs::create_dir_all(hidden.path().join("tests")).unwrap();
+    fs::write(hidden.path().join("tests/test_lib.py"), "hidden").unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        ("src/etc", "/etc", "absolute path /etc"),
+        ("src/up.rs", "../../outside.rs", "leaves the tree"),
+        ("src/back.rs", "../../w/src/lib.rs", "leaves the tree"),
+        ("src/dir", ".", "a directory"),
+        ("src/root", "..", "the tree's root"),
+        (
+            "src/chain.rs",
+            "alias_of_lib.rs",
+            "reached through another link",
+        ),
+        (
+            "src/via.rs",
+            "../other/linkdir/lib.rs",
+            "reached through another link",
+        ),
+        (
+            "src/notes.rs",
+            "../notes/n.txt",
+            "the check copy will not have",
+        ),
+        ("conftest.py", "src/lib.rs", "test harness file"),
+        ("sitecustomize.py", "src/lib.rs", "runs at startup"),
+        (
+            "tests/test_lib.py",
+            "../src/lib.rs",
+            "where the hidden test files are laid",
+        ),
+        ("tests", "src", "a directory"),
+        ("src/target/x.rs", "../lib.rs", "-"),
+    ];
+    for (at, target, why) in cases {
+        let d = dirs();
+        symlink("lib.rs", d.ws.join("src/alias_of_lib.rs")).unwrap();
+        fs::create_dir_all(d.ws.join("other")).unwrap();
+        symlink("../src", d.ws.join("other/linkdir")).unwrap();
+        fs::create_dir_all(d.ws.join("notes")).unwrap();
+        fs::write(d.ws.join("notes/n.txt"), "not editable").unwrap();
+        let link = d.ws.join(at);
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        symlink(target, &link).unwrap();
+        let editable = [
+            "src/**",
+            "conftest.py",
+            "sitecustomize.py",
+            "tests/**",
+            "tests",
+        ];
+        let result = d.take_with(&editable, Some(hidden.path()));
+        if *why == "-" {
+            // Under a build dir: never entered, never carried.
+            let saved = result.unwrap();
+            assert!(
+                !saved.files.iter().any(|f| f.contains("target")),
+                "{saved:?}"
+            );
+            continue;
+        }
+        let r = rejected(result);
+        assert_eq!(r.path, *at, "{at} -> {target}: {r}");
+        assert!(r.problem.contains(why), "{at} -> {target}: {r}");
+        assert!(!d.runs.join("files.json").exists(), "{at} -> {target}");
+    }
+}
+
+#[test]
+fn a_version_1_copy_still_reads() {
+    let d = dirs();
+    fs::write(d.ws.join("src/lib.rs"), "b\n").unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    let text = fs::read_to_string(d.runs.join("files.json")).unwrap();
+    let old = text.replace("\"version\": 2", "\"version\": 1");
+    assert_ne!(old, text);
+    fs::write(d.runs.join("files.json"), &old).unwrap();
+    let hash: String = <sha2::Sha256 as sha2::Digest>::digest(old.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let carried = Carried::load(&d.runs, Some(&hash)).unwrap();
+    assert_eq!(carried.paths(), saved.files);
 }
 
 #[test]

@@ -38,8 +38,9 @@ pub(super) fn patch_integrity(manifest: &Manifest, runs: &Path, files_hash: &str
     let contents: Vec<Contents> = entries
         .iter()
         .map(|entry| {
-            let new = match entry.change {
+            let new = match &entry.change {
                 Carry::Write { .. } => read(&copy, &entry.path),
+                Carry::Link { target } => Some(target.as_bytes().to_vec()),
                 Carry::Delete => None,
             };
             (entry.path.clone(), read(&source, &entry.path), new)

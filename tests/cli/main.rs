@@ -33,6 +33,7 @@ mod integrity;
 mod interrupt;
 mod layer_hooks;
 mod lifecycle;
+mod links;
 mod log_integrity;
 mod mock_model;
 mod modules;
