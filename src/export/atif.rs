@@ -84,6 +84,11 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
     if !job.full {
         value["notes"] = json!(METADATA_NOTE);
     }
+    // The report row's excerpt is the last attempt's.
+    let last = job.attempts.last().map(|a| a.number) == Some(attempt.number);
+    if let Some(text) = row.harness_output.as_ref().filter(|_| last) {
+        value["extra"]["harness_output"] = json!(text);
+    }
     value
 }
 

@@ -138,11 +138,15 @@ fn sample(job: &JobTrace<'_>) -> Value {
     );
     match scored(row) {
         Ok(value) => {
-            let explanation = match (row.failure_kind, &row.cause) {
+            let mut explanation = match (row.failure_kind, &row.cause) {
                 (None, _) => "accepted by the hidden tests".to_string(),
                 (Some(kind), Some(cause)) => format!("{kind}: {cause}"),
                 (Some(kind), None) => kind.to_string(),
             };
+            if let Some(text) = &row.harness_output {
+                explanation.push_str("\n\n");
+                explanation.push_str(text);
+            }
             let mut score = json!({
                 "value": value,
                 "explanation": explanation,
@@ -222,6 +226,7 @@ fn metadata(job: &JobTrace<'_>) -> Value {
         "outcome": row.outcome.as_str(),
         "failure_kind": row.failure_kind.map(|k| k.as_str()),
         "cause": row.cause,
+        "harness_output": row.harness_output,
         "attempts": row.attempts,
         "steps": row.steps,
         "invalid_decisions": row.invalid_decisions,

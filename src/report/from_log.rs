@@ -46,8 +46,9 @@ impl Artifacts for NoArtifacts {
 /// The logs an attempt may have, in the order a job runs them; `verify-<k>`
 /// logs follow the setup and baseline ones.
 const LOGS_BEFORE: [&str; 2] = ["setup.log", "baseline.log"];
-const LOGS_AFTER: [&str; 4] = [
+const LOGS_AFTER: [&str; 5] = [
     "acceptance.log",
+    crate::verdict::HARNESS_OUTPUT_FILE,
     "patch.diff",
     "transcript.jsonl",
     crate::verdict::EXCERPTS_FILE,
@@ -239,6 +240,9 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
                 .read(last.number, crate::verdict::EXCERPTS_FILE)
                 .and_then(|text| crate::verdict::read_excerpts(&text));
         }
+        result.harness_output = files
+            .read(last.number, crate::verdict::HARNESS_OUTPUT_FILE)
+            .map(|text| crate::escape::block(&text).into_owned());
     }
     for attempt in &job.attempts {
         if let Some(text) = files.read(attempt.number, "transcript.jsonl") {

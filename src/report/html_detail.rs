@@ -276,6 +276,20 @@ fn figure(text: Option<String>) -> Cell {
 /// The failing and missing tests, each with what it printed of its own
 /// when the excerpts are here, else by name; then how many more.
 fn tests(out: &mut Vec<Block>, j: &JobResult) {
+    if let Some(text) = &j.harness_output {
+        out.push(heading("Why the tests did not run", None));
+        out.push(Block::List {
+            c: "excerpts",
+            items: vec![Item {
+                line: vec![Cell::styled(
+                    "muted",
+                    "the first error of the acceptance run (harness_output.txt)",
+                )],
+                pre: Some(text.clone()),
+                c: None,
+            }],
+        });
+    }
     let (shown, rest) = verdict_text::names(&j.tests);
     if shown.is_empty() && rest == 0 {
         return;

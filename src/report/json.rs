@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 8,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 9,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let job = &value["jobs"][0];
         assert_eq!(job["resources"]["cpu_ms"], 9_870);

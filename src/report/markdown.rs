@@ -224,17 +224,44 @@ pub(super) fn code(text: &str) -> String {
 }
 
 /// One line per failed job whose acceptance ran (its counts, then its
-/// failing and missing tests) and per job whose baseline left a note.
+/// failing and missing tests) and per job whose baseline left a note; under
+/// the line of one whose tests did not build or collect, the first error.
 fn verdicts(out: &mut String, report: &Report) {
-    let lines: Vec<String> = report.jobs.iter().filter_map(verdict_line).collect();
+    let lines: Vec<(String, Option<&str>)> = report
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            let harness = j
+                .harness_output
+                .as_deref()
+                .filter(|_| j.outcome == JobOutcome::Failed);
+            verdict_line(j).map(|line| (line, harness))
+        })
+        .collect();
     if lines.is_empty() {
         return;
     }
     out.push_str("## Test verdicts\n\n");
-    for line in lines {
+    for (line, harness) in lines {
         let _ = writeln!(out, "- {line}");
+        if let Some(text) = harness {
+            out.push_str(&indented_block(text));
+        }
     }
     out.push('\n');
+}
+
+/// `text` as a fenced block inside a list item: indented two spaces, its
+/// fence longer than any run of backticks it holds.
+fn indented_block(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = format!("\n  {fence}text\n");
+    for line in text.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    let _ = writeln!(out, "  {fence}\n");
+    out
 }
 
 fn verdict_line(j: &JobResult) -> Option<String> {
@@ -548,6 +575,16 @@ mod tests {
         // names), where Markdown shows it literally.
         assert_eq!(md.matches("<script>").count(), 1);
         assert!(md.contains("``render::`tick` & <script>\\u{a}next``"));
+    }
+
+    #[test]
+    fn a_harness_excerpt_is_a_block_no_backtick_run_closes() {
+        assert_eq!(
+            indented_block("error[E0425]: cannot find `reply`\n --> a.rs"),
+            "\n  ```text\n  error[E0425]: cannot find `reply`\n   --> a.rs\n  ```\n\n"
+        );
+        let block = indented_block("```\nx");
+        assert!(block.starts_with("\n  ````text\n"), "{block}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::protocol::{FailureKind, Resources};
 /// `succeeded` (was `accepted`), per tally `succeeded` and
 /// `cost_per_success_usd`, per job `first_attempt_succeeded`; older
 /// documents still read.
-pub const REPORT_SCHEMA_VERSION: u32 = 8;
+pub const REPORT_SCHEMA_VERSION: u32 = 9;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -185,6 +185,12 @@ pub struct JobResult {
     /// beside this log (a shard merged without its `runs/`).
     #[serde(default)]
     pub test_excerpts: Option<crate::verdict::TestExcerpts>,
+    /// Why the last acceptance run's tests did not build or collect: the
+    /// first error of its output (`harness_output.txt`, escaped, at most 40
+    /// lines and 4 KiB); `None` when they ran, or when the artifact is not
+    /// beside this log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_output: Option<String>,
     pub timeline: Vec<TimelineEntry>,
     /// Which of the report's `sources` the job was read from (for links
     /// to its artifacts); not part of `results.json`.
@@ -235,6 +241,7 @@ impl JobResult {
             trace: None,
             logs: Vec::new(),
             test_excerpts: None,
+            harness_output: None,
             timeline: Vec::new(),
             source: 0,
         }

@@ -8,8 +8,7 @@ use super::checks::CheckRun;
 use crate::exec::ExecOutcome;
 use crate::lang::{EXCERPT_BYTES, EXCERPT_LINES, Language, RunModel};
 
-/// The artifact the excerpt is kept in, under `runs/<job>/<n>/`.
-pub(crate) const HARNESS_OUTPUT_FILE: &str = "harness_output.txt";
+pub(crate) use crate::verdict::HARNESS_OUTPUT_FILE;
 
 /// A run's first error: its excerpt (at most [`EXCERPT_LINES`] lines and
 /// [`EXCERPT_BYTES`] bytes) and its cause in one line.

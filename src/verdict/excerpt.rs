@@ -13,6 +13,10 @@ use crate::protocol::Verdict;
 
 /// Where the excerpts of an attempt lie, relative to its artifacts dir.
 pub const EXCERPTS_FILE: &str = "tests/excerpts.json";
+/// The artifact, under `runs/<job>/<n>/`, that keeps the first error of a
+/// check whose tests did not build or collect (escaped, at most 40 lines
+/// and 4 KiB).
+pub const HARNESS_OUTPUT_FILE: &str = "harness_output.txt";
 /// Version of [`TestExcerpts`] as written.
 pub const EXCERPTS_VERSION: u32 = 1;
 /// Bytes kept of one test's output: its head and its tail.

@@ -28,8 +28,8 @@ mod results_error;
 
 pub use crate::protocol::{Inventory, InventorySource, Verdict};
 pub use excerpt::{
-    EXCERPT_BYTES, EXCERPTS_FILE, EXCERPTS_KEPT, EXCERPTS_VERSION, TestExcerpt, TestExcerpts, cap,
-    excerpts_of, read_excerpts,
+    EXCERPT_BYTES, EXCERPTS_FILE, EXCERPTS_KEPT, EXCERPTS_VERSION, HARNESS_OUTPUT_FILE,
+    TestExcerpt, TestExcerpts, cap, excerpts_of, read_excerpts,
 };
 pub use inventory::{InventoryError, TestOutcome, TestResults, judge, judge_all};
 pub use junit::{MAX_JUNIT_BYTES, parse_junit};

@@ -208,9 +208,49 @@ fn hidden_tests_that_do_not_build_say_the_compiler_s_error() {
     let job = &results["jobs"][0];
     let cause = job["cause"].as_str().unwrap();
     assert!(cause.contains("error[E0432]"), "{cause}");
+    // The excerpt, beyond the one line: results.json, report.md, the
+    // HTML report's job detail, the ATIF trajectory and the Inspect sample.
+    let held = |text: &str| text.contains("error[E0432]") && text.contains("sum_up_to");
+    let excerpt_json = job["harness_output"].as_str().unwrap();
+    assert!(held(excerpt_json), "{job:#}");
+    let md = read(&sb.data().join("report/report.md"));
+    assert!(md.contains("  ```text\n  error[E0432]"), "{md}");
     let html = read(&sb.data().join("report/report.html"));
     let text = crate::harness::html_job_text(&html, job["instance"].as_str().unwrap());
-    assert!(text.contains("error[E0432]"), "{text}");
+    assert!(
+        text.contains("Why the tests did not run") && held(&text),
+        "{text}"
+    );
+    let atif: serde_json::Value =
+        serde_json::from_str(&read(&sb.data().join("report/atif/renamed/1.json"))).unwrap();
+    assert!(
+        held(atif["extra"]["harness_output"].as_str().unwrap()),
+        "{atif:#}"
+    );
+    let eval = sb.data().join("report/inspect/renamed@script.eval");
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&eval).unwrap()).unwrap();
+    let mut sample = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("samples/renamed_epoch_1.json").unwrap(),
+        &mut sample,
+    )
+    .unwrap();
+    let sample: serde_json::Value = serde_json::from_str(&sample).unwrap();
+    let explanation = sample["scores"]
+        .as_object()
+        .and_then(|s| s.values().next())
+        .and_then(|s| s["explanation"].as_str())
+        .unwrap_or_else(|| panic!("{sample:#}"));
+    assert!(held(explanation), "{explanation}");
+    // The live viewer's job page holds it too.
+    let viewer = crate::view::Viewer::start(&sb, &["DATA"]);
+    let page = viewer.get("/api/job?run=0&id=renamed", true, None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let doc = page.json();
+    assert!(
+        held(doc["result"]["harness_output"].as_str().unwrap_or_default()),
+        "{doc:#}"
+    );
     let status = sb.run(&["status", "DATA"]).ok();
     assert!(status.stderr.contains("error[E0432]"), "{status:#?}");
 }
@@ -284,4 +324,12 @@ script = "replies.jsonl"
         serde_json::from_str(&read(&sb.data().join("report/results.json"))).unwrap();
     let cause = results["jobs"][0]["cause"].as_str().unwrap();
     assert!(cause.contains("cannot import name 'mean'"), "{cause}");
+    let excerpt = results["jobs"][0]["harness_output"].as_str().unwrap();
+    assert!(
+        excerpt.contains("ERROR collecting") && excerpt.contains("cannot import name 'mean'"),
+        "{excerpt}"
+    );
+    let html = read(&sb.data().join("report/report.html"));
+    let text = crate::harness::html_job_text(&html, "py_renamed");
+    assert!(text.contains("Why the tests did not run"), "{text}");
 }

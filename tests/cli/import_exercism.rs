@@ -507,4 +507,12 @@ fn a_jest_suite_that_fails_to_run_says_why_in_the_cause() {
     )
     .unwrap();
     assert!(excerpt.contains("Test suite failed to run"), "{excerpt}");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.data().join("report/results.json")).unwrap(),
+    )
+    .unwrap();
+    let kept = results["jobs"][0]["harness_output"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(kept.contains("broken while loaded"), "{results:#}");
 }

@@ -451,6 +451,11 @@
       main.append(el('p', { class: 'muted' }, 'none recorded (a bare task)'));
     }
 
+    if (r.harness_output) {
+      main.append(el('h2', null, 'Why the tests did not run'));
+      main.append(el('p', { class: 'muted' }, 'the first error of the acceptance run (harness_output.txt)'));
+      main.append(el('pre', { class: 'excerpt', id: 'harness-output' }, r.harness_output));
+    }
     main.append(el('h2', null, 'Failing tests'));
     const t = r;
     if (page.failing.length === 0) {
