@@ -258,7 +258,7 @@ fn a_400000_line_rewrite_is_judged_within_the_wall_time_and_carried_byte_for_byt
 }
 
 #[test]
-fn a_symlink_created_in_an_editable_path_is_patch_rejected_naming_it() {
+fn a_symlink_leaving_the_tree_is_patch_rejected_naming_it() {
     let sb = Sandbox::new();
     let manifest = Job {
         id: "link",
@@ -266,7 +266,7 @@ fn a_symlink_created_in_an_editable_path_is_patch_rejected_naming_it() {
         hidden: &[("check.sh", b"exit 0\n")],
         replies: &[
             serde_json::json!({"kind": "write_file", "path": "src/lib.txt", "content": "b\n"}),
-            serde_json::json!({"kind": "run_tool", "program": "ln", "args": ["-s", "../secret.txt", "src/secret.txt"]}),
+            serde_json::json!({"kind": "run_tool", "program": "ln", "args": ["-s", "../../secret.txt", "src/secret.txt"]}),
             serde_json::json!({"kind": "finish", "summary": "linked"}),
         ],
         allow: &["ln -s * *", "true"],
@@ -287,7 +287,8 @@ fn a_symlink_created_in_an_editable_path_is_patch_rejected_naming_it() {
     assert_eq!(rejected.len(), 1, "{lines:#?}");
     let reason = rejected[0]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("src/secret.txt: is a symlink"),
+        reason
+            .starts_with("src/secret.txt: is a symlink to ../../secret.txt, which leaves the tree"),
         "{reason}"
     );
     // Nothing was carried, and nothing was judged.

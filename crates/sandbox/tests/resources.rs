@@ -75,7 +75,9 @@ fn each_command_is_told_its_own_cpu_memory_and_tasks() {
     }
     let hog = run_in(ws.path(), &["python3", "-c", HOG]).resources;
     let cpu = hog.cpu_ms.unwrap();
-    assert!((750..=1250).contains(&cpu), "cpu {cpu} ms: {hog:?}");
+    // 1 s of burning, plus the interpreter's start and 200 MiB of page
+    // faults, which a busy host makes slow (1.3 s measured under load).
+    assert!((750..=2500).contains(&cpu), "cpu {cpu} ms: {hog:?}");
     let memory = hog.peak_memory_bytes.unwrap();
     assert!(
         (150 * MIB..=250 * MIB).contains(&memory),

@@ -135,10 +135,12 @@ fn in_the_attempts_namespace_the_next_command_is_made_ahead_in_its_own_cgroup() 
                 .into_iter()
                 .filter(|pid| pid != init && !sleeping.contains(pid) && ns(*pid) == ns(*init))
                 .collect();
-            // Made: it leads its group (caught mid-clone, it does not yet;
-            // on a busy machine that moment can be seen).
+            // Made: it leads its group and is in its cgroup (caught
+            // mid-clone, it is not yet; on a busy machine that moment can
+            // be seen).
             if let [warm] = waiting[..]
                 && process_group(warm) == Some(warm)
+                && pids_cgroup(&warm.to_string()).contains("agent-runtime-")
             {
                 break (*busy, warm);
             }

@@ -1,13 +1,14 @@
 //! The child's step: move itself into the command's cgroup(s) between fork
-//! and exec, through `cgroup.procs` descriptors the runner opened.
+//! and exec, through descriptors the runner opened (v1 `tasks`, v2
+//! `cgroup.procs`).
 
 use std::io;
 use std::os::fd::RawFd;
 
-/// At most one `cgroup.procs` per v1 hierarchy used (memory, pids, freezer).
+/// At most one descriptor per v1 hierarchy used (memory, pids, freezer).
 const MAX: usize = 3;
 
-/// The raw `cgroup.procs` descriptors of one command cgroup, copied into the
+/// The raw entry descriptors of one command cgroup, copied into the
 /// child. Plain data: the child never allocates. They stay open (and so
 /// valid) as long as the [`super::CommandCgroup`] they came from; they are
 /// close-on-exec, so the command itself never holds them.
