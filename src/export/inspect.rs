@@ -177,7 +177,10 @@ fn sample(job: &JobTrace<'_>) -> Value {
         json!({ "model": job.model, "choices": [], "completion": row.patch.clone().unwrap_or_default() }),
     );
     sample.insert("messages".into(), Value::from(messages));
-    sample.insert("events".into(), json!([]));
+    sample.insert(
+        "events".into(),
+        Value::from(super::inspect_events::events(job)),
+    );
     sample.insert("store".into(), json!({}));
     sample.insert("attachments".into(), json!({}));
     Value::Object(sample)
@@ -272,7 +275,12 @@ fn messages(job: &JobTrace<'_>) -> Vec<Value> {
     out
 }
 
-fn step_messages(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace) -> Vec<Value> {
+/// A step's messages: the reply and what came back to it.
+pub(super) fn step_messages(
+    job: &JobTrace<'_>,
+    attempt: &AttemptTrace,
+    step: &StepTrace,
+) -> Vec<Value> {
     let call_id = format!("a{}-s{}", attempt.number, step.step);
     let Some(call) = &step.call else {
         // The provider never answered: what the log says, as the runtime's.

@@ -14,6 +14,8 @@
 //!   model's name.
 //! - `inspect.rs`: Inspect AI's `.eval` members: header, summaries, one sample
 //!   per instance with its score, messages and usage.
+//! - `inspect_events.rs`: a sample's events: a model event per step, a tool
+//!   event per decision carried out.
 //! - `atif.rs`: Harbor's ATIF v1.4 trajectory per attempt.
 //! - `predictions.rs`: SWE-bench predictions for instances with an
 //!   `instance_id`.
@@ -28,6 +30,7 @@
 mod atif;
 mod error;
 mod inspect;
+mod inspect_events;
 mod predictions;
 mod trace;
 mod write;

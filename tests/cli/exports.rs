@@ -343,7 +343,8 @@ fn read_back_with_inspect(test: &str, eval: &Path, samples: usize, scores: &[&st
         log = read_eval_log(sys.argv[1])\n\
         print(log.status, len(log.samples))\n\
         for s in sorted(log.samples, key=lambda s: (str(s.id), s.epoch)):\n\
-        \x20   print(s.id, s.epoch, s.scores['acceptance'].value, len(s.messages))\n";
+        \x20   kinds = [e.event for e in s.events]\n\
+        \x20   print(s.id, s.epoch, s.scores['acceptance'].value, len(s.messages), kinds.count('model'), kinds.count('tool'))\n";
     let out = Command::new(&python)
         .args(["-c", script])
         .arg(eval)
@@ -361,6 +362,19 @@ fn read_back_with_inspect(test: &str, eval: &Path, samples: usize, scores: &[&st
         .map(|l| l.split(' ').nth(2).unwrap_or_default().to_string())
         .collect();
     assert_eq!(read, scores, "{stdout}");
+    // Every sample's Transcript: a model event per step, and a tool event
+    // for each decision carried out (here every sample carries one out).
+    for line in stdout.lines().skip(1) {
+        let counts: Vec<usize> = line
+            .split(' ')
+            .skip(4)
+            .map(|n| n.parse().unwrap_or(0))
+            .collect();
+        assert!(
+            counts.len() == 2 && counts[0] > 0 && counts[1] > 0,
+            "model and tool events: {line}"
+        );
+    }
 }
 
 /// Harbor's own validator on every trajectory under `dir`. That half of
