@@ -138,7 +138,7 @@ impl<'a> Hands<'a> {
                 let reason = e.to_string();
                 record(
                     recorder,
-                    decision_event(step, DecisionKind::Invalid, Some(reason.clone())),
+                    decision_event(step, DecisionKind::Invalid, None, Some(reason.clone())),
                 )?;
                 return Ok(Acted::refused(reason));
             }
@@ -150,7 +150,7 @@ impl<'a> Hands<'a> {
             let logged = format!("{kind}: {}", refused.logged);
             record(
                 recorder,
-                decision_event(step, DecisionKind::Invalid, Some(logged)),
+                decision_event(step, DecisionKind::Invalid, None, Some(logged)),
             )?;
             return Ok(Acted::Observe {
                 observation: invalid_observation(&format!(
@@ -160,7 +160,8 @@ impl<'a> Hands<'a> {
                 invalid: Some(refused.logged),
             });
         }
-        record(recorder, decision_event(step, kind, None))?;
+        let subject = decision.subject().map(str::to_string);
+        record(recorder, decision_event(step, kind, subject, None))?;
         self.act(recorder, step, decision)
     }
 
@@ -342,11 +343,24 @@ impl<'a> Hands<'a> {
     }
 }
 
-/// The `decision` event: what was asked at `step`, and why it was refused.
-fn decision_event(step: u32, kind: DecisionKind, reason: Option<String>) -> Event {
+/// The `decision` event: what was asked at `step` and what it names, or
+/// why it was refused.
+fn decision_event(
+    step: u32,
+    kind: DecisionKind,
+    subject: Option<String>,
+    reason: Option<String>,
+) -> Event {
+    let subject = subject.map(
+        |s| match s.char_indices().nth(crate::protocol::SUBJECT_CHARS) {
+            Some((cut, _)) => format!("{}…", &s[..cut]),
+            None => s,
+        },
+    );
     Event::Decision(DecisionRecord {
         step,
         kind,
+        subject,
         reason,
         call: None,
     })

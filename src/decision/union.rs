@@ -59,6 +59,19 @@ impl Decision {
             Decision::Finish { .. } => K::Finish,
         }
     }
+
+    /// What the decision names, as its headline shows it: the path it
+    /// reads or writes, or the program it runs (never the arguments).
+    pub(crate) fn subject(&self) -> Option<&str> {
+        match self {
+            Decision::ReadFile { path }
+            | Decision::ListFiles { path }
+            | Decision::WriteFile { path, .. }
+            | Decision::ReplaceText { path, .. } => Some(path),
+            Decision::RunTool { program, .. } => Some(program),
+            Decision::Verify {} | Decision::Finish { .. } => None,
+        }
+    }
 }
 
 /// The JSON type of a decision field.

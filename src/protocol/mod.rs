@@ -71,7 +71,8 @@ pub use records::{
     AcceptanceRecord, AgentFinishedRecord, AttemptFinishedRecord, AttemptInterruptedRecord,
     AttemptStartedRecord, BaselineRecord, CommandRecord, DecisionRecord, EditRecord,
     EnqueuedRecord, LogRepairedRecord, ModelCallRecord, PatchRecord, PatchRejectedRecord,
-    ProviderFailedRecord, ProviderRetryRecord, ReplacedRecord, SetupRecord, VerifyRecord,
+    ProviderFailedRecord, ProviderRetryRecord, ReplacedRecord, SUBJECT_CHARS, SetupRecord,
+    VerifyRecord,
 };
 pub use resources::Resources;
 pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};

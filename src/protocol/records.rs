@@ -165,6 +165,9 @@ pub struct ModelCallRecord {
     pub retries: u32,
 }
 
+/// Most characters of a decision's `subject` the log keeps.
+pub const SUBJECT_CHARS: usize = 120;
+
 /// A decision: what was asked at `step` and why it was refused, when
 /// it was. Format 2 logs recorded the model call on it too (`call`):
 /// a decision with them is its call as well.
@@ -173,6 +176,11 @@ pub struct DecisionRecord {
     pub step: u32,
     /// The decision kind, or `invalid`.
     pub kind: DecisionKind,
+    /// What a valid decision names: its path, or the program it runs
+    /// (never its arguments), at most [`SUBJECT_CHARS`] characters; left
+    /// out for verify, finish, a refusal, and in older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]

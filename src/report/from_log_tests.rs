@@ -367,6 +367,7 @@ fn decision(step: u32, kind: DecisionKind, reason: Option<&str>) -> Event {
     Event::Decision(DecisionRecord {
         step,
         kind,
+        subject: None,
         reason: reason.map(String::from),
         call: Some(crate::protocol::CallFigures {
             reply_bytes: 120,

@@ -181,6 +181,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
         Event::Decision(DecisionRecord {
             step,
             kind,
+            subject,
             reason,
             call,
         }) => {
@@ -202,7 +203,11 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                     format!("step {step}: invalid decision: {reason} ({usage})")
                 }
                 (_, Some(reason)) => format!("step {step}: {kind} ({usage}): {reason}"),
-                (_, None) => format!("step {step}: {kind} ({usage})"),
+                // The headline names what it acts on: `read_file src/lib.rs`.
+                (_, None) => match subject {
+                    Some(subject) => format!("step {step}: {kind} {subject} ({usage})"),
+                    None => format!("step {step}: {kind} ({usage})"),
+                },
             };
             said((*kind).into(), *step, text, *kind != DecisionKind::Invalid)
         }

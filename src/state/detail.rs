@@ -54,6 +54,7 @@ impl Call {
                 kind,
                 reason,
                 call,
+                ..
             }) => {
                 let figures = call.as_ref().or(last)?;
                 Some(Call {

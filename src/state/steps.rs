@@ -54,6 +54,7 @@ pub(super) fn decision(job: &mut Job, at: &At<'_>, event: &DecisionRecord) -> Re
         kind,
         reason,
         call,
+        ..
     } = event;
     let (step, kind) = (*step, *kind);
     if let Some(call) = call {

@@ -119,6 +119,7 @@ fn attempt_events_need_the_open_attempt() {
         Event::Decision(DecisionRecord {
             step,
             kind: serde_json::from_value(serde_json::Value::from(kind)).unwrap(),
+            subject: None,
             reason: None,
             call: Some(crate::protocol::CallFigures {
                 reply_bytes: 1,
@@ -362,6 +363,7 @@ fn the_cause_is_the_final_verdicts_reason_not_an_earlier_refusal() {
             } else {
                 crate::protocol::DecisionKind::WriteFile
             },
+            subject: None,
             reason: reason.map(str::to_string),
             call: Some(crate::protocol::CallFigures {
                 reply_bytes: 1,
@@ -609,6 +611,7 @@ fn a_model_call_and_its_decision_count_as_a_format_2_decision_did() {
                 Event::Decision(DecisionRecord {
                     step,
                     kind: kind(invalid),
+                    subject: None,
                     reason,
                     call,
                 }),
