@@ -85,12 +85,20 @@ pub(super) fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
             }
             jobs.push(row);
         }
+        let mut tally = Figures::of(&run.report.jobs);
+        // A batch still running has run until now, not until the last of
+        // its jobs that ended.
+        if running > 0
+            && let Some(first) = run.report.jobs.iter().filter_map(|j| j.started_ms).min()
+        {
+            tally.elapsed_ms = tally.elapsed_ms.max(now_ms.saturating_sub(first));
+        }
         runs.push(RunRow {
             index,
             label: &run.label,
             events: run.events(),
             error: run.error.as_deref(),
-            tally: Figures::of(&run.report.jobs),
+            tally,
             running,
             queued,
         });
@@ -223,5 +231,7 @@ mod tests {
             (3, 1, 1, 2)
         );
         assert_eq!(run.error, None);
+        // Started at 3 s, nothing ended yet: running for 7 s at 10 s.
+        assert_eq!(run.tally.elapsed_ms, 7_000);
     }
 }
