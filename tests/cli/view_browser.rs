@@ -312,13 +312,54 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
          s.value = 'failed'; s.dispatchEvent(new Event('change')); return true; })()",
     );
     assert_eq!(rows(&mut browser).len(), 2);
+    // The filter lives in the address: a reload keeps it.
+    let hash = browser.eval("location.hash");
+    assert!(
+        hash.as_str().unwrap_or_default().contains("state=failed"),
+        "{hash}"
+    );
+    browser.eval("window.__beforeReload = true; location.reload(); true");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the filtered list after a reload",
+        "window.__beforeReload === undefined && document.readyState === 'complete' && \
+         document.querySelectorAll('#jobs tbody tr').length === 2 && \
+         document.querySelector('select[name=state]').value === 'failed'",
+    );
+    // At 1,400 px the jobs table needs no horizontal scroll.
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    browser.eval(
+        "document.querySelector('select[name=state]').value = ''; \
+        document.querySelector('select[name=state]').dispatchEvent(new Event('change')); true",
+    );
+    assert_eq!(rows(&mut browser).len(), 9);
+    assert_eq!(
+        browser
+            .eval("document.documentElement.scrollWidth <= document.documentElement.clientWidth"),
+        Value::Bool(true)
+    );
+    browser.screenshot(&sb.path().join("view-1400.png"));
+    browser.eval(
+        "(() => { const s = document.querySelector('select[name=state]'); \
+         s.value = 'failed'; s.dispatchEvent(new Event('change')); return true; })()",
+    );
 
-    // A failed job's page: its cause and its failing test's assertion.
-    browser.eval("location.hash = '#/job/0/job-4'; true");
+    // A failed job's page, reached from the filtered list: its cause and
+    // its failing test's assertion, and next/previous in the list's order.
+    browser.eval("document.querySelector('#jobs a[href*=\"job-4\"]').click(); true");
     browser.wait_for(
         Duration::from_secs(30),
         "the job page",
         "document.querySelector('#cause') !== null && document.querySelector('#failing') !== null",
+    );
+    browser.wait_for(
+        Duration::from_secs(30),
+        "next, in the filtered order",
+        "document.querySelector('#next') !== null && document.querySelector('#prev') === null \
+         && document.querySelector('#next').getAttribute('href').includes('job-8')",
     );
     let cause = browser.eval("document.querySelector('#cause').textContent");
     assert!(cause.as_str().unwrap().contains("out_is_done"), "{cause}");
@@ -336,7 +377,45 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         browser.eval("document.querySelectorAll('#timeline tbody tr').length > 3"),
         Value::Bool(true)
     );
+    // Headlines name what each step acts on, and its result.
+    let timeline = browser.eval("document.querySelector('#timeline').textContent");
+    assert!(
+        timeline
+            .as_str()
+            .unwrap_or_default()
+            .contains("write_file out.txt"),
+        "{timeline}"
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#timeline .mark').length > 0"),
+        Value::Bool(true)
+    );
+    // Where the time went; a metadata trace says what it kept.
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#timebar .bar .seg').length > 0"),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#trace-note') !== null"),
+        Value::Bool(true)
+    );
     browser.screenshot(&sb.path().join("view-failed-job.png"));
+    browser.eval("document.querySelector('#next').click(); true");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the next job's page",
+        "document.querySelector('#job-title') !== null \
+         && document.querySelector('#job-title').textContent.startsWith('job-8') \
+         && document.querySelector('#prev') !== null",
+    );
+    browser.eval("history.back(); true");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "back on job-4",
+        "document.querySelector('#job-title') !== null \
+         && document.querySelector('#job-title').textContent.startsWith('job-4') \
+         && document.querySelector('#cause') !== null",
+    );
     // Its patch, served as text (the cookie carries the token).
     browser.eval("document.querySelector('a.artifact[href$=\"patch.diff\"]').click(); true");
     browser.wait_for(

@@ -65,6 +65,10 @@
   }
 
   function jobHref(run, instance) {
+    return jobPath(run, instance) + listQuery();
+  }
+
+  function jobPath(run, instance) {
     return '#/job/' + run + '/' + encodeURIComponent(instance);
   }
 
@@ -161,15 +165,40 @@
     const hash = location.hash.replace(/^#/, '') || '/';
     const [path, query] = hash.split('?');
     const parts = path.split('/').filter(Boolean);
+    const params = new URLSearchParams(query || '');
     if (parts[0] === 'job' && parts.length >= 3) {
-      return { page: 'job', run: Number(parts[1]), id: decodeURIComponent(parts.slice(2).join('/')) };
+      return { page: 'job', run: Number(parts[1]), id: decodeURIComponent(parts.slice(2).join('/')), params };
     }
-    if (parts[0] === 'compare') return { page: 'compare', params: new URLSearchParams(query || '') };
-    return { page: 'jobs' };
+    if (parts[0] === 'compare') return { page: 'compare', params };
+    return { page: 'jobs', params };
+  }
+
+  // The filters and the sort live in the address (`#/?state=failed&sort=wall_ms`),
+  // so a reload, a link or the back button keeps them.
+  function readListState(params) {
+    for (const k of Object.keys(ui.filters)) ui.filters[k] = params.get(k) || '';
+    const key = params.get('sort');
+    ui.sort = key ? { key, dir: params.get('dir') === 'desc' ? -1 : 1 } : { key: 'index', dir: 1 };
+  }
+
+  function listQuery() {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(ui.filters)) if (v) q.set(k, v);
+    if (ui.sort.key !== 'index') {
+      q.set('sort', ui.sort.key);
+      if (ui.sort.dir < 0) q.set('dir', 'desc');
+    }
+    const text = q.toString();
+    return text ? '?' + text : '';
+  }
+
+  function writeListState() {
+    history.replaceState(null, '', '/#/' + listQuery());
   }
 
   function navigate() {
     ui.route = parseRoute();
+    if (ui.route.page !== 'compare') readListState(ui.route.params);
     ui.version = 0;
     const main = clear(document.getElementById('main'));
     main.append(el('p', { class: 'muted' }, 'loading…'));
@@ -232,7 +261,7 @@
   function selectFilter(name, label, values, labels) {
     const select = el('select', {
       name: name,
-      onchange: (e) => { ui.filters[name] = e.target.value; renderJobRows(); },
+      onchange: (e) => { ui.filters[name] = e.target.value; writeListState(); renderJobRows(); },
     });
     fillSelect(select, values, labels, ui.filters[name]);
     return el('label', null, label, select);
@@ -317,7 +346,7 @@
     if (!box.querySelector('input')) {
       box.append(el('label', null, 'search', el('input', {
         type: 'search', name: 'text', placeholder: 'id, family, cause…', value: ui.filters.text,
-        oninput: (e) => { ui.filters.text = e.target.value; renderJobRows(); },
+        oninput: (e) => { ui.filters.text = e.target.value; writeListState(); renderJobRows(); },
       })));
     }
     for (const old of [...box.querySelectorAll('label')].filter((l) => !l.querySelector('input'))) old.remove();
@@ -342,20 +371,13 @@
         data: { key: c.key },
         onclick: () => {
           ui.sort = { key: c.key, dir: ui.sort.key === c.key ? -ui.sort.dir : 1 };
+          writeListState();
           renderJobRows();
         },
       }, c.label);
     }));
     table.tHead.replaceChildren(head);
-    const rows = data.jobs.filter((j) => matches(j, ui.filters));
-    const { key, dir } = ui.sort;
-    rows.sort((a, b) => {
-      const x = sortValue(a, key);
-      const y = sortValue(b, key);
-      if (x < y) return -dir;
-      if (x > y) return dir;
-      return a.index - b.index;
-    });
+    const rows = orderedRows(data);
     const body = document.createElement('tbody');
     for (const j of rows.slice(0, ui.limit)) body.append(jobRow(j, columns, data));
     table.tBodies[0].replaceWith(body);
@@ -370,15 +392,33 @@
     more.textContent = 'show ' + Math.min(hidden, 1000) + ' more';
   }
 
+  // The jobs the filters keep, in the chosen order: the list, and the
+  // order prev/next follow on a job's page.
+  function orderedRows(data) {
+    const rows = data.jobs.filter((j) => matches(j, ui.filters));
+    const { key, dir } = ui.sort;
+    rows.sort((a, b) => {
+      const x = sortValue(a, key);
+      const y = sortValue(b, key);
+      if (x < y) return -dir;
+      if (x > y) return dir;
+      return a.index - b.index;
+    });
+    return rows;
+  }
+
   function jobRow(j, columns, data) {
     const cells = {
       instance: () => el('a', { href: jobHref(j.run, j.instance) }, j.instance),
-      run: () => data.runs[j.run] ? data.runs[j.run].label : j.run,
+      run: () => data.runs[j.run] ? shortLabel(data.runs[j.run].label) : j.run,
       family: () => j.family,
       provider: () => j.provider || '-',
       state: () => [j.state, j.waiting ? el('div', { class: 'muted' }, 'waiting for provider: ' + j.waiting) : null],
       failure_kind: () => j.failure_kind ? badge(j.failure_kind, 'failed') : '',
-      cause: () => j.state === 'running' ? el('span', { class: 'muted' }, j.last || '') : (j.cause || ''),
+      // Two lines at most; the whole cause on hover and on the job's page.
+      cause: () => j.state === 'running'
+        ? el('div', { class: 'clip muted', title: j.last || '' }, j.last || '')
+        : el('div', { class: 'clip', title: j.cause || '' }, j.cause || ''),
       attempts: () => j.attempts + '/' + j.max_attempts,
       steps: () => j.steps,
       tokens: () => count(j.input_tokens) + ' / ' + count(j.output_tokens),
@@ -389,6 +429,14 @@
     };
     return el('tr', { class: j.state, data: { instance: j.instance, state: j.state, run: j.run } },
       columns.map((c) => el('td', { class: c.cls || null }, cells[c.key]())));
+  }
+
+  // A data dir's last two path components (`runs/sweep-a`), the whole
+  // path on hover.
+  function shortLabel(label) {
+    const parts = String(label).split('/').filter(Boolean);
+    const short = parts.length > 2 ? '…/' + parts.slice(-2).join('/') : String(label);
+    return el('span', { title: String(label) }, short);
   }
 
   // ---- one job's page ----
@@ -402,10 +450,12 @@
     const row = page.row;
     const main = clear(document.getElementById('main'));
     main.append(
-      el('p', null, el('a', { href: '#/' }, '← all jobs')),
+      el('p', { class: 'jobnav' }, el('a', { href: '#/' + listQuery() }, '← all jobs'),
+        el('span', { id: 'prevnext' })),
       el('h1', { id: 'job-title' }, r.instance, ' ', badge(row.state), ' ',
         r.failure_kind ? badge(r.failure_kind, 'failed') : null),
     );
+    neighbours(page.run, r.instance);
     if (r.cause && r.outcome !== 'succeeded') {
       main.append(el('h2', null, 'Cause'), el('div', { class: 'cause-box', id: 'cause' }, r.cause));
     } else if (row.state === 'running' && row.last) {
@@ -442,6 +492,7 @@
       ['integrity', r.integrity ? (row.forged ? 'canary forged, ' : '') + (r.integrity.signal_count || 0) + ' signals' : '-'],
     ]));
     if (r.baseline_reason) main.append(el('p', { class: 'muted' }, 'baseline: ' + r.baseline_reason));
+    main.append(timeBar(r));
 
     main.append(el('h2', null, 'Prompt'));
     if (page.prompt !== null && page.prompt !== undefined) {
@@ -487,6 +538,11 @@
     }
 
     main.append(el('h2', null, 'Trajectory'));
+    if (r.trace === 'metadata') {
+      main.append(el('p', { class: 'muted', id: 'trace-note' },
+        'trace = metadata: decisions kept, model text not (set trace = "full" in the manifest to keep what the model said and was told)'));
+    }
+    const marks = stepMarks(r.timeline);
     if (r.timeline.length === 0) {
       main.append(el('p', { class: 'muted' }, 'nothing yet'));
     } else {
@@ -497,7 +553,7 @@
           el('td', { class: 'num' }, e.step || ''),
           el('td', { class: 'num' }, ms(e.at_ms)),
           el('td', { class: 'kind' }, e.kind),
-          el('td', { class: 'detail' }, e.detail,
+          el('td', { class: 'detail' }, e.detail, marks.get(e) || null,
             e.fields || e.observation || e.diff
               ? el('details', null, el('summary', null, 'decision and observation'),
                 e.fields ? el('pre', null, e.fields) : null,
@@ -524,6 +580,78 @@
           el('ul', null, a.files.map((f) => el('li', null, artifactLink(f.href, f.name),
             f.bytes !== null ? el('span', { class: 'muted' }, ' ' + bytes(f.bytes)) : null)))));
     }
+  }
+
+  // Links to the jobs before and after this one in the list's order (its
+  // filters and sort, from the address); the list is fetched when this
+  // page was opened on its own.
+  async function neighbours(run, instance) {
+    if (!ui.list) {
+      try {
+        const data = await getJson('/api/jobs');
+        data.jobs.forEach((j, i) => { j.index = i; });
+        ui.list = data;
+      } catch (e) {
+        return;
+      }
+    }
+    const rows = orderedRows(ui.list);
+    const at = rows.findIndex((j) => j.run === run && j.instance === instance);
+    const box = document.getElementById('prevnext');
+    if (!box || at < 0) return;
+    const link = (j, id, text) => j ? el('a', { id, href: jobHref(j.run, j.instance) }, text) : null;
+    box.replaceChildren(el('span', null, ' · ', link(rows[at - 1], 'prev', '← previous'),
+      rows[at - 1] && rows[at + 1] ? ' · ' : null, link(rows[at + 1], 'next', 'next →'),
+      el('span', { class: 'muted' }, ' (' + (at + 1) + ' of ' + rows.length + ')')));
+  }
+
+  // Where the job's time went, as one bar: the model, its tools, verify,
+  // setup, baseline and acceptance, waiting for the provider.
+  function timeBar(r) {
+    const parts = [
+      ['model', r.provider_latency_ms], ['tools', r.tool_ms], ['verify', r.verify_ms],
+      ['setup', r.setup_ms], ['baseline + acceptance', r.acceptance_ms], ['waiting', r.wait_ms],
+    ].filter(([, v]) => v > 0);
+    const total = parts.reduce((sum, [, v]) => sum + v, 0);
+    const box = el('div', { id: 'timebar' });
+    if (total === 0) return box;
+    const bar = el('div', { class: 'bar' });
+    const legend = el('div', { class: 'legend muted' });
+    parts.forEach(([name, v], i) => {
+      const piece = el('span', { class: 'seg s' + i, title: name + ' ' + ms(v) });
+      piece.style.width = (100 * v / total).toFixed(2) + '%'; // CSSOM: allowed by the page's policy
+      bar.append(piece);
+      legend.append(el('span', null, el('i', { class: 'seg s' + i }), name + ' ' + ms(v)));
+    });
+    box.append(bar, legend);
+    return box;
+  }
+
+  // Each decision's result, beside its headline: ✓ when what the step ran
+  // passed, ✗ with the exit status when it did not.
+  function stepMarks(timeline) {
+    const marks = new Map();
+    // A decision's headline: `step N: KIND ...` (the runtime's own verify
+    // shares the kind, not the headline).
+    const headline = (e) => /^step \d+: /.test(e.detail || '') && e.kind !== 'invalid';
+    timeline.forEach((e, i) => {
+      if (!headline(e)) return;
+      const after = [];
+      for (let k = i + 1; k < timeline.length; k++) {
+        const n = timeline[k];
+        if (n.attempt !== e.attempt || n.step !== e.step || headline(n)) break;
+        after.push(n);
+      }
+      const bad = after.find((n) => !n.ok);
+      if (!e.ok) return;
+      if (bad) {
+        const exit = /exit (-?\d+)|timed out|killed/.exec(bad.detail || '');
+        marks.set(e, el('span', { class: 'mark notok' }, ' ✗' + (exit ? ' ' + exit[0] : '')));
+      } else {
+        marks.set(e, el('span', { class: 'mark ok' }, ' ✓'));
+      }
+    });
+    return marks;
   }
 
   function patchBlock(text) {
