@@ -441,6 +441,17 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
     );
     assert_eq!(winners, Value::Bool(true));
     browser.screenshot(&sb.path().join("view-compare.png"));
+    // Only where they differ: none, here; the choice is in the address.
+    browser.eval(
+        "(() => { const s = document.querySelector('select[name=rows]'); \
+         s.value = 'differ'; s.dispatchEvent(new Event('change')); return true; })()",
+    );
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the rows that differ",
+        "location.hash.includes('rows=differ') && document.querySelector('#matrix-shown') !== null \
+         && document.querySelector('#matrix-shown').textContent === '0 of 9 jobs shown'",
+    );
 }
 
 /// A data dir of `n` jobs: the records of `template`'s log repeated under

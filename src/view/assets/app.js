@@ -672,10 +672,14 @@
   function showCompare(view) {
     const main = clear(document.getElementById('main'));
     const params = new URLSearchParams();
-    const go = (kind, a, b) => {
+    // Which rows: every job, those both sides ran (the default), or those
+    // whose outcomes differ; kept in the address like the sides.
+    const shown = ui.route.params.get('rows') || 'both';
+    const go = (kind, a, b, rows) => {
       params.set('kind', kind);
       if (a) params.set('a', a); else params.delete('a');
       if (b) params.set('b', b); else params.delete('b');
+      if (rows && rows !== 'both') params.set('rows', rows); else params.delete('rows');
       location.hash = '#/compare?' + params.toString();
     };
     const choices = view.kind === 'run' ? view.runs.map((_, i) => String(i)) : view.providers;
@@ -683,7 +687,9 @@
     const side = (name, chosen) => {
       const select = el('select', {
         name: name,
-        onchange: (e) => name === 'a' ? go(view.kind, e.target.value, view.b) : go(view.kind, view.a, e.target.value),
+        onchange: (e) => name === 'a'
+          ? go(view.kind, e.target.value, view.b, shown)
+          : go(view.kind, view.a, e.target.value, shown),
       }, choices.map((c) => el('option', { value: c, selected: c === chosen }, label(c))));
       return el('label', null, name.toUpperCase(), select);
     };
@@ -693,7 +699,10 @@
         el('label', null, 'compare', el('select', { name: 'kind', onchange: (e) => go(e.target.value) },
           el('option', { value: 'provider', selected: view.kind === 'provider' }, 'two providers'),
           el('option', { value: 'run', selected: view.kind === 'run' }, 'two data dirs'))),
-        side('a', view.a), side('b', view.b)),
+        side('a', view.a), side('b', view.b),
+        el('label', null, 'show', el('select', { name: 'rows', onchange: (e) => go(view.kind, view.a, view.b, e.target.value) },
+          [['both', 'jobs both ran'], ['differ', 'where they differ'], ['all', 'every job']].map(([v, t]) =>
+            el('option', { value: v, selected: v === shown }, t))))),
     );
     if (!view.comparison) {
       main.append(el('p', { class: 'muted' }, view.kind === 'run'
@@ -704,6 +713,10 @@
     const c = view.comparison;
     const a = label(view.a);
     const b = label(view.b);
+    const ran = (x) => x.finished + x.pending > 0;
+    const rows = view.rows.filter((row) => shown === 'all'
+      || (shown === 'both' && ran(row.a) && ran(row.b))
+      || (shown === 'differ' && ran(row.a) && ran(row.b) && (row.winner === 'a' || row.winner === 'b')));
     main.append(
       el('p', { class: 'summary-line', id: 'verdict' }, el('span', { class: 'count' }, verdictText(view.verdict, view, a, b))),
       facts([
@@ -717,9 +730,10 @@
         ['p (exact sign test)', c.p_value.toFixed(4)],
       ]),
       el('h2', null, 'Outcomes per job'),
+      el('p', { class: 'muted', id: 'matrix-shown' }, rows.length + ' of ' + view.rows.length + ' jobs shown'),
       el('table', { id: 'matrix' },
         el('thead', null, el('tr', null, el('th', null, 'job'), el('th', null, a), el('th', null, b), el('th', null, 'won by'))),
-        el('tbody', null, view.rows.map((row) => el('tr', { data: { key: row.key, winner: row.winner || '' } },
+        el('tbody', null, rows.map((row) => el('tr', { data: { key: row.key, winner: row.winner || '' } },
           el('td', { class: 'id' }, row.key),
           el('td', null, cell(row.a)),
           el('td', null, cell(row.b)),
