@@ -560,3 +560,55 @@ fn measure_the_page_at_1000_jobs() {
         page.body.len()
     );
 }
+
+/// With a full trace, a step's model call opens to what the model had
+/// been sent in its attempt and its whole reply, read from the attempt's
+/// transcript when asked for.
+#[test]
+fn a_model_call_opens_to_its_input_and_output() {
+    let sb = Sandbox::new();
+    let Some(mut browser) =
+        browser_or_skip("a_model_call_opens_to_its_input_and_output", sb.path())
+    else {
+        return;
+    };
+    let manifest = write_job(
+        sb.path(),
+        &ScriptedJob {
+            id: "traced",
+            family: "one",
+            out: "done",
+            sleep_s: 0,
+            extra_file: None,
+            prompt: "Write `done` into out.txt, verify, finish.",
+        },
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, format!("trace = \"full\"\n{text}")).unwrap();
+    sb.run(&["batch", "DATA", manifest.to_str().unwrap()]).ok();
+    let viewer = Viewer::start(&sb, &["DATA"]);
+    browser.navigate(&format!("{}#/job/0/traced", viewer.url));
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the job page",
+        "document.querySelectorAll('#timeline details.call').length >= 2",
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#trace-note') === null"),
+        Value::Bool(true)
+    );
+    // The second call: the prompt, the first reply and what came back.
+    browser.eval("document.querySelectorAll('#timeline details.call')[1].open = true; true");
+    browser.wait_for(
+        Duration::from_secs(30),
+        "the second call's messages",
+        "document.querySelectorAll('#timeline details.call')[1].querySelector('pre.reply') !== null",
+    );
+    let call = browser.eval("document.querySelectorAll('#timeline details.call')[1].textContent");
+    let call = call.as_str().unwrap_or_default();
+    assert!(call.contains("input: 3 messages"), "{call}");
+    assert!(call.contains("Write `done` into out.txt"), "{call}");
+    assert!(call.contains("\"kind\":\"write_file\""), "{call}");
+    assert!(call.contains("\"kind\":\"verify\""), "{call}");
+    browser.screenshot(&sb.path().join("view-model-call.png"));
+}

@@ -554,6 +554,7 @@
           el('td', { class: 'num' }, ms(e.at_ms)),
           el('td', { class: 'kind' }, e.kind),
           el('td', { class: 'detail' }, e.detail, marks.get(e) || null,
+            marks.has(e) && r.trace === 'full' ? modelCall(page, e) : null,
             e.fields || e.observation || e.diff
               ? el('details', null, el('summary', null, 'decision and observation'),
                 e.fields ? el('pre', null, e.fields) : null,
@@ -580,6 +581,51 @@
           el('ul', null, a.files.map((f) => el('li', null, artifactLink(f.href, f.name),
             f.bytes !== null ? el('span', { class: 'muted' }, ' ' + bytes(f.bytes)) : null)))));
     }
+  }
+
+  // A step's model call, opened on demand from the attempt's transcript
+  // (`transcript.jsonl`, a full trace's): what the model had been sent in
+  // its attempt (the task prompt, its earlier replies and what came back;
+  // the runtime's standing instructions are not in the transcript) and
+  // its reply, whole.
+  const transcripts = new Map();
+  function modelCall(page, e) {
+    const files = (page.attempts.find((a) => a.attempt === e.attempt) || { files: [] }).files;
+    const file = files.find((f) => f.name === 'transcript.jsonl');
+    if (!file) return null;
+    const body = el('div', { class: 'call-body' }, el('p', { class: 'muted' }, 'loading…'));
+    let loaded = false;
+    return el('details', {
+      class: 'call',
+      ontoggle: async (ev) => {
+        if (!ev.target.open || loaded) return;
+        loaded = true;
+        try {
+          if (!transcripts.has(file.href)) {
+            const res = await fetch(file.href, { credentials: 'same-origin' });
+            if (!res.ok) throw new Error('HTTP ' + res.status);
+            transcripts.set(file.href, (await res.text()).split('\n').filter(Boolean).map((l) => {
+              try { return JSON.parse(l); } catch (err) { return null; }
+            }).filter((l) => l && typeof l.step === 'number'));
+          }
+          const lines = transcripts.get(file.href);
+          const input = [['user', page.prompt || '']];
+          for (const l of lines.filter((x) => x.step < e.step)) {
+            input.push(['assistant', l.reply]);
+            if (l.observation !== null && l.observation !== undefined) input.push(['runtime', l.observation]);
+          }
+          const own = lines.find((x) => x.step === e.step);
+          append(clear(body), [
+            el('div', { class: 'muted' }, 'input: ' + input.length + ' messages'),
+            input.map(([role, text]) => el('div', { class: 'msg' }, el('span', { class: 'role' }, role), el('pre', null, text))),
+            el('div', { class: 'muted' }, 'output'),
+            own ? el('div', { class: 'msg' }, el('span', { class: 'role' }, 'assistant'), el('pre', { class: 'reply' }, own.reply)) : el('p', { class: 'muted' }, 'not in the transcript'),
+          ]);
+        } catch (err) {
+          body.replaceChildren(el('p', { class: 'error' }, 'transcript.jsonl cannot be read: ' + err.message));
+        }
+      },
+    }, el('summary', null, 'model call: input and output'), body);
   }
 
   // Links to the jobs before and after this one in the list's order (its
