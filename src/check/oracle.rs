@@ -153,8 +153,15 @@ pub(super) fn patched_files(
             applied.deleted.join(", ")
         )));
     }
+    // A link the patch makes is made by the runner's trusted step too: a
+    // decision writing the file would replace the link with its target's
+    // bytes.
+    let is_link = |file: &String| {
+        std::fs::symlink_metadata(root.join(file)).is_ok_and(|m| m.file_type().is_symlink())
+    };
     written
         .into_iter()
+        .filter(|file| !is_link(file))
         .map(|file| {
             let content = std::fs::read_to_string(root.join(&file))
                 .map_err(|e| fail(format!("{file}: cannot read the patched file: {e}")))?;

@@ -41,13 +41,36 @@ pub(crate) enum ApplyError {
     },
 }
 
+/// Whether a link the patch creates at a path, with a target, may be made
+/// (the caller's rule), and why not.
+pub(crate) type LinkRule<'a> = &'a dyn Fn(&str, &std::ffi::OsStr) -> Result<(), String>;
+
 /// Applies `text` to the tree at `root`. `allowed` says which paths the
 /// patch may touch (every path it names is checked before anything is
-/// written); files are read up to `cap` bytes.
+/// written); files are read up to `cap` bytes. A link the patch creates
+/// (mode 120000) is refused.
 pub(crate) fn apply_to_tree(
     root: &Path,
     text: &[u8],
     allowed: &dyn Fn(&str) -> bool,
+    cap: u64,
+) -> Result<Applied, ApplyError> {
+    apply_with_links(
+        root,
+        text,
+        allowed,
+        &|_, _| Err("symlinks are not applied".into()),
+        cap,
+    )
+}
+
+/// [`apply_to_tree`], creating each new link (mode 120000) that `links`
+/// lets it make, as a link, never written through.
+pub(crate) fn apply_with_links(
+    root: &Path,
+    text: &[u8],
+    allowed: &dyn Fn(&str) -> bool,
+    links: LinkRule<'_>,
     cap: u64,
 ) -> Result<Applied, ApplyError> {
     let mut applied = Applied::default();
@@ -74,7 +97,7 @@ pub(crate) fn apply_to_tree(
         source,
     })?;
     for (file, plan) in files.iter().zip(plans) {
-        apply_one(&dir, file, &plan, cap, &mut applied)?;
+        apply_one(&dir, file, &plan, cap, links, &mut applied)?;
     }
     Ok(applied)
 }
@@ -144,6 +167,7 @@ fn apply_one(
     file: &FilePatch<'_, [u8]>,
     plan: &Plan,
     cap: u64,
+    links: LinkRule<'_>,
     applied: &mut Applied,
 ) -> Result<(), ApplyError> {
     let failed = |path: &str| {
@@ -194,7 +218,22 @@ fn apply_one(
             let mode = match file.new_mode() {
                 Some(FileMode::Regular) => 0o644,
                 Some(FileMode::Executable) => 0o755,
-                Some(FileMode::Symlink) => return Err(unsupported(to, "symlinks")),
+                Some(FileMode::Symlink) => {
+                    // A new link: its content is its target.
+                    if base_mode.is_some() || plan.from.is_some() {
+                        return Err(unsupported(to, "changes of a file into a symlink"));
+                    }
+                    let target = std::os::unix::ffi::OsStrExt::from_bytes(&content[..]);
+                    let target: &std::ffi::OsStr = target;
+                    links(to, target).map_err(|message| ApplyError::Apply {
+                        path: to.clone(),
+                        message,
+                    })?;
+                    let (parent, leaf) = dir.create_parents(Path::new(to)).map_err(failed(to))?;
+                    parent.replace_symlink(leaf, target).map_err(failed(to))?;
+                    applied.written.push(to.clone());
+                    return Ok(());
+                }
                 Some(FileMode::Gitlink) => return Err(unsupported(to, "submodules")),
                 None => base_mode.unwrap_or(NEW_FILE_MODE),
             };
@@ -377,5 +416,38 @@ mod tests {
             apply_to_tree(tmp.path(), b"not a patch\n", &all, CAP),
             Err(ApplyError::Parse(_))
         ));
+    }
+
+    #[test]
+    fn a_created_link_is_made_only_where_the_rule_allows_it() {
+        let tmp = tree();
+        let patch = "diff --git a/src/alias.rs b/src/alias.rs\n\
+            new file mode 120000\n\
+            index 0000000..1111111\n\
+            --- /dev/null\n\
+            +++ b/src/alias.rs\n\
+            @@ -0,0 +1 @@\n\
+            +lib.rs\n\
+            \\ No newline at end of file\n";
+        // By default a link is refused, and nothing is written.
+        let refused = apply_to_tree(tmp.path(), patch.as_bytes(), &all, CAP);
+        assert!(
+            matches!(&refused, Err(ApplyError::Apply { message, .. }) if message.contains("symlinks")),
+            "{refused:?}"
+        );
+        assert!(tmp.path().join("src/alias.rs").symlink_metadata().is_err());
+        // The caller's rule is asked with the path and the target.
+        let no = |_: &str, t: &std::ffi::OsStr| Err(format!("not {}", t.to_string_lossy()));
+        assert!(matches!(
+            apply_with_links(tmp.path(), patch.as_bytes(), &all, &no, CAP),
+            Err(ApplyError::Apply { message, .. }) if message == "not lib.rs"
+        ));
+        let yes = |_: &str, _: &std::ffi::OsStr| Ok(());
+        let applied = apply_with_links(tmp.path(), patch.as_bytes(), &all, &yes, CAP).unwrap();
+        assert_eq!(applied.written, ["src/alias.rs"]);
+        assert_eq!(
+            fs::read_link(tmp.path().join("src/alias.rs")).unwrap(),
+            Path::new("lib.rs")
+        );
     }
 }

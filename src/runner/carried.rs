@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::patch::{FILE_CAP, PatchError, reject};
 use crate::beneath::{Dir, Error as Beneath};
-use crate::gitdiff::{Applied, ApplyError, Mode, apply_to_tree};
+use crate::gitdiff::{Applied, ApplyError, Mode, apply_to_tree, apply_with_links};
 
 /// Format version of `files.json`: 2 carries links; 1 (files and
 /// deletions only) still reads.
@@ -348,16 +348,22 @@ fn lay_copy(
 }
 
 /// Applies `text`, a patch in git's format or a unified diff (an oracle's,
-/// say), onto `root`, refusing any path that is not editable.
+/// say), onto `root`, refusing any path that is not editable; a link it
+/// creates is made when [`super::links`]'s lexical rule lets a patch carry
+/// it (the patch phase then checks what it leads to).
 pub(crate) fn apply_patch(
     root: &Path,
     text: &str,
     editable: &GlobSet,
 ) -> Result<Applied, PatchError> {
-    Ok(apply_to_tree(
+    let links = |rel: &str, target: &std::ffi::OsStr| {
+        super::links::resolve(rel, target).and_then(|_| super::links::check_place(rel))
+    };
+    Ok(apply_with_links(
         root,
         text.as_bytes(),
         &|p| editable.is_match(p),
+        &links,
         FILE_CAP,
     )?)
 }

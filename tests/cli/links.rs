@@ -136,3 +136,48 @@ fn a_link_inside_the_tree_is_carried_and_one_to_etc_is_rejected_naming_it() {
     assert!(!Path::new(&runs.join("files.json")).exists());
     assert!(!runs.join("patch.diff").exists());
 }
+
+/// An oracle given as a patch may create a link too: `check` applies it,
+/// the patch carries the link, and the hidden test that needs it passes.
+#[test]
+fn an_oracle_patch_that_makes_a_link_checks_valid() {
+    let sb = Sandbox::new();
+    let manifest = link_job(&sb, "oracle_link", "lib.rs");
+    let dir = manifest.parent().unwrap().to_path_buf();
+    std::fs::write(
+        dir.join("fix.diff"),
+        "diff --git a/src/alias.rs b/src/alias.rs\n\
+         new file mode 120000\n\
+         --- /dev/null\n\
+         +++ b/src/alias.rs\n\
+         @@ -0,0 +1 @@\n\
+         +lib.rs\n\
+         \\ No newline at end of file\n\
+         diff --git a/src/lib.rs b/src/lib.rs\n\
+         --- a/src/lib.rs\n\
+         +++ b/src/lib.rs\n\
+         @@ -1 +1 @@\n\
+         -pub fn f() {}\n\
+         +pub fn f() -> u8 { 1 }\n",
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[oracle]\npatch = \"fix.diff\"\n"),
+    )
+    .unwrap();
+    let run = sb.run(&[
+        "check",
+        "--json",
+        "--runs",
+        "1",
+        "--data",
+        "CHECK",
+        manifest.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:#?}"));
+    assert_eq!(run.code, 0, "{doc:#}");
+    assert_eq!(doc["jobs"][0]["verdict"], "valid", "{doc:#}");
+}
