@@ -41,9 +41,14 @@ pub(crate) enum ApplyError {
     },
 }
 
+/// Why a link is not made (or carried), in words that name what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct LinkRefused(pub String);
+
 /// Whether a link the patch creates at a path, with a target, may be made
 /// (the caller's rule), and why not.
-pub(crate) type LinkRule<'a> = &'a dyn Fn(&str, &std::ffi::OsStr) -> Result<(), String>;
+pub(crate) type LinkRule<'a> = &'a dyn Fn(&str, &std::ffi::OsStr) -> Result<(), LinkRefused>;
 
 /// Applies `text` to the tree at `root`. `allowed` says which paths the
 /// patch may touch (every path it names is checked before anything is
@@ -59,7 +64,7 @@ pub(crate) fn apply_to_tree(
         root,
         text,
         allowed,
-        &|_, _| Err("symlinks are not applied".into()),
+        &|_, _| Err(LinkRefused("symlinks are not applied".into())),
         cap,
     )
 }
@@ -225,9 +230,9 @@ fn apply_one(
                     }
                     let target = std::os::unix::ffi::OsStrExt::from_bytes(&content[..]);
                     let target: &std::ffi::OsStr = target;
-                    links(to, target).map_err(|message| ApplyError::Apply {
+                    links(to, target).map_err(|refused| ApplyError::Apply {
                         path: to.clone(),
-                        message,
+                        message: refused.0,
                     })?;
                     let (parent, leaf) = dir.create_parents(Path::new(to)).map_err(failed(to))?;
                     parent.replace_symlink(leaf, target).map_err(failed(to))?;
@@ -437,7 +442,8 @@ mod tests {
         );
         assert!(tmp.path().join("src/alias.rs").symlink_metadata().is_err());
         // The caller's rule is asked with the path and the target.
-        let no = |_: &str, t: &std::ffi::OsStr| Err(format!("not {}", t.to_string_lossy()));
+        let no =
+            |_: &str, t: &std::ffi::OsStr| Err(LinkRefused(format!("not {}", t.to_string_lossy())));
         assert!(matches!(
             apply_with_links(tmp.path(), patch.as_bytes(), &all, &no, CAP),
             Err(ApplyError::Apply { message, .. }) if message == "not lib.rs"

@@ -23,7 +23,7 @@ mod hunks;
 mod quote;
 mod write;
 
-pub(crate) use apply::{Applied, ApplyError, apply_to_tree, apply_with_links};
+pub(crate) use apply::{Applied, ApplyError, LinkRefused, apply_to_tree, apply_with_links};
 pub(crate) use blob::{Mode, blob_id};
 pub(crate) use write::{FileDiff, Side, write_file_diff};
 

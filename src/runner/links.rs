@@ -15,22 +15,23 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::beneath::{Dir, Error as Beneath, Kind};
+use crate::gitdiff::LinkRefused;
 
 /// Where `target`, written in the link at `rel` (a tree-relative path),
 /// leads, as a tree-relative path resolved lexically: `.` dropped, `..`
 /// taking back one name. Why not, in words, when it is not UTF-8, empty,
 /// absolute, or leaves the tree (or names the tree itself).
-pub(crate) fn resolve(rel: &str, target: &OsStr) -> Result<String, String> {
+pub(crate) fn resolve(rel: &str, target: &OsStr) -> Result<String, LinkRefused> {
     let Some(text) = target.to_str() else {
-        return Err("is a symlink whose target is not UTF-8".into());
+        return Err(LinkRefused("is a symlink whose target is not UTF-8".into()));
     };
     if text.is_empty() {
-        return Err("is a symlink with an empty target".into());
+        return Err(LinkRefused("is a symlink with an empty target".into()));
     }
     if text.starts_with('/') {
-        return Err(format!(
+        return Err(LinkRefused(format!(
             "is a symlink to the absolute path {text}; a patch carries only links whose relative target stays inside the tree"
-        ));
+        )));
     }
     let mut names: Vec<&str> = rel.split('/').collect();
     names.pop();
@@ -39,57 +40,57 @@ pub(crate) fn resolve(rel: &str, target: &OsStr) -> Result<String, String> {
             "" | "." => {}
             ".." => {
                 if names.pop().is_none() {
-                    return Err(format!(
+                    return Err(LinkRefused(format!(
                         "is a symlink to {text}, which leaves the tree; a patch carries only links whose target stays inside it"
-                    ));
+                    )));
                 }
             }
             name => names.push(name),
         }
     }
     if names.is_empty() {
-        return Err(format!(
+        return Err(LinkRefused(format!(
             "is a symlink to {text}, the tree's root, a directory; a patch carries only links to regular files"
-        ));
+        )));
     }
     Ok(names.join("/"))
 }
 
 /// Why the link at `rel` may not be where it is: a harness file's name or
 /// a file an interpreter runs at startup.
-pub(crate) fn check_place(rel: &str) -> Result<(), String> {
+pub(crate) fn check_place(rel: &str) -> Result<(), LinkRefused> {
     if crate::lang::is_harness_file(rel) {
-        return Err(
+        return Err(LinkRefused(
             "is a symlink at a test harness file's name; a patch never carries one there".into(),
-        );
+        ));
     }
     if crate::lang::is_startup_file(rel) {
-        return Err(
+        return Err(LinkRefused(
             "is a symlink at the name of a file an interpreter runs at startup; a patch never carries one there".into(),
-        );
+        ));
     }
     Ok(())
 }
 
 /// Whether the link at `rel` to `target` (resolved: `resolved`) leads, in
 /// `tree`, to a regular file reached through no link.
-fn check_in(tree: &Dir, target: &str, resolved: &str) -> Result<(), String> {
+fn check_in(tree: &Dir, target: &str, resolved: &str) -> Result<(), LinkRefused> {
     match tree.kind(Path::new(resolved)) {
         Ok(Kind::File) => Ok(()),
-        Ok(Kind::Dir) => Err(format!(
+        Ok(Kind::Dir) => Err(LinkRefused(format!(
             "is a symlink to {target}, a directory; a patch carries only links to regular files"
-        )),
-        Ok(Kind::Symlink) | Err(Beneath::Symlink) => Err(format!(
+        ))),
+        Ok(Kind::Symlink) | Err(Beneath::Symlink) => Err(LinkRefused(format!(
             "is a symlink to {target}, which is reached through another link; a patch carries only links to regular files no link leads to"
-        )),
-        Ok(other) => Err(format!(
+        ))),
+        Ok(other) => Err(LinkRefused(format!(
             "is a symlink to {target}, which is {}; a patch carries only links to regular files",
             other.describe()
-        )),
-        Err(Beneath::NotFound) => Err(format!(
+        ))),
+        Err(Beneath::NotFound) => Err(LinkRefused(format!(
             "is a symlink to {target}, which does not exist ({resolved})"
-        )),
-        Err(e) => Err(format!("is a symlink to {target}: {e}")),
+        ))),
+        Err(e) => Err(LinkRefused(format!("is a symlink to {target}: {e}"))),
     }
 }
 
@@ -102,21 +103,21 @@ pub(crate) fn check_target(
     target: &str,
     resolved: &str,
     carried: bool,
-) -> Result<(), String> {
+) -> Result<(), LinkRefused> {
     check_in(workspace, target, resolved)?;
     if carried || matches!(source.kind(Path::new(resolved)), Ok(Kind::File)) {
         return Ok(());
     }
-    Err(format!(
+    Err(LinkRefused(format!(
         "is a symlink to {target}, a file the check copy will not have (not in the source, and not an editable file the patch carries)"
-    ))
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn at(rel: &str, target: &str) -> Result<String, String> {
+    fn at(rel: &str, target: &str) -> Result<String, LinkRefused> {
         resolve(rel, OsStr::new(target))
     }
 
@@ -134,30 +135,35 @@ mod tests {
         assert!(
             at("src/alias.rs", "/etc/passwd")
                 .unwrap_err()
+                .0
                 .contains("absolute path /etc/passwd")
         );
         assert!(
             at("src/alias.rs", "../../etc/passwd")
                 .unwrap_err()
+                .0
                 .contains("leaves the tree")
         );
-        assert!(at("alias", "..").unwrap_err().contains("leaves the tree"));
+        assert!(at("alias", "..").unwrap_err().0.contains("leaves the tree"));
         // Back in the tree after leaving it is still leaving it.
         assert!(
             at("src/alias.rs", "../../src/lib.rs")
                 .unwrap_err()
+                .0
                 .contains("leaves the tree")
         );
         assert!(
             at("src/alias", "..")
                 .unwrap_err()
+                .0
                 .contains("the tree's root")
         );
-        assert!(at("alias", "").unwrap_err().contains("empty target"));
+        assert!(at("alias", "").unwrap_err().0.contains("empty target"));
         use std::os::unix::ffi::OsStrExt;
         assert!(
             resolve("a", OsStr::from_bytes(b"\xff"))
                 .unwrap_err()
+                .0
                 .contains("not UTF-8")
         );
     }

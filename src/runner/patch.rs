@@ -375,8 +375,8 @@ impl Finder<'_> {
         if in_source.is_ok_and(|t| t == target) {
             return Ok(());
         }
-        let resolved = super::links::resolve(rel, &target).map_err(|why| reject(rel, why))?;
-        super::links::check_place(rel).map_err(|why| reject(rel, why))?;
+        let resolved = super::links::resolve(rel, &target).map_err(|why| reject(rel, why.0))?;
+        super::links::check_place(rel).map_err(|why| reject(rel, why.0))?;
         let shown = escape_name(&target);
         let carried = self.inputs.editable.is_match(&resolved)
             && !resolved.split('/').any(|name| {
@@ -385,7 +385,7 @@ impl Finder<'_> {
                     || crate::lang::build_dirs().contains(&name)
             });
         super::links::check_target(self.workspace, self.source, &shown, &resolved, carried)
-            .map_err(|why| reject(rel, why))?;
+            .map_err(|why| reject(rel, why.0))?;
         let old = match self.source.kind(Path::new(rel)) {
             Ok(Kind::Symlink) => Some(Mode::Symlink),
             Ok(Kind::File) => match self.source.open_file(Path::new(rel)) {
