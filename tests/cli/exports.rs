@@ -301,7 +301,7 @@ fn repeats_are_epochs_and_later_repeats_have_their_own_predictions() {
 
 /// A Python with `module` importable: `var`, else the venv `.ci/run`
 /// makes under `target/`; why not, otherwise.
-fn python_with(var: &str, venv: &str, module: &str) -> Result<PathBuf, String> {
+pub fn python_with(var: &str, venv: &str, module: &str) -> Result<PathBuf, String> {
     let python = match std::env::var_os(var) {
         Some(path) => PathBuf::from(path),
         None => Path::new(env!("CARGO_MANIFEST_DIR"))

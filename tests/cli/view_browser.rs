@@ -612,3 +612,76 @@ fn a_model_call_opens_to_its_input_and_output() {
     assert!(call.contains("\"kind\":\"verify\""), "{call}");
     browser.screenshot(&sb.path().join("view-model-call.png"));
 }
+
+/// The Inspect export as `inspect view` shows it: a sample's Transcript
+/// tab lists its model calls and the tool calls they made.
+#[test]
+fn inspect_view_shows_each_model_call_and_tool_call_in_the_transcript() {
+    let test = "inspect_view_shows_each_model_call_and_tool_call_in_the_transcript";
+    let sb = Sandbox::new();
+    let Some(python) = agent_runtime_test_support::require_tool(
+        &format!("{test} (inspect-ai)"),
+        crate::exports::python_with("AGENT_RUNTIME_INSPECT_PYTHON", "inspect-venv", "inspect_ai"),
+    ) else {
+        return;
+    };
+    let Some(mut browser) = browser_or_skip(test, sb.path()) else {
+        return;
+    };
+    let manifest = write_job(
+        sb.path(),
+        &ScriptedJob {
+            id: "shown",
+            family: "one",
+            out: "done",
+            sleep_s: 1,
+            extra_file: None,
+            prompt: "Write `done` into out.txt, verify, finish.",
+        },
+    );
+    sb.run(&["batch", "DATA", manifest.to_str().unwrap()]).ok();
+    let logs = sb.data().join("report/inspect");
+    assert!(logs.join("one@script.eval").exists());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let inspect = python.with_file_name("inspect");
+    let mut server = Command::new(&inspect)
+        .args([
+            "view",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .arg("--log-dir")
+        .arg(&logs)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "inspect view never listened");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    browser.navigate(&format!(
+        "http://127.0.0.1:{port}/#/logs/one@script.eval/samples/sample/shown/1/transcript"
+    ));
+    browser.wait_for(
+        Duration::from_secs(60),
+        "the transcript's model and tool calls",
+        "document.body !== null && document.body.innerText.includes('MODEL CALL') \
+         && document.body.innerText.includes('TOOL: RUN_TOOL')",
+    );
+    let text = browser.eval("document.body.innerText");
+    let text = text.as_str().unwrap_or_default();
+    // Four model calls (write, run, verify, finish), three tools run.
+    assert!(text.contains("4 turns"), "{text}");
+    browser.screenshot(&sb.path().join("inspect-transcript.png"));
+    let _ = server.kill();
+    let _ = server.wait();
+}
