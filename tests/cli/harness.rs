@@ -136,9 +136,15 @@ pub fn job_state(sb: &Sandbox, id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Every line of the log parsed as JSON.
+/// Every whole line of the log parsed as JSON (a batch still running may
+/// be writing the last one).
 pub fn log_lines(sb: &Sandbox) -> Vec<serde_json::Value> {
-    String::from_utf8(sb.log_bytes())
+    let bytes = sb.log_bytes();
+    let whole = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(&[][..], |end| &bytes[..=end]);
+    String::from_utf8(whole.to_vec())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
