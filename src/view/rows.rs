@@ -26,8 +26,38 @@ pub(super) struct RunRow<'a> {
     /// Why its log cannot be read (yet).
     pub error: Option<&'a str>,
     pub tally: Figures,
+    /// The same figures per family, and per provider of a sweep, in name
+    /// order (the report's family and provider tables).
+    pub families: Vec<Group<'a>>,
+    pub providers: Vec<Group<'a>>,
     pub running: u32,
     pub queued: u32,
+}
+
+/// The figures of the jobs of one family or one provider.
+#[derive(Debug, Serialize)]
+pub(super) struct Group<'a> {
+    pub name: &'a str,
+    pub tally: Figures,
+}
+
+/// `jobs` grouped by `key` (jobs it gives no name left out), in name order.
+fn groups<'a>(
+    jobs: &'a [JobResult],
+    key: impl Fn(&'a JobResult) -> Option<&'a str>,
+) -> Vec<Group<'a>> {
+    let mut by: std::collections::BTreeMap<&str, Vec<&JobResult>> = Default::default();
+    for job in jobs {
+        if let Some(name) = key(job) {
+            by.entry(name).or_default().push(job);
+        }
+    }
+    by.into_iter()
+        .map(|(name, jobs)| Group {
+            name,
+            tally: Figures::of(jobs),
+        })
+        .collect()
 }
 
 /// One job instance.
@@ -99,6 +129,8 @@ pub(super) fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
             events: run.events(),
             error: run.error.as_deref(),
             tally,
+            families: groups(&run.report.jobs, |j| Some(j.family.as_str())),
+            providers: groups(&run.report.jobs, |j| j.provider.as_deref()),
             running,
             queued,
         });
@@ -233,5 +265,13 @@ mod tests {
         assert_eq!(run.error, None);
         // Started at 3 s, nothing ended yet: running for 7 s at 10 s.
         assert_eq!(run.tally.elapsed_ms, 7_000);
+        // A bare task is its own family; no provider of a sweep.
+        let families: Vec<(&str, u32)> = run
+            .families
+            .iter()
+            .map(|g| (g.name, g.tally.tally.jobs))
+            .collect();
+        assert_eq!(families, [("a", 1), ("b<script>", 1)]);
+        assert!(run.providers.is_empty());
     }
 }

@@ -305,6 +305,18 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         json!(1)
     );
     browser.screenshot(&sb.path().join("view-finished.png"));
+    // Per family, as the report has it: pass rate with its interval.
+    assert_eq!(
+        browser.eval(
+            "[...document.querySelectorAll('table.groups[data-by=family] tbody tr')]\
+             .map(r => r.dataset.group + ' ' + r.children[4].textContent).join(', ')"
+        ),
+        json!("even 50.0%, odd 100.0%")
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('table.groups .rate-bar .ci').length"),
+        json!(2)
+    );
 
     // The filters work on the live rows.
     browser.eval(

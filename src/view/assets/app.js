@@ -325,7 +325,40 @@
         el('td', { class: 'num' }, usd(r.tally.cost_usd)),
         el('td', { class: 'num' }, ms(r.tally.elapsed_ms)),
       ))));
-    document.getElementById('runs').replaceChildren(table);
+    const breakdown = data.runs.flatMap((r) => [['family', r.families], ['provider', r.providers]]
+      .filter(([, groups]) => groups.length > 1)
+      .map(([what, groups]) => groupTable(data.runs.length > 1 ? r.label + ' · ' + what : what, what, groups)));
+    document.getElementById('runs').replaceChildren(table, ...breakdown);
+  }
+
+  // Pass rate per family or provider, a bar with its 95% interval.
+  function groupTable(title, what, groups) {
+    return el('table', { class: 'groups', data: { by: what } },
+      el('thead', null, el('tr', null,
+        [title, 'jobs', 'succeeded', 'failed', 'pass rate', '', 'cost'].map((h, i) => el('th', { class: i && i !== 5 ? 'num' : null }, h)))),
+      el('tbody', null, groups.map((g) => el('tr', { data: { group: g.name } },
+        el('td', { class: 'id' }, g.name),
+        el('td', { class: 'num' }, g.tally.jobs),
+        el('td', { class: 'num' }, g.tally.succeeded),
+        el('td', { class: 'num' }, g.tally.failed),
+        el('td', { class: 'num' }, pct(g.tally.pass_rate)),
+        el('td', { class: 'rate' }, rateBar(g.tally.pass_rate, g.tally.pass_rate_ci)),
+        el('td', { class: 'num' }, usd(g.tally.cost_usd))))));
+  }
+
+  function rateBar(rate, ci) {
+    const bar = el('div', { class: 'rate-bar', title: ci ? 'pass rate, 95% interval ' + pct(ci.low) + '–' + pct(ci.high) : 'pass rate' });
+    if (rate === null || rate === undefined) return bar;
+    const fill = el('span', { class: 'fill' });
+    fill.style.width = (100 * rate).toFixed(1) + '%'; // CSSOM: allowed by the page's policy
+    bar.append(fill);
+    if (ci) {
+      const whisker = el('span', { class: 'ci' });
+      whisker.style.left = (100 * ci.low).toFixed(1) + '%';
+      whisker.style.width = (100 * (ci.high - ci.low)).toFixed(1) + '%';
+      bar.append(whisker);
+    }
+    return bar;
   }
 
   function renderFilters(data) {
