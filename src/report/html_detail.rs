@@ -57,6 +57,10 @@ pub(super) enum Block {
     /// The trajectory.
     #[serde(rename = "steps")]
     Steps(Vec<Group>),
+    /// Where the job's time went: `[what, milliseconds]`, the parts above
+    /// zero, as one bar (the viewer draws the same).
+    #[serde(rename = "time")]
+    Time(Vec<(&'static str, u64)>),
 }
 
 /// A list item: a line of cells and, below it, preformatted text.
@@ -181,6 +185,21 @@ pub(super) const TRACE_HINT: &str = "This job's trace is \"metadata\": the log k
 /// (`../`), for the links to its logs.
 pub(super) fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
     let mut out = vec![top(j), Block::Facts(facts(j))];
+    let t = &j.time;
+    let parts: Vec<(&'static str, u64)> = [
+        ("model", j.provider_latency_ms),
+        ("tools", t.tool_ms),
+        ("verify", t.verify_ms),
+        ("setup", t.setup_ms),
+        ("baseline + acceptance", t.acceptance_ms),
+        ("waiting", t.wait_ms),
+    ]
+    .into_iter()
+    .filter(|(_, ms)| *ms > 0)
+    .collect();
+    if !parts.is_empty() {
+        out.push(Block::Time(parts));
+    }
     if let Some(cause) = j.cause.as_ref().filter(|_| j.outcome == JobOutcome::Failed) {
         out.push(Block::Note(vec![
             Cell::styled("muted", "cause:"),

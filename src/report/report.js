@@ -190,6 +190,19 @@
       });
     } else if (b.diff !== undefined) {
       diff(parent, b.diff);
+    } else if (b.time !== undefined) {
+      // Where the time went, as the viewer draws it.
+      var total = b.time.reduce(function (s, p) { return s + p[1]; }, 0);
+      var bar = add(parent, h('div', 'timebar'));
+      var legend = add(parent, h('div', 'timelegend muted'));
+      b.time.forEach(function (p, i) {
+        var seg = add(bar, h('span', 'seg s' + i));
+        seg.style.width = (100 * p[1] / total).toFixed(2) + '%';
+        seg.title = p[0];
+        var item = add(legend, h('span'));
+        add(item, h('i', 'seg s' + i));
+        text(item, p[0] + ' ' + (p[1] < 1000 ? p[1] + ' ms' : (p[1] / 1000).toFixed(1) + ' s'));
+      });
     } else if (b.steps !== undefined) {
       var ol = add(parent, h('ol', 'trajectory'));
       b.steps.forEach(function (g) { step(ol, g); });

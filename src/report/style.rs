@@ -82,4 +82,9 @@ pre.obs{background:var(--soft);border:1px solid var(--line);border-radius:6px;pa
 .filters{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
 .filters label{font-size:12px;color:var(--muted)}
 .mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
+.timebar{display:flex;height:12px;border:1px solid var(--line);border-radius:3px;overflow:hidden;margin:10px 0 4px}
+.timelegend{display:flex;flex-wrap:wrap;gap:2px 16px;font-size:12px}
+.timelegend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+.seg.s0{background:#5b8def}.seg.s1{background:#e59f3b}.seg.s2{background:#53a868}
+.seg.s3{background:#9b7bd4}.seg.s4{background:#d45b7b}.seg.s5{background:#b0b6bf}
 "#;

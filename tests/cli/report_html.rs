@@ -295,6 +295,16 @@ fn a_report_of_ten_thousand_jobs_opens_quickly_and_stays_usable() {
             details.contains("Fix the defect in src/lib.rs"),
             "{details}"
         );
+        // Where its time went, as the viewer draws it.
+        let bar = browser
+            .eval(
+                &page,
+                "document.querySelectorAll('#job-detail .timebar .seg').length + ' ' + \
+                 document.querySelector('#job-detail .timelegend').textContent",
+            )
+            .unwrap();
+        let bar = bar.as_str().unwrap_or_default();
+        assert!(bar.starts_with("1 model "), "{bar}");
     }
 }
 
