@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::model::{Model, Run};
-use crate::report::{Figures, JobResult};
+use crate::report::{Figures, JobResult, PassAtK, ProviderPass};
 use crate::state::{self, Job, JobState};
 
 /// The jobs page.
@@ -30,8 +30,19 @@ pub(super) struct RunRow<'a> {
     /// order (the report's family and provider tables).
     pub families: Vec<Group<'a>>,
     pub providers: Vec<Group<'a>>,
+    /// With repeats (`--repeat K`): pass@1 and pass@k per provider, each
+    /// with its bootstrap interval (the report's pass@k table, without
+    /// its per-job rows).
+    pub pass_at_k: Option<PassSummary>,
     pub running: u32,
     pub queued: u32,
+}
+
+/// pass@1 and pass@k of a data dir's repeats, per provider.
+#[derive(Debug, Serialize)]
+pub(super) struct PassSummary {
+    pub k: u32,
+    pub providers: Vec<ProviderPass>,
 }
 
 /// The figures of the jobs of one family or one provider.
@@ -131,6 +142,10 @@ pub(super) fn list_view(model: &Model, now_ms: u64) -> ListView<'_> {
             tally,
             families: groups(&run.report.jobs, |j| Some(j.family.as_str())),
             providers: groups(&run.report.jobs, |j| j.provider.as_deref()),
+            pass_at_k: PassAtK::of(&run.report).map(|p| PassSummary {
+                k: p.k,
+                providers: p.providers,
+            }),
             running,
             queued,
         });

@@ -291,6 +291,16 @@ fn repeats_are_epochs_and_later_repeats_have_their_own_predictions() {
         assert!(text.contains("\"model_name_or_path\":\"fixer\""), "{name}");
     }
     assert!(report.join("atif/good@fixer#2/1.json").is_file());
+    // The live page has the same pass@k: every run of both jobs succeeded.
+    let viewer = crate::view::Viewer::start(&sb, &["DATA"]);
+    let jobs = viewer.get("/api/jobs", true, None).json();
+    let pass = &jobs["runs"][0]["pass_at_k"];
+    assert_eq!(pass["k"], 2, "{jobs:#}");
+    assert_eq!(pass["providers"][0]["provider"], "fixer", "{pass:#}");
+    assert_eq!(pass["providers"][0]["groups"], 2, "{pass:#}");
+    assert_eq!(pass["providers"][0]["pass_at_1"], 1.0, "{pass:#}");
+    assert_eq!(pass["providers"][0]["pass_at_k"], 1.0, "{pass:#}");
+    drop(viewer);
     read_back_with_inspect(
         "repeats_are_epochs_and_later_repeats_have_their_own_predictions",
         &report.join("inspect/demo@fixer.eval"),

@@ -328,7 +328,22 @@
     const breakdown = data.runs.flatMap((r) => [['family', r.families], ['provider', r.providers]]
       .filter(([, groups]) => groups.length > 1)
       .map(([what, groups]) => groupTable(data.runs.length > 1 ? r.label + ' · ' + what : what, what, groups)));
-    document.getElementById('runs').replaceChildren(table, ...breakdown);
+    const passes = data.runs.filter((r) => r.pass_at_k).map((r) => passTable(r, data.runs.length > 1));
+    document.getElementById('runs').replaceChildren(table, ...breakdown, ...passes);
+  }
+
+  // pass@1 and pass@k per provider, with their bootstrap intervals.
+  function passTable(r, named) {
+    const p = r.pass_at_k;
+    const ci = (c) => c ? ' [' + pct(c.low) + ', ' + pct(c.high) + ']' : '';
+    return el('table', { class: 'groups passk' },
+      el('thead', null, el('tr', null,
+        [(named ? r.label + ' · ' : '') + 'provider', 'jobs', 'pass@1', 'pass@' + p.k].map((h, i) => el('th', { class: i ? 'num' : null }, h)))),
+      el('tbody', null, p.providers.map((q) => el('tr', { data: { provider: q.provider || '' } },
+        el('td', { class: 'id' }, q.provider || '(the manifests\' own)'),
+        el('td', { class: 'num' }, q.groups),
+        el('td', { class: 'num' }, pct(q.pass_at_1) + ci(q.pass_at_1_ci)),
+        el('td', { class: 'num' }, pct(q.pass_at_k) + ci(q.pass_at_k_ci))))));
   }
 
   // Pass rate per family or provider, a bar with its 95% interval.
