@@ -34,8 +34,14 @@ pub(super) fn cause_line(text: &str) -> String {
     first_cause("", text).unwrap_or_else(|| cap(text.lines().next().unwrap_or_default()))
 }
 
-fn cap(line: &str) -> String {
-    match line.char_indices().nth(CAUSE_CAP) {
+/// `line` cut to [`CAUSE_CAP`] characters, `…` marking a cut.
+pub(crate) fn cap(line: &str) -> String {
+    cap_to(line, CAUSE_CAP)
+}
+
+/// `line` cut to `max` characters, `…` marking a cut.
+pub(crate) fn cap_to(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),
     }

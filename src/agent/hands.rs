@@ -351,12 +351,7 @@ fn decision_event(
     subject: Option<String>,
     reason: Option<String>,
 ) -> Event {
-    let subject = subject.map(
-        |s| match s.char_indices().nth(crate::protocol::SUBJECT_CHARS) {
-            Some((cut, _)) => format!("{}…", &s[..cut]),
-            None => s,
-        },
-    );
+    let subject = subject.map(|s| super::cause::cap_to(&s, crate::protocol::SUBJECT_CHARS));
     Event::Decision(DecisionRecord {
         step,
         kind,

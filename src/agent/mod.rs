@@ -42,7 +42,9 @@ pub(crate) use agent_loop::{
     VerifyGuard, run_agent,
 };
 pub(crate) use budget::Budget;
-pub(crate) use cause::{CAUSE_CAP, first_cause};
+#[cfg(test)]
+pub(crate) use cause::CAUSE_CAP;
+pub(crate) use cause::{cap as cap_cause, first_cause};
 pub(crate) use commands::{command_event, command_event_of_tests};
 pub(crate) use prompt::PromptFacts;
 pub(crate) use transcript::{Transcript, secret_values_from_env};

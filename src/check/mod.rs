@@ -25,6 +25,7 @@ mod oracle;
 mod run;
 
 pub(crate) use judge::TaskVerdict;
+pub(crate) use leaks::source_files;
 pub(crate) use oracle::offline_provider;
 pub(crate) use run::{TaskCheck, check_tasks};
 

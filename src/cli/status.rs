@@ -158,8 +158,6 @@ fn idle_note(data: &Path, queued: &[String]) -> String {
     )
 }
 
-/// How wide tables may be: `COLUMNS` when set, else the width of the
-/// terminal standard output is, else no limit (a pipe or a file).
 /// Writes `text` as lines on stderr: on a terminal, broken at spaces to
 /// its width (never inside a word; a word wider than the terminal, such
 /// as a long job id, cut in the middle); whole otherwise.
@@ -188,6 +186,8 @@ fn fitted(text: &str) -> Vec<String> {
     }
 }
 
+/// How wide tables may be: `COLUMNS` when set, else the width of the
+/// terminal standard output is, else no limit (a pipe or a file).
 pub(super) fn table_width() -> Option<usize> {
     terminal_size("COLUMNS", 20, |w| w.ws_col)
 }

@@ -141,15 +141,11 @@ fn is_provider_file(text: &str) -> bool {
             .any(|k| value.contains_key(*k))
 }
 
-/// Files of a source looked at for `editable_warnings`, at most.
-const SOURCE_FILES: usize = 100_000;
-
 /// An `editable` glob that matches no file of the source: the model may
 /// only create files there, which is seldom what was meant (a typo, a
 /// path from another layout).
 fn editable_warnings(manifest: &crate::manifest::Manifest) -> Vec<String> {
-    let mut files = Vec::new();
-    source_files(&manifest.source, "", &mut files);
+    let files = crate::check::source_files(&manifest.source);
     manifest
         .editable
         .iter()
@@ -164,31 +160,6 @@ fn editable_warnings(manifest: &crate::manifest::Manifest) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// The files under `dir`, as `/`-separated paths relative to it (build
-/// outputs and `.git` left out), at most [`SOURCE_FILES`].
-fn source_files(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir.join(rel)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if out.len() >= SOURCE_FILES {
-            return;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
-        let skipped = name == ".git" || crate::lang::build_dirs().contains(&name.as_str());
-        match entry.file_type() {
-            Ok(t) if t.is_dir() && !skipped => source_files(dir, &path, out),
-            Ok(t) if t.is_file() => out.push(path),
-            _ => {}
-        }
-    }
 }
 
 /// The `ok` line of a valid file, and the manifest when it is a job.

@@ -128,7 +128,6 @@ pub(crate) enum OneRun {
     Garbled(String),
 }
 
-/// One language's test runner.
 /// Lines of a run's output kept from its first error on (see
 /// [`Language::first_error`]), and bytes at most.
 pub(crate) const EXCERPT_LINES: usize = 40;
@@ -146,6 +145,7 @@ pub(crate) struct FirstError {
     pub what: &'static str,
 }
 
+/// One language's test runner.
 pub(crate) trait Language: Sync {
     /// Its name in notes and docs (`rust`, `python`).
     fn name(&self) -> &'static str;
@@ -398,13 +398,13 @@ const LANGUAGES: &[&dyn Language] = &[&Rust, &Python, &JavaScript];
 /// Every language's tooling, by the same names.
 const TOOLING: &[&dyn Tooling] = &[&Rust, &Python, &JavaScript];
 
-/// The tooling of the language named `name` (`rust`, `python`,
-/// `javascript`).
 /// The language named `name` (as its tooling names it).
 pub(crate) fn language(name: &str) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|lang| lang.name() == name)
 }
 
+/// The tooling of the language named `name` (`rust`, `python`,
+/// `javascript`).
 pub(crate) fn tooling(name: &str) -> Option<&'static dyn Tooling> {
     TOOLING.iter().copied().find(|t| t.tooling_name() == name)
 }

@@ -324,8 +324,7 @@ fn lay_copy(
             }
             Carry::Link { target } => {
                 let target = std::ffi::OsStr::new(target);
-                super::links::resolve(rel, target)
-                    .and_then(|_| super::links::check_place(rel))
+                super::links::lexical(rel, target)
                     .map_err(|why| corrupt(format!("{rel}: {why}")))?;
                 tree.create_parents(Path::new(rel))
                     .and_then(|(parent, leaf)| parent.replace_symlink(leaf, target))
@@ -356,9 +355,7 @@ pub(crate) fn apply_patch(
     text: &str,
     editable: &GlobSet,
 ) -> Result<Applied, PatchError> {
-    let links = |rel: &str, target: &std::ffi::OsStr| {
-        super::links::resolve(rel, target).and_then(|_| super::links::check_place(rel))
-    };
+    let links = |rel: &str, target: &std::ffi::OsStr| super::links::lexical(rel, target).map(drop);
     Ok(apply_with_links(
         root,
         text.as_bytes(),

@@ -29,16 +29,25 @@ pub(super) fn save_excerpts(
         .unwrap_or_default();
     let excerpts = excerpts_of(verdict, &outputs, &function_of);
     let path = runs.join(EXCERPTS_FILE);
-    let dir = path.parent().unwrap_or(runs);
+    let text = serde_json::to_vec_pretty(&excerpts)
+        .map_err(|e| std::io::Error::other(format!("failed to encode {}: {e}", path.display())))?;
+    save_artifact(&path, &text)?;
+    Ok(path)
+}
+
+/// Writes `bytes` as the attempt's artifact at `path`, whole or not at
+/// all: a temporary file beside it, renamed into place; its directory
+/// made first.
+pub(super) fn save_artifact(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         std::io::Error::other(format!("failed to {what} {}: {e}", path.display()))
     };
+    let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| failed("create the directory of", &e))?;
-    let text = serde_json::to_vec_pretty(&excerpts).map_err(|e| failed("encode", &e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| failed("write", &e))?;
-    tmp.write_all(&text).map_err(|e| failed("write", &e))?;
-    tmp.persist(&path).map_err(|e| failed("write", &e.error))?;
-    Ok(path)
+    tmp.write_all(bytes).map_err(|e| failed("write", &e))?;
+    tmp.persist(path).map_err(|e| failed("write", &e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

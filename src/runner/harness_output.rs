@@ -63,7 +63,7 @@ fn first_error_of(text: &str, lang: &dyn Language) -> Option<HarnessOutput> {
         excerpt.push_str(line);
         excerpt.push('\n');
     }
-    let cause = cap(&format!("{}: {}", found.what, found.named));
+    let cause = crate::agent::cap_cause(&format!("{}: {}", found.what, found.named));
     Some(HarnessOutput {
         excerpt,
         cause,
@@ -77,23 +77,9 @@ pub(super) fn save_harness_output(
     runs: &std::path::Path,
     excerpt: &str,
 ) -> std::io::Result<std::path::PathBuf> {
-    use std::io::Write;
     let path = runs.join(HARNESS_OUTPUT_FILE);
-    let failed = |e: &dyn std::fmt::Display| {
-        std::io::Error::other(format!("failed to write {}: {e}", path.display()))
-    };
-    std::fs::create_dir_all(runs).map_err(|e| failed(&e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(runs).map_err(|e| failed(&e))?;
-    tmp.write_all(excerpt.as_bytes()).map_err(|e| failed(&e))?;
-    tmp.persist(&path).map_err(|e| failed(&e.error))?;
+    super::excerpts::save_artifact(&path, excerpt.as_bytes())?;
     Ok(path)
-}
-
-fn cap(line: &str) -> String {
-    match line.char_indices().nth(crate::agent::CAUSE_CAP) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_string(),
-    }
 }
 
 #[cfg(test)]

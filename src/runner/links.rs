@@ -7,8 +7,8 @@
 //! startup file's name, at or above where the hidden test files are laid,
 //! to a directory, absolute, or leaving the tree is a rejection naming it.
 //!
-//! The pure half ([`resolve`], [`check_place`]) is the lexical rule, which
-//! laying the copy on the check copy checks again; [`check_target`] asks
+//! The pure half ([`lexical`]) is the lexical rule, which laying the copy
+//! on the check copy and applying an oracle's patch check too; [`check_target`] asks
 //! the workspace, through [`crate::beneath`], never following a link.
 
 use std::ffi::OsStr;
@@ -21,7 +21,7 @@ use crate::gitdiff::LinkRefused;
 /// leads, as a tree-relative path resolved lexically: `.` dropped, `..`
 /// taking back one name. Why not, in words, when it is not UTF-8, empty,
 /// absolute, or leaves the tree (or names the tree itself).
-pub(crate) fn resolve(rel: &str, target: &OsStr) -> Result<String, LinkRefused> {
+fn resolve(rel: &str, target: &OsStr) -> Result<String, LinkRefused> {
     let Some(text) = target.to_str() else {
         return Err(LinkRefused("is a symlink whose target is not UTF-8".into()));
     };
@@ -56,9 +56,18 @@ pub(crate) fn resolve(rel: &str, target: &OsStr) -> Result<String, LinkRefused> 
     Ok(names.join("/"))
 }
 
+/// The lexical rule, the same wherever a link is made: where the link at
+/// `rel` to `target` leads ([`resolve`]), when it may be there at all
+/// ([`check_place`]).
+pub(crate) fn lexical(rel: &str, target: &OsStr) -> Result<String, LinkRefused> {
+    let resolved = resolve(rel, target)?;
+    check_place(rel)?;
+    Ok(resolved)
+}
+
 /// Why the link at `rel` may not be where it is: a harness file's name or
 /// a file an interpreter runs at startup.
-pub(crate) fn check_place(rel: &str) -> Result<(), LinkRefused> {
+fn check_place(rel: &str) -> Result<(), LinkRefused> {
     if crate::lang::is_harness_file(rel) {
         return Err(LinkRefused(
             "is a symlink at a test harness file's name; a patch never carries one there".into(),

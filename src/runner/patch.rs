@@ -77,6 +77,12 @@ pub(super) fn diff_deadline(deadline: Instant) -> Instant {
 /// `target`, Python's bytecode caches), which tools write, not the model.
 const SKIPPED_DIRS: [&str; 3] = [".git", "target", "__pycache__"];
 
+/// Whether a directory so named is never entered by the patch (git's, a
+/// build dir of the language table): nothing under it is carried.
+fn never_entered(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name) || crate::lang::build_dirs().contains(&name)
+}
+
 /// Where the patch phase reads and writes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PatchInputs<'a> {
@@ -266,7 +272,7 @@ impl Visitor for Finder<'_> {
         // (`node_modules`) are the tools', never the model's.
         let built = || crate::lang::build_dirs().iter().any(|d| found.name == *d);
         if found.kind == Kind::Dir {
-            let skip = SKIPPED_DIRS.iter().any(|d| found.name == *d) || built();
+            let skip = found.name.to_str().is_some_and(never_entered);
             return Ok(if skip { Step::Next } else { Step::Descend });
         }
         if found.kind == Kind::Symlink && built() {
@@ -375,15 +381,10 @@ impl Finder<'_> {
         if in_source.is_ok_and(|t| t == target) {
             return Ok(());
         }
-        let resolved = super::links::resolve(rel, &target).map_err(|why| reject(rel, why.0))?;
-        super::links::check_place(rel).map_err(|why| reject(rel, why.0))?;
+        let resolved = super::links::lexical(rel, &target).map_err(|why| reject(rel, why.0))?;
         let shown = escape_name(&target);
-        let carried = self.inputs.editable.is_match(&resolved)
-            && !resolved.split('/').any(|name| {
-                name == ".git"
-                    || SKIPPED_DIRS.contains(&name)
-                    || crate::lang::build_dirs().contains(&name)
-            });
+        let carried =
+            self.inputs.editable.is_match(&resolved) && !resolved.split('/').any(never_entered);
         super::links::check_target(self.workspace, self.source, &shown, &resolved, carried)
             .map_err(|why| reject(rel, why.0))?;
         let old = match self.source.kind(Path::new(rel)) {

@@ -379,7 +379,11 @@ fn git_applies_to(d: &Dirs, rel: &str) {
                 fs::read_link(d.ws.join(rel)).unwrap()
             );
         }
-        Err(e) => println!("skip: git apply not run: {e}"),
+        Err(e) => agent_runtime_test_support::skip(
+            agent_runtime_test_support::Need::Tool,
+            "git_applies_to",
+            &format!("git apply could not run: {e}"),
+        ),
     }
 }
 
