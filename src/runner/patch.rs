@@ -382,6 +382,8 @@ impl Finder<'_> {
             return Ok(());
         }
         let resolved = super::links::lexical(rel, &target).map_err(|why| reject(rel, why.0))?;
+        // UTF-8, or the lexical rule refused it: carried as it is written.
+        let raw = target.to_string_lossy().into_owned();
         let shown = escape_name(&target);
         let carried =
             self.inputs.editable.is_match(&resolved) && !resolved.split('/').any(never_entered);
@@ -409,7 +411,7 @@ impl Finder<'_> {
             rel: rel.to_string(),
             old,
             kept: true,
-            link: Some(shown),
+            link: Some(raw),
         });
         Ok(())
     }

@@ -412,6 +412,18 @@ fn a_link_to_a_file_of_the_tree_is_carried_as_mode_120000_and_laid_as_a_link() {
         fs::read_link(clean.join("src/nested/up.rs")).unwrap(),
         Path::new("../lib.rs")
     );
+    // A target is carried as written, however odd its characters (the
+    // escaped form is for messages only).
+    fs::write(d.ws.join("src/tab\tname.rs"), "t\n").unwrap();
+    symlink("tab\tname.rs", d.ws.join("src/odd.rs")).unwrap();
+    let saved = d.take(&["src/**"]).unwrap();
+    let clean = d.laid(&saved);
+    assert_eq!(
+        fs::read_link(clean.join("src/odd.rs")).unwrap(),
+        Path::new("tab\tname.rs")
+    );
+    fs::remove_file(d.ws.join("src/odd.rs")).unwrap();
+    fs::remove_file(d.ws.join("src/tab\tname.rs")).unwrap();
     // A link to a file the patch creates (editable) is carried with it.
     symlink("made.rs", d.ws.join("src/to_made.rs")).unwrap();
     fs::write(d.ws.join("src/made.rs"), "made\n").unwrap();
