@@ -12,7 +12,8 @@
 
 use serde_json::{Value, json};
 
-use super::trace::{AttemptTrace, JobTrace, StepTrace};
+use super::trace::{JobTrace, arguments};
+use crate::protocol::{AttemptTimeline, ModelStep};
 use crate::report::iso8601;
 
 /// The ATIF version written.
@@ -22,7 +23,7 @@ pub(crate) const ATIF_VERSION: &str = "ATIF-v1.4";
 const METADATA_NOTE: &str = "trace = \"metadata\": the model's messages were not kept; each agent step carries the decision's kind (the tool call's function_name), the reply's size and hash (extra), its tokens, and what the log recorded of the step as its observation";
 
 /// The trajectory of `attempt` of `job`.
-pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
+pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTimeline) -> Value {
     let row = job.row;
     let mut steps = vec![json!({
         "step_id": 1,
@@ -30,11 +31,11 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
         "source": "user",
         "message": job.prompt,
     })];
-    for (i, step) in attempt.steps.iter().enumerate() {
+    for (i, step) in attempt.steps().enumerate() {
         steps.push(step_value(job, attempt, step, i + 2));
     }
     let (mut prompt, mut completion, mut cached, mut cost) = (0u64, 0u64, 0u64, None::<f64>);
-    for step in &attempt.steps {
+    for step in attempt.steps() {
         if let Some(call) = &step.call {
             prompt = prompt.saturating_add(call.input_tokens);
             completion = completion.saturating_add(call.output_tokens);
@@ -44,10 +45,8 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
             cost = Some(cost.unwrap_or(0.0) + c);
         }
     }
-    let (outcome, failure_kind) = match attempt.end {
-        Some((outcome, kind)) => (Some(outcome.as_str()), kind.map(|k| k.as_str())),
-        None => (None, None),
-    };
+    let outcome = attempt.outcome.map(|o| o.as_str());
+    let failure_kind = attempt.failure_kind.map(|k| k.as_str());
     let mut final_metrics = json!({
         "total_prompt_tokens": prompt,
         "total_completion_tokens": completion,
@@ -60,7 +59,7 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
     }
     let mut value = json!({
         "schema_version": ATIF_VERSION,
-        "session_id": format!("{}/{}", row.instance, attempt.number),
+        "session_id": format!("{}/{}", row.instance, attempt.attempt),
         "agent": {
             "name": "agent-runtime",
             "version": env!("CARGO_PKG_VERSION"),
@@ -75,7 +74,7 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
             "family": row.family,
             "provider": row.provider,
             "repeat": row.repeat,
-            "attempt": attempt.number,
+            "attempt": attempt.attempt,
             "outcome": outcome,
             "failure_kind": failure_kind,
             "task": job.row.metadata,
@@ -85,14 +84,14 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTrace) -> Value {
         value["notes"] = json!(METADATA_NOTE);
     }
     // The report row's excerpt is the last attempt's.
-    let last = job.attempts.last().map(|a| a.number) == Some(attempt.number);
+    let last = job.attempts.last().map(|a| a.attempt) == Some(attempt.attempt);
     if let Some(text) = row.harness_output.as_ref().filter(|_| last) {
         value["extra"]["harness_output"] = json!(text);
     }
     value
 }
 
-fn step_value(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace, id: usize) -> Value {
+fn step_value(job: &JobTrace<'_>, attempt: &AttemptTimeline, step: &ModelStep, id: usize) -> Value {
     let timestamp = iso8601(step.ts_ms);
     let Some(call) = &step.call else {
         return json!({
@@ -100,10 +99,10 @@ fn step_value(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace, id: 
             "timestamp": timestamp,
             "source": "system",
             "message": step.observed(),
-            "extra": { "step": step.step, "kind": step.kind() },
+            "extra": { "step": step.step, "kind": step.kind_name() },
         });
     };
-    let call_id = format!("a{}-s{}", attempt.number, step.step);
+    let call_id = format!("a{}-s{}", attempt.attempt, step.step);
     let mut metrics = json!({
         "prompt_tokens": call.input_tokens,
         "completion_tokens": call.output_tokens,
@@ -132,7 +131,7 @@ fn step_value(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace, id: 
         value["tool_calls"] = json!([{
             "tool_call_id": call_id,
             "function_name": call.kind.as_str(),
-            "arguments": step.arguments(),
+            "arguments": arguments(step),
         }]);
         value["observation"]["results"][0]["source_call_id"] = json!(call_id);
     }
@@ -143,17 +142,32 @@ fn step_value(job: &JobTrace<'_>, attempt: &AttemptTrace, step: &StepTrace, id: 
 mod tests {
     use super::*;
     use crate::protocol::DecisionKind;
+    use crate::protocol::{Action, EntryKind, ModelCall, Moment};
     use crate::report::JobResult;
-    use crate::state::Call;
 
     #[test]
     fn a_metadata_attempt_has_the_documented_keys_and_no_messages() {
         let row = JobResult::new("j@p", "j", "fam");
-        let step = StepTrace {
+        let line = |kind, text: &str| Action {
+            at_ms: 0,
+            kind,
+            text: text.into(),
+            ok: true,
+            resources: None,
+        };
+        let step = ModelStep {
             step: 1,
+            at_ms: 1_000,
             ts_ms: 2_000,
-            call: Some(Call {
-                step: 1,
+            headline: "step 1: write_file src/lib.rs".into(),
+            kind: EntryKind::WriteFile,
+            fields: None,
+            diff: None,
+            actions: vec![
+                line(EntryKind::WriteFile, "step 1: write_file src/lib.rs"),
+                line(EntryKind::Edit, "edit src/lib.rs (12 bytes)"),
+            ],
+            call: Some(ModelCall {
                 kind: DecisionKind::WriteFile,
                 reason: None,
                 reply_bytes: 42,
@@ -164,16 +178,16 @@ mod tests {
                 latency_ms: 3,
             }),
             cost_usd: Some(0.5),
-            said: vec!["edit src/lib.rs (12 bytes)".into()],
             reply: None,
             observation: None,
         };
-        let attempt = AttemptTrace {
-            number: 1,
+        let attempt = AttemptTimeline {
+            attempt: 1,
             started_ms: 1_000,
             ended_ms: 3_000,
-            end: None,
-            steps: vec![step],
+            outcome: None,
+            failure_kind: None,
+            moments: vec![Moment::Step(step)],
         };
         let job = JobTrace {
             row: &row,

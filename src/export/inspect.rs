@@ -13,7 +13,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::trace::{AttemptTrace, JobTrace, StepTrace};
+use super::trace::{JobTrace, arguments};
+use crate::protocol::{AttemptTimeline, ModelStep};
 use crate::report::{JobOutcome, JobResult, iso8601};
 
 /// The scorer's name in the log.
@@ -260,15 +261,15 @@ fn usage(job: &JobTrace<'_>) -> Value {
 fn messages(job: &JobTrace<'_>) -> Vec<Value> {
     let mut out = Vec::new();
     for attempt in &job.attempts {
-        let id = |what: &str| format!("a{}-{what}", attempt.number);
+        let id = |what: &str| format!("a{}-{what}", attempt.attempt);
         out.push(json!({
             "id": id("prompt"),
             "role": "user",
             "content": job.prompt,
             "source": "input",
-            "metadata": { "attempt": attempt.number },
+            "metadata": { "attempt": attempt.attempt },
         }));
-        for step in &attempt.steps {
+        for step in attempt.steps() {
             out.extend(step_messages(job, attempt, step));
         }
     }
@@ -278,21 +279,21 @@ fn messages(job: &JobTrace<'_>) -> Vec<Value> {
 /// A step's messages: the reply and what came back to it.
 pub(super) fn step_messages(
     job: &JobTrace<'_>,
-    attempt: &AttemptTrace,
-    step: &StepTrace,
+    attempt: &AttemptTimeline,
+    step: &ModelStep,
 ) -> Vec<Value> {
-    let call_id = format!("a{}-s{}", attempt.number, step.step);
+    let call_id = format!("a{}-s{}", attempt.attempt, step.step);
     let Some(call) = &step.call else {
         // The provider never answered: what the log says, as the runtime's.
         return vec![json!({
             "id": format!("{call_id}-error"),
             "role": "user",
             "content": step.observed(),
-            "metadata": { "attempt": attempt.number, "step": step.step },
+            "metadata": { "attempt": attempt.attempt, "step": step.step },
         })];
     };
     let meta = json!({
-        "attempt": attempt.number,
+        "attempt": attempt.attempt,
         "step": step.step,
         "kind": call.kind.as_str(),
         "reply_bytes": call.reply_bytes,
@@ -322,7 +323,7 @@ pub(super) fn step_messages(
     assistant["tool_calls"] = json!([{
         "id": call_id,
         "function": call.kind.as_str(),
-        "arguments": step.arguments(),
+        "arguments": arguments(step),
         "type": "function",
     }]);
     vec![

@@ -9,7 +9,8 @@
 use serde_json::{Value, json};
 
 use super::inspect::step_messages;
-use super::trace::{AttemptTrace, JobTrace, StepTrace};
+use super::trace::{JobTrace, arguments};
+use crate::protocol::{AttemptTimeline, ModelStep};
 use crate::report::iso8601;
 
 /// Every attempt's events, in order.
@@ -18,12 +19,12 @@ pub(super) fn events(job: &JobTrace<'_>) -> Vec<Value> {
     let mut out = Vec::new();
     for attempt in &job.attempts {
         let mut sent = vec![json!({
-            "id": format!("a{}-prompt", attempt.number),
+            "id": format!("a{}-prompt", attempt.attempt),
             "role": "user",
             "content": job.prompt,
             "source": "input",
         })];
-        for step in &attempt.steps {
+        for step in attempt.steps() {
             let messages = step_messages(job, attempt, step);
             out.push(model_event(job, attempt, step, &sent, &messages, start));
             if let Some(tool) = tool_event(attempt, step, &messages, start) {
@@ -42,8 +43,8 @@ fn since(start: u64, ms: u64) -> f64 {
 
 fn model_event(
     job: &JobTrace<'_>,
-    attempt: &AttemptTrace,
-    step: &StepTrace,
+    attempt: &AttemptTimeline,
+    step: &ModelStep,
     sent: &[Value],
     messages: &[Value],
     start: u64,
@@ -57,7 +58,7 @@ fn model_event(
         "tools": [],
         "tool_choice": "auto",
         "config": {},
-        "metadata": { "attempt": attempt.number, "step": step.step },
+        "metadata": { "attempt": attempt.attempt, "step": step.step },
     });
     let Some(call) = &step.call else {
         event["output"] = json!({ "model": job.model, "choices": [] });
@@ -92,8 +93,8 @@ fn model_event(
 /// The decision the runtime carried out, when it did (a refused reply
 /// calls nothing).
 fn tool_event(
-    attempt: &AttemptTrace,
-    step: &StepTrace,
+    attempt: &AttemptTimeline,
+    step: &ModelStep,
     messages: &[Value],
     start: u64,
 ) -> Option<Value> {
@@ -108,12 +109,12 @@ fn tool_event(
         "timestamp": iso8601(step.ts_ms),
         "working_start": since(start, step.ts_ms),
         "type": "function",
-        "id": format!("a{}-s{}", attempt.number, step.step),
+        "id": format!("a{}-s{}", attempt.attempt, step.step),
         "function": call.kind.as_str(),
-        "arguments": step.arguments(),
+        "arguments": arguments(step),
         "result": result,
         "events": [],
-        "metadata": { "attempt": attempt.number, "step": step.step },
+        "metadata": { "attempt": attempt.attempt, "step": step.step },
     }))
 }
 
@@ -121,15 +122,32 @@ fn tool_event(
 mod tests {
     use super::*;
     use crate::protocol::DecisionKind;
+    use crate::protocol::{Action, EntryKind, ModelCall, Moment};
     use crate::report::JobResult;
-    use crate::state::Call;
 
-    fn step(n: u32, reason: Option<&str>, call: bool) -> StepTrace {
-        StepTrace {
+    fn step(n: u32, reason: Option<&str>, call: bool) -> Moment {
+        let line = |kind, text: String| Action {
+            at_ms: 0,
+            kind,
+            text,
+            ok: true,
+            resources: None,
+        };
+        let headline = format!("step {n}: run_tool");
+        let mut actions = vec![line(EntryKind::Command, format!("said {n}"))];
+        if call {
+            actions.insert(0, line(EntryKind::RunTool, headline.clone()));
+        }
+        Moment::Step(ModelStep {
             step: n,
+            at_ms: 0,
             ts_ms: 1_000 + u64::from(n) * 1_000,
-            call: call.then(|| Call {
-                step: n,
+            headline,
+            kind: EntryKind::RunTool,
+            fields: None,
+            diff: None,
+            actions,
+            call: call.then(|| ModelCall {
                 kind: DecisionKind::RunTool,
                 reason: reason.map(String::from),
                 reply_bytes: 10,
@@ -140,10 +158,9 @@ mod tests {
                 latency_ms: 1_500,
             }),
             cost_usd: None,
-            said: vec![format!("said {n}")],
             reply: None,
             observation: None,
-        }
+        })
     }
 
     #[test]
@@ -155,12 +172,13 @@ mod tests {
             prompt: "Fix it.".into(),
             model: "m".into(),
             full: false,
-            attempts: vec![AttemptTrace {
-                number: 1,
+            attempts: vec![AttemptTimeline {
+                attempt: 1,
                 started_ms: 1_000,
                 ended_ms: 5_000,
-                end: None,
-                steps: vec![
+                outcome: None,
+                failure_kind: None,
+                moments: vec![
                     step(1, None, true),
                     step(2, Some("not allowed"), true),
                     step(3, None, false),

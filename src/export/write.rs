@@ -104,7 +104,7 @@ pub(crate) fn write_exports(
         for attempt in &trace.attempts {
             let path = atif_dir
                 .join(file_name(&row.instance))
-                .join(format!("{}.json", attempt.number));
+                .join(format!("{}.json", attempt.attempt));
             let text =
                 serde_json::to_vec_pretty(&atif::trajectory(&trace, attempt)).unwrap_or_default();
             put(&path, &text)?;

@@ -430,6 +430,19 @@ impl EntryKind {
         self.into()
     }
 
+    /// Whether the entry can head a model step (a decision, a refusal, a
+    /// provider failure) rather than be something done for one.
+    pub fn heads_a_step(self) -> bool {
+        !matches!(
+            self,
+            EntryKind::Command
+                | EntryKind::Edit
+                | EntryKind::Verify
+                | EntryKind::Retry
+                | EntryKind::Agent
+        )
+    }
+
     /// Whether the entry stands for a decision (one per step).
     pub fn is_decision(self) -> bool {
         matches!(

@@ -20,6 +20,8 @@
 //!   re-exported, the one type from the reaped process to the log.
 //! - `transcript.rs`: a line of the opt-in transcript, written and read by
 //!   one type.
+//! - `timeline.rs`: an attempt's timeline (model steps, their calls and
+//!   texts, the runtime's actions), the one type every view of a run reads.
 //! - `verdict.rs`: test inventories and per-test verdicts.
 //! - `units/`: durations and byte sizes (`duration.rs`, `size.rs`), parsed and
 //!   formatted.
@@ -41,6 +43,7 @@ mod record;
 mod records;
 mod resources;
 mod snapshot;
+mod timeline;
 mod transcript;
 mod verdict;
 
@@ -76,5 +79,6 @@ pub use records::{
 };
 pub use resources::Resources;
 pub use snapshot::{ManifestSnapshot, SNAPSHOT_FORMAT};
+pub use timeline::{Action, AttemptTimeline, ModelCall, ModelStep, Moment};
 pub use transcript::TranscriptLine;
 pub use verdict::{Inventory, InventorySource, Verdict};

@@ -5,8 +5,9 @@
 //! (with failing tests, missing tests beyond the names kept, a rejected
 //! patch and an acceptance judged by its exit status alone).
 
-use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry};
+use super::model::{CheckResult, JobOutcome, JobResult, Report, TestVerdict};
 use crate::protocol::FailureKind;
+use crate::protocol::{Action, AttemptTimeline, Moment};
 use crate::verdict::Verdict;
 
 /// The per-test verdict of a run.
@@ -27,19 +28,14 @@ fn verdict(
     })
 }
 
-fn step(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool) -> TimelineEntry {
-    TimelineEntry {
-        attempt,
-        step,
-        at_ms,
-        kind: kind.parse().expect("a timeline kind"),
-        detail: detail.to_string(),
-        ok,
-        fields: None,
-        observation: None,
-        diff: None,
-        resources: None,
-    }
+fn step(attempt: u32, step: u32, at: u64, kind: &str, text: &str, ok: bool) -> (u32, u32, Action) {
+    let kind = kind.parse().expect("a timeline kind");
+    (attempt, step, Action::new(at, kind, text, ok))
+}
+
+/// A job's timelines from its lines in order.
+fn timeline(lines: Vec<(u32, u32, Action)>) -> Vec<AttemptTimeline> {
+    AttemptTimeline::from_flat(lines)
 }
 
 fn finished(mut j: JobResult, outcome: JobOutcome, kind: Option<FailureKind>) -> JobResult {
@@ -100,31 +96,25 @@ fn succeeded() -> JobResult {
         canaries: 1,
         ..crate::protocol::Integrity::default()
     });
-    j.timeline = vec![
+    let mut command = step(
+        1,
+        3,
+        9_000,
+        "command",
+        "tool `cargo` (1 arg) exit 0 in 6100 ms, cpu 5.20 s, memory peak 412.0 MiB, pids peak 37",
+        true,
+    );
+    command.2.resources = Some(crate::protocol::Resources {
+        cpu_ms: Some(5_200),
+        peak_memory_bytes: Some(412 << 20),
+        pids_peak: Some(37),
+    });
+    j.timeline = timeline(vec![
         step(1, 1, 900, "read_file", "src/lib.rs (212 B)", true),
-        TimelineEntry {
-            fields: Some("path=src/lib.rs (4 bytes → 5 bytes)".into()),
-            observation: Some("replaced 1 occurrence in src/lib.rs <ok>".into()),
-            diff: Some("@@ src/lib.rs\n-1..n\n+1..=n".into()),
-            ..step(1, 2, 1_800, "replace_text", "src/lib.rs", true)
-        },
+        step(1, 2, 1_800, "replace_text", "src/lib.rs", true),
         step(1, 2, 1_810, "edit", "src/lib.rs 3f2a..9c1d", true),
         step(1, 3, 2_900, "run_tool", "cargo exit 0 in 6.1 s", true),
-        TimelineEntry {
-            resources: Some(crate::protocol::Resources {
-                cpu_ms: Some(5_200),
-                peak_memory_bytes: Some(412 << 20),
-                pids_peak: Some(37),
-            }),
-            ..step(
-                1,
-                3,
-                9_000,
-                "command",
-                "tool `cargo` (1 arg) exit 0 in 6100 ms, cpu 5.20 s, memory peak 412.0 MiB, pids peak 37",
-                true,
-            )
-        },
+        command,
         step(1, 4, 9_200, "verify", "cargo exit 0 in 5.8 s", true),
         step(1, 5, 15_300, "finish", "fixed the range", true),
         step(
@@ -136,7 +126,16 @@ fn succeeded() -> JobResult {
             true,
         ),
         step(1, 5, 18_300, "acceptance", "passed", true),
-    ];
+    ]);
+    if let Some(Moment::Step(edit)) = j.timeline[0].moments.get_mut(1) {
+        edit.fields = Some("path=src/lib.rs (4 bytes → 5 bytes)".into());
+        edit.reply = Some(
+            r#"{"kind":"replace_text","path":"src/lib.rs","expected":"1..n","replacement":"1..=n"}"#
+                .into(),
+        );
+        edit.observation = Some("replaced 1 occurrence in src/lib.rs <ok>".into());
+        edit.diff = Some("@@ src/lib.rs\n-1..n\n+1..=n".into());
+    }
     finished(j, JobOutcome::Succeeded, None)
 }
 
@@ -206,7 +205,7 @@ fn hostile() -> JobResult {
         ],
         left_out: 0,
     });
-    j.timeline = vec![
+    j.timeline = timeline(vec![
         step(
             1,
             1,
@@ -228,7 +227,7 @@ fn hostile() -> JobResult {
             "acceptance failed: F2P 1/2, P2P 3/4",
             false,
         ),
-    ];
+    ]);
     finished(j, JobOutcome::Failed, Some(FailureKind::TestsFailed))
 }
 
@@ -242,10 +241,10 @@ fn cancelled() -> JobResult {
     j.provider_calls = 2;
     j.provider_latency_ms = 1_500;
     j.wall_ms = 4_000;
-    j.timeline = vec![
+    j.timeline = timeline(vec![
         step(1, 1, 700, "list_files", ".", true),
         step(1, 2, 3_900, "command", "cancelled after 1.2 s", false),
-    ];
+    ]);
     finished(j, JobOutcome::Cancelled, Some(FailureKind::Cancelled))
 }
 
@@ -261,14 +260,14 @@ fn invalid_baseline() -> JobResult {
     j.wall_ms = 9_500;
     j.baseline = CheckResult::Failed;
     j.baseline_reason = Some("every test passes at baseline: the task is already solved".into());
-    j.timeline = vec![step(
+    j.timeline = timeline(vec![step(
         1,
         3,
         9_400,
         "baseline",
         "acceptance on the pristine source passed: every test passes at baseline",
         false,
-    )];
+    )]);
     finished(j, JobOutcome::Failed, Some(FailureKind::InvalidBaseline))
 }
 
@@ -282,7 +281,7 @@ fn pending() -> JobResult {
     j.provider_calls = 1;
     j.provider_latency_ms = 600;
     j.wall_ms = 1_200;
-    j.timeline = vec![step(1, 1, 600, "read_file", "src/footer.rs", true)];
+    j.timeline = timeline(vec![step(1, 1, 600, "read_file", "src/footer.rs", true)]);
     j
 }
 

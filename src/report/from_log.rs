@@ -6,7 +6,6 @@
 //! function that returns an attempt's artifacts (saved beside the log), so
 //! reports regenerated later from the same logs are the same reports.
 
-use super::model::TimelineEntry;
 use super::model::{AttemptRun, CheckResult, JobOutcome, JobResult, Report, TestVerdict};
 use crate::protocol::{self, FailureKind, Outcome};
 use crate::state::{self, Details, Entry, Job, JobState, RunEnd};
@@ -27,6 +26,11 @@ pub trait Artifacts {
     fn read(&self, source: &str, job: &str, attempt: u32, file: &str) -> Option<String>;
     /// Whether that file is there, without reading it.
     fn exists(&self, source: &str, job: &str, attempt: u32, file: &str) -> bool;
+    /// How much of a full trace's text the timelines keep: excerpts for a
+    /// report of many jobs.
+    fn texts(&self) -> super::Texts {
+        super::Texts::Excerpts
+    }
 }
 
 /// A log without its artifacts (a shard copied on its own, a test).
@@ -221,7 +225,6 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     if let Some(manifest) = job.manifest.as_deref().and_then(|m| m.manifest()) {
         result.metadata = manifest.metadata.clone();
     }
-    result.timeline = timeline.iter().map(entry).collect();
     if let Some(manifest) = job.manifest.as_ref().and_then(|m| m.manifest()) {
         result.prompt = Some(crate::verdict::cap(&manifest.prompt, PROMPT_KEPT));
         result.trace = Some(
@@ -244,12 +247,13 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
             .read(last.number, crate::verdict::HARNESS_OUTPUT_FILE)
             .map(|text| crate::escape::block(&text).into_owned());
     }
-    for attempt in &job.attempts {
-        if let Some(text) = files.read(attempt.number, "transcript.jsonl") {
-            let steps = crate::protocol::TranscriptLine::read_all(&text);
-            super::trajectory::attach(&mut result.timeline, attempt.number, &steps);
-        }
-    }
+    let transcript = |n: u32| {
+        files
+            .read(n, "transcript.jsonl")
+            .map(|text| protocol::TranscriptLine::read_all(&text))
+    };
+    result.timeline =
+        super::timeline::attempts(job, timeline, &transcript, files.artifacts.texts());
     result
 }
 
@@ -285,21 +289,6 @@ fn history(job: &Job) -> Vec<AttemptRun> {
         }
     }
     runs
-}
-
-fn entry(e: &Entry) -> TimelineEntry {
-    TimelineEntry {
-        attempt: e.attempt,
-        step: e.said.step,
-        at_ms: e.at_ms,
-        kind: e.said.kind,
-        detail: e.said.text.clone(),
-        ok: e.said.ok,
-        fields: None,
-        observation: None,
-        diff: None,
-        resources: e.resources.as_deref().copied(),
-    }
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ fn a_per_test_verdict_gives_counts_and_names() {
     );
     assert_eq!(job.baseline, CheckResult::Passed);
     assert_eq!(job.baseline_reason, None);
-    let details: Vec<&str> = job.timeline.iter().map(|t| t.detail.as_str()).collect();
+    let details: Vec<&str> = flat(&job).iter().map(|t| t.2.text.as_str()).collect();
     assert!(details.contains(&"baseline fails as required (2 fail-to-pass, 3 pass-to-pass)"));
     assert!(details.contains(&"acceptance failed: F2P 1/2, P2P 2/3"));
 }
@@ -180,9 +180,9 @@ fn an_exit_status_verdict_is_not_verified_per_test() {
     assert_eq!(job.acceptance, CheckResult::Failed);
     assert_eq!(job.tests, TestVerdict::default());
     assert!(
-        job.timeline
+        flat(&job)
             .iter()
-            .any(|t| t.detail == "acceptance failed: not verified per test")
+            .any(|t| t.2.text == "acceptance failed: not verified per test")
     );
 }
 
@@ -209,7 +209,7 @@ fn the_baseline_reason_is_kept() {
     let job = log.report();
     assert_eq!(job.baseline, CheckResult::Failed);
     assert_eq!(job.baseline_reason.as_deref(), Some(reason));
-    assert!(job.timeline.iter().any(|t| t.detail.ends_with(reason)));
+    assert!(flat(&job).iter().any(|t| t.2.text.ends_with(reason)));
 }
 
 #[test]
@@ -530,18 +530,17 @@ fn timeline_snapshot() {
         )
         .push("a", Some(2), finished(None));
     let job = log.report();
-    let lines: Vec<String> = job
-        .timeline
+    let lines: Vec<String> = flat(&job)
         .iter()
-        .map(|t| {
+        .map(|(attempt, step, t)| {
             format!(
                 "{:>5} ms  attempt {} step {}  {:<12} {:<4} {}",
                 t.at_ms,
-                t.attempt,
-                t.step,
+                attempt,
+                step,
                 t.kind,
                 if t.ok { "ok" } else { "FAIL" },
-                t.detail
+                t.text
             )
         })
         .collect();
@@ -585,31 +584,40 @@ fn what_commands_cost_is_on_their_timeline_entries_and_summed_per_job() {
             pids_peak: Some(9),
         }
     );
-    let commands: Vec<_> = job
-        .timeline
-        .iter()
+    let commands: Vec<_> = flat(&job)
+        .into_iter()
+        .map(|(_, _, e)| e)
         .filter(|e| e.kind == crate::protocol::EntryKind::Command)
         .collect();
     assert_eq!(commands.len(), 3);
     assert_eq!(commands[0].resources, Some(hog));
     assert!(
         commands[0]
-            .detail
+            .text
             .ends_with("in 1500 ms, cpu 1.01 s, memory peak 203.7 MiB, pids peak 3"),
         "{}",
-        commands[0].detail
+        commands[0].text
     );
     assert_eq!(commands[1].resources, None);
     assert!(
-        commands[1].detail.ends_with("in 10 ms"),
+        commands[1].text.ends_with("in 10 ms"),
         "{}",
-        commands[1].detail
+        commands[1].text
     );
     assert!(
         commands[2]
-            .detail
+            .text
             .ends_with("in 1500 ms, memory peak 1.0 MiB, pids peak 9"),
         "{}",
-        commands[2].detail
+        commands[2].text
     );
+}
+
+/// Every action of a job's timeline with its attempt and step (0 for a
+/// phase), in order.
+fn flat(job: &JobResult) -> Vec<(u32, u32, &crate::protocol::Action)> {
+    job.timeline
+        .iter()
+        .flat_map(|a| a.actions().map(move |(step, x)| (a.attempt, step, x)))
+        .collect()
 }

@@ -17,12 +17,13 @@ use super::format::{count, duration_ms, percent, percent_ci, tally_cells, usd, u
 use super::html_data::{page_data, write_page_data};
 use super::markdown::{COMPARISON_NOTE, comparison_figures, means_cells};
 use super::model::Report;
-use super::style::STYLE;
+use super::style::{DETAIL_STYLE, STYLE};
 use super::summary::{Figures, Summary};
 use crate::table::{Align, Column};
 
-/// The page's script.
-pub(super) const SCRIPT: &str = include_str!("report.js");
+/// The page's script: the job-detail renderer the live viewer shares,
+/// then the tables'.
+pub(super) const SCRIPT: &str = concat!(include_str!("detail.js"), include_str!("report.js"));
 
 /// Instances named per failure kind in the failure analysis; the jobs
 /// table's filter finds the rest.
@@ -91,7 +92,7 @@ pub(super) fn write_html_linked(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>agent-runtime report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
+         <title>agent-runtime report</title>\n<style>{STYLE}{DETAIL_STYLE}</style>\n</head>\n<body>\n<main>\n",
         content_security_policy()
     );
     header(&mut out, report, &summary.totals);

@@ -13,9 +13,9 @@ use super::html_data::{
     Cell, baseline_cell, check_cell, integrity_cell, outcome_cell, outcome_class, patch_cell,
     tests_cell,
 };
-use super::model::{JobOutcome, JobResult, TimelineEntry};
+use super::model::{JobOutcome, JobResult};
 use super::verdict_text;
-use crate::protocol::EntryKind;
+use crate::protocol::{EntryKind, Moment};
 
 /// Patch lines shown per job; the rest is summarized in one line.
 pub(super) const PATCH_LINES: usize = 2_000;
@@ -84,9 +84,10 @@ impl Item {
 }
 
 /// A phase of the trajectory (no `step`), or a model step with what the
-/// runtime did for it (its `lines`, built when the step is opened).
-/// Written as `[ok, at, kind, text]` for a phase and `[ok, at, kind,
-/// text, [attempt, step], lines]` for a step.
+/// runtime did for it (its `lines`, built when the step is opened) and
+/// what the model said and was told (`call`). Written as `[ok, at, kind,
+/// text]` for a phase and `[ok, at, kind, text, [attempt, step], lines,
+/// call]` for a step.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Group {
     pub ok: bool,
@@ -96,46 +97,58 @@ pub(super) struct Group {
     /// Its attempt and step.
     pub step: Option<(u32, u32)>,
     pub lines: Vec<Line>,
+    pub call: Call,
 }
 
 impl Serialize for Group {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.step {
             None => (self.ok, &self.at, &self.kind, &self.text).serialize(serializer),
-            Some(step) => {
-                (self.ok, &self.at, &self.kind, &self.text, step, &self.lines).serialize(serializer)
-            }
+            Some(step) => (
+                self.ok,
+                &self.at,
+                &self.kind,
+                &self.text,
+                step,
+                &self.lines,
+                &self.call,
+            )
+                .serialize(serializer),
         }
     }
 }
 
-/// One thing the runtime did for a step: `[ok, kind, text, fields, diff,
-/// observation]`, the last three `null` when the log has no trace of
-/// them (trailing ones left out).
+/// One thing the runtime did for a step: `[ok, kind, text]`.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Line {
     pub ok: bool,
     pub kind: EntryKind,
     pub text: String,
-    pub fields: Option<String>,
-    pub diff: Option<String>,
-    pub obs: Option<String>,
 }
 
 impl Serialize for Line {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let extra = [&self.fields, &self.diff, &self.obs];
-        let kept = extra.iter().rposition(|e| e.is_some()).map_or(0, |i| i + 1);
-        let mut seq = serializer.serialize_seq(Some(3 + kept))?;
-        seq.serialize_element(&self.ok)?;
-        seq.serialize_element(&self.kind)?;
-        seq.serialize_element(&self.text)?;
-        for e in &extra[..kept] {
-            seq.serialize_element(e)?;
-        }
-        seq.end()
+        (self.ok, &self.kind, &self.text).serialize(serializer)
     }
+}
+
+/// A model step's call: what failed first (`exit 101`), its figures in
+/// one line, and with a full trace the decision's key fields, the reply,
+/// the observation and an edit's diff.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(super) struct Call {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub figures: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub obs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// Names of the facts of every job, in the order of [`Block::Facts`].
@@ -180,6 +193,30 @@ pub(super) const NOT_AVAILABLE: &str = "Their own output is not available here: 
 pub(super) const TRACE_HINT: &str = "This job's trace is \"metadata\": the log keeps what the runtime \
      did, not what the model said. With trace = \"full\" in its manifest, each step also shows \
      the model's decision, the observation it got and its edits as diffs.";
+
+/// The renderer of a job's details, shared by `report.html` and the live
+/// viewer.
+pub(crate) const DETAIL_SCRIPT: &str = include_str!("detail.js");
+
+/// A job's details as the live viewer's job page carries them: the
+/// blocks, and the texts and fact names a report holds once for every
+/// job.
+#[derive(Debug, Serialize)]
+pub(crate) struct JobDetail {
+    blocks: Vec<Block>,
+    texts: std::collections::BTreeMap<&'static str, &'static str>,
+    fact_names: [&'static str; 23],
+}
+
+/// The details of `j` for a page whose links to the data dir's files
+/// start with `base` (`/data/0/`).
+pub(crate) fn job_detail(j: &JobResult, base: &str) -> JobDetail {
+    JobDetail {
+        blocks: details(j, Some(base)),
+        texts: texts(),
+        fact_names: FACT_NAMES,
+    }
+}
 
 /// The details of `j`; `base` is the path from the report to its data dir
 /// (`../`), for the links to its logs.
@@ -464,36 +501,25 @@ fn integrity(out: &mut Vec<Block>, j: &JobResult) {
 
 /// The attempt step by step: phases (baseline, patch, acceptance) as
 /// lines, each model step as a collapsed section holding everything the
-/// runtime did for it (the decision and its key fields, commands, edits
-/// as diffs, verify results, refusals, retries and waits, the observation
-/// the model got).
+/// runtime did for it (commands, edits, verify results, refusals, retries
+/// and waits) and, with a full trace, the model call: the decision's key
+/// fields, the reply, the observation the model got, an edit as a diff.
 fn timeline(out: &mut Vec<Block>, j: &JobResult) {
     out.push(heading("Trajectory", None));
-    if j.timeline.is_empty() {
+    if j.timeline.iter().all(|a| a.moments.is_empty()) {
         out.push(Block::Note(vec![Cell::styled(
             "muted",
             "No steps recorded.",
         )]));
         return;
     }
-    let mut groups: Vec<&[TimelineEntry]> = Vec::new();
-    let mut rest = j.timeline.as_slice();
-    while let Some(first) = rest.first() {
-        let len = if first.step == 0 {
-            1
-        } else {
-            rest.iter()
-                .take_while(|e| e.attempt == first.attempt && e.step == first.step)
-                .count()
-        };
-        let (group, tail) = rest.split_at(len);
-        groups.push(group);
-        rest = tail;
-    }
-    let steps = groups.iter().filter(|g| g[0].step > 0).count();
-    let traced = j.timeline.iter().any(|e| e.fields.is_some());
+    let steps = j.timeline.iter().map(|a| a.steps().count()).sum::<usize>();
+    let traced = j
+        .timeline
+        .iter()
+        .any(|a| a.steps().any(|s| s.reply.is_some()));
     let open = if traced {
-        "its decision, what the runtime did and what the model was told"
+        "the model call (its input and output) and what the runtime did"
     } else {
         "what the runtime did for it"
     };
@@ -507,64 +533,84 @@ fn timeline(out: &mut Vec<Block>, j: &JobResult) {
             c: "note hint",
         });
     }
-    out.push(Block::Steps(groups.into_iter().map(group).collect()));
+    let mut groups = Vec::new();
+    for attempt in &j.timeline {
+        for moment in &attempt.moments {
+            groups.push(group(attempt.attempt, moment));
+        }
+    }
+    out.push(Block::Steps(groups));
 }
 
-fn group(group: &[TimelineEntry]) -> Group {
-    let first = &group[0];
-    let ok = group.iter().all(|e| e.ok);
+fn group(attempt: u32, moment: &Moment) -> Group {
     let text = |t: &str| crate::escape::line(t).into_owned();
-    if first.step == 0 {
-        return Group {
-            ok,
-            at: duration_ms(first.at_ms),
-            kind: first.kind,
-            text: text(&first.detail),
+    let block = |t: &str| crate::escape::block(t).into_owned();
+    match moment {
+        Moment::Phase(action) => Group {
+            ok: action.ok,
+            at: duration_ms(action.at_ms),
+            kind: action.kind,
+            text: text(&action.text),
             step: None,
             lines: Vec::new(),
-        };
+            call: Call::default(),
+        },
+        Moment::Step(step) => {
+            // The headline without its `step N: `, which the page shows,
+            // nor its call's figures, which the opened step shows.
+            let prefix = format!("step {}: ", step.step);
+            let headline = step
+                .headline
+                .strip_prefix(&prefix)
+                .unwrap_or(&step.headline);
+            let headline = match headline.rsplit_once(" (") {
+                Some((words, figures))
+                    if step.call.is_some()
+                        && figures.ends_with(')')
+                        && figures.contains(" in / ")
+                        && figures.contains(" out, ") =>
+                {
+                    words
+                }
+                _ => headline,
+            };
+            Group {
+                ok: step.ok(),
+                at: duration_ms(step.at_ms),
+                kind: step.kind,
+                text: text(headline),
+                step: Some((attempt, step.step)),
+                lines: step
+                    .actions
+                    .iter()
+                    .map(|a| Line {
+                        ok: a.ok,
+                        kind: a.kind,
+                        text: text(&a.text),
+                    })
+                    .collect(),
+                call: Call {
+                    failed: step.failure(),
+                    figures: step.call.as_ref().map(|c| {
+                        let mut words = format!(
+                            "{} in / {} out · {}",
+                            count(c.input_tokens),
+                            count(c.output_tokens),
+                            duration_ms(c.latency_ms)
+                        );
+                        if let Some(cost) = step.cost_usd {
+                            words.push_str(&format!(" · {}", super::format::usd(Some(cost))));
+                        }
+                        words
+                    }),
+                    fields: step.fields.as_deref().map(text),
+                    reply: step.reply.as_deref().map(block),
+                    obs: step.observation.as_deref().map(block),
+                    diff: step.diff.as_deref().map(block),
+                },
+            }
+        }
     }
-    let decision = group
-        .iter()
-        .find(|e| e.fields.is_some())
-        .or_else(|| group.iter().rev().find(|e| is_step_kind(e.kind)))
-        .unwrap_or(first);
-    Group {
-        ok,
-        at: duration_ms(first.at_ms),
-        kind: decision.kind,
-        text: text(decision.fields.as_deref().unwrap_or(&decision.detail)),
-        step: Some((first.attempt, first.step)),
-        lines: group
-            .iter()
-            .map(|e| Line {
-                ok: e.ok,
-                kind: e.kind,
-                text: text(&e.detail),
-                fields: e.fields.as_deref().map(text),
-                diff: e
-                    .diff
-                    .as_deref()
-                    .map(|d| crate::escape::block(d).into_owned()),
-                obs: e
-                    .observation
-                    .as_deref()
-                    .map(|o| crate::escape::block(o).into_owned()),
-            })
-            .collect(),
-    }
-}
-
-/// Whether a timeline kind is a decision (the step's headline).
-fn is_step_kind(kind: EntryKind) -> bool {
-    !matches!(
-        kind,
-        EntryKind::Command
-            | EntryKind::Edit
-            | EntryKind::Verify
-            | EntryKind::Retry
-            | EntryKind::Agent
-    )
 }
 
 /// The patch, cut to [`PATCH_LINES`] lines with a note of the rest.

@@ -164,13 +164,19 @@ fn tables_and_details_are_data_one_per_job() {
         .iter()
         .find_map(|b| b["steps"].as_array())
         .unwrap();
-    // [ok, at, kind, text, [attempt, step], lines]; a line [ok, kind,
-    // text, fields, diff, observation].
+    // [ok, at, kind, text, [attempt, step], lines, call]; a line [ok,
+    // kind, text]; the call the model's side of the step.
     assert_eq!(steps[1][4], serde_json::json!([1, 2]));
-    assert_eq!(steps[1][5][0][4], "@@ src/lib.rs\n-1..n\n+1..=n");
+    assert_eq!(steps[1][6]["diff"], "@@ src/lib.rs\n-1..n\n+1..=n");
     assert_eq!(
-        steps[1][5][0][5],
+        steps[1][6]["obs"],
         "replaced 1 occurrence in src/lib.rs <ok>"
+    );
+    assert!(
+        steps[1][6]["reply"]
+            .as_str()
+            .unwrap()
+            .contains("replace_text")
     );
     assert_eq!(steps[1][5][1].as_array().unwrap().len(), 3);
     assert_eq!(data["fact_names"][20], "baseline");

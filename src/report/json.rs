@@ -83,19 +83,26 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 9,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 10,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let job = &value["jobs"][0];
         assert_eq!(job["resources"]["cpu_ms"], 9_870);
         assert_eq!(job["resources"]["pids_peak"], 37);
-        let command = job["timeline"]
-            .as_array()
-            .unwrap()
+        // An attempt's moments: a step holds its actions.
+        let moments = job["timeline"][0]["moments"].as_array().unwrap();
+        let command = moments
             .iter()
+            .filter_map(|m| m["actions"].as_array())
+            .flatten()
             .find(|e| e["kind"] == "command")
             .unwrap();
         assert_eq!(command["resources"]["peak_memory_bytes"], 412 << 20);
-        assert!(job["timeline"][0].get("resources").is_none());
+        assert_eq!(moments[0]["type"], "step");
+        assert!(moments[0]["actions"][0].get("resources").is_none());
+        assert_eq!(
+            moments[1]["reply"].as_str().map(|r| r.contains("1..=n")),
+            Some(true)
+        );
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["families"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["providers"].as_array().map(Vec::len), Some(2));

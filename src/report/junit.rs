@@ -129,19 +129,22 @@ fn description(j: &JobResult) -> String {
     }
     // The attempt's own end only repeats the failure kind: the step
     // before it says what went wrong.
-    if let Some(step) = j
-        .timeline
-        .iter()
-        .rev()
-        .find(|t| !t.ok && t.kind != crate::protocol::EntryKind::Attempt)
-    {
-        let place = match step.step {
-            0 => format!("attempt {}", step.attempt),
-            n => format!("attempt {}, step {n}", step.attempt),
+    let failed = j.timeline.iter().rev().find_map(|a| {
+        let actions: Vec<_> = a.actions().collect();
+        actions
+            .into_iter()
+            .rev()
+            .find(|(_, t)| !t.ok && t.kind != crate::protocol::EntryKind::Attempt)
+            .map(|(step, t)| (a.attempt, step, t))
+    });
+    if let Some((attempt, step, action)) = failed {
+        let place = match step {
+            0 => format!("attempt {attempt}"),
+            n => format!("attempt {attempt}, step {n}"),
         };
         lines.push(format!(
             "last failed step: {place} ({}): {}",
-            step.kind, step.detail
+            action.kind, action.text
         ));
     }
     lines.join("\n")

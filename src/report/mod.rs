@@ -12,7 +12,8 @@
 //! - `from_log.rs`: the model taken from the state's summary and detail fold of
 //!   each log and what `Artifacts` finds beside it: patches, transcripts, test
 //!   excerpts, which logs are there; it keeps no fold of its own.
-//!   `trajectory.rs`: what a full transcript adds to the timeline.
+//!   `timeline.rs`: each attempt's timeline (the one type every view of a
+//!   run reads), from the detail fold and a full trace's transcript.
 //! - `summary.rs`: totals, per-family and per-provider summaries, the failure
 //!   analysis; `passk.rs`: pass@k.
 //! - `stats.rs`: the interval math: Wilson, exact sign test, seeded bootstrap;
@@ -61,7 +62,7 @@ mod passk;
 mod stats;
 mod style;
 mod summary;
-mod trajectory;
+mod timeline;
 mod tsv;
 mod verdict_text;
 mod write;
@@ -72,18 +73,21 @@ pub use format::iso8601;
 pub use from_data::{FoldedLog, ReportBuildError, fold_logs, report_of};
 pub use from_log::{Artifacts, LogSource, NoArtifacts, PROMPT_KEPT, report_from_logs};
 pub use html::{render_html, render_html_linked};
+pub(crate) use html_detail::{DETAIL_SCRIPT, JobDetail, job_detail};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use model::{
     AttemptRun, CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
-    TestVerdict, TimelineEntry,
+    TestVerdict,
 };
 pub use passk::{FamilyPass, PassAtK, PassGroup, PassMeans, ProviderPass, pass_at_k};
 pub use stats::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, SIGNIFICANCE_LEVEL, Z_95, bootstrap_mean,
     bootstrap_mean_with, sign_test, wilson,
 };
+pub(crate) use style::DETAIL_STYLE;
 pub use summary::{FailureSummary, FamilySummary, Figures, ProviderSummary, Summary};
+pub(crate) use timeline::{Texts, attempts as attempt_timelines};
 pub use tsv::{TSV_COLUMNS, render_tsv};
 pub use write::{REPORT_FILES, write_atomic, write_atomic_with, write_replacing, write_reports};

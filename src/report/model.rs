@@ -25,7 +25,12 @@ use crate::protocol::{FailureKind, Resources};
 /// `succeeded` (was `accepted`), per tally `succeeded` and
 /// `cost_per_success_usd`, per job `first_attempt_succeeded`; older
 /// documents still read.
-pub const REPORT_SCHEMA_VERSION: u32 = 9;
+/// 9: per job `harness_output` (why the tests did not build or collect).
+/// 10: per job `timeline` is one object per attempt, its `moments` a
+/// `phase` (one action) or a model `step` (its call, cost, headline, a full
+/// trace's key fields, reply, observation and diff as excerpts, and its
+/// actions); it was one flat list of entries.
+pub const REPORT_SCHEMA_VERSION: u32 = 10;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.
@@ -191,7 +196,9 @@ pub struct JobResult {
     /// beside this log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_output: Option<String>,
-    pub timeline: Vec<TimelineEntry>,
+    /// Each attempt's timeline (a full trace's texts as excerpts).
+    #[serde(deserialize_with = "timeline_of_any_version")]
+    pub timeline: Vec<crate::protocol::AttemptTimeline>,
     /// Which of the report's `sources` the job was read from (for links
     /// to its artifacts); not part of `results.json`.
     #[serde(skip)]
@@ -376,31 +383,40 @@ impl From<crate::state::BaselineVerdict> for CheckResult {
     }
 }
 
-/// One step of a job's history, for the timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimelineEntry {
-    pub attempt: u32,
-    pub step: u32,
-    /// Milliseconds since the job's first attempt started.
-    pub at_ms: u64,
-    /// Decision kind (`read_file`, `run_tool`, ...) or runtime phase
-    /// (`invalid`, `command`, `verify`, `edit`, `baseline`, `acceptance`, `retry`, ...).
-    pub kind: crate::protocol::EntryKind,
-    /// One short line, already free of secrets.
-    pub detail: String,
-    pub ok: bool,
-    /// With a full trace, on a decision's entry: its key fields (path,
-    /// argv, sizes), an excerpt of the observation the model got, and an
-    /// edit as diff lines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fields: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-    /// On a command's entry: what it cost the machine, where it was told.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Resources>,
+/// A `timeline` as schema 10 writes it, or as earlier ones did (one flat
+/// list of entries), grouped into attempts and steps.
+fn timeline_of_any_version<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<crate::protocol::AttemptTimeline>, D::Error> {
+    use crate::protocol::{Action, AttemptTimeline, EntryKind};
+    #[derive(Deserialize)]
+    struct FlatEntry {
+        attempt: u32,
+        step: u32,
+        at_ms: u64,
+        kind: EntryKind,
+        detail: String,
+        ok: bool,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum AnyVersion {
+        Attempts(Vec<AttemptTimeline>),
+        Flat(Vec<FlatEntry>),
+    }
+    Ok(match AnyVersion::deserialize(deserializer)? {
+        AnyVersion::Attempts(attempts) => attempts,
+        AnyVersion::Flat(entries) => AttemptTimeline::from_flat(entries.into_iter().map(|e| {
+            let action = Action {
+                at_ms: e.at_ms,
+                kind: e.kind,
+                text: e.detail,
+                ok: e.ok,
+                resources: None,
+            };
+            (e.attempt, e.step, action)
+        })),
+    })
 }
 
 #[cfg(test)]

@@ -49,42 +49,11 @@ svg .value{font-size:13px;font-weight:600;fill:var(--fg)}
 svg .track{fill:var(--soft);stroke:var(--line)}
 svg .bar.good{fill:#2da44e}svg .bar.fair{fill:#d4a72c}svg .bar.poor{fill:#e5534b}
 svg .ci{stroke:var(--fg);stroke-width:1.5;fill:none}
-section.job{border:1px solid var(--line);border-radius:8px;margin:10px 0;padding:0 16px 16px;background:var(--bg)}
-.job-top{display:flex;gap:10px;align-items:center;flex-wrap:wrap;padding:10px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
-.job-top .right{margin-left:auto}
-.strong{font-weight:600}
-pre.prompt,pre.excerpt{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:4px 0 10px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:24em;overflow:auto}
-ul.excerpts{list-style:none;margin:0;padding:0}
-ul.excerpts>li{padding:4px 0;overflow-wrap:anywhere}
-ul.links{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px 18px}
-.hint{color:var(--warn)}
 .pager{display:flex;gap:12px;align-items:center;flex-wrap:wrap;margin:8px 0}
 .pager button,.filters select,.filters input{font:inherit;font-size:12px}
-.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 16px;margin:12px 0}
-.facts>div{display:flex;flex-direction:column}
-.facts>div>span:first-child{color:var(--muted);font-size:12px}
-pre.diff{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 0;overflow-x:auto;line-height:1.45;margin:0}
-pre.diff span{display:block;padding:0 12px;min-height:1.45em}
-pre.diff .add{background:#e6ffec;color:#116329}
-pre.diff .del{background:#ffebe9;color:#82071e}
-pre.diff .hunk{color:#0550ae;background:#ddf4ff}
-pre.diff .meta{color:var(--muted);font-weight:600}
-p.note{margin:8px 0;word-break:break-word}
-ul.tests{list-style:none;margin:0;padding:0;column-width:28em;column-gap:24px}
-ul.tests li{padding:2px 0;word-break:break-word;break-inside:avoid}
-ol.trajectory{list-style:none;margin:0;padding:0;border-left:2px solid var(--line)}
-ol.trajectory>li{margin:0 0 2px;padding:2px 0 2px 10px;word-break:break-word}
-ol.trajectory li.phase{color:var(--fg)}
-details.step>summary{cursor:pointer}
-details.step[open]>summary{font-weight:600}
-details.step .lines{margin:4px 0 8px 18px;display:flex;flex-direction:column;gap:3px}
-pre.obs{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:0;white-space:pre-wrap;word-break:break-word;max-height:18em;overflow:auto}
 .filters{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
 .filters label{font-size:12px;color:var(--muted)}
-.mark{font-weight:700}.mark.ok{background:none;color:var(--good)}.mark.bad{background:none;color:var(--bad)}
-.timebar{display:flex;height:12px;border:1px solid var(--line);border-radius:3px;overflow:hidden;margin:10px 0 4px}
-.timelegend{display:flex;flex-wrap:wrap;gap:2px 16px;font-size:12px}
-.timelegend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
-.seg.s0{background:#5b8def}.seg.s1{background:#e59f3b}.seg.s2{background:#53a868}
-.seg.s3{background:#9b7bd4}.seg.s4{background:#d45b7b}.seg.s5{background:#b0b6bf}
 "#;
+
+/// The rules of one job's details, which the live viewer serves too.
+pub(crate) const DETAIL_STYLE: &str = include_str!("detail.css");

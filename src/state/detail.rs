@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::attempt::Phase;
 use super::describe::{Said, describe, integrity_evidence};
 use super::reducer::State;
-use crate::protocol::{CallFigures, DecisionKind, EntryKind, Event, Record, Resources};
+use crate::protocol::{CallFigures, EntryKind, Event, ModelCall, Record, Resources};
 use crate::protocol::{CommandRecord, DecisionRecord};
 
 /// One entry of a job's timeline.
@@ -24,53 +24,31 @@ pub struct Entry {
     /// For a `decision`: the provider call's figures, for the views that
     /// show each step's usage (the trajectory exports). Boxed, as is
     /// `resources`: most entries have neither, and a sweep holds them all.
-    pub call: Option<Box<Call>>,
+    pub call: Option<Box<ModelCall>>,
     /// For a `command`: what it cost the machine, where it was told.
     pub resources: Option<Box<Resources>>,
 }
 
-/// One provider call, as its `decision` event recorded it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    pub step: u32,
-    pub kind: DecisionKind,
-    /// Why the reply was refused (an `invalid` decision).
-    pub reason: Option<String>,
-    pub reply_bytes: u64,
-    pub reply_hash: String,
-    pub input_tokens: u64,
-    pub cached_input_tokens: u64,
-    pub output_tokens: u64,
-    pub latency_ms: u64,
-}
-
-impl Call {
-    /// The call of a `decision` event: its own figures (format 2), else
-    /// those of the model call that brought it (`last`).
-    fn of(event: &Event, last: Option<&CallFigures>) -> Option<Call> {
-        match event {
-            Event::Decision(DecisionRecord {
-                step,
-                kind,
-                reason,
-                call,
-                ..
-            }) => {
-                let figures = call.as_ref().or(last)?;
-                Some(Call {
-                    step: *step,
-                    kind: *kind,
-                    reason: reason.clone(),
-                    reply_bytes: figures.reply_bytes,
-                    reply_hash: figures.reply_hash.clone(),
-                    input_tokens: figures.input_tokens,
-                    cached_input_tokens: figures.cached_input_tokens,
-                    output_tokens: figures.output_tokens,
-                    latency_ms: figures.latency_ms,
-                })
-            }
-            _ => None,
+/// The call of a `decision` event: its own figures (format 2), else those
+/// of the model call that brought it (`last`).
+fn call_of(event: &Event, last: Option<&CallFigures>) -> Option<ModelCall> {
+    match event {
+        Event::Decision(DecisionRecord {
+            kind, reason, call, ..
+        }) => {
+            let figures = call.as_ref().or(last)?;
+            Some(ModelCall {
+                kind: *kind,
+                reason: reason.clone(),
+                reply_bytes: figures.reply_bytes,
+                reply_hash: figures.reply_hash.clone(),
+                input_tokens: figures.input_tokens,
+                cached_input_tokens: figures.cached_input_tokens,
+                output_tokens: figures.output_tokens,
+                latency_ms: figures.latency_ms,
+            })
         }
+        _ => None,
     }
 }
 
@@ -148,7 +126,7 @@ impl Details {
             let last = job.attempt_numbered(n).and_then(|a| a.last_call.as_ref());
             timeline.push(entry(
                 said,
-                Call::of(&record.event, last).map(Box::new),
+                call_of(&record.event, last).map(Box::new),
                 resources.map(Box::new),
             ));
         }

@@ -38,7 +38,7 @@ mod wording;
 
 pub use attempt::{AgentEnd, Attempt, Causes, Patch, Phase, RunEnd, Step};
 pub use describe::{NOT_VERIFIED, Said, describe, resources_words, verdict_summary};
-pub use detail::{Call, Details, Entry};
+pub use detail::{Details, Entry};
 pub use job::{
     Baseline, Job, JobState, Lifecycle, OpenAttempt, Progress, TimeSpent, Usage, Waiting,
 };

@@ -190,6 +190,11 @@ impl crate::report::Artifacts for JobFiles<'_> {
     fn exists(&self, _: &str, job: &str, attempt: u32, file: &str) -> bool {
         job == self.instance && self.artifacts.head(job, attempt, file, 1).is_some()
     }
+
+    /// One job's page shows the model's text whole.
+    fn texts(&self) -> crate::report::Texts {
+        crate::report::Texts::Whole
+    }
 }
 
 #[cfg(test)]

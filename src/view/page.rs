@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::artifacts::{Excerpt, Listed, attempt_dir, href};
 use super::model::Run;
 use super::rows::{JobRow, job_row};
-use crate::report::JobResult;
+use crate::report::{JobDetail, JobResult, job_detail};
 use crate::state;
 
 /// One job's page.
@@ -36,6 +36,9 @@ pub(super) struct JobPage<'a> {
     pub attempts: Vec<AttemptFiles>,
     /// Where the whole last patch is served.
     pub patch_href: Option<String>,
+    /// The job's details as `report.html` draws them, by the same
+    /// renderer, with the model's text whole and links served here.
+    pub detail: JobDetail,
 }
 
 /// A test that did not pass, and what its run printed.
@@ -102,6 +105,7 @@ pub(super) fn job_page<'a>(
         failing,
         attempts,
         patch_href,
+        detail: job_detail(result, &format!("/data/{index}/")),
     }
 }
 

@@ -160,6 +160,8 @@ impl App {
             [] | ["index.html"] => Reply::new(200, "text/html; charset=utf-8", assets::INDEX_HTML),
             ["app.js"] => Reply::new(200, "text/javascript; charset=utf-8", assets::APP_JS),
             ["app.css"] => Reply::new(200, "text/css; charset=utf-8", assets::APP_CSS),
+            ["detail.js"] => Reply::new(200, "text/javascript; charset=utf-8", assets::DETAIL_JS),
+            ["detail.css"] => Reply::new(200, "text/css; charset=utf-8", assets::DETAIL_CSS),
             ["api", "jobs"] => Reply::json(self.list_json(&model, now_ms)),
             ["api", "job"] => self.job_json(&model, target, now_ms),
             ["api", "compare"] => {
@@ -170,7 +172,10 @@ impl App {
                 let view = compare_view(&model, kind, target.get("a"), target.get("b"));
                 Reply::json(page_json(&view))
             }
-            ["runs", run, rest @ ..] => artifact(&model, run, rest),
+            // A data dir's file as a job's details link it, beneath runs/.
+            ["runs", run, rest @ ..] | ["data", run, "runs", rest @ ..] => {
+                artifact(&model, run, rest)
+            }
             _ => Reply::text(404, "no such page"),
         }
     }

@@ -117,11 +117,9 @@ fn a_recovered_refusal_then_a_wrong_fix_is_blamed_on_the_failing_test() {
     );
     // The refusal stays in the trajectory.
     assert!(
-        job["timeline"]
-            .as_array()
-            .unwrap()
+        crate::results::timeline_actions(job)
             .iter()
-            .any(|e| e["kind"] == "invalid" && e["detail"].as_str().unwrap().contains("curl")),
+            .any(|e| e["kind"] == "invalid" && e["text"].as_str().unwrap().contains("curl")),
         "{job:#}"
     );
     let html = read(&sb.data().join("report/report.html"));

@@ -133,11 +133,9 @@ fn hostile_paths_and_output_lines_reach_no_terminal_or_report_raw() {
     assert!(job["cause"].as_str().unwrap().contains(HOSTILE), "{job:#}");
     let path = format!("evil{HOSTILE}.txt");
     assert!(
-        job["timeline"]
-            .as_array()
-            .unwrap()
+        crate::results::timeline_actions(job)
             .iter()
-            .any(|e| e["detail"].as_str().unwrap().contains(&path)),
+            .any(|e| e["text"].as_str().unwrap().contains(&path)),
         "the exact path is kept: {job:#}"
     );
     // The human reports show the escapes.

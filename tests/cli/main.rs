@@ -48,6 +48,7 @@ mod replies;
 mod report_html;
 mod reports;
 mod resources;
+mod results;
 mod resume;
 mod resume_golden;
 mod sandbox;

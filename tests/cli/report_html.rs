@@ -8,9 +8,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use agent_runtime::protocol::FailureKind;
+use agent_runtime::protocol::{Action, AttemptTimeline, FailureKind, Moment};
 use agent_runtime::report::{
-    CheckResult, JobOutcome, JobResult, Report, TestVerdict, TimelineEntry, write_reports,
+    CheckResult, JobOutcome, JobResult, Report, TestVerdict, write_reports,
 };
 use agent_runtime::verdict::{EXCERPTS_VERSION, TestExcerpt, TestExcerpts, Verdict};
 
@@ -18,19 +18,9 @@ use agent_runtime_test_support::require_tool;
 
 use crate::browser::{Browser, chromium};
 
-fn entry(attempt: u32, step: u32, at_ms: u64, kind: &str, detail: &str, ok: bool) -> TimelineEntry {
-    TimelineEntry {
-        attempt,
-        step,
-        at_ms,
-        kind: kind.parse().expect("a timeline kind"),
-        detail: detail.into(),
-        ok,
-        fields: None,
-        observation: None,
-        diff: None,
-        resources: None,
-    }
+fn entry(attempt: u32, step: u32, at: u64, kind: &str, text: &str, ok: bool) -> (u32, u32, Action) {
+    let kind = kind.parse().expect("a timeline kind");
+    (attempt, step, Action::new(at, kind, text, ok))
 }
 
 /// A job as a sweep makes many of: a dozen timeline entries, a short
@@ -105,7 +95,7 @@ fn synthetic_job(i: usize) -> JobResult {
         "acceptance passed: F2P 2/2, P2P 3/3",
         true,
     ));
-    j.timeline = timeline;
+    j.timeline = AttemptTimeline::from_flat(timeline);
     j.tests = TestVerdict::of(&Verdict {
         f2p_passed: 2,
         f2p_total: 2,
@@ -383,7 +373,10 @@ fn text_from_jobs_that_holds_markup_renders_as_text() {
         excerpts.tests[0].excerpt = Some(breakout.into());
         excerpts.tests[0].name = hostile.into();
     }
-    j.timeline[1].detail = breakout.into();
+    if let Some(Moment::Step(first)) = j.timeline[0].moments.get_mut(1) {
+        first.actions[0].text = breakout.into();
+        first.headline = breakout.into();
+    }
     open(&mut browser, &page, &mut report, tmp.path());
     let seen = browser
         .eval(

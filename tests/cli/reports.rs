@@ -81,7 +81,7 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runtime.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 9);
+    assert_eq!(results["schema_version"], 10);
     let jobs = results["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), expected.len());
     for (id, outcome, kind) in expected {
@@ -258,8 +258,9 @@ fn a_thousand_step_trajectory_stays_small_and_collapsed() {
         .iter()
         .find_map(|b| b["steps"].as_array())
         .unwrap();
-    // A model step is [ok, at, kind, text, [attempt, step], lines], drawn
-    // collapsed; its lines [ok, kind, text, fields, diff, observation].
+    // A model step is [ok, at, kind, text, [attempt, step], lines, call],
+    // drawn collapsed; its lines [ok, kind, text]; its call the model's
+    // side (fields, reply, obs, diff).
     let model_steps: Vec<&serde_json::Value> = steps
         .iter()
         .filter(|g| g.as_array().unwrap().len() > 4)
@@ -268,20 +269,11 @@ fn a_thousand_step_trajectory_stays_small_and_collapsed() {
     // Every step has what the model was told, capped.
     let told = model_steps
         .iter()
-        .filter(|g| {
-            g[5].as_array()
-                .unwrap()
-                .iter()
-                .any(|l| l.get(5).is_some_and(|o| o.is_string()))
-        })
+        .filter(|g| g[6]["obs"].is_string())
         .count();
     assert_eq!(told, 999);
     assert!(
-        model_steps.iter().any(|g| g[5]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l[4] == "@@ a.txt\n+new")),
+        model_steps.iter().any(|g| g[6]["diff"] == "@@ a.txt\n+new"),
         "the edit as a diff"
     );
     let size = html.len();

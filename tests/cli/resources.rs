@@ -143,15 +143,14 @@ fn a_commands_cpu_and_memory_are_in_its_event_its_report_and_its_page() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let job = &results["jobs"][0];
-    let entry = job["timeline"]
-        .as_array()
-        .unwrap()
+    let actions = crate::results::timeline_actions(job);
+    let entry = actions
         .iter()
-        .find(|e| e["kind"] == "command" && e["detail"].as_str().unwrap().contains("python3"))
+        .find(|e| e["kind"] == "command" && e["text"].as_str().unwrap().contains("python3"))
         .unwrap_or_else(|| panic!("no python3 command in the timeline: {job}"));
     assert_hog(&entry["resources"], "the report's timeline");
     assert!(
-        entry["detail"].as_str().unwrap().contains("memory peak 2"),
+        entry["text"].as_str().unwrap().contains("memory peak 2"),
         "{entry}"
     );
     let cpu = job["resources"]["cpu_ms"].as_u64().unwrap();
@@ -177,11 +176,10 @@ fn a_commands_cpu_and_memory_are_in_its_event_its_report_and_its_page() {
     });
     let page = viewer.get("/api/job?run=0&id=hog", true, None).json();
     let result = &page["result"];
-    let shown = result["timeline"]
-        .as_array()
-        .unwrap()
+    let actions = crate::results::timeline_actions(result);
+    let shown = actions
         .iter()
-        .find(|e| e["kind"] == "command" && e["detail"].as_str().unwrap().contains("python3"))
+        .find(|e| e["kind"] == "command" && e["text"].as_str().unwrap().contains("python3"))
         .unwrap_or_else(|| panic!("no python3 command on the page: {page}"));
     assert_hog(&shown["resources"], "the viewer's page");
     assert_eq!(result["resources"], job["resources"], "{page}");

@@ -200,7 +200,7 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 9);
+    assert_eq!(results["schema_version"], 10);
 
     // The outcomes are the ones designed: count them from the jobs.
     let mut succeeded: BTreeMap<(String, String), u32> = BTreeMap::new();

@@ -445,3 +445,85 @@ fn view_given_a_reports_dir_names_its_data_dir() {
         "{run:#?}"
     );
 }
+
+/// The job page and `report.html` carry one job's details as the same
+/// blocks (one builder, drawn by one renderer); only the links' base
+/// differs, each page's own way to the data dir. A link from the page
+/// serves the file it names.
+#[test]
+fn a_job_page_carries_the_details_report_html_has() {
+    let sb = Sandbox::new();
+    let manifest = write_job(
+        sb.path(),
+        &ScriptedJob {
+            id: "same",
+            family: "one",
+            out: "nope",
+            sleep_s: 0,
+            extra_file: None,
+            prompt: "Write `done` into out.txt, verify, finish.",
+        },
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, format!("trace = \"full\"\n{text}")).unwrap();
+    sb.run(&["batch", "DATA", manifest.to_str().unwrap()])
+        .code(1);
+    let html = std::fs::read_to_string(sb.data().join("report/report.html")).unwrap();
+    let start = html.find("id=\"report-data\">").unwrap() + "id=\"report-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    let mut from_report = match &data["details"][0] {
+        serde_json::Value::String(text) => serde_json::from_str(text).unwrap(),
+        other => other.clone(),
+    };
+    let viewer = Viewer::start(&sb, &["DATA"]);
+    let page = viewer.get("/api/job?run=0&id=same", true, None).json();
+    let mut from_page = page["detail"]["blocks"].clone();
+    let base = |blocks: &mut serde_json::Value| {
+        let links = blocks
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find_map(|b| b.get_mut("links"))
+            .unwrap();
+        let base = links["base"].as_str().unwrap().to_string();
+        links["base"] = "BASE".into();
+        (base, links["paths"].clone())
+    };
+    let (report_base, paths) = base(&mut from_report);
+    let (page_base, _) = base(&mut from_page);
+    assert_eq!(
+        (report_base.as_str(), page_base.as_str()),
+        ("../", "data/0/")
+    );
+    assert_eq!(from_page, from_report);
+    // The page's texts and fact names are the report's.
+    assert_eq!(page["detail"]["fact_names"], data["fact_names"]);
+    assert_eq!(page["detail"]["texts"], data["texts"]);
+    // The trajectory holds each model call with its reply.
+    let steps = from_page
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|b| b["steps"].as_array())
+        .unwrap();
+    let replies = steps
+        .iter()
+        .filter(|g| {
+            g[6]["reply"]
+                .as_str()
+                .is_some_and(|r| r.contains("\"kind\""))
+        })
+        .count();
+    assert_eq!(replies, 3, "{steps:#?}");
+    let log = paths
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .find(|p| p.ends_with("acceptance.log"))
+        .unwrap()
+        .to_string();
+    let served = viewer.get(&format!("/{page_base}{log}"), true, None);
+    assert_eq!(served.status, 200, "{}", served.body);
+}

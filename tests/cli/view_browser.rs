@@ -186,6 +186,19 @@ impl Browser {
     }
 }
 
+/// The text of a job's cause, as its details show it.
+const CAUSE: &str = "[...document.querySelectorAll('#detail p.note')]\
+    .map(p => p.textContent).find(t => t.startsWith('cause:'))";
+
+/// Opens every step of a job's details, then every model call in them
+/// (each is built when first opened); how many calls there are.
+const OPEN_ALL: &str = "(async () => {\
+    document.querySelectorAll('section.job details.step').forEach(d => { d.open = true; });\
+    await new Promise(r => setTimeout(r, 50));\
+    document.querySelectorAll('section.job details.call').forEach(d => { d.open = true; });\
+    await new Promise(r => setTimeout(r, 50));\
+    return document.querySelectorAll('section.job details.call').length; })()";
+
 /// `[instance, state]` of every row of the jobs table.
 const ROWS: &str = "JSON.stringify([...document.querySelectorAll('#jobs tbody tr')]\
     .map(r => [r.dataset.instance, r.dataset.state]))";
@@ -365,7 +378,7 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
     browser.wait_for(
         Duration::from_secs(30),
         "the job page",
-        "document.querySelector('#cause') !== null && document.querySelector('#failing') !== null",
+        &format!("{CAUSE} !== undefined && document.querySelector('#detail ul.excerpts') !== null"),
     );
     browser.wait_for(
         Duration::from_secs(30),
@@ -373,9 +386,9 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         "document.querySelector('#next') !== null && document.querySelector('#prev') === null \
          && document.querySelector('#next').getAttribute('href').includes('job-8')",
     );
-    let cause = browser.eval("document.querySelector('#cause').textContent");
+    let cause = browser.eval(CAUSE);
     assert!(cause.as_str().unwrap().contains("out_is_done"), "{cause}");
-    let failing = browser.eval("document.querySelector('#failing').textContent");
+    let failing = browser.eval("document.querySelector('#detail ul.excerpts').textContent");
     let failing = failing.as_str().unwrap();
     assert!(failing.contains("out_is_done"), "{failing}");
     // What the test's own run said, as the attempt kept it.
@@ -383,32 +396,28 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         failing.contains("left: 1, right: 5") && failing.contains("out.txt is wrong"),
         "{failing}"
     );
-    let prompt = browser.eval("document.querySelector('#prompt').textContent");
+    let prompt = browser.eval("document.querySelector('#detail pre.prompt').textContent");
     assert_eq!(prompt, "Write `done` into out.txt, verify, finish.");
     assert_eq!(
-        browser.eval("document.querySelectorAll('#timeline tbody tr').length > 3"),
+        browser.eval("document.querySelectorAll('#detail ol.trajectory > li').length > 3"),
         Value::Bool(true)
     );
     // Headlines name what each step acts on, and its result.
-    let timeline = browser.eval("document.querySelector('#timeline').textContent");
+    let timeline = browser.eval("document.querySelector('#detail ol.trajectory').textContent");
     assert!(
         timeline
             .as_str()
             .unwrap_or_default()
-            .contains("write_file out.txt"),
+            .contains("write_file out.txt ✓"),
         "{timeline}"
-    );
-    assert_eq!(
-        browser.eval("document.querySelectorAll('#timeline .mark').length > 0"),
-        Value::Bool(true)
     );
     // Where the time went; a metadata trace says what it kept.
     assert_eq!(
-        browser.eval("document.querySelectorAll('#timebar .bar .seg').length > 0"),
+        browser.eval("document.querySelectorAll('#detail .timebar .seg').length > 0"),
         Value::Bool(true)
     );
     assert_eq!(
-        browser.eval("document.querySelector('#trace-note') !== null"),
+        browser.eval("document.querySelector('#detail [data-say=trace]') !== null"),
         Value::Bool(true)
     );
     browser.screenshot(&sb.path().join("view-failed-job.png"));
@@ -426,7 +435,7 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         "back on job-4",
         "document.querySelector('#job-title') !== null \
          && document.querySelector('#job-title').textContent.startsWith('job-4') \
-         && document.querySelector('#cause') !== null",
+         && document.querySelector('#detail') !== null",
     );
     // Its patch, served as text (the cookie carries the token).
     browser.eval("document.querySelector('a.artifact[href$=\"patch.diff\"]').click(); true");
@@ -574,8 +583,8 @@ fn measure_the_page_at_1000_jobs() {
 }
 
 /// With a full trace, a step's model call opens to what the model had
-/// been sent in its attempt and its whole reply, read from the attempt's
-/// transcript when asked for.
+/// been sent in its attempt and its whole reply; `report.html` draws the
+/// same job, by the same renderer, to the same text.
 #[test]
 fn a_model_call_opens_to_its_input_and_output() {
     let sb = Sandbox::new();
@@ -603,26 +612,40 @@ fn a_model_call_opens_to_its_input_and_output() {
     browser.wait_for(
         Duration::from_secs(30),
         "the job page",
-        "document.querySelectorAll('#timeline details.call').length >= 2",
+        "document.querySelectorAll('#detail details.step').length === 3",
     );
     assert_eq!(
-        browser.eval("document.querySelector('#trace-note') === null"),
+        browser.eval("document.querySelector('#detail [data-say=trace]') === null"),
         Value::Bool(true)
     );
-    // The second call: the prompt, the first reply and what came back.
-    browser.eval("document.querySelectorAll('#timeline details.call')[1].open = true; true");
-    browser.wait_for(
-        Duration::from_secs(30),
-        "the second call's messages",
-        "document.querySelectorAll('#timeline details.call')[1].querySelector('pre.reply') !== null",
-    );
-    let call = browser.eval("document.querySelectorAll('#timeline details.call')[1].textContent");
+    // Every step opens to its model call; the second call holds the
+    // prompt, the first reply and what came back, and its own reply.
+    assert_eq!(browser.eval(OPEN_ALL), json!(3));
+    let call = browser.eval("document.querySelectorAll('#detail details.call')[1].textContent");
     let call = call.as_str().unwrap_or_default();
     assert!(call.contains("input: 3 messages"), "{call}");
     assert!(call.contains("Write `done` into out.txt"), "{call}");
     assert!(call.contains("\"kind\":\"write_file\""), "{call}");
     assert!(call.contains("\"kind\":\"verify\""), "{call}");
+    let viewer_text = browser.eval("document.querySelector('section.job').innerText");
     browser.screenshot(&sb.path().join("view-model-call.png"));
+
+    // report.html draws the same job with the same renderer from the same
+    // blocks: opened the same way, the same text.
+    let report = sb.data().join("report/report.html");
+    browser.navigate(&format!("file://{}#job-0", report.display()));
+    browser.wait_for(
+        Duration::from_secs(30),
+        "report.html's job detail",
+        "document.querySelectorAll('section.job details.step').length === 3",
+    );
+    assert_eq!(browser.eval(OPEN_ALL), json!(3));
+    let report_text = browser.eval("document.querySelector('section.job').innerText");
+    assert_eq!(
+        report_text, viewer_text,
+        "report.html and the viewer draw one job differently"
+    );
+    browser.screenshot(&sb.path().join("report-model-call.png"));
 }
 
 /// The Inspect export as `inspect view` shows it: a sample's Transcript

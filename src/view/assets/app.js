@@ -100,10 +100,6 @@
     return p === null || p === undefined ? '-' : (100 * p).toFixed(1) + '%';
   }
 
-  function known(v) {
-    return v !== null && v !== undefined;
-  }
-
   function bytes(n) {
     if (n === null || n === undefined) return '';
     if (n < 1024) return n + ' B';
@@ -493,6 +489,10 @@
     return el('div', { class: 'facts' }, pairs.map(([k, v]) => el('div', null, el('span', null, k), el('span', null, v))));
   }
 
+  // A job's page: where it sits among the jobs (prev/next), its state as
+  // the batch runs, its details drawn by the renderer report.html uses
+  // (detail.js, from the blocks the runtime built: the model's text whole
+  // here), then every attempt's files.
   function showJob(page) {
     const r = page.result;
     const row = page.row;
@@ -502,122 +502,15 @@
         el('span', { id: 'prevnext' })),
       el('h1', { id: 'job-title' }, r.instance, ' ', badge(row.state), ' ',
         r.failure_kind ? badge(r.failure_kind, 'failed') : null),
+      el('p', { class: 'muted' }, 'data dir ' + page.run_label + ' · wall time ' + ms(row.wall_ms)
+        + (page.prompt_file ? ' · prompt from ' + page.prompt_file : '')),
     );
     neighbours(page.run, r.instance);
-    if (r.cause && r.outcome !== 'succeeded') {
-      main.append(el('h2', null, 'Cause'), el('div', { class: 'cause-box', id: 'cause' }, r.cause));
-    } else if (row.state === 'running' && row.last) {
-      main.append(el('p', { class: 'muted' }, 'now: ' + row.last));
+    if (row.state === 'running' && row.last) {
+      main.append(el('p', { class: 'muted', id: 'now' }, 'now: ' + row.last));
     }
-    // What the job's commands cost the machine (each figure may be unknown).
-    const used = r.resources || {};
-    main.append(el('h2', null, 'Figures'), facts([
-      ['data dir', page.run_label],
-      ['family', r.family],
-      ['provider', r.provider || '-'],
-      ['repeat', r.repeat === null ? '-' : r.repeat],
-      ['outcome', r.outcome],
-      ['attempts', r.attempts + ' of ' + r.max_attempts],
-      ['steps', r.steps],
-      ['invalid decisions', r.invalid_decisions],
-      ['provider calls', r.provider_calls],
-      ['tokens in / out', count(r.input_tokens) + ' / ' + count(r.output_tokens)],
-      ['cost', usd(r.cost_usd)],
-      ['wall time', ms(row.wall_ms)],
-      ['model time', ms(r.provider_latency_ms)],
-      ['tool time', ms(r.tool_ms)],
-      ['verify time', ms(r.verify_ms)],
-      ['setup time', ms(r.setup_ms)],
-      ['baseline + acceptance time', ms(r.acceptance_ms)],
-      ['waiting for provider', ms(r.wait_ms)],
-      ['cpu time', ms(used.cpu_ms)],
-      ['memory peak', known(used.peak_memory_bytes) ? bytes(used.peak_memory_bytes) : '-'],
-      ['pids peak', known(used.pids_peak) ? used.pids_peak : '-'],
-      ['baseline', page.baseline || r.baseline],
-      ['acceptance', r.acceptance],
-      ['tests', row.tests || '-'],
-      ['patch', r.patch_files + ' files, ' + bytes(r.patch_bytes)],
-      ['integrity', r.integrity ? (row.forged ? 'canary forged, ' : '') + (r.integrity.signal_count || 0) + ' signals' : '-'],
-    ]));
-    if (r.baseline_reason) main.append(el('p', { class: 'muted' }, 'baseline: ' + r.baseline_reason));
-    main.append(timeBar(r));
-
-    main.append(el('h2', null, 'Prompt'));
-    if (page.prompt !== null && page.prompt !== undefined) {
-      if (page.prompt_file) main.append(el('p', { class: 'muted' }, 'from ' + page.prompt_file));
-      main.append(el('pre', { id: 'prompt' }, page.prompt));
-    } else {
-      main.append(el('p', { class: 'muted' }, 'none recorded (a bare task)'));
-    }
-
-    if (r.harness_output) {
-      main.append(el('h2', null, 'Why the tests did not run'));
-      main.append(el('p', { class: 'muted' }, 'the first error of the acceptance run (harness_output.txt)'));
-      main.append(el('pre', { class: 'excerpt', id: 'harness-output' }, r.harness_output));
-    }
-    main.append(el('h2', null, 'Failing tests'));
-    const t = r;
-    if (page.failing.length === 0) {
-      main.append(el('p', { class: 'muted' }, r.verified_per_test ? 'none' : 'no per-test verdict (acceptance not reached, or judged by its exit status)'));
-    } else {
-      const more = (t.failing_count + t.missing_count) - page.failing.length;
-      const box = el('div', { id: 'failing' });
-      for (const f of page.failing) {
-        box.append(el('div', { class: 'test', data: { test: f.name } },
-          el('div', null, badge(f.status, 'failed'), ' ', el('span', { class: 'name' }, f.name),
-            f.href ? [' ', artifactLink(f.href, 'output')] : null),
-          f.excerpt
-            ? el('pre', { class: 'excerpt' }, f.excerpt.text + (f.excerpt.cut ? '\n… (' + bytes(f.excerpt.bytes) + ' in all)' : ''))
-            : el('p', { class: 'muted' }, 'output: not available (attempt ' + page.tests_attempt + ' kept no excerpt of this test)')));
-      }
-      if (more > 0) box.append(el('p', { class: 'muted' }, 'and ' + more + ' more'));
-      main.append(box);
-    }
-
-    if (r.integrity && ((r.integrity.signals || []).length || (r.integrity.forged || []).length)) {
-      main.append(el('h2', null, 'Integrity'));
-      const list = el('ul', { id: 'integrity' });
-      for (const f of r.integrity.forged || []) list.append(el('li', { class: 'error' }, f));
-      for (const s of r.integrity.signals || []) {
-        list.append(el('li', null, badge(s.kind, 'signal'), ' ', s.subject, ': ', s.evidence,
-          s.steps ? ' (steps ' + s.steps[0] + '–' + s.steps[1] + ')' : ''));
-      }
-      main.append(list);
-    }
-
-    main.append(el('h2', null, 'Trajectory'));
-    if (r.trace === 'metadata') {
-      main.append(el('p', { class: 'muted', id: 'trace-note' },
-        'trace = metadata: decisions kept, model text not (set trace = "full" in the manifest to keep what the model said and was told)'));
-    }
-    const marks = stepMarks(r.timeline);
-    if (r.timeline.length === 0) {
-      main.append(el('p', { class: 'muted' }, 'nothing yet'));
-    } else {
-      main.append(el('table', { class: 'timeline', id: 'timeline' },
-        el('thead', null, el('tr', null, ['attempt', 'step', 'at', 'kind', 'what happened'].map((h) => el('th', null, h)))),
-        el('tbody', null, r.timeline.map((e) => el('tr', { class: e.ok ? 'ok' : 'notok' },
-          el('td', { class: 'num' }, e.attempt || ''),
-          el('td', { class: 'num' }, e.step || ''),
-          el('td', { class: 'num' }, ms(e.at_ms)),
-          el('td', { class: 'kind' }, e.kind),
-          el('td', { class: 'detail' }, e.detail, marks.get(e) || null,
-            marks.has(e) && r.trace === 'full' ? modelCall(page, e) : null,
-            e.fields || e.observation || e.diff
-              ? el('details', null, el('summary', null, 'decision and observation'),
-                e.fields ? el('pre', null, e.fields) : null,
-                e.observation ? el('pre', null, e.observation) : null,
-                e.diff ? patchBlock(e.diff) : null)
-              : null))))));
-    }
-
-    main.append(el('h2', null, 'Patch'));
-    if (r.patch) {
-      if (page.patch_href) main.append(el('p', null, artifactLink(page.patch_href, 'patch.diff'), el('span', { class: 'muted' }, ' · ' + bytes(r.patch_bytes))));
-      main.append(patchBlock(r.patch));
-    } else {
-      main.append(el('p', { class: 'muted' }, r.patch_bytes ? 'patch.diff is not available here' : 'no patch'));
-    }
+    const detail = window.JobDetail.render(main, page.detail.blocks, page.detail);
+    detail.id = 'detail';
 
     main.append(el('h2', null, 'Attempts and files'));
     const history = el('ul', null, r.attempt_history.map((a) =>
@@ -629,51 +522,6 @@
           el('ul', null, a.files.map((f) => el('li', null, artifactLink(f.href, f.name),
             f.bytes !== null ? el('span', { class: 'muted' }, ' ' + bytes(f.bytes)) : null)))));
     }
-  }
-
-  // A step's model call, opened on demand from the attempt's transcript
-  // (`transcript.jsonl`, a full trace's): what the model had been sent in
-  // its attempt (the task prompt, its earlier replies and what came back;
-  // the runtime's standing instructions are not in the transcript) and
-  // its reply, whole.
-  const transcripts = new Map();
-  function modelCall(page, e) {
-    const files = (page.attempts.find((a) => a.attempt === e.attempt) || { files: [] }).files;
-    const file = files.find((f) => f.name === 'transcript.jsonl');
-    if (!file) return null;
-    const body = el('div', { class: 'call-body' }, el('p', { class: 'muted' }, 'loading…'));
-    let loaded = false;
-    return el('details', {
-      class: 'call',
-      ontoggle: async (ev) => {
-        if (!ev.target.open || loaded) return;
-        loaded = true;
-        try {
-          if (!transcripts.has(file.href)) {
-            const res = await fetch(file.href, { credentials: 'same-origin' });
-            if (!res.ok) throw new Error('HTTP ' + res.status);
-            transcripts.set(file.href, (await res.text()).split('\n').filter(Boolean).map((l) => {
-              try { return JSON.parse(l); } catch (err) { return null; }
-            }).filter((l) => l && typeof l.step === 'number'));
-          }
-          const lines = transcripts.get(file.href);
-          const input = [['user', page.prompt || '']];
-          for (const l of lines.filter((x) => x.step < e.step)) {
-            input.push(['assistant', l.reply]);
-            if (l.observation !== null && l.observation !== undefined) input.push(['runtime', l.observation]);
-          }
-          const own = lines.find((x) => x.step === e.step);
-          append(clear(body), [
-            el('div', { class: 'muted' }, 'input: ' + input.length + ' messages'),
-            input.map(([role, text]) => el('div', { class: 'msg' }, el('span', { class: 'role' }, role), el('pre', null, text))),
-            el('div', { class: 'muted' }, 'output'),
-            own ? el('div', { class: 'msg' }, el('span', { class: 'role' }, 'assistant'), el('pre', { class: 'reply' }, own.reply)) : el('p', { class: 'muted' }, 'not in the transcript'),
-          ]);
-        } catch (err) {
-          body.replaceChildren(el('p', { class: 'error' }, 'transcript.jsonl cannot be read: ' + err.message));
-        }
-      },
-    }, el('summary', null, 'model call: input and output'), body);
   }
 
   // Links to the jobs before and after this one in the list's order (its
@@ -697,68 +545,6 @@
     box.replaceChildren(el('span', null, ' · ', link(rows[at - 1], 'prev', '← previous'),
       rows[at - 1] && rows[at + 1] ? ' · ' : null, link(rows[at + 1], 'next', 'next →'),
       el('span', { class: 'muted' }, ' (' + (at + 1) + ' of ' + rows.length + ')')));
-  }
-
-  // Where the job's time went, as one bar: the model, its tools, verify,
-  // setup, baseline and acceptance, waiting for the provider.
-  function timeBar(r) {
-    const parts = [
-      ['model', r.provider_latency_ms], ['tools', r.tool_ms], ['verify', r.verify_ms],
-      ['setup', r.setup_ms], ['baseline + acceptance', r.acceptance_ms], ['waiting', r.wait_ms],
-    ].filter(([, v]) => v > 0);
-    const total = parts.reduce((sum, [, v]) => sum + v, 0);
-    const box = el('div', { id: 'timebar' });
-    if (total === 0) return box;
-    const bar = el('div', { class: 'bar' });
-    const legend = el('div', { class: 'legend muted' });
-    parts.forEach(([name, v], i) => {
-      const piece = el('span', { class: 'seg s' + i, title: name + ' ' + ms(v) });
-      piece.style.width = (100 * v / total).toFixed(2) + '%'; // CSSOM: allowed by the page's policy
-      bar.append(piece);
-      legend.append(el('span', null, el('i', { class: 'seg s' + i }), name + ' ' + ms(v)));
-    });
-    box.append(bar, legend);
-    return box;
-  }
-
-  // Each decision's result, beside its headline: ✓ when what the step ran
-  // passed, ✗ with the exit status when it did not.
-  function stepMarks(timeline) {
-    const marks = new Map();
-    // A decision's headline: `step N: KIND ...` (the runtime's own verify
-    // shares the kind, not the headline).
-    const headline = (e) => /^step \d+: /.test(e.detail || '') && e.kind !== 'invalid';
-    timeline.forEach((e, i) => {
-      if (!headline(e)) return;
-      const after = [];
-      for (let k = i + 1; k < timeline.length; k++) {
-        const n = timeline[k];
-        if (n.attempt !== e.attempt || n.step !== e.step || headline(n)) break;
-        after.push(n);
-      }
-      const bad = after.find((n) => !n.ok);
-      if (!e.ok) return;
-      if (bad) {
-        const exit = /exit (-?\d+)|timed out|killed/.exec(bad.detail || '');
-        marks.set(e, el('span', { class: 'mark notok' }, ' ✗' + (exit ? ' ' + exit[0] : '')));
-      } else {
-        marks.set(e, el('span', { class: 'mark ok' }, ' ✓'));
-      }
-    });
-    return marks;
-  }
-
-  function patchBlock(text) {
-    const pre = el('pre', { class: 'patch' });
-    for (const line of text.split('\n')) {
-      let cls = null;
-      if (line.startsWith('+++') || line.startsWith('---')) cls = null;
-      else if (line.startsWith('+')) cls = 'add';
-      else if (line.startsWith('-')) cls = 'del';
-      else if (line.startsWith('@@')) cls = 'hunk';
-      pre.append(cls ? el('span', { class: cls }, line) : line, '\n');
-    }
-    return pre;
   }
 
   // ---- comparison ----
