@@ -190,9 +190,9 @@ pub(super) const NOT_AVAILABLE: &str = "Their own output is not available here: 
      excerpts were kept)";
 
 /// Said of a job whose trace is `metadata`, above its trajectory.
-pub(super) const TRACE_HINT: &str = "This job's trace is \"metadata\": the log keeps what the runtime \
-     did, not what the model said. With trace = \"full\" in its manifest, each step also shows \
-     the model's decision, the observation it got and its edits as diffs.";
+pub(super) const TRACE_HINT: &str = "trace = metadata: decisions kept, model text not. With \
+     trace = \"full\" in its manifest, each step also shows the model call's input and output, \
+     the observation it got and its edits as diffs.";
 
 /// The renderer of a job's details, shared by `report.html` and the live
 /// viewer.

@@ -417,7 +417,10 @@ fn the_open_page_follows_a_running_batch_and_explains_a_failure() {
         Value::Bool(true)
     );
     assert_eq!(
-        browser.eval("document.querySelector('#detail [data-say=trace]') !== null"),
+        browser.eval(
+            "document.querySelector('#detail [data-say=trace]').textContent\
+             .startsWith('trace = metadata: decisions kept, model text not')"
+        ),
         Value::Bool(true)
     );
     browser.screenshot(&sb.path().join("view-failed-job.png"));
