@@ -25,6 +25,21 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Install agents into a data dir's cache (`DATA/cache/agents/`), with
+    /// the registry's access (npm, PyPI); an agent already there is left as
+    /// it is.
+    Install {
+        /// Data directory whose cache gets the agents; created if missing.
+        data: PathBuf,
+        /// Agents as NAME or NAME@VERSION (the pinned version when none).
+        #[arg(required = true, value_name = "NAME[@VERSION]")]
+        agents: Vec<String>,
+    },
+}
+
+/// One of the importers.
+#[derive(Debug, clap::Subcommand)]
 pub enum ImportCommand {
     /// Exercism / Aider-polyglot practice exercises as jobs `<track>-<slug>`
     /// (family `<track>`), without a provider: run them with
@@ -256,6 +271,19 @@ pub enum Command {
     #[command(display_order = 13, after_long_help = help_text::DOCTOR)]
     Doctor {
         /// A data dir whose log to check from its first record.
+        data: Option<PathBuf>,
+    },
+    /// The external agents the runtime can run, and what is installed.
+    ///
+    /// Lists each agent of the table (its package, pinned version, model API
+    /// and modes) and, given a data dir, the versions installed in it
+    /// (`DATA/cache/agents/`). `agents install DATA NAME[@VERSION]...`
+    /// installs ahead of a batch.
+    #[command(display_order = 17, after_long_help = help_text::AGENTS)]
+    Agents {
+        #[command(subcommand)]
+        install: Option<AgentsCommand>,
+        /// A data dir whose installed agents to list.
         data: Option<PathBuf>,
     },
     /// Turn an existing benchmark into job folders: Exercism tracks or

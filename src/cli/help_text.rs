@@ -173,6 +173,18 @@ Exit codes:
   0    stopped by Ctrl-C after serving
   2    usage error, a DATA that is not a directory, or a port that cannot be bound";
 
+pub(super) const AGENTS: &str = "Examples:
+  agent-runtime agents                                     the table: package, pinned version, API, modes
+  agent-runtime agents ./run                               and what ./run has installed
+  agent-runtime agents install ./run claude-code codex@0.171.0
+
+Agents are installed into DATA/cache/agents/<name>@<version>/ with npm or pip
+(registry access needed), once per data dir; see docs/agents.md.
+
+Exit codes:
+  0    listed, or every agent installed (or already there)
+  2    usage error, an unknown agent or version, or an install that failed (its output shown)";
+
 pub(super) const IMPORT: &str = "Examples:
   agent-runtime import exercism ../polyglot-benchmark/rust --out jobs-rust
   agent-runtime check jobs-rust/ --runs 1                  every imported task valid?

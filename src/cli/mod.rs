@@ -62,6 +62,7 @@ macro_rules! errln {
     }};
 }
 
+mod agents;
 mod args;
 mod batch;
 mod check;
@@ -82,7 +83,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, ImportCommand, SchemaName};
+pub use args::{AgentsCommand, Cli, Command, ImportCommand, SchemaName};
 pub use exit::{Completion, EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, exit_code};
 
 /// Entry point used by `main`.
@@ -177,6 +178,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         } => jobs::replay(&data, &instance, attempt, &out),
         Command::Check(args) => check::check(&args),
         Command::Import(which) => import::import(which),
+        Command::Agents { install, data } => match install {
+            Some(AgentsCommand::Install { data, agents }) => agents::install_agents(&data, &agents),
+            None => agents::list(data.as_deref()),
+        },
         Command::Validate { jobs, verbose } => validate::validate(&jobs, verbose),
         Command::Schema { which } => validate::schema(which),
         Command::View { data, port } => view::view(&data, port),

@@ -3,9 +3,9 @@
 
 use crate::harness::Sandbox;
 
-const COMMANDS: [&str; 18] = [
+const COMMANDS: [&str; 19] = [
     "demo", "batch", "check", "run", "enqueue", "status", "watch", "report", "cancel", "retry",
-    "replay", "gc", "exec", "doctor", "import", "validate", "schema", "view",
+    "replay", "gc", "exec", "doctor", "import", "validate", "schema", "view", "agents",
 ];
 
 #[test]

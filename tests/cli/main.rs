@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod acceptance_bypass;
+mod agents;
 mod baseline_reuse;
 mod batch;
 mod browser;

@@ -70,8 +70,12 @@ fn assert_hog(resources: &serde_json::Value, what: &str) {
     let cpu = resources["cpu_ms"]
         .as_u64()
         .unwrap_or_else(|| panic!("{what}: {resources}"));
+    // The loop's second of CPU, plus the interpreter's start and faulting
+    // in 200 MiB: system time that took up to 0.65 s on a loaded machine
+    // (seen: 1,649 ms). Twice the loop still tells the command's own time
+    // from any larger tally.
     assert!(
-        within_a_quarter(cpu, 1_000),
+        (750..=2_000).contains(&cpu),
         "{what}: cpu {cpu} ms: {resources}"
     );
     let memory = resources["peak_memory_bytes"].as_u64().unwrap();

@@ -1,0 +1,137 @@
+//! Claude Code (npm `@anthropic-ai/claude-code`, a native binary behind
+//! the package's `claude`). It speaks the Anthropic Messages API to
+//! `ANTHROPIC_BASE_URL` (a `HEAD /`, then streaming `POST /v1/messages`),
+//! runs to the end with `-p PROMPT`, loads MCP servers from
+//! `--mcp-config` (`--strict-mcp-config`: no other), and names their tools
+//! `mcp__<server>__<tool>`. `--tools ""` turns every built-in tool off. As
+//! root it refuses `--dangerously-skip-permissions`; `--allowedTools
+//! mcp__<server>` lets the gateway's tools run without a prompt (without
+//! it every call is denied and the run still exits 0), and `IS_SANDBOX=1`
+//! lets its own tools run in contained mode. Nonessential traffic and
+//! telemetry off, it calls nothing but its base URL.
+
+use std::path::PathBuf;
+
+use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, Package};
+
+pub(super) struct ClaudeCode;
+
+/// The MCP configuration, beneath HOME.
+const MCP_CONFIG: &str = ".agent-runtime/mcp.json";
+
+impl Agent for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn package(&self) -> Package {
+        Package::Npm {
+            name: "@anthropic-ai/claude-code",
+            bin: "claude",
+        }
+    }
+
+    fn default_version(&self) -> &'static str {
+        "2.1.197"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::AnthropicMessages
+    }
+
+    fn modes(&self) -> &'static [Mode] {
+        &[Mode::Leashed, Mode::Contained]
+    }
+
+    fn launch(&self, cx: &LaunchContext<'_>) -> Launch {
+        let config = serde_json::json!({
+            "mcpServers": { GATEWAY: { "type": "http", "url": cx.mcp_url } }
+        });
+        let config_path = cx.home.join(MCP_CONFIG);
+        let mut argv: Vec<String> = vec![
+            cx.program.display().to_string(),
+            "-p".into(),
+            cx.prompt.into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            "--model".into(),
+            cx.model.into(),
+            "--mcp-config".into(),
+            config_path.display().to_string(),
+            "--strict-mcp-config".into(),
+        ];
+        let mut env = vec![
+            ("ANTHROPIC_BASE_URL".to_string(), cx.base_url.to_string()),
+            ("ANTHROPIC_API_KEY".to_string(), cx.key.to_string()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_string(),
+                "1".to_string(),
+            ),
+            ("DISABLE_TELEMETRY".to_string(), "1".to_string()),
+            ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
+        ];
+        match cx.mode {
+            Mode::Leashed => {
+                argv.extend(["--tools".into(), String::new()]);
+                argv.extend(["--allowedTools".into(), format!("mcp__{GATEWAY}")]);
+            }
+            Mode::Contained => env.push(("IS_SANDBOX".to_string(), "1".to_string())),
+        }
+        Launch {
+            argv,
+            env,
+            files: vec![(PathBuf::from(MCP_CONFIG), config.to_string())],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn context(mode: Mode) -> LaunchContext<'static> {
+        LaunchContext {
+            mode,
+            program: Path::new("/agents/claude"),
+            prompt: "Fix it.",
+            model: "local",
+            base_url: "http://127.0.0.1:4000",
+            key: "dummy",
+            mcp_url: "http://127.0.0.1:4000/mcp",
+            home: Path::new("/home/agent"),
+        }
+    }
+
+    #[test]
+    fn leashed_it_has_no_tools_but_the_gateway_s_and_talks_only_to_the_bridge() {
+        let launch = ClaudeCode.launch(&context(Mode::Leashed));
+        let argv = launch.argv.join(" ");
+        assert!(argv.starts_with("/agents/claude -p Fix it."), "{argv}");
+        let tools = launch.argv.iter().position(|a| a == "--tools").unwrap();
+        assert_eq!(launch.argv[tools + 1], "");
+        assert!(argv.contains("--allowedTools mcp__agent-runtime"), "{argv}");
+        assert!(
+            argv.contains("--mcp-config /home/agent/.agent-runtime/mcp.json --strict-mcp-config")
+        );
+        let env: std::collections::BTreeMap<_, _> = launch.env.iter().cloned().collect();
+        assert_eq!(env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:4000");
+        assert_eq!(env["ANTHROPIC_API_KEY"], "dummy");
+        assert!(!env.contains_key("IS_SANDBOX"));
+        let (path, text) = &launch.files[0];
+        assert_eq!(path, Path::new(".agent-runtime/mcp.json"));
+        let config: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            config["mcpServers"]["agent-runtime"]["url"],
+            "http://127.0.0.1:4000/mcp"
+        );
+    }
+
+    #[test]
+    fn contained_it_keeps_its_own_tools() {
+        let launch = ClaudeCode.launch(&context(Mode::Contained));
+        assert!(!launch.argv.iter().any(|a| a == "--tools"));
+        assert!(launch.env.contains(&("IS_SANDBOX".into(), "1".into())));
+    }
+}

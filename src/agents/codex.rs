@@ -1,0 +1,133 @@
+//! Codex CLI (npm `@openai/codex`, a native binary behind `codex`). It
+//! speaks only the OpenAI Responses API to a custom model provider
+//! (`model_providers.<id>.base_url`; `wire_api = "chat"` no longer loads),
+//! runs to the end with `codex exec PROMPT`, loads MCP servers from
+//! `mcp_servers.<name>` and offers their tools as one Responses namespace
+//! tool `mcp__<server>` whose functions are the tools. Its configuration
+//! goes into `$CODEX_HOME/config.toml` (the agent's private HOME): plugins
+//! and analytics off (otherwise it reaches for github.com and
+//! chatgpt.com), no update check, approvals never asked (the runtime is
+//! the one that says no), and in leashed mode its shell and other
+//! built-ins off.
+
+use std::path::PathBuf;
+
+use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, Package};
+
+pub(super) struct Codex;
+
+/// Its home beneath the agent's HOME, and the variable holding the key.
+const CODEX_HOME: &str = ".codex";
+const KEY_ENV: &str = "AGENT_RUNTIME_BRIDGE_KEY";
+
+impl Agent for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn package(&self) -> Package {
+        Package::Npm {
+            name: "@openai/codex",
+            bin: "codex",
+        }
+    }
+
+    fn default_version(&self) -> &'static str {
+        "0.171.0"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::OpenAiResponses
+    }
+
+    fn modes(&self) -> &'static [Mode] {
+        &[Mode::Leashed, Mode::Contained]
+    }
+
+    fn mcp_tool_name(&self, server: &str, tool: &str) -> String {
+        // A function `tool` of the namespace tool `mcp__<server>`.
+        format!("mcp__{server}.{tool}")
+    }
+
+    fn launch(&self, cx: &LaunchContext<'_>) -> Launch {
+        let quote = |s: &str| serde_json::Value::from(s).to_string();
+        let mut config = format!(
+            "model = {model}\nmodel_provider = \"{GATEWAY}\"\napproval_policy = \"never\"\n\
+             sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\n\
+             [model_providers.{GATEWAY}]\nname = \"{GATEWAY}\"\nbase_url = {base}\n\
+             env_key = \"{KEY_ENV}\"\nwire_api = \"responses\"\n\n\
+             [mcp_servers.{GATEWAY}]\nurl = {mcp}\n\n[analytics]\nenabled = false\n\n\
+             [features]\nplugins = false\n",
+            model = quote(cx.model),
+            base = quote(&format!("{}/v1", cx.base_url)),
+            mcp = quote(cx.mcp_url),
+        );
+        if cx.mode == Mode::Leashed {
+            config.push_str("shell_tool = false\nweb_search_request = false\n");
+        }
+        Launch {
+            argv: vec![
+                cx.program.display().to_string(),
+                "exec".into(),
+                "--skip-git-repo-check".into(),
+                "--json".into(),
+                cx.prompt.into(),
+            ],
+            env: vec![
+                (
+                    "CODEX_HOME".to_string(),
+                    cx.home.join(CODEX_HOME).display().to_string(),
+                ),
+                (KEY_ENV.to_string(), cx.key.to_string()),
+            ],
+            files: vec![(PathBuf::from(CODEX_HOME).join("config.toml"), config)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn its_configuration_names_the_bridge_and_the_gateway_and_is_toml() {
+        for mode in [Mode::Leashed, Mode::Contained] {
+            let launch = Codex.launch(&LaunchContext {
+                mode,
+                program: Path::new("/agents/codex"),
+                prompt: "Fix \"it\".",
+                model: "local",
+                base_url: "http://127.0.0.1:4000",
+                key: "dummy",
+                mcp_url: "http://127.0.0.1:4000/mcp",
+                home: Path::new("/home/agent"),
+            });
+            assert_eq!(launch.argv[1], "exec");
+            assert_eq!(launch.argv.last().map(String::as_str), Some("Fix \"it\"."));
+            let (path, text) = &launch.files[0];
+            assert_eq!(path, Path::new(".codex/config.toml"));
+            let config: toml::Table = text.parse().unwrap();
+            let provider = &config["model_providers"]["agent-runtime"];
+            assert_eq!(
+                provider["base_url"].as_str(),
+                Some("http://127.0.0.1:4000/v1")
+            );
+            assert_eq!(provider["wire_api"].as_str(), Some("responses"));
+            assert_eq!(
+                config["mcp_servers"]["agent-runtime"]["url"].as_str(),
+                Some("http://127.0.0.1:4000/mcp")
+            );
+            assert_eq!(config["features"]["plugins"].as_bool(), Some(false));
+            let shell = config["features"]
+                .get("shell_tool")
+                .and_then(|v| v.as_bool());
+            assert_eq!(shell, (mode == Mode::Leashed).then_some(false));
+            assert!(
+                launch
+                    .env
+                    .contains(&("CODEX_HOME".into(), "/home/agent/.codex".into()))
+            );
+        }
+    }
+}

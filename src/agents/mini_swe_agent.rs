@@ -1,0 +1,64 @@
+//! mini-swe-agent (PyPI `mini-swe-agent`, through litellm): its one tool
+//! is bash, so it runs contained only; it asks for non-streaming Chat
+//! Completions at its base URL, offline with litellm's local cost map.
+//! `mini -m MODEL -t TASK --yolo --exit-immediately` runs without a
+//! prompt; `MSWEA_CONFIGURED` skips its first-run setup.
+
+use super::{Agent, Dialect, Launch, LaunchContext, Mode, Package};
+
+pub(super) struct MiniSweAgent;
+
+impl Agent for MiniSweAgent {
+    fn name(&self) -> &'static str {
+        "mini-swe-agent"
+    }
+
+    fn package(&self) -> Package {
+        Package::Pypi {
+            name: "mini-swe-agent",
+            bin: "mini",
+        }
+    }
+
+    fn default_version(&self) -> &'static str {
+        "2.4.6"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::ChatCompletions
+    }
+
+    fn modes(&self) -> &'static [Mode] {
+        &[Mode::Contained]
+    }
+
+    fn launch(&self, cx: &LaunchContext<'_>) -> Launch {
+        Launch {
+            argv: vec![
+                cx.program.display().to_string(),
+                "--model".into(),
+                format!("openai/{}", cx.model),
+                "--task".into(),
+                cx.prompt.into(),
+                "--yolo".into(),
+                "--exit-immediately".into(),
+                // No cost limit of its own: the runtime's budget applies,
+                // and litellm prices no local model.
+                "--cost-limit".into(),
+                "0".into(),
+            ],
+            env: vec![
+                ("OPENAI_API_BASE".to_string(), format!("{}/v1", cx.base_url)),
+                ("OPENAI_API_KEY".to_string(), cx.key.to_string()),
+                (
+                    "LITELLM_LOCAL_MODEL_COST_MAP".to_string(),
+                    "True".to_string(),
+                ),
+                // Past its first-run setup wizard, quietly.
+                ("MSWEA_CONFIGURED".to_string(), "true".to_string()),
+                ("MSWEA_SILENT_STARTUP".to_string(), "1".to_string()),
+            ],
+            files: Vec::new(),
+        }
+    }
+}

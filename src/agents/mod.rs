@@ -1,0 +1,281 @@
+//! The agent table: the external coding agents the runtime can run, one
+//! file per agent, like the language table. What differs per agent lives
+//! here and nowhere else: its package and pinned version, how it is
+//! installed, where its program is in the install, which model API it
+//! speaks, which modes it runs in, and how it is launched without a
+//! terminal — its prompt, where it takes its model's base URL and key,
+//! how it loads the runtime's MCP server, how its built-in tools are
+//! turned off, and how it names an MCP tool.
+//!
+//! - `mod.rs` (here): the [`Agent`] trait, the table and the lookup, and
+//!   `NAME[@VERSION]` as users write it.
+//! - `install.rs`: installing an agent into `DATA/cache/agents/` (a
+//!   trusted step with registry access, one directory per name and
+//!   version, shared by every job, read-only to attempts) and listing what
+//!   is installed.
+//! - `claude_code.rs`: Claude Code (npm `@anthropic-ai/claude-code`), the
+//!   Anthropic Messages API.
+//! - `codex.rs`: Codex CLI (npm `@openai/codex`), the OpenAI Responses API.
+//! - `mini_swe_agent.rs`: mini-swe-agent (PyPI), Chat Completions, bash
+//!   its one tool: contained mode only.
+//! - `command.rs`: any MCP-capable program given by argv.
+//!
+//! Pure but for `install.rs`: a launch is an argv, an environment and the
+//! files to write into the agent's private HOME, built from what the
+//! runner hands in; nothing here starts a process of an attempt.
+
+mod claude_code;
+mod codex;
+mod command;
+mod install;
+mod mini_swe_agent;
+
+use std::path::{Path, PathBuf};
+
+pub(crate) use install::{install, installed};
+
+/// The MCP server name the runtime's tool gateway goes by.
+pub(crate) const GATEWAY: &str = "agent-runtime";
+
+/// How an agent runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub(crate) enum Mode {
+    /// Every action through the runtime's tools (its MCP server), the
+    /// agent's built-in tools off and no view of the workspace.
+    Leashed,
+    /// The agent's own tools, inside the attempt's sandbox.
+    Contained,
+}
+
+/// The model API an agent speaks to its base URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub(crate) enum Dialect {
+    /// `POST /v1/messages`, streamed as server-sent events.
+    AnthropicMessages,
+    /// `POST /v1/responses`, streamed.
+    OpenAiResponses,
+    /// `POST /v1/chat/completions`.
+    ChatCompletions,
+}
+
+/// Where an agent comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Package {
+    /// An npm package; `bin` its program's path beneath `node_modules/.bin`.
+    Npm {
+        name: &'static str,
+        bin: &'static str,
+    },
+    /// A PyPI package installed into a virtual environment of its own;
+    /// `bin` its console script.
+    Pypi {
+        name: &'static str,
+        bin: &'static str,
+    },
+    /// Nothing to install: the manifest names the program.
+    None,
+}
+
+impl Package {
+    /// The package's name as its registry knows it.
+    pub(crate) fn name(self) -> Option<&'static str> {
+        match self {
+            Package::Npm { name, .. } | Package::Pypi { name, .. } => Some(name),
+            Package::None => None,
+        }
+    }
+
+    /// Where the program is beneath an install directory.
+    pub(crate) fn program(self, install: &Path) -> Option<PathBuf> {
+        match self {
+            Package::Npm { bin, .. } => Some(install.join("node_modules/.bin").join(bin)),
+            Package::Pypi { bin, .. } => Some(install.join("venv/bin").join(bin)),
+            Package::None => None,
+        }
+    }
+}
+
+/// What a launch is given.
+#[derive(Debug, Clone)]
+pub(crate) struct LaunchContext<'a> {
+    pub mode: Mode,
+    /// The program (from the install, or a `command` agent's argv[0]).
+    pub program: &'a Path,
+    /// The task prompt.
+    pub prompt: &'a str,
+    /// The model's name as the agent should ask for it.
+    pub model: &'a str,
+    /// The bridge's base URL (`http://127.0.0.1:PORT`), its dummy key, and
+    /// the URL of the tool gateway (streamable HTTP).
+    pub base_url: &'a str,
+    pub key: &'a str,
+    pub mcp_url: &'a str,
+    /// The agent's private HOME.
+    pub home: &'a Path,
+}
+
+/// How to start an agent: argv (`argv[0]` the program), the environment
+/// beyond a clean one (`HOME`, `PATH`, `TMPDIR` are the runner's), and
+/// files to write beneath its HOME first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Launch {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub files: Vec<(PathBuf, String)>,
+}
+
+/// One agent of the table.
+pub(crate) trait Agent: Sync {
+    /// Its name in manifests and on the command line (`claude-code`).
+    fn name(&self) -> &'static str;
+    fn package(&self) -> Package;
+    /// The version installed when none is asked for.
+    fn default_version(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// The modes it can run in.
+    fn modes(&self) -> &'static [Mode];
+    /// How it names tool `tool` of MCP server `server`.
+    fn mcp_tool_name(&self, server: &str, tool: &str) -> String {
+        format!("mcp__{server}__{tool}")
+    }
+    /// How to start it.
+    fn launch(&self, context: &LaunchContext<'_>) -> Launch;
+}
+
+/// Every agent, in the order `agents` lists them.
+pub(crate) fn table() -> [&'static dyn Agent; 4] {
+    [
+        &claude_code::ClaudeCode,
+        &codex::Codex,
+        &mini_swe_agent::MiniSweAgent,
+        &command::CommandAgent,
+    ]
+}
+
+/// An agent and version as a user writes it: `NAME[@VERSION]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AgentSpec {
+    pub name: String,
+    pub version: Option<String>,
+}
+
+/// Why `NAME[@VERSION]` names no agent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SpecError {
+    #[error("unknown agent `{name}`{hint}; the agents are {known}")]
+    Unknown {
+        name: String,
+        hint: String,
+        known: String,
+    },
+    #[error(
+        "`{0}` is not a version: letters, digits, '.', '-' and '+' (as npm and PyPI write them)"
+    )]
+    Version(String),
+}
+
+impl std::str::FromStr for AgentSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<AgentSpec, SpecError> {
+        let (name, version) = match text.split_once('@') {
+            Some((name, version)) => (name, Some(version)),
+            None => (text, None),
+        };
+        lookup(name)?;
+        if let Some(v) = version {
+            let ok = !v.is_empty()
+                && v.len() <= 64
+                && v.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'));
+            if !ok {
+                return Err(SpecError::Version(v.to_string()));
+            }
+        }
+        Ok(AgentSpec {
+            name: name.to_string(),
+            version: version.map(String::from),
+        })
+    }
+}
+
+impl AgentSpec {
+    /// Its agent (the spec was checked when parsed).
+    pub(crate) fn agent(&self) -> &'static dyn Agent {
+        lookup(&self.name).unwrap_or(&command::CommandAgent)
+    }
+
+    /// The version asked for, else the agent's pinned one.
+    pub(crate) fn version(&self) -> &str {
+        self.version
+            .as_deref()
+            .unwrap_or_else(|| self.agent().default_version())
+    }
+}
+
+/// The agent named `name`.
+pub(crate) fn lookup(name: &str) -> Result<&'static dyn Agent, SpecError> {
+    let agents = table();
+    if let Some(agent) = agents.iter().find(|a| a.name() == name) {
+        return Ok(*agent);
+    }
+    let names: Vec<&str> = agents.iter().map(|a| a.name()).collect();
+    let hint = names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(n, name), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+        .unwrap_or_default();
+    Err(SpecError::Unknown {
+        name: name.to_string(),
+        hint,
+        known: names.join(", "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_versions_parse_and_a_typo_gets_a_hint() {
+        let spec: AgentSpec = "codex@0.171.0".parse().unwrap();
+        assert_eq!((spec.name.as_str(), spec.version()), ("codex", "0.171.0"));
+        let spec: AgentSpec = "claude-code".parse().unwrap();
+        assert_eq!(spec.version(), claude_code::ClaudeCode.default_version());
+        let err = "claude-cod".parse::<AgentSpec>().unwrap_err().to_string();
+        assert!(err.contains("did you mean `claude-code`"), "{err}");
+        assert!(err.contains("mini-swe-agent"), "{err}");
+        for bad in ["codex@", "codex@../x", "codex@1 2", "codex@-1"] {
+            assert!(
+                matches!(bad.parse::<AgentSpec>(), Err(SpecError::Version(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_agent_has_a_unique_name_a_mode_and_a_package_where_it_installs() {
+        let agents = table();
+        for (i, a) in agents.iter().enumerate() {
+            assert!(!a.modes().is_empty(), "{}", a.name());
+            assert!(
+                agents[..i].iter().all(|b| b.name() != a.name()),
+                "{}",
+                a.name()
+            );
+            if a.name() != "command" {
+                assert!(a.package().name().is_some(), "{}", a.name());
+                assert!(!a.default_version().is_empty(), "{}", a.name());
+            }
+        }
+        assert_eq!(
+            claude_code::ClaudeCode.mcp_tool_name(GATEWAY, "read_file"),
+            "mcp__agent-runtime__read_file"
+        );
+    }
+}
