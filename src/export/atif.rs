@@ -148,13 +148,7 @@ mod tests {
     #[test]
     fn a_metadata_attempt_has_the_documented_keys_and_no_messages() {
         let row = JobResult::new("j@p", "j", "fam");
-        let line = |kind, text: &str| Action {
-            at_ms: 0,
-            kind,
-            text: text.into(),
-            ok: true,
-            resources: None,
-        };
+        let line = |kind, text: &str| Action::new(0, kind, text, true);
         let step = ModelStep {
             step: 1,
             at_ms: 1_000,

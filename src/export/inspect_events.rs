@@ -126,13 +126,7 @@ mod tests {
     use crate::report::JobResult;
 
     fn step(n: u32, reason: Option<&str>, call: bool) -> Moment {
-        let line = |kind, text: String| Action {
-            at_ms: 0,
-            kind,
-            text,
-            ok: true,
-            resources: None,
-        };
+        let line = |kind, text: String| Action::new(0, kind, text, true);
         let headline = format!("step {n}: run_tool");
         let mut actions = vec![line(EntryKind::Command, format!("said {n}"))];
         if call {

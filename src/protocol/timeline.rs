@@ -98,6 +98,10 @@ pub struct Action {
     /// One line, free of secrets, as recorded: views escape it.
     pub text: String,
     pub ok: bool,
+    /// On a command: its result in short (`exit 101`, `timed out`,
+    /// `cancelled`, `killed by signal 9`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     /// On a command: what it cost the machine, where it was told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
@@ -111,6 +115,7 @@ impl Action {
             kind,
             text: text.into(),
             ok,
+            status: None,
             resources: None,
         }
     }
@@ -130,26 +135,16 @@ impl ModelStep {
         self.actions.iter().all(|a| a.ok)
     }
 
-    /// What went wrong first, in short: `exit 101`, `timed out`, `killed`,
-    /// or the failing action's kind; `None` when the step went well.
+    /// What went wrong first, in short: a failed command's status (`exit
+    /// 101`, `timed out`), else the failing action's kind; `None` when the
+    /// step went well.
     pub fn failure(&self) -> Option<String> {
         let bad = self.actions.iter().find(|a| !a.ok)?;
-        let text = bad.text.as_str();
-        if let Some(at) = text.find("exit ") {
-            let code: String = text[at + 5..]
-                .chars()
-                .take_while(|c| *c == '-' || c.is_ascii_digit())
-                .collect();
-            if !code.is_empty() {
-                return Some(format!("exit {code}"));
-            }
-        }
-        for word in ["timed out", "killed"] {
-            if text.contains(word) {
-                return Some(word.to_string());
-            }
-        }
-        Some(bad.kind.as_str().to_string())
+        Some(
+            bad.status
+                .clone()
+                .unwrap_or_else(|| bad.kind.as_str().to_string()),
+        )
     }
 
     /// What the model was told after the step: the transcript's
@@ -252,12 +247,17 @@ mod tests {
     use super::*;
 
     fn action(kind: EntryKind, text: &str, ok: bool) -> Action {
+        Action::new(0, kind, text, ok)
+    }
+
+    fn command(status: &str) -> Action {
         Action {
-            at_ms: 0,
-            kind,
-            text: text.into(),
-            ok,
-            resources: None,
+            status: Some(status.into()),
+            ..action(
+                EntryKind::Command,
+                &format!("tool `x` (0 args) {status}"),
+                false,
+            )
         }
     }
 
@@ -285,15 +285,11 @@ mod tests {
         assert!(ok.ok());
         let exit = step(vec![
             action(EntryKind::RunTool, "step 1: run_tool cargo", true),
-            action(EntryKind::Command, "tool: cargo (1 arg) exit 101", false),
-            action(EntryKind::Command, "tool: cargo timed out", false),
+            command("exit 101"),
+            command("timed out"),
         ]);
         assert_eq!(exit.failure().as_deref(), Some("exit 101"));
-        let slow = step(vec![action(
-            EntryKind::Command,
-            "tool: sleep timed out after 1 s",
-            false,
-        )]);
+        let slow = step(vec![command("timed out")]);
         assert_eq!(slow.failure().as_deref(), Some("timed out"));
         let refused = step(vec![action(EntryKind::Invalid, "step 1: invalid", false)]);
         assert_eq!(refused.failure().as_deref(), Some("invalid"));

@@ -407,14 +407,11 @@ fn timeline_of_any_version<'de, D: serde::Deserializer<'de>>(
     Ok(match AnyVersion::deserialize(deserializer)? {
         AnyVersion::Attempts(attempts) => attempts,
         AnyVersion::Flat(entries) => AttemptTimeline::from_flat(entries.into_iter().map(|e| {
-            let action = Action {
-                at_ms: e.at_ms,
-                kind: e.kind,
-                text: e.detail,
-                ok: e.ok,
-                resources: None,
-            };
-            (e.attempt, e.step, action)
+            (
+                e.attempt,
+                e.step,
+                Action::new(e.at_ms, e.kind, e.detail, e.ok),
+            )
         })),
     })
 }

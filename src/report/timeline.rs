@@ -6,7 +6,9 @@
 //! all read this one type; none reads the transcript again.
 
 use crate::decision::{Decision, parse_decision};
-use crate::protocol::{Action, AttemptTimeline, ModelStep, Moment, Price, TranscriptLine};
+use crate::protocol::{
+    Action, AttemptTimeline, FailureKind, ModelStep, Moment, Outcome, Price, TranscriptLine,
+};
 use crate::state::{Entry, Job};
 
 /// Bytes of an observation, and of a reply, kept where a view keeps
@@ -27,23 +29,49 @@ pub enum Texts {
     Whole,
 }
 
-/// The timelines of `job`: one per run of its entries of one attempt, in
-/// log order (entries of no attempt, such as a retry between two, under
-/// attempt 0); `transcript(n)` is attempt `n`'s transcript, when kept.
+/// The timelines of `job`: its entries grouped as every flat list is
+/// ([`AttemptTimeline::from_flat`]: one per run of one attempt, in log
+/// order, entries of no attempt such as a retry between two under attempt
+/// 0; a step per run of one step number), then each step given what the
+/// log's lines leave out: its call and cost, and from `transcript(n)`
+/// (attempt `n`'s transcript, when kept) the model's text.
 pub(crate) fn attempts(
     job: &Job,
     entries: &[Entry],
     transcript: &dyn Fn(u32) -> Option<Vec<TranscriptLine>>,
     texts: Texts,
 ) -> Vec<AttemptTimeline> {
-    let mut out = Vec::new();
+    let end = |n: u32| job.attempt_numbered(n).and_then(|a| a.finished());
+    build(entries, transcript, &end, job.price.as_ref(), texts)
+}
+
+/// How an attempt ended, once it did.
+type End = Option<(Outcome, Option<FailureKind>)>;
+
+/// [`attempts`], given how each attempt ended and the job's price.
+fn build(
+    entries: &[Entry],
+    transcript: &dyn Fn(u32) -> Option<Vec<TranscriptLine>>,
+    end: &dyn Fn(u32) -> End,
+    price: Option<&Price>,
+    texts: Texts,
+) -> Vec<AttemptTimeline> {
+    let flat = entries.iter().map(|e| {
+        let action = Action {
+            at_ms: e.at_ms,
+            kind: e.said.kind,
+            text: e.said.text.clone(),
+            ok: e.said.ok,
+            status: e.said.status.clone(),
+            resources: e.resources.as_deref().copied(),
+        };
+        (e.attempt, e.said.step, action)
+    });
+    let mut timelines = AttemptTimeline::from_flat(flat);
     let mut read: Vec<(u32, Vec<TranscriptLine>)> = Vec::new();
     let mut rest = entries;
-    while let Some(first) = rest.first() {
-        let n = first.attempt;
-        let len = rest.iter().take_while(|e| e.attempt == n).count();
-        let (mine, tail) = rest.split_at(len);
-        rest = tail;
+    for timeline in &mut timelines {
+        let n = timeline.attempt;
         if n > 0 && !read.iter().any(|(k, _)| *k == n) {
             read.push((n, transcript(n).unwrap_or_default()));
         }
@@ -51,101 +79,70 @@ pub(crate) fn attempts(
             .iter()
             .find(|(k, _)| *k == n)
             .map_or(&[][..], |(_, l)| l.as_slice());
-        let end = job.attempt_numbered(n).and_then(|a| a.finished());
-        let mine: Vec<&Entry> = mine.iter().collect();
-        out.push(AttemptTimeline {
-            attempt: n,
-            started_ms: mine.first().map_or(0, |e| e.ts_ms),
-            ended_ms: mine.last().map_or(0, |e| e.ts_ms),
-            outcome: end.map(|(outcome, _)| outcome),
-            failure_kind: end.and_then(|(_, kind)| kind),
-            moments: moments(&mine, lines, job.price.as_ref(), texts),
-        });
-    }
-    out
-}
-
-/// One attempt's entries as moments: a phase per entry outside the
-/// model's steps, and a step per run of entries of one step number.
-fn moments(
-    entries: &[&Entry],
-    transcript: &[TranscriptLine],
-    price: Option<&Price>,
-    texts: Texts,
-) -> Vec<Moment> {
-    let mut out = Vec::new();
-    let mut rest = entries;
-    while let Some(first) = rest.first() {
-        let n = first.said.step;
-        let len = if n == 0 {
-            1
-        } else {
-            rest.iter().take_while(|e| e.said.step == n).count()
-        };
-        let (group, tail) = rest.split_at(len);
+        // The timeline's entries, in the order its actions hold them.
+        let (mine, tail) = rest.split_at(timeline.actions().count().min(rest.len()));
         rest = tail;
-        if n == 0 {
-            out.push(Moment::Phase(action(first)));
-            continue;
+        timeline.started_ms = mine.first().map_or(0, |e| e.ts_ms);
+        timeline.ended_ms = mine.last().map_or(0, |e| e.ts_ms);
+        let end = end(n);
+        timeline.outcome = end.map(|(outcome, _)| outcome);
+        timeline.failure_kind = end.and_then(|(_, kind)| kind);
+        let mut at = 0;
+        for moment in &mut timeline.moments {
+            let Moment::Step(step) = moment else {
+                at += 1;
+                continue;
+            };
+            let group = mine.get(at..at + step.actions.len()).unwrap_or_default();
+            at += step.actions.len();
+            let recorded = lines.iter().find(|t| t.step == step.step);
+            complete(step, group, recorded, price, texts);
         }
-        let recorded = transcript.iter().find(|t| t.step == n);
-        out.push(Moment::Step(step(group, recorded, price, texts)));
     }
-    out
+    timelines
 }
 
-fn action(entry: &Entry) -> Action {
-    Action {
-        at_ms: entry.at_ms,
-        kind: entry.said.kind,
-        text: entry.said.text.clone(),
-        ok: entry.said.ok,
-        resources: entry.resources.as_deref().copied(),
-    }
-}
-
-/// One step from its entries (never empty) and its transcript line.
-fn step(
-    group: &[&Entry],
+/// Gives `step` what its entries (`group`) and its transcript line hold
+/// beyond its lines: the call (whose entry heads the step), when and what
+/// it cost, and the model's text.
+fn complete(
+    step: &mut ModelStep,
+    group: &[Entry],
     recorded: Option<&TranscriptLine>,
     price: Option<&Price>,
     texts: Texts,
-) -> ModelStep {
-    let first = group[0];
-    let with_call = group.iter().rev().find(|e| e.call.is_some());
-    let head = with_call
-        .or_else(|| group.iter().rev().find(|e| e.said.kind.heads_a_step()))
-        .unwrap_or(&first);
-    let call = with_call.and_then(|e| e.call.as_deref()).cloned();
-    let cost_usd = call.as_ref().and_then(|c| {
+) {
+    if let Some(with_call) = group.iter().rev().find(|e| e.call.is_some()) {
+        step.ts_ms = with_call.ts_ms;
+        step.headline.clone_from(&with_call.said.text);
+        step.kind = with_call.said.kind;
+        step.call = with_call.call.as_deref().cloned();
+    } else if let Some(first) = group.first() {
+        step.ts_ms = first.ts_ms;
+    }
+    step.cost_usd = step.call.as_ref().and_then(|c| {
         price.map(|p| p.cost(c.input_tokens, c.cached_input_tokens, c.output_tokens))
     });
-    let decision = recorded.and_then(|t| parse_decision(&t.reply).ok());
+    let Some(recorded) = recorded else {
+        return;
+    };
+    let decision = parse_decision(&recorded.reply).ok();
     let keep = |text: &str, max: usize| match texts {
         Texts::Excerpts => cap(text, max),
         Texts::Whole => text.to_string(),
     };
-    ModelStep {
-        step: first.said.step,
-        at_ms: first.at_ms,
-        ts_ms: with_call.map_or(first.ts_ms, |e| e.ts_ms),
-        call,
-        cost_usd,
-        headline: head.said.text.clone(),
-        kind: head.said.kind,
-        fields: recorded.map(|t| match &decision {
-            Some(d) => key_fields(d),
-            None => cap(&t.reply, FIELDS_CAP),
-        }),
-        reply: recorded.map(|t| keep(&t.reply, REPLY_EXCERPT)),
-        observation: recorded
-            .and_then(|t| t.observation.as_deref())
-            .map(|o| keep(o, OBSERVATION_EXCERPT)),
-        diff: decision
-            .as_ref()
-            .and_then(|d| edit_diff(d, texts == Texts::Excerpts)),
-        actions: group.iter().map(|e| action(e)).collect(),
-    }
+    step.fields = Some(match &decision {
+        Some(d) => key_fields(d),
+        None => cap(&recorded.reply, FIELDS_CAP),
+    });
+    step.reply = Some(keep(&recorded.reply, REPLY_EXCERPT));
+    step.observation = recorded
+        .observation
+        .as_deref()
+        .map(|o| keep(o, OBSERVATION_EXCERPT));
+    step.diff = decision
+        .as_ref()
+        .and_then(|d| edit_diff(d, texts == Texts::Excerpts));
 }
 
 /// The fields that say what a decision did, in one line.
@@ -226,6 +223,7 @@ mod tests {
                 step,
                 text: text.into(),
                 ok: !text.contains("exit 1"),
+                status: text.split_once(") ").map(|(_, status)| status.to_string()),
             },
             call: call.map(|kind| {
                 Box::new(ModelCall {
@@ -275,7 +273,6 @@ mod tests {
             entry(3, "provider_error", "provider failed", None),
             entry(0, "acceptance", "acceptance passed", None),
         ];
-        let refs: Vec<&Entry> = entries.iter().collect();
         let transcript = TranscriptLine::read_all(concat!(
             r#"{"step":1,"reply":"{\"kind\":\"replace_text\",\"path\":\"src/lib.rs\",\"expected\":\"1..n\",\"replacement\":\"1..=n\"}","observation":"replaced 1 occurrence"}"#,
             "\n",
@@ -288,11 +285,23 @@ mod tests {
             cached_input_per_mtok: None,
             output_per_mtok: 2.0,
         };
-        let moments = moments(&refs, &transcript, Some(&price), Texts::Excerpts);
+        let ended = |_| Some((Outcome::Failed, Some(FailureKind::TestsFailed)));
+        let built = build(
+            &entries,
+            &|n| (n == 1).then(|| transcript.clone()),
+            &ended,
+            Some(&price),
+            Texts::Excerpts,
+        );
+        assert_eq!(built.len(), 1);
+        let attempt = &built[0];
+        assert_eq!((attempt.started_ms, attempt.ended_ms), (1_000, 1_000));
+        assert_eq!(attempt.failure_kind, Some(FailureKind::TestsFailed));
+        let moments = &attempt.moments;
         assert_eq!(moments.len(), 5, "{moments:#?}");
         assert!(matches!(&moments[0], Moment::Phase(a) if a.kind == EntryKind::Attempt));
         assert!(matches!(&moments[4], Moment::Phase(a) if a.kind == EntryKind::Acceptance));
-        let steps = steps(&moments);
+        let steps = steps(moments);
         let edit = steps[0];
         assert_eq!(edit.kind_name(), "replace_text");
         assert_eq!(edit.headline, "step 1: replace_text src/lib.rs");
@@ -346,11 +355,17 @@ mod tests {
             observation: Some(long.clone()),
             ..TranscriptLine::default()
         };
-        let refs: Vec<&Entry> = entries.iter().collect();
         for (texts, expect) in [(Texts::Excerpts, capped), (Texts::Whole, long)] {
-            let moments = moments(&refs, std::slice::from_ref(&line), None, texts);
+            let built = build(
+                &entries,
+                &|_| Some(vec![line.clone()]),
+                &|_| None,
+                None,
+                texts,
+            );
+            let moments = &built[0].moments;
             assert_eq!(
-                steps(&moments)[0].observation.as_deref(),
+                steps(moments)[0].observation.as_deref(),
                 Some(expect.as_str())
             );
         }

@@ -30,6 +30,9 @@ pub struct Said {
     pub text: String,
     /// Whether it went as it should.
     pub ok: bool,
+    /// A command's result in short (`exit 101`, `timed out`, `cancelled`,
+    /// `killed by signal 9`): what a view names when the step failed.
+    pub status: Option<String>,
 }
 
 /// What a command cost, in words (`cpu 1.13 s, memory peak 203.7 MiB,
@@ -77,6 +80,7 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
             step,
             text,
             ok,
+            status: None,
         })
     };
     match &record.event {
@@ -260,7 +264,10 @@ pub fn describe(record: &Record, job: &Job) -> Option<Said> {
                 text.push_str(", ");
                 text.push_str(&used);
             }
-            said(EntryKind::Command, *step, text, ok)
+            Some(Said {
+                status: Some(status),
+                ..said(EntryKind::Command, *step, text, ok)?
+            })
         }
         Event::Edit(EditRecord {
             step, path, bytes, ..
@@ -377,6 +384,7 @@ pub(super) fn integrity_evidence(record: &Record) -> Vec<Said> {
             step: 0,
             text,
             ok: false,
+            status: None,
         })
         .collect()
 }
