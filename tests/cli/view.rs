@@ -306,7 +306,9 @@ fn view_refuses_foreign_hosts_and_tokenless_requests_and_serves_a_strict_page() 
     let doc = job.json();
     assert_eq!(doc["row"]["state"], "failed");
     assert_eq!(doc["result"]["failure_kind"], "tests_failed");
-    assert_eq!(doc["prompt"], "Fix <b>it</b> & more.");
+    let blocks = doc["detail"]["blocks"].as_array().unwrap();
+    let prompt = blocks.iter().find(|b| b["pre"]["c"] == "prompt").unwrap();
+    assert_eq!(prompt["pre"]["text"], "Fix <b>it</b> & more.");
     let timeline = doc["result"]["timeline"].to_string();
     assert!(
         timeline.contains(&format!("edited {HOSTILE}")),
@@ -320,25 +322,42 @@ fn view_refuses_foreign_hosts_and_tokenless_requests_and_serves_a_strict_page() 
         "{doc}"
     );
     // The failing test with what its own run said, from the excerpts the
-    // attempt kept (`tests/excerpts.json`), served from where it lies.
-    let failing = &doc["failing"][0];
-    let name = failing["name"].as_str().unwrap().to_string();
-    assert!(name.contains("out_is_done"), "{doc}");
-    assert_eq!(failing["status"], "failing");
-    assert_eq!(
-        failing["excerpt"]["text"],
-        "assertion failed: left == right (left: 1, right: 5)\nout.txt is wrong",
-        "{failing}"
-    );
-    let kept = failing["href"].as_str().unwrap();
+    // attempt kept (`tests/excerpts.json`), which the details link and
+    // the page serves from where it lies.
+    let failing = blocks
+        .iter()
+        .filter(|b| b["ul"]["c"] == "excerpts")
+        .flat_map(|b| b["ul"]["items"].as_array().unwrap())
+        .find(|item| item["line"][0][0] == "failing")
+        .unwrap_or_else(|| panic!("no failing test in {doc}"));
     assert!(
-        kept.ends_with("/hostile/1/tests/excerpts.json"),
+        failing["line"][1][0]
+            .as_str()
+            .unwrap()
+            .contains("out_is_done"),
         "{failing}"
     );
-    let served = viewer.get(kept, true, None);
+    assert_eq!(
+        failing["pre"], "assertion failed: left == right (left: 1, right: 5)\nout.txt is wrong",
+        "{failing}"
+    );
+    let links = blocks.iter().find_map(|b| b.get("links")).unwrap();
+    let link = |name: &str| {
+        let path = links["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .find(|p| p.ends_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {links}"));
+        format!("/{}{path}", links["base"].as_str().unwrap())
+    };
+    let kept = link("tests/excerpts.json");
+    assert!(kept.ends_with("/hostile/1/tests/excerpts.json"), "{kept}");
+    let served = viewer.get(&kept, true, None);
     assert_eq!(served.status, 200);
     assert!(served.body.contains("out_is_done"), "{}", served.body);
-    let patch = doc["patch_href"].as_str().unwrap().to_string();
+    let patch = link("patch.diff");
     let served = viewer.get(&patch, true, None);
     assert_eq!(served.status, 200);
     assert_eq!(
