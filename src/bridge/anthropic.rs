@@ -20,8 +20,8 @@ fn bad(what: impl Into<String>) -> DialectError {
     }
 }
 
-/// The text of a string or of the text blocks of a list.
-fn text_of(value: &Value) -> String {
+/// The text of a string or of the text blocks of a list, joined by `sep`.
+fn text_of(value: &Value, sep: &str) -> String {
     match value {
         Value::String(text) => text.clone(),
         Value::Array(blocks) => blocks
@@ -29,7 +29,7 @@ fn text_of(value: &Value) -> String {
             .filter(|b| b["type"] == "text")
             .filter_map(|b| b["text"].as_str())
             .collect::<Vec<_>>()
-            .join("\n"),
+            .join(sep),
         _ => String::new(),
     }
 }
@@ -43,10 +43,7 @@ pub(crate) fn read_anthropic(body: &Value) -> Result<Conversation, DialectError>
     let messages = body["messages"]
         .as_array()
         .ok_or_else(|| bad("no `messages` list"))?;
-    let system = match &body["system"] {
-        Value::Array(blocks) => text_of(&Value::Array(blocks.clone())).replace('\n', "\n\n"),
-        other => text_of(other),
-    };
+    let system = text_of(&body["system"], "\n\n");
     let mut turns = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let role = message["role"].as_str().unwrap_or_default();
@@ -64,7 +61,7 @@ pub(crate) fn read_anthropic(body: &Value) -> Result<Conversation, DialectError>
                         Some("text") => text.extend(block["text"].as_str().map(String::from)),
                         Some("tool_result") => turns.push(Turn::ToolResult {
                             call_id: block["tool_use_id"].as_str().unwrap_or_default().into(),
-                            text: text_of(&block["content"]),
+                            text: text_of(&block["content"], "\n"),
                             error: block["is_error"].as_bool().unwrap_or(false),
                         }),
                         _ => {}
@@ -75,7 +72,7 @@ pub(crate) fn read_anthropic(body: &Value) -> Result<Conversation, DialectError>
                 }
             }
             ("assistant", Value::Array(blocks)) => {
-                let text = text_of(content);
+                let text = text_of(content, "\n");
                 let calls = blocks
                     .iter()
                     .filter(|b| b["type"] == "tool_use")
@@ -215,7 +212,7 @@ mod tests {
             "model": "local",
             "max_tokens": 4096,
             "stream": true,
-            "system": [{"type": "text", "text": "You are an agent."}, {"type": "text", "text": "Be brief."}],
+            "system": [{"type": "text", "text": "You are an agent.\nOf code."}, {"type": "text", "text": "Be brief."}],
             "tools": [{"name": "mcp__agent-runtime__read_file", "description": "Read a file.",
                        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}],
             "messages": [
@@ -237,11 +234,12 @@ mod tests {
     fn a_request_reads_into_turns_tools_and_results() {
         let c = read_anthropic(&request()).unwrap();
         assert_eq!(c.model, "local");
-        assert_eq!(c.system, "You are an agent.\n\nBe brief.");
+        assert_eq!(c.system, "You are an agent.\nOf code.\n\nBe brief.");
         assert!(c.stream);
         assert_eq!(c.max_tokens, Some(4096));
         assert_eq!(c.tools.len(), 1);
-        assert!(c.tool("mcp__agent-runtime__read_file").is_some());
+        assert_eq!(c.tools[0].name, "mcp__agent-runtime__read_file");
+        assert_eq!(c.tools[0].schema["properties"]["path"]["type"], "string");
         assert_eq!(c.turns[0], Turn::User("Fix src/lib.rs.".into()));
         let Turn::Assistant { text, calls } = &c.turns[1] else {
             panic!("{:?}", c.turns[1]);
@@ -257,7 +255,6 @@ mod tests {
             }
         );
         assert_eq!(c.turns[3], Turn::User("Go on.".into()));
-        assert!(c.answered("toolu_1") && !c.answered("toolu_2"));
         let err = read_anthropic(&json!({"model": "m"})).unwrap_err();
         assert!(err.to_string().contains("no `messages`"), "{err}");
         let err =

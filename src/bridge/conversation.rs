@@ -77,18 +77,3 @@ pub(crate) struct DialectError {
     pub dialect: &'static str,
     pub what: String,
 }
-
-impl Conversation {
-    /// The tool named `name`, if it was offered.
-    pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name == name)
-    }
-
-    /// Whether a tool result answers call `call_id` (an agent sends each
-    /// result back in the request after the call).
-    pub(crate) fn answered(&self, call_id: &str) -> bool {
-        self.turns
-            .iter()
-            .any(|t| matches!(t, Turn::ToolResult { call_id: id, .. } if id == call_id))
-    }
-}
