@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::conversation::{Conversation, DialectError, Reply, Stop, Tool, ToolCall, Turn};
+use crate::protocol::{Conversation, DialectError, Reply, Stop, Tool, ToolCall, Turn};
 
 const DIALECT: &str = "Anthropic Messages";
 

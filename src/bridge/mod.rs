@@ -2,9 +2,6 @@
 //! what it expects back, read into one conversation and written back in
 //! the agent's own API, so any agent can be answered from any provider.
 //!
-//! - `conversation.rs`: the one shape every dialect is read into (system
-//!   prompt, turns with text, tool calls and tool results, tools offered)
-//!   and a reply (text, tool calls, usage, why it stopped).
 //! - `anthropic.rs`: the Anthropic Messages API (`POST /v1/messages`):
 //!   a request read, a reply written whole or as the stream of events its
 //!   SDKs read.
@@ -12,4 +9,3 @@
 //! Pure: JSON in, JSON out; serving it is the caller's.
 
 pub(crate) mod anthropic;
-pub(crate) mod conversation;

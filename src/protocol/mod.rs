@@ -3,6 +3,10 @@
 //! log keeps it, prices, test inventories and verdicts, and the quantities
 //! (durations, byte sizes) they are written in.
 //!
+//! - `conversation.rs`: a model conversation whatever API it came in
+//!   (system prompt, turns with tool calls and results, tools offered) and
+//!   its reply: what the model bridge reads an agent's request into and a
+//!   provider answers.
 //! - `event.rs`: the event vocabulary and its kinds, one variant per event
 //!   `type` in the log.
 //! - `records.rs`: each event's payload, one struct per variant.
@@ -33,6 +37,7 @@
 
 pub mod units;
 
+mod conversation;
 mod event;
 mod integrity;
 mod job_id;
@@ -47,6 +52,7 @@ mod timeline;
 mod transcript;
 mod verdict;
 
+pub use conversation::{Conversation, DialectError, Reply, Stop, Tool, ToolCall, Turn};
 pub use event::{
     BaselineOrigin, CallFigures, CheckResult, CommandFor, DecisionKind, EntryKind, Event,
     FailureKind, Outcome, TestRuns, VerifyTrigger,

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// A model request, read from any dialect.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Conversation {
+pub struct Conversation {
     pub model: String,
     /// The system prompt, its parts joined by blank lines.
     pub system: String,
@@ -18,7 +18,7 @@ pub(crate) struct Conversation {
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Turn {
+pub enum Turn {
     /// What the user (or the agent on its behalf) said.
     User(String),
     /// What the model said: text and the tools it called.
@@ -33,7 +33,7 @@ pub(crate) enum Turn {
 
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Tool {
+pub struct Tool {
     pub name: String,
     pub description: String,
     /// Its input's JSON Schema.
@@ -42,7 +42,7 @@ pub(crate) struct Tool {
 
 /// A call of a tool, by the model.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ToolCall {
+pub struct ToolCall {
     pub id: String,
     pub name: String,
     /// Its arguments, an object.
@@ -51,7 +51,7 @@ pub(crate) struct ToolCall {
 
 /// Why a reply ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub enum Stop {
     /// The model is done with its turn.
     EndTurn,
     /// It asks for tool calls.
@@ -62,7 +62,7 @@ pub(crate) enum Stop {
 
 /// The model's answer to a conversation.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Reply {
+pub struct Reply {
     pub text: String,
     pub calls: Vec<ToolCall>,
     pub input_tokens: u64,
@@ -73,7 +73,7 @@ pub(crate) struct Reply {
 /// A request the bridge cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a {dialect} request: {what}")]
-pub(crate) struct DialectError {
+pub struct DialectError {
     pub dialect: &'static str,
     pub what: String,
 }
