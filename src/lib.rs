@@ -18,20 +18,9 @@
 #![warn(unreachable_pub)]
 
 pub(crate) mod agent;
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "an agent's launch is used by the runner once the bridge serves it"
-    )
-)]
 pub(crate) mod agents;
 pub(crate) mod batch;
 pub(crate) mod beneath;
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "served over HTTP by the bridge's server, next")
-)]
 pub(crate) mod bridge;
 pub(crate) mod cache;
 pub(crate) mod check;
@@ -57,6 +46,7 @@ pub(crate) mod status;
 pub mod table;
 pub mod verdict;
 pub(crate) mod view;
+pub(crate) mod wire;
 pub(crate) mod words;
 
 // The executor, the sandbox and the cancel token live in their own crate

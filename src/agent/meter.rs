@@ -99,6 +99,35 @@ impl Meter<'_> {
         })
     }
 
+    /// Asks `provider` to answer an agent's model call at `step` (a step
+    /// when `turn.side` is false), then charges it like any call.
+    pub(crate) fn converse(
+        &self,
+        recorder: &mut dyn Recorder,
+        provider: &mut dyn Provider,
+        conversation: &crate::protocol::Conversation,
+        turn: crate::provider::ConverseTurn,
+        step: u32,
+        last_verify_failed: bool,
+    ) -> Result<Step<crate::protocol::Reply>, AgentError> {
+        let result = provider.converse(conversation, turn, self.cancel);
+        let (billed, reply) = match result {
+            Ok(conversed) => (Ok(conversed.billed), Some(conversed.reply)),
+            Err(e) => (Err(e), None),
+        };
+        self.charge(recorder, step, &billed, 0)?;
+        Ok(match (billed, reply) {
+            (Ok(_), Some(reply)) => Step::Next(reply),
+            (Err(ProviderError::Cancelled), _) => Step::End(self.ended(step)),
+            (Err(e), _) if e.is_retryable() => Step::End(AgentResult {
+                infra: Some(e.to_string()),
+                ..failed(FailureKind::ProviderError, step)
+            }),
+            (Err(_), _) if last_verify_failed => Step::End(failed(FailureKind::VerifyFailed, step)),
+            _ => Step::End(failed(FailureKind::ProviderError, step)),
+        })
+    }
+
     /// Charges a finished call of `step`: the batch's budget, the retries
     /// not recorded yet (the first `recorded` were, as they happened), and
     /// the `model_call` (or `provider_failed`) event.

@@ -18,6 +18,9 @@
 //! - `commands.rs`: the loop's commands through the [`CommandRunner`], the
 //!   verify command and its debt, and what the model and the log are told of an
 //!   outcome.
+//! - `external.rs`: an external agent's attempt: its model calls and tool
+//!   calls, as the model bridge passes them on, served through the same
+//!   two seams.
 //! - `transcript.rs`: the redacted transcript (`trace = "full"`).
 //! - `cause.rs`: the one-line cause of a failed build or test run.
 //! - `hands_tests.rs`, `workspace_tests.rs`: tests of the seam and the
@@ -31,6 +34,7 @@ mod agent_loop;
 mod budget;
 mod cause;
 mod commands;
+mod external;
 mod hands;
 mod meter;
 mod prompt;
@@ -46,6 +50,9 @@ pub(crate) use budget::Budget;
 pub(crate) use cause::CAUSE_CAP;
 pub(crate) use cause::{cap as cap_cause, first_cause};
 pub(crate) use commands::{command_event, command_event_of_tests};
+pub(crate) use external::{
+    AgentExit, Ask, ExternalEnd, ToolAnswer, serve_agent, unavailable_sandbox,
+};
 pub(crate) use prompt::PromptFacts;
 pub(crate) use transcript::{Transcript, secret_values_from_env};
 pub(crate) use workspace::{Workspace, WorkspaceError, copy_tree, editable_set};

@@ -37,16 +37,10 @@ pub(crate) use install::{install, installed};
 /// The MCP server name the runtime's tool gateway goes by.
 pub(crate) const GATEWAY: &str = "agent-runtime";
 
-/// How an agent runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "snake_case")]
-pub(crate) enum Mode {
-    /// Every action through the runtime's tools (its MCP server), the
-    /// agent's built-in tools off and no view of the workspace.
-    Leashed,
-    /// The agent's own tools, inside the attempt's sandbox.
-    Contained,
-}
+/// How an agent runs: leashed (every action through the runtime's tools,
+/// its built-in tools off, no view of the workspace) or contained (its
+/// own tools, inside the attempt's sandbox).
+pub(crate) use crate::protocol::AgentMode as Mode;
 
 /// The model API an agent speaks to its base URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
@@ -154,12 +148,17 @@ pub(crate) fn table() -> [&'static dyn Agent; 4] {
     ]
 }
 
-/// An agent and version as a user writes it: `NAME[@VERSION]`.
+/// An agent, version and mode as a user writes it:
+/// `NAME[@VERSION][:MODE]`; `runtime` is the built-in loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AgentSpec {
     pub name: String,
     pub version: Option<String>,
+    pub mode: Option<Mode>,
 }
+
+/// The name of the runtime's own loop, as `--agent` takes it.
+pub(crate) const RUNTIME: &str = "runtime";
 
 /// Why `NAME[@VERSION]` names no agent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,6 +169,10 @@ pub(crate) enum SpecError {
         hint: String,
         known: String,
     },
+    #[error("`{0}` is not a mode: leashed or contained")]
+    Mode(String),
+    #[error("`{name}` does not run {mode}")]
+    Unsupported { name: String, mode: &'static str },
     #[error(
         "`{0}` is not a version: letters, digits, '.', '-' and '+' (as npm and PyPI write them)"
     )]
@@ -180,6 +183,19 @@ impl std::str::FromStr for AgentSpec {
     type Err = SpecError;
 
     fn from_str(text: &str) -> Result<AgentSpec, SpecError> {
+        let (text, mode) = match text.split_once(':') {
+            Some((text, "leashed")) => (text, Some(Mode::Leashed)),
+            Some((text, "contained")) => (text, Some(Mode::Contained)),
+            Some((_, other)) => return Err(SpecError::Mode(other.to_string())),
+            None => (text, None),
+        };
+        if text == RUNTIME {
+            return Ok(AgentSpec {
+                name: RUNTIME.to_string(),
+                version: None,
+                mode: None,
+            });
+        }
         let (name, version) = match text.split_once('@') {
             Some((name, version)) => (name, Some(version)),
             None => (text, None),
@@ -195,9 +211,19 @@ impl std::str::FromStr for AgentSpec {
                 return Err(SpecError::Version(v.to_string()));
             }
         }
+        let agent = lookup(name)?;
+        if let Some(mode) = mode
+            && !agent.modes().contains(&mode)
+        {
+            return Err(SpecError::Unsupported {
+                name: name.to_string(),
+                mode: mode.as_str(),
+            });
+        }
         Ok(AgentSpec {
             name: name.to_string(),
             version: version.map(String::from),
+            mode,
         })
     }
 }
@@ -206,6 +232,18 @@ impl AgentSpec {
     /// Its agent (the spec was checked when parsed).
     pub(crate) fn agent(&self) -> &'static dyn Agent {
         lookup(&self.name).unwrap_or(&command::CommandAgent)
+    }
+
+    /// The job's agent this spec asks for; none for the runtime's loop.
+    pub(crate) fn choice(&self) -> Option<crate::protocol::AgentChoice> {
+        (self.name != RUNTIME).then(|| crate::protocol::AgentChoice {
+            name: self.name.clone(),
+            version: Some(self.version().to_string()),
+            mode: self.mode.unwrap_or_else(|| {
+                let modes = self.agent().modes();
+                modes.first().copied().unwrap_or_default()
+            }),
+        })
     }
 
     /// The version asked for, else the agent's pinned one.

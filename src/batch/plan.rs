@@ -1,6 +1,7 @@
 //! The plan of a batch: which instances to enqueue, from manifests,
 //! provider files, `--repeat`, `--family` and `--shard`. Pure.
 
+use crate::agents::AgentSpec;
 use crate::lifecycle::NewJob;
 use crate::manifest::{Manifest, ProviderFile};
 use crate::protocol::instance_id;
@@ -38,6 +39,9 @@ impl Shard {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PlanOptions {
     pub providers: Vec<ProviderFile>,
+    /// `--agent`: crossed with the providers; none keeps each manifest's
+    /// own agent (or the runtime's loop).
+    pub agents: Vec<AgentSpec>,
     pub repeat: u32,
     pub attempts: Option<u32>,
     pub family: Option<String>,
@@ -65,30 +69,51 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
         } else {
             options.providers.iter().map(Some).collect()
         };
+        let agents: Vec<Option<&AgentSpec>> = if options.agents.is_empty() {
+            vec![None]
+        } else {
+            options.agents.iter().map(Some).collect()
+        };
         for provider in providers {
-            let mut instance = manifest.clone();
-            if let Some(p) = provider {
-                // The file's provider, at the file's price (the manifest's
-                // price was for its own provider).
-                instance.provider = Some(p.provider.clone());
-                instance.price = p.price;
-            }
-            if let Some(attempts) = options.attempts {
-                instance.limits.attempts = attempts;
-            }
-            for k in 1..=repeat {
-                let k = (repeat > 1).then_some(k);
+            for agent in &agents {
+                let mut instance = manifest.clone();
+                if let Some(p) = provider {
+                    // The file's provider, at the file's price (the
+                    // manifest's price was for its own provider).
+                    instance.provider = Some(p.provider.clone());
+                    instance.price = p.price;
+                }
+                if let Some(spec) = agent {
+                    instance.agent = spec.choice();
+                }
+                // The stored job names the version it runs.
+                if let Some(choice) = &mut instance.agent
+                    && choice.version.is_none()
+                    && let Ok(known) = crate::agents::lookup(&choice.name)
+                {
+                    choice.version = Some(known.default_version().to_string());
+                }
+                if let Some(attempts) = options.attempts {
+                    instance.limits.attempts = attempts;
+                }
                 let name = provider.map(|p| p.name.as_str());
-                out.push(NewJob {
-                    id: instance_id(&manifest.id, name, k),
-                    family: manifest.family.clone(),
-                    max_attempts: instance.limits.attempts,
-                    snapshot: instance.to_snapshot(),
-                    hash: instance.hash(),
-                    base_job: (name.is_some() || k.is_some()).then(|| manifest.id.clone()),
-                    provider: name.map(str::to_string),
-                    repeat: k,
-                });
+                let agent_name = agent
+                    .filter(|spec| spec.name != crate::agents::RUNTIME)
+                    .map(|spec| spec.name.as_str());
+                for k in 1..=repeat {
+                    let k = (repeat > 1).then_some(k);
+                    out.push(NewJob {
+                        id: instance_id(&manifest.id, name, agent_name, k),
+                        family: manifest.family.clone(),
+                        max_attempts: instance.limits.attempts,
+                        snapshot: instance.to_snapshot(),
+                        hash: instance.hash(),
+                        base_job: (name.is_some() || agent.is_some() || k.is_some())
+                            .then(|| manifest.id.clone()),
+                        provider: name.map(str::to_string),
+                        repeat: k,
+                    });
+                }
             }
         }
     }

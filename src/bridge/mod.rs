@@ -1,11 +1,19 @@
-//! The model bridge's dialects: what an agent sends its model API and
-//! what it expects back, read into one conversation and written back in
-//! the agent's own API, so any agent can be answered from any provider.
+//! The model bridge: a local endpoint per attempt that answers an external
+//! agent's model calls from the job's provider and serves the tool
+//! gateway, so an unmodified agent runs on the runtime's leash.
 //!
-//! - `anthropic.rs`: the Anthropic Messages API (`POST /v1/messages`):
-//!   a request read, a reply written whole or as the stream of events its
-//!   SDKs read.
+//! - `naming.rs`: the gateway's tools as the agent names them and as the
+//!   runtime does, and the leash's strip of every other tool.
+//! - `gateway.rs`: the tool gateway, an MCP server whose tools are the
+//!   decision kinds.
+//! - `server.rs`: the endpoint (axum on a tokio runtime of its own thread),
+//!   passing each request on to the attempt's thread.
 //!
-//! Pure: JSON in, JSON out; serving it is the caller's.
+//! The dialects themselves are `wire/`'s; this module serves them.
 
-pub(crate) mod anthropic;
+mod gateway;
+mod naming;
+mod server;
+
+pub(crate) use naming::Naming;
+pub(crate) use server::Bridge;

@@ -57,6 +57,7 @@ pub(crate) fn offline_provider(
         ProviderConfig::Oracle => ScriptConfig {
             script: vec![oracle_script(manifest, dir)?],
             apply_first: oracle_applies_first(manifest),
+            dialect: None,
         },
         ProviderConfig::Noop => {
             let path = dir.join("noop.jsonl");
@@ -68,6 +69,7 @@ pub(crate) fn offline_provider(
             ScriptConfig {
                 script: vec![path],
                 apply_first: None,
+                dialect: None,
             }
         }
         other => return Ok(other.clone()),

@@ -61,9 +61,11 @@ pub(crate) fn check_tasks(
                 provider: ProviderConfig::Script(ScriptConfig {
                     script: vec![script],
                     apply_first: super::oracle::oracle_applies_first(manifest),
+                    dialect: None,
                 }),
                 price: None,
             }],
+            agents: Vec::new(),
             // Repeats are numbered even for one run, so raising --runs
             // later adds runs instead of renaming the first.
             repeat: runs,

@@ -19,7 +19,7 @@ pub(super) fn list(data: Option<&Path>) -> anyhow::Result<Completion> {
         Column::new("INSTALLED"),
     ]);
     for agent in table() {
-        let modes: Vec<&str> = agent.modes().iter().map(|m: &Mode| m.into()).collect();
+        let modes: Vec<&str> = agent.modes().iter().map(|m: &Mode| m.as_str()).collect();
         let here: Vec<String> = found
             .iter()
             .flatten()

@@ -399,6 +399,11 @@ pub struct BatchArgs {
     /// Provider file; repeatable: a sweep runs every job under every provider.
     #[arg(long = "provider", value_name = "FILE")]
     pub providers: Vec<PathBuf>,
+    /// Agent driving the jobs, NAME[@VERSION][:MODE] (claude-code, codex,
+    /// mini-swe-agent, command, or runtime: the built-in loop); repeatable,
+    /// crossed with --provider and --repeat.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub(crate) agents: Vec<crate::agents::AgentSpec>,
     /// Run each job N times (pass@k).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,

@@ -99,6 +99,7 @@ pub(super) fn batch(args: BatchArgs) -> anyhow::Result<Completion> {
     let provider_files = providers.clone();
     let plan_options = PlanOptions {
         providers,
+        agents: args.agents.clone(),
         repeat: args.repeat,
         attempts: args.attempts,
         family: args.family.clone(),

@@ -118,6 +118,7 @@ pub(super) fn demo(
         family: None,
         shard: None,
         providers: Vec::new(),
+        agents: Vec::new(),
         repeat: 1,
         report: None,
         keep: crate::lifecycle::Keep::Failed,

@@ -14,8 +14,8 @@ use super::shape::MANIFEST;
 use super::source_map::SourceMap;
 use super::suggest::did_you_mean;
 use crate::protocol::{
-    Acceptance, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle,
-    Origin, ResultsFormat, Sandbox, Setup, Waiver, validate_id,
+    Acceptance, AgentChoice, Baseline, CACHE_PLACEHOLDER, Limits, MAX_PROCESSES, MIN_MEMORY,
+    Manifest, Oracle, Origin, ResultsFormat, Sandbox, Setup, Waiver, validate_id,
 };
 
 /// Reads and validates the manifest at `path`. Errors name `path` as given.
@@ -248,7 +248,12 @@ fn build(
         network: sandbox.network.unwrap_or(false),
         toolchains,
     };
+    let agent = match raw.agent {
+        Some(agent) => errors.keep(agent_choice(fields, agent))?,
+        None => None,
+    };
     Some(Manifest {
+        agent,
         id,
         family,
         prompt,
@@ -276,6 +281,42 @@ fn build(
                 .collect(),
         },
     })
+}
+
+/// `[agent]`: a name of the table (`runtime` is the built-in loop, the
+/// same as no `[agent]`), a version, a mode.
+fn agent_choice(
+    fields: &Fields<'_>,
+    raw: super::raw::RawAgent,
+) -> Result<Option<AgentChoice>, ManifestError> {
+    let Some(name) = raw.name else {
+        return Err(fields.err("agent.name", "missing: which agent drives the job"));
+    };
+    if !crate::protocol::AGENT_NAMES.contains(&name.as_str()) {
+        return Err(fields.err(
+            "agent.name",
+            format!(
+                "unknown agent `{name}` (known: {})",
+                crate::protocol::AGENT_NAMES.join(", ")
+            ),
+        ));
+    }
+    if let Some(version) = &raw.version
+        && (version.is_empty()
+            || !version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-+_".contains(c)))
+    {
+        return Err(fields.err("agent.version", format!("not a version: {version:?}")));
+    }
+    if name == "runtime" {
+        return Ok(None);
+    }
+    Ok(Some(AgentChoice {
+        name,
+        version: raw.version,
+        mode: raw.mode.unwrap_or_default(),
+    }))
 }
 
 /// The id: the `id` key, or the file stem.

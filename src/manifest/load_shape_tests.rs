@@ -45,7 +45,7 @@ fn a_provider_typo_is_checked_against_the_keys_of_its_kind() {
         fx.error(&with(
             "[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\nscirpt = \"x\"\n"
         )),
-        "jobs/job.toml:9:1: provider.scirpt: not a key for kind \"script\", did you mean script? (its keys: script)"
+        "jobs/job.toml:9:1: provider.scirpt: not a key for kind \"script\", did you mean script? (its keys: script, dialect)"
     );
 }
 

@@ -197,7 +197,7 @@ fn errors_name_file_line_column_and_field() {
         ),
         (
             "colour = \"blue\"\n",
-            "jobs/job.toml:6:1: colour: unknown key; a job manifest takes id, family, prompt, prompt_file, source, editable, allow, verify, trace, [env], [metadata], [acceptance], [setup], [limits], [provider], [sandbox], [oracle], [check], [price]",
+            "jobs/job.toml:6:1: colour: unknown key; a job manifest takes id, family, prompt, prompt_file, source, editable, allow, verify, trace, [env], [metadata], [acceptance], [setup], [limits], [provider], [sandbox], [agent], [oracle], [check], [price]",
         ),
         (
             "[limits]\nbogus = 1\n",

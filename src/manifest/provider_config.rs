@@ -55,6 +55,7 @@ pub(super) fn build_provider(
         ProviderKind::Script => ProviderConfig::Script(ScriptConfig {
             script: script_files(fields, &at("script"), raw.script.as_ref())?,
             apply_first: None,
+            dialect: raw.dialect,
         }),
         ProviderKind::Openai => {
             if let Some(t) = raw.temperature

@@ -18,11 +18,11 @@ fn provider_keys_are_checked_per_kind() {
         ),
         (
             "[provider]\nkind = \"script\"\nkey = \"x\"\nscript = \"../replies.jsonl\"\n",
-            "jobs/job.toml:8:1: provider.key: not a key for kind \"script\" (its keys: script)",
+            "jobs/job.toml:8:1: provider.key: not a key for kind \"script\" (its keys: script, dialect)",
         ),
         (
             "[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\ntemperature = 0.2\n",
-            "jobs/job.toml:9:1: provider.temperature: not a key for kind \"script\" (its keys: script)",
+            "jobs/job.toml:9:1: provider.temperature: not a key for kind \"script\" (its keys: script, dialect)",
         ),
         (
             "[provider]\nkind = \"script\"\nscript = []\n",

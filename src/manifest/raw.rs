@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::protocol::{Baseline, SandboxMode, Trace};
+use crate::protocol::{AgentMode, Baseline, SandboxMode, Trace};
 use crate::protocol::{CommandPreset, OpenAiMode, ProviderKind};
 
 #[derive(Debug, Deserialize)]
@@ -28,6 +28,7 @@ pub(super) struct RawManifest {
     pub limits: Option<RawLimits>,
     pub provider: Option<RawProvider>,
     pub sandbox: Option<RawSandbox>,
+    pub agent: Option<RawAgent>,
     pub oracle: Option<RawOracle>,
     pub check: Option<RawCheck>,
     pub price: Option<RawPrice>,
@@ -100,6 +101,14 @@ pub(super) struct RawLimits {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct RawAgent {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub mode: Option<AgentMode>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RawSandbox {
     pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
@@ -113,6 +122,7 @@ pub(super) struct RawSandbox {
 pub(super) struct RawProvider {
     pub kind: Option<ProviderKind>,
     pub script: Option<toml::Value>,
+    pub dialect: Option<crate::protocol::ScriptDialect>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -136,6 +146,7 @@ impl RawProvider {
     pub(super) fn present_keys(&self) -> Vec<&'static str> {
         let keys = [
             ("script", self.script.is_some()),
+            ("dialect", self.dialect.is_some()),
             ("base_url", self.base_url.is_some()),
             ("model", self.model.is_some()),
             ("api_key_env", self.api_key_env.is_some()),

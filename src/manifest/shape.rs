@@ -140,6 +140,7 @@ pub(super) static MANIFEST: Shape = Shape {
         key("limits", Kind::Table(&LIMITS)),
         key("provider", Kind::Table(&PROVIDER)),
         key("sandbox", Kind::Table(&SANDBOX)),
+        key("agent", Kind::Table(&AGENT)),
         key("oracle", Kind::Table(&ORACLE)),
         key("check", Kind::Table(&CHECK)),
         key("price", Kind::Table(&PRICE)),
@@ -241,6 +242,20 @@ pub(super) static SANDBOX: Shape = Shape {
     ],
 };
 
+pub(super) static AGENT: Shape = Shape {
+    title: "[agent]",
+    keys: &[
+        key(
+            "name",
+            Kind::Text(
+                "an agent of the table: runtime, claude-code, codex, mini-swe-agent, command",
+            ),
+        ),
+        key("version", Kind::Text("a version, e.g. 2.1.197")),
+        key("mode", Kind::Choice(&["leashed", "contained"])),
+    ],
+};
+
 pub(super) static ORACLE: Shape = Shape {
     title: "[oracle]",
     keys: &[key("script", PATH), key("patch", PATH)],
@@ -277,6 +292,7 @@ pub(super) static PROVIDER: Shape = Shape {
             Kind::Choice(&["script", "openai", "anthropic", "command", "oracle", "noop"]),
         ),
         key("script", Kind::Paths),
+        key("dialect", Kind::Choice(&["anthropic", "openai"])),
         key("base_url", Kind::Text("a URL")),
         key("model", TEXT),
         key("api_key_env", Kind::Text("a variable name")),

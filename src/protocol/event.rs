@@ -277,6 +277,11 @@ pub enum FailureKind {
     /// other tests were reported; or, under `--strict-integrity`, the
     /// attempt has a tamper signal. The model's doing.
     Tampered,
+    /// An external agent crashed mid-run (it exited non-zero or was
+    /// killed by a signal before `finish`). The model side's doing.
+    AgentError,
+    /// An external agent exited on its own without an accepted `finish`.
+    NoFinish,
 }
 
 impl FailureKind {

@@ -41,11 +41,20 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
 }
 
 /// The id of one instance of a job in a sweep: `<job>@<provider>#<k>`.
-pub fn instance_id(job: &str, provider: Option<&str>, repeat: Option<u32>) -> String {
+pub fn instance_id(
+    job: &str,
+    provider: Option<&str>,
+    agent: Option<&str>,
+    repeat: Option<u32>,
+) -> String {
     let mut id = job.to_string();
     if let Some(provider) = provider {
         id.push('@');
         id.push_str(provider);
+    }
+    if let Some(agent) = agent {
+        id.push('+');
+        id.push_str(agent);
     }
     if let Some(k) = repeat {
         id.push('#');
@@ -55,7 +64,7 @@ pub fn instance_id(job: &str, provider: Option<&str>, repeat: Option<u32>) -> St
 }
 
 /// Checks a job id or a sweep instance id: a plain id, optionally followed
-/// by `@<provider name>` and `#<repeat>`, each part a plain id.
+/// by `@<provider name>`, `+<agent>` and `#<repeat>`, each part a plain id.
 pub fn validate_instance_id(id: &str) -> Result<(), IdError> {
     let (rest, repeat) = match id.rsplit_once('#') {
         Some((rest, k)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()) => {
@@ -70,6 +79,16 @@ pub fn validate_instance_id(id: &str) -> Result<(), IdError> {
         None => (id, None),
     };
     let _ = repeat;
+    let rest = match rest.split_once('+') {
+        Some((rest, agent)) => {
+            validate_id(agent).map_err(|_| IdError::BadChar {
+                id: id.to_string(),
+                found: '+',
+            })?;
+            rest
+        }
+        None => rest,
+    };
     match rest.split_once('@') {
         Some((job, provider)) => {
             validate_id(job)?;
@@ -86,12 +105,18 @@ pub fn validate_instance_id(id: &str) -> Result<(), IdError> {
 mod tests {
     #[test]
     fn instance_ids() {
-        assert_eq!(instance_id("a", Some("p"), Some(2)), "a@p#2");
-        assert_eq!(instance_id("a", None, None), "a");
-        for ok in ["a", "a@p", "a@p#3", "a#1"] {
+        assert_eq!(instance_id("a", Some("p"), None, Some(2)), "a@p#2");
+        assert_eq!(instance_id("a", None, None, None), "a");
+        assert_eq!(
+            instance_id("a", Some("p"), Some("claude-code"), Some(2)),
+            "a@p+claude-code#2"
+        );
+        for ok in ["a", "a@p", "a@p#3", "a#1", "a@p+codex#2", "a+codex"] {
             validate_instance_id(ok).unwrap();
         }
-        for bad in ["a@", "@p", "a#", "a#x", "a@p@q", "a/b@p", "a@../p"] {
+        for bad in [
+            "a@", "@p", "a#", "a#x", "a@p@q", "a/b@p", "a@../p", "a+", "a@p+x+y", "a+../x",
+        ] {
             assert!(validate_instance_id(bad).is_err(), "{bad}");
         }
     }

@@ -43,6 +43,11 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<super::Price>,
     pub sandbox: Sandbox,
+    /// Which agent drives the job's attempts (`[agent]`, `--agent`); none
+    /// is the runtime's own loop. Left out of the stored form when unset,
+    /// so manifests without it keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentChoice>,
     /// Facts about where the job came from (`[metadata]`: an imported
     /// instance's `version`, say), shown in reports; nothing reads them to
     /// run the job. Left out of the stored form when empty, so manifests
@@ -444,6 +449,50 @@ impl Default for Limits {
         }
     }
 }
+
+/// An external agent driving a job's attempts: a name of the agent table,
+/// its version (the table's pinned one unless a manifest names another)
+/// and how it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentChoice {
+    pub name: String,
+    /// Set when the job is planned (the table's pinned version unless
+    /// the manifest or `--agent` names one), so the stored job names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub mode: AgentMode,
+}
+
+/// How an external agent runs: `leashed`, its every action a call of the
+/// runtime's tool gateway; `contained`, with its own tools in the
+/// attempt's sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentMode {
+    #[default]
+    Leashed,
+    Contained,
+}
+
+impl AgentMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::Leashed => "leashed",
+            AgentMode::Contained => "contained",
+        }
+    }
+}
+
+/// The names of the agent table (`src/agents/`), `runtime` (the built-in
+/// loop) first, for manifests to check a name against.
+pub const AGENT_NAMES: &[&str] = &[
+    "runtime",
+    "claude-code",
+    "codex",
+    "mini-swe-agent",
+    "command",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

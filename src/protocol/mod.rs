@@ -64,16 +64,16 @@ pub use integrity::{
 pub use job_id::{IdError, MAX_ID_LEN, instance_id, validate_id, validate_instance_id};
 pub(crate) use manifest::Origin;
 pub use manifest::{
-    Acceptance, Baseline, CACHE_PLACEHOLDER, DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY,
-    DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY, Manifest, Oracle, ResultsFormat, Sandbox,
-    SandboxMode, Setup, Trace, Waiver,
+    AGENT_NAMES, Acceptance, AgentChoice, AgentMode, Baseline, CACHE_PLACEHOLDER,
+    DEFAULT_MAX_RESTARTS, DEFAULT_MEMORY, DEFAULT_PROCESSES, Limits, MAX_PROCESSES, MIN_MEMORY,
+    Manifest, Oracle, ResultsFormat, Sandbox, SandboxMode, Setup, Trace, Waiver,
 };
 pub use price::{Price, add_usd};
 pub use provider::{
     ANTHROPIC_BASE_URL, AnthropicConfig, CommandConfig, CommandPreset, DEFAULT_ANTHROPIC_KEY_ENV,
     DEFAULT_ANTHROPIC_MAX_TOKENS, DEFAULT_COMMAND_OUTPUT_CAP, DEFAULT_MAX_RETRIES,
     DEFAULT_PROVIDER_TIMEOUT, DEFAULT_RETRY_FOR, OpenAiConfig, OpenAiMode, ProviderConfig,
-    ProviderKind, ScriptConfig,
+    ProviderKind, ScriptConfig, ScriptDialect,
 };
 pub use record::Record;
 pub use records::{

@@ -49,7 +49,7 @@ impl ProviderKind {
     /// The keys (besides `kind`) this kind accepts.
     pub fn keys(self) -> &'static [&'static str] {
         match self {
-            ProviderKind::Script => &["script"],
+            ProviderKind::Script => &["script", "dialect"],
             ProviderKind::Openai => &[
                 "base_url",
                 "model",
@@ -126,6 +126,22 @@ pub struct ScriptConfig {
     /// file; left out of the stored form when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apply_first: Option<PathBuf>,
+    /// The model API the script answers an agent's calls as, so the
+    /// bridge's translation from and to the agent's own is exercised
+    /// offline; none answers in the agent's own. Left out of the stored
+    /// form when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<ScriptDialect>,
+}
+
+/// The model API a scripted provider answers as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptDialect {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    Openai,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -126,6 +126,7 @@ impl ManifestSnapshot {
         ManifestSnapshot::V1 {
             hash: Some(hash.to_string()),
             manifest: Box::new(Manifest {
+                agent: None,
                 id: "job".into(),
                 family: "job".into(),
                 prompt: "Fix it.".into(),

@@ -90,6 +90,24 @@ pub(crate) struct ProviderRetry {
     pub(crate) wait_ms: u64,
 }
 
+/// What an agent's model call is, besides its conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConverseTurn {
+    /// 1-based attempt number of the job.
+    pub(crate) attempt: u32,
+    /// A request of the agent's own (a title, a summary) rather than a
+    /// step: a scripted provider answers it without using a line.
+    pub(crate) side: bool,
+}
+
+/// A model's answer to an agent's conversation, and what it cost (the
+/// figures of `billed`; its text is the reply as the log hashes it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Conversed {
+    pub(crate) reply: crate::protocol::Reply,
+    pub(crate) billed: ProviderReply,
+}
+
 /// A model, or something that stands in for one.
 pub(crate) trait Provider: Send {
     /// Asks for the next reply. Returns promptly with
@@ -111,5 +129,20 @@ pub(crate) trait Provider: Send {
     ) -> Result<ProviderReply, ProviderError> {
         let _ = watch;
         self.complete(request, cancel)
+    }
+
+    /// Answers an agent's model call (through the model bridge): its
+    /// conversation as the agent sent it, tools and all. Providers that
+    /// cannot say so.
+    fn converse(
+        &mut self,
+        conversation: &crate::protocol::Conversation,
+        turn: ConverseTurn,
+        cancel: &CancelToken,
+    ) -> Result<Conversed, ProviderError> {
+        let _ = (conversation, turn, cancel);
+        Err(ProviderError::Fatal {
+            message: "this provider cannot answer an agent's model calls".to_string(),
+        })
     }
 }

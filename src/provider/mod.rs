@@ -49,11 +49,14 @@ mod usage;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use api::{Message, Provider, ProviderReply, ProviderRequest, ProviderRetry};
+pub(crate) use api::{
+    ConverseTurn, Message, Provider, ProviderReply, ProviderRequest, ProviderRetry,
+};
 pub(crate) use error::ProviderError;
 pub(crate) use factory::build_provider;
 pub(crate) use preflight::preflight;
 pub(crate) use script::load_script;
+pub(crate) use tools::decision_tools;
 
 #[cfg(test)]
 pub(crate) use anthropic::{ANTHROPIC_VERSION, AnthropicProvider};

@@ -17,13 +17,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::api::{Provider, ProviderReply, ProviderRequest};
+use super::api::{ConverseTurn, Conversed, Provider, ProviderReply, ProviderRequest};
 use super::error::ProviderError;
 use super::tokens::estimate_tokens;
 use crate::cancel::CancelToken;
+use crate::decision::KINDS;
 use crate::manifest::ScriptConfig;
+use crate::protocol::ScriptDialect;
+use crate::protocol::{Conversation, Reply, Stop, ToolCall, Turn};
 
 /// The replies of one script file, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +95,10 @@ pub(crate) struct ScriptProvider {
     files: Vec<PathBuf>,
     /// The script of the attempt being replayed and the next reply's index.
     current: Option<(u32, ScriptReplies, usize)>,
+    /// Tool calls made so far, numbering the next one's id.
+    calls: usize,
+    /// The API it answers an agent's calls as (see [`ScriptDialect`]).
+    dialect: Option<ScriptDialect>,
 }
 
 impl ScriptProvider {
@@ -106,11 +113,15 @@ impl ScriptProvider {
             name: "script".to_string(),
             files,
             current: None,
+            calls: 0,
+            dialect: None,
         })
     }
 
     pub(crate) fn from_config(config: &ScriptConfig) -> Result<ScriptProvider, ProviderError> {
-        ScriptProvider::new(config.script.clone())
+        let mut provider = ScriptProvider::new(config.script.clone())?;
+        provider.dialect = config.dialect;
+        Ok(provider)
     }
 
     /// Sets the name shown in reports.
@@ -128,20 +139,13 @@ impl ScriptProvider {
     }
 }
 
-impl Provider for ScriptProvider {
-    fn complete(
-        &mut self,
-        request: &ProviderRequest,
-        cancel: &CancelToken,
-    ) -> Result<ProviderReply, ProviderError> {
-        let started = Instant::now();
-        if cancel.is_cancelled() {
-            return Err(ProviderError::Cancelled);
-        }
-        let fresh = !matches!(&self.current, Some((attempt, _, _)) if *attempt == request.attempt);
+impl ScriptProvider {
+    /// The next line of attempt `attempt`'s script.
+    fn next_line(&mut self, attempt: u32) -> Result<String, ProviderError> {
+        let fresh = !matches!(&self.current, Some((a, _, _)) if *a == attempt);
         if fresh {
-            let script = load_script(self.file_for(request.attempt))?;
-            self.current = Some((request.attempt, script, 0));
+            let script = load_script(self.file_for(attempt))?;
+            self.current = Some((attempt, script, 0));
         }
         let Some((_, script, next)) = self.current.as_mut() else {
             return Err(ProviderError::Fatal {
@@ -155,6 +159,21 @@ impl Provider for ScriptProvider {
             });
         };
         *next += 1;
+        Ok(text)
+    }
+}
+
+impl Provider for ScriptProvider {
+    fn complete(
+        &mut self,
+        request: &ProviderRequest,
+        cancel: &CancelToken,
+    ) -> Result<ProviderReply, ProviderError> {
+        let started = Instant::now();
+        if cancel.is_cancelled() {
+            return Err(ProviderError::Cancelled);
+        }
+        let text = self.next_line(request.attempt)?;
         let prompt_tokens = estimate_tokens(&request.system)
             + request
                 .messages
@@ -170,6 +189,162 @@ impl Provider for ScriptProvider {
             retries: Vec::new(),
         })
     }
+
+    fn converse(
+        &mut self,
+        conversation: &Conversation,
+        turn: ConverseTurn,
+        cancel: &CancelToken,
+    ) -> Result<Conversed, ProviderError> {
+        let started = Instant::now();
+        if cancel.is_cancelled() {
+            return Err(ProviderError::Cancelled);
+        }
+        // An agent's own side request never uses a line.
+        let line = if turn.side {
+            String::new()
+        } else {
+            self.next_line(turn.attempt)?
+        };
+        let mut reply = reply_of_line(&line, self.calls);
+        self.calls += reply.calls.len();
+        reply.input_tokens = conversation_tokens(conversation);
+        reply.output_tokens = estimate_tokens(&line);
+        if let Some(dialect) = self.dialect {
+            reply = through(dialect, conversation, reply)?;
+        }
+        let billed = ProviderReply {
+            text: line,
+            input_tokens: reply.input_tokens,
+            cached_input_tokens: 0,
+            output_tokens: reply.output_tokens,
+            latency: started.elapsed(),
+            retries: Vec::new(),
+        };
+        Ok(Conversed { reply, billed })
+    }
+}
+
+/// A script line as an agent's model reply: a decision becomes a call of
+/// the gateway's tool of its kind (its fields the input), a line
+/// `{"kind":"agent_tool","name":N,"input":{...}}` a call of the agent's
+/// own tool `N`, and a string (or any other line) what the model says.
+/// `seq` numbers the calls' ids.
+pub(crate) fn reply_of_line(line: &str, seq: usize) -> Reply {
+    let said = |text: &str| Reply {
+        text: text.to_string(),
+        calls: Vec::new(),
+        input_tokens: 0,
+        output_tokens: 0,
+        stop: Stop::EndTurn,
+    };
+    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(line) else {
+        return said(line);
+    };
+    let kind = fields
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (name, input) = if kind == AGENT_TOOL {
+        let Some(name) = fields.get("name").and_then(Value::as_str) else {
+            return said(line);
+        };
+        let input = fields
+            .get("input")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        (name.to_string(), input)
+    } else if KINDS.iter().any(|spec| spec.kind == kind) {
+        let kind = kind.to_string();
+        fields.remove("kind");
+        (kind, Value::Object(fields))
+    } else {
+        return said(line);
+    };
+    Reply {
+        text: String::new(),
+        calls: vec![ToolCall {
+            id: format!("call_{:04}", seq + 1),
+            name,
+            input,
+        }],
+        input_tokens: 0,
+        output_tokens: 0,
+        stop: Stop::ToolUse,
+    }
+}
+
+/// A conversation and its reply taken through another API's wire format
+/// and back, as a provider speaking that API would: the request written
+/// and read again (what reaches the model), the reply written in the API's
+/// response format and read again. What a translation loses shows.
+fn through(
+    dialect: ScriptDialect,
+    conversation: &Conversation,
+    reply: Reply,
+) -> Result<Reply, ProviderError> {
+    use crate::wire::{anthropic, openai};
+    let lost = |e: crate::protocol::DialectError| ProviderError::Fatal {
+        message: format!("the script's dialect: {e}"),
+    };
+    let mut sent = match dialect {
+        ScriptDialect::Anthropic => {
+            anthropic::read_anthropic(&anthropic::anthropic_request(conversation, 4096))
+        }
+        ScriptDialect::Openai => openai::read_chat(&openai::chat_request(conversation)),
+    }
+    .map_err(lost)?;
+    sent.stream = conversation.stream;
+    sent.max_tokens = conversation.max_tokens;
+    if sent.turns.len() != conversation.turns.len() || sent.tools.len() != conversation.tools.len()
+    {
+        return Err(ProviderError::Fatal {
+            message: format!(
+                "the script's dialect lost part of the conversation ({} of {} turns, {} of {} tools)",
+                sent.turns.len(),
+                conversation.turns.len(),
+                sent.tools.len(),
+                conversation.tools.len()
+            ),
+        });
+    }
+    match dialect {
+        ScriptDialect::Anthropic => {
+            anthropic::read_anthropic_reply(&anthropic::anthropic_reply("msg", "script", &reply))
+        }
+        ScriptDialect::Openai => {
+            openai::read_chat_reply(&openai::chat_reply(&reply, "script", "chatcmpl"))
+        }
+    }
+    .map_err(lost)
+}
+
+/// The `kind` of a script line that is a raw call of an agent's own tool.
+pub(crate) const AGENT_TOOL: &str = "agent_tool";
+
+/// Estimated tokens of a conversation as sent.
+fn conversation_tokens(conversation: &Conversation) -> u64 {
+    let turns: u64 = conversation
+        .turns
+        .iter()
+        .map(|turn| match turn {
+            Turn::User(text) => estimate_tokens(text),
+            Turn::Assistant { text, calls } => {
+                estimate_tokens(text)
+                    + calls
+                        .iter()
+                        .map(|c| estimate_tokens(&c.input.to_string()))
+                        .sum::<u64>()
+            }
+            Turn::ToolResult { text, .. } => estimate_tokens(text),
+        })
+        .sum();
+    let tools: u64 = conversation
+        .tools
+        .iter()
+        .map(|t| estimate_tokens(&t.description) + estimate_tokens(&t.schema.to_string()))
+        .sum();
+    estimate_tokens(&conversation.system) + turns + tools
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::agent_external::{External, ExternalError, run_external};
 use super::attempt::{Ending, Phases, fail};
 use super::cache_use::CacheUse;
 use super::commands::{AttemptCommands, policy_for};
@@ -88,13 +89,10 @@ impl Phases<'_> {
                 if let Some(acceptance) = &manifest.acceptance {
                     deny.push(acceptance.dir.clone());
                 }
-                let mut commands = AttemptCommands::new(
-                    manifest,
-                    workspace.root(),
-                    allow,
-                    policy_for(manifest, deny),
-                    deadline,
-                );
+                let policy = policy_for(manifest, deny);
+                let external_policy = policy.clone();
+                let mut commands =
+                    AttemptCommands::new(manifest, workspace.root(), allow, policy, deadline);
                 commands.artifacts = Some(runs.to_path_buf());
                 cache_use.apply(&mut commands, manifest);
                 let (files, files_complete) = workspace.list(".").unwrap_or_default();
@@ -127,6 +125,7 @@ impl Phases<'_> {
                     }
                     Trace::Metadata => None,
                 };
+                let data = self.store.dir().root().to_path_buf();
                 let agent_cancel = self.cancel.child();
                 let timer = cancel_at(agent_cancel.clone(), deadline);
                 let mut recorder = StoreRecorder {
@@ -134,7 +133,7 @@ impl Phases<'_> {
                     job: id.clone(),
                     attempt: n,
                 };
-                let result = run_agent(AgentRun {
+                let run = AgentRun {
                     facts: &facts,
                     limits: &limits,
                     workspace: &workspace,
@@ -146,7 +145,35 @@ impl Phases<'_> {
                     attempt: n,
                     budget: self.options.budget.as_deref().zip(manifest.price),
                     guard: Some(&mut guard),
-                });
+                };
+                let result = match &manifest.agent {
+                    None => run_agent(run),
+                    Some(choice) => {
+                        let external = External {
+                            choice,
+                            manifest,
+                            agents_dir: data.join("cache").join("agents"),
+                            agent_dir: data.join("work").join(&id).join(format!("{n}-agent")),
+                            runs,
+                            policy: external_policy.clone(),
+                            deadline,
+                            full_trace: manifest.trace == Trace::Full,
+                        };
+                        match run_external(external, run) {
+                            Ok(served) => served.map(|end| end.result),
+                            Err(ExternalError::Sandbox(_)) => {
+                                Ok(crate::agent::unavailable_sandbox())
+                            }
+                            Err(ExternalError::Setup(why)) => {
+                                agent_cancel.cancel();
+                                return Err(RunError::Infra {
+                                    job: id,
+                                    cause: why,
+                                });
+                            }
+                        }
+                    }
+                };
                 // Also wakes the timer, which then ends.
                 agent_cancel.cancel();
                 if let Some(timer) = timer {

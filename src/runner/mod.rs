@@ -72,6 +72,7 @@
 //! Never prints (the CLI reports what it returns), and never writes into a
 //! manifest's `source` or `[acceptance] dir`.
 
+mod agent_external;
 mod agent_phase;
 mod attempt;
 mod attempt_zygote;

@@ -30,13 +30,15 @@ fn every_kind() -> Vec<&'static str> {
         SetupFailed,
         HarnessError,
         Tampered,
+        AgentError,
+        NoFinish,
     ];
     for kind in all {
         match kind {
             StepLimit | WallTimeout | TokenBudget | InvalidDecisions | ProviderError | NoEdit
             | VerifyFailed | Cancelled | Interrupted | InvalidBaseline | AcceptanceFailed
             | SandboxUnavailable | PatchRejected | TestsFailed | TestsMissing | InfraError
-            | BudgetExceeded | SetupFailed | HarnessError | Tampered => {}
+            | BudgetExceeded | SetupFailed | HarnessError | Tampered | AgentError | NoFinish => {}
         }
     }
     all.iter()

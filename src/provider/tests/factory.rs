@@ -29,6 +29,7 @@ fn every_kind_builds_and_missing_keys_are_named_not_shown() {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("evaluation/scripts/off_by_one.jsonl"),
         ],
         apply_first: None,
+        dialect: None,
     });
     assert!(build_provider_with_env(&script, "replay", none).is_ok());
     assert!(build_provider_with_env(&openai(None), "local", none).is_ok());

@@ -107,7 +107,7 @@ pub(crate) use init_image::{Image as InitImage, runner_image};
 pub use landlock::NETWORK_READ;
 pub use layer::{Layer, joined};
 pub use mounts::SCRATCH;
-pub use network::NetIsolation;
+pub use network::{NetIsolation, OwnNetwork};
 pub use policy::{
     DEFAULT_MEMORY, DEFAULT_PROCESSES, ResourceLimits, SandboxMode, SandboxPolicy, UnknownMode,
 };

@@ -100,4 +100,8 @@ pub struct SandboxPolicy {
     /// change what the next one runs); `writable` may still open parts of
     /// it.
     pub workspace_read_only: bool,
+    /// With `network`: join this namespace (an agent's own, with only
+    /// the model bridge in it) instead of the host's network. Needs the
+    /// namespace layers.
+    pub join_network: Option<super::OwnNetwork>,
 }

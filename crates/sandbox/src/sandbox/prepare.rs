@@ -368,7 +368,10 @@ impl Planner<'_> {
         };
         let mut netns = None;
         let mut net_layer = None;
-        if !policy.network {
+        if let (true, Some(own)) = (policy.network, &policy.join_network) {
+            netns = Some(own.raw());
+            net_layer = Some(Layer::Netns);
+        } else if !policy.network {
             // Joining one namespace is much cheaper than making one, but
             // commands sharing it could reach each other's abstract unix
             // sockets unless Landlock scopes them (ABI 6+).
@@ -456,6 +459,12 @@ impl Planner<'_> {
                 layer: "mntns",
                 reason: "a private scratch needs the mount layer, which is unavailable".into(),
             });
+        }
+        if self.policy.network && self.policy.join_network.is_some() {
+            return Err(unavailable(
+                "network",
+                "joining a network namespace needs the PID and mount namespaces".into(),
+            ));
         }
         if self.policy.network {
             return Ok((None, None));

@@ -43,12 +43,23 @@ pub(crate) fn read_anthropic(body: &Value) -> Result<Conversation, DialectError>
     let messages = body["messages"]
         .as_array()
         .ok_or_else(|| bad("no `messages` list"))?;
-    let system = text_of(&body["system"], "\n\n");
+    let mut system = text_of(&body["system"], "\n\n");
     let mut turns = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let role = message["role"].as_str().unwrap_or_default();
         let content = &message["content"];
         match (role, content) {
+            // Claude Code passes its MCP servers' instructions as a
+            // system message among the turns: part of the system prompt.
+            ("system", Value::String(_) | Value::Array(_)) => {
+                let text = text_of(content, "\n");
+                if !text.is_empty() {
+                    if !system.is_empty() {
+                        system.push_str("\n\n");
+                    }
+                    system.push_str(&text);
+                }
+            }
             ("user", Value::String(text)) => turns.push(Turn::User(text.clone())),
             ("assistant", Value::String(text)) => turns.push(Turn::Assistant {
                 text: text.clone(),
@@ -203,6 +214,100 @@ pub(crate) fn anthropic_events(id: &str, model: &str, reply: &Reply) -> Vec<(&'s
     events
 }
 
+/// A conversation as a Messages request (not streamed), for a provider
+/// that speaks the API on an agent's behalf.
+pub(crate) fn anthropic_request(conversation: &Conversation, max_tokens: u64) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    // Consecutive blocks of one role go in one message, as the API wants.
+    let mut push = |role: &str, block: Value| match messages.last_mut() {
+        Some(last) if last["role"] == role => {
+            if let Some(blocks) = last["content"].as_array_mut() {
+                blocks.push(block);
+            }
+        }
+        _ => messages.push(json!({ "role": role, "content": [block] })),
+    };
+    for turn in &conversation.turns {
+        match turn {
+            Turn::User(text) => push("user", json!({ "type": "text", "text": text })),
+            Turn::Assistant { text, calls } => {
+                if !text.is_empty() {
+                    push("assistant", json!({ "type": "text", "text": text }));
+                }
+                for call in calls {
+                    let input = if call.input.is_object() {
+                        call.input.clone()
+                    } else {
+                        json!({})
+                    };
+                    push(
+                        "assistant",
+                        json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }),
+                    );
+                }
+            }
+            Turn::ToolResult {
+                call_id,
+                text,
+                error,
+            } => push(
+                "user",
+                json!({ "type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": error }),
+            ),
+        }
+    }
+    let mut body = json!({
+        "model": conversation.model,
+        "max_tokens": conversation.max_tokens.unwrap_or(max_tokens),
+        "messages": messages,
+    });
+    if !conversation.system.is_empty() {
+        body["system"] = Value::String(conversation.system.clone());
+    }
+    if !conversation.tools.is_empty() {
+        body["tools"] = conversation
+            .tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.schema }))
+            .collect();
+    }
+    body
+}
+
+/// Reads a Messages response into a reply.
+pub(crate) fn read_anthropic_reply(response: &Value) -> Result<Reply, DialectError> {
+    if response["type"] == "error" {
+        let message = response["error"]["message"]
+            .as_str()
+            .map_or(response["error"].to_string(), String::from);
+        return Err(bad(format!("the model answered an error: {message}")));
+    }
+    let content = response["content"]
+        .as_array()
+        .ok_or_else(|| bad("no `content` in the response"))?;
+    let calls: Vec<ToolCall> = content
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| ToolCall {
+            id: b["id"].as_str().unwrap_or_default().into(),
+            name: b["name"].as_str().unwrap_or_default().into(),
+            input: b["input"].clone(),
+        })
+        .collect();
+    let stop = match response["stop_reason"].as_str() {
+        Some("max_tokens") => Stop::MaxTokens,
+        _ if !calls.is_empty() => Stop::ToolUse,
+        _ => Stop::EndTurn,
+    };
+    Ok(Reply {
+        text: text_of(&response["content"], "\n"),
+        calls,
+        input_tokens: response["usage"]["input_tokens"].as_u64().unwrap_or(0),
+        output_tokens: response["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        stop,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +366,45 @@ mod tests {
             read_anthropic(&json!({"model": "m", "messages": [{"role": "tool", "content": "x"}]}))
                 .unwrap_err();
         assert!(err.to_string().contains("message 0"), "{err}");
+        // A system message among the turns (Claude Code's MCP server
+        // instructions) joins the system prompt.
+        let c = read_anthropic(&json!({"model": "m", "system": "Be brief.", "messages": [
+            {"role": "system", "content": "# MCP Server Instructions"},
+            {"role": "user", "content": "Go."}
+        ]}))
+        .unwrap();
+        assert_eq!(c.system, "Be brief.\n\n# MCP Server Instructions");
+        assert_eq!(c.turns, [Turn::User("Go.".into())]);
+    }
+
+    #[test]
+    fn a_conversation_goes_out_as_a_request_and_a_reply_reads_back() {
+        let c = read_anthropic(&request()).unwrap();
+        let body = anthropic_request(&c, 1024);
+        // What goes out reads back as the same conversation.
+        let mut again = read_anthropic(&body).unwrap();
+        again.stream = c.stream;
+        assert_eq!(again, c);
+        let reply = Reply {
+            text: "Here.".into(),
+            calls: vec![ToolCall {
+                id: "toolu_9".into(),
+                name: "read_file".into(),
+                input: json!({"path": "a"}),
+            }],
+            input_tokens: 10,
+            output_tokens: 3,
+            stop: Stop::ToolUse,
+        };
+        assert_eq!(
+            read_anthropic_reply(&anthropic_reply("m1", "local", &reply)).unwrap(),
+            reply
+        );
+        let err = read_anthropic_reply(
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("busy"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,273 @@
+//! An attempt driven by an external agent (leashed): its install, its own
+//! sandbox (a network namespace holding only the model bridge, its install
+//! read-only, a private HOME, an empty working directory, no view of the
+//! workspace), the bridge and the tool gateway, and the agent's process
+//! run to its end beside the serving loop that takes its every request
+//! through the runtime's seams.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::agent::{AgentExit, AgentRun, Ask, ExternalEnd, serve_agent};
+use crate::agents::{AgentSpec, GATEWAY, LaunchContext, Mode};
+use crate::bridge::{Bridge, Naming};
+use crate::cancel::CancelToken;
+use crate::exec::{AllowList, ExecRequest, run};
+use crate::manifest::Manifest;
+use crate::protocol::AgentChoice;
+use crate::sandbox::{OwnNetwork, SandboxMode, SandboxPolicy};
+
+/// The key the agent is given: the bridge takes any, and the provider's
+/// real one never leaves the runner.
+const DUMMY_KEY: &str = "agent-runtime-bridge";
+
+/// Memory an agent's own runtime is given on top of the job's `memory`.
+const AGENT_MEMORY: u64 = 1 << 30;
+
+/// What the runner knows of an external agent's attempt.
+pub(super) struct External<'a> {
+    pub choice: &'a AgentChoice,
+    pub manifest: &'a Manifest,
+    /// `DATA/cache/agents/`.
+    pub agents_dir: PathBuf,
+    /// The agent's own directory (HOME, TMPDIR, working directory).
+    pub agent_dir: PathBuf,
+    /// The attempt's artifacts (`runs/<job>/<n>/`).
+    pub runs: &'a Path,
+    /// The job's sandbox policy (the data dir and hidden tests denied).
+    pub policy: SandboxPolicy,
+    pub deadline: Instant,
+    pub full_trace: bool,
+}
+
+/// Why the agent could not be set up: the attempt's infrastructure, or a
+/// sandbox layer the leash needs that this machine lacks.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ExternalError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}")]
+    Sandbox(String),
+}
+
+/// Runs the attempt's agent phase with an external agent.
+pub(super) fn run_external(
+    external: External<'_>,
+    run: AgentRun<'_>,
+) -> Result<Result<ExternalEnd, crate::agent::AgentError>, ExternalError> {
+    let External {
+        choice,
+        manifest,
+        agents_dir,
+        agent_dir,
+        runs,
+        policy,
+        deadline,
+        full_trace,
+    } = external;
+    let spec = AgentSpec {
+        name: choice.name.clone(),
+        version: choice.version.clone(),
+        mode: Some(choice.mode),
+    };
+    let agent = spec.agent();
+    if choice.mode != Mode::Leashed {
+        return Err(ExternalError::Setup(format!(
+            "{} runs {} in a later version of the runtime; use mode = \"leashed\"",
+            agent.name(),
+            choice.mode.as_str()
+        )));
+    }
+    // The install: a trusted phase, shared by every job, made once.
+    let (installed, _) = crate::agents::install(&agents_dir, &spec, &mut |_| {})
+        .map_err(|e| ExternalError::Setup(format!("cannot install {}: {e}", agent.name())))?;
+    let Some(program) = agent.package().program(&installed.dir) else {
+        return Err(ExternalError::Setup(format!(
+            "{} has no program to run",
+            agent.name()
+        )));
+    };
+    // The agent's network: its own namespace with the bridge alone in it.
+    let (network, listener) = OwnNetwork::with_listener()
+        .map_err(|e| ExternalError::Sandbox(format!("the agent's network namespace: {e}")))?;
+    let work = agent_dir.join("work");
+    let home = agent_dir.join("home");
+    for dir in [&work, &home, &agent_dir.join("tmp")] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ExternalError::Setup(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let port = listener
+        .local_addr()
+        .map_err(|e| ExternalError::Setup(format!("the bridge's socket: {e}")))?
+        .port();
+    let base_url = format!("http://127.0.0.1:{port}");
+    let mcp_url = format!("{base_url}/mcp");
+    let prompt = leash_prompt(manifest);
+    let model = model_name(manifest);
+    let launch = agent.launch(&LaunchContext {
+        mode: choice.mode,
+        program: &program,
+        prompt: &prompt,
+        model: &model,
+        base_url: &base_url,
+        key: DUMMY_KEY,
+        mcp_url: &mcp_url,
+        home: &home,
+    });
+    for (relative, text) in &launch.files {
+        let path = home.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                ExternalError::Setup(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| ExternalError::Setup(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let request = agent_request(
+        &launch.argv,
+        &launch.env,
+        &program,
+        &installed.dir,
+        &agent_dir,
+        &work,
+        policy,
+        network,
+        deadline,
+    )
+    .map_err(ExternalError::Setup)?;
+
+    let (asks, requests) = mpsc::channel::<Ask>();
+    let naming = Naming::new(
+        |kind| agent.mcp_tool_name(GATEWAY, kind),
+        choice.mode == Mode::Leashed,
+    );
+    let records = full_trace.then(|| runs.join("bridge.jsonl"));
+    let bridge = Bridge::start(listener, asks.clone(), naming, records)
+        .map_err(|e| ExternalError::Setup(format!("cannot start the model bridge: {e}")))?;
+    // Stopped by the serving loop, the attempt's cancel, or its deadline.
+    let stop = run.cancel.child();
+    let agent_stop = stop.clone();
+    let log = runs.join("agent.log");
+    let process = std::thread::Builder::new()
+        .name("agent".into())
+        .spawn(move || {
+            let exit = match run_agent_process(&request, &agent_stop, &log) {
+                Ok(exit) => exit,
+                Err(e) => AgentExit {
+                    sandbox_unavailable: matches!(
+                        e,
+                        crate::exec::ExecError::SandboxUnavailable { .. }
+                    ),
+                    not_started: Some(e.to_string()),
+                    ..AgentExit::default()
+                },
+            };
+            let _ = asks.send(Ask::Exited(exit));
+        })
+        .map_err(|e| ExternalError::Setup(format!("cannot start the agent's thread: {e}")))?;
+    let served = serve_agent(run, &stop, &requests);
+    // Whatever ended the attempt, nothing of the agent outlives it.
+    stop.cancel();
+    drop(bridge);
+    let _ = process.join();
+    Ok(served)
+}
+
+/// The executor's request for the agent's process.
+#[allow(clippy::too_many_arguments)]
+fn agent_request(
+    argv: &[String],
+    env: &[(String, String)],
+    program: &Path,
+    install: &Path,
+    agent_dir: &Path,
+    work: &Path,
+    mut policy: SandboxPolicy,
+    network: OwnNetwork,
+    deadline: Instant,
+) -> Result<ExecRequest, String> {
+    let name = program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let allow = AllowList::program_any_args(&name).map_err(|e| e.to_string())?;
+    let mut argv = argv.to_vec();
+    if let Some(first) = argv.first_mut() {
+        *first = name;
+    }
+    // The leash is the sandbox: never weaker than every layer.
+    policy.mode = SandboxMode::Required;
+    policy.network = true;
+    policy.join_network = Some(network);
+    policy.readable.push(install.to_path_buf());
+    policy.limits.memory = policy.limits.memory.map(|m| m.saturating_add(AGENT_MEMORY));
+    let mut request = ExecRequest::new(argv, allow, work.to_path_buf());
+    request.scratch = Some(agent_dir.to_path_buf());
+    request.extra_env = env.iter().cloned().collect();
+    request.timeout = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_secs(1));
+    request.output_cap = 256 * 1024;
+    request.sandbox = policy;
+    request.program_path = Some(program.to_path_buf());
+    Ok(request)
+}
+
+/// Runs the agent to its end; keeps its output in `log`.
+fn run_agent_process(
+    request: &ExecRequest,
+    stop: &CancelToken,
+    log: &Path,
+) -> Result<AgentExit, crate::exec::ExecError> {
+    let outcome = run(request, stop)?;
+    let stdout = outcome.stdout.to_text();
+    let stderr = outcome.stderr.to_text();
+    // A diagnostic: failing to keep it must not fail the attempt.
+    let _ = std::fs::write(
+        log,
+        format!(
+            "== stdout\n{stdout}\n== stderr\n{stderr}\n== exit {:?} signal {:?}\n",
+            outcome.exit_code, outcome.signal
+        ),
+    );
+    let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+    Ok(AgentExit {
+        not_started: None,
+        sandbox_unavailable: false,
+        code: outcome.exit_code,
+        signal: outcome.signal,
+        stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+    })
+}
+
+/// The prompt a leashed agent is given: the task, and the leash.
+fn leash_prompt(manifest: &Manifest) -> String {
+    let allow = if manifest.allow.is_empty() {
+        "none".to_string()
+    } else {
+        manifest.allow.join("; ")
+    };
+    format!(
+        "{task}\n\nYou work through the `{GATEWAY}` tools only: read_file, list_files, \
+         write_file and replace_text on the task's workspace (paths relative to it; you \
+         may write only {editable}), run_tool for the allowed commands ({allow}), verify \
+         (runs `{verify}`), and finish with a summary when done. An edit must be \
+         verified before finish is accepted.",
+        task = manifest.prompt.trim_end(),
+        editable = manifest.editable.join(", "),
+        verify = manifest.verify.join(" "),
+    )
+}
+
+/// The model the agent asks for: its provider's, or a name saying the
+/// replies are scripted.
+fn model_name(manifest: &Manifest) -> String {
+    use crate::manifest::ProviderConfig;
+    match &manifest.provider {
+        Some(ProviderConfig::Openai(c)) => c.model.clone(),
+        Some(ProviderConfig::Anthropic(c)) => c.model.clone(),
+        _ => "agent-runtime-script".to_string(),
+    }
+}
