@@ -33,6 +33,7 @@ mod infra;
 mod integrity;
 mod interrupt;
 mod layer_hooks;
+mod leashed;
 mod lifecycle;
 mod links;
 mod log_integrity;
