@@ -45,15 +45,17 @@ impl Agent for Codex {
     }
 
     fn mcp_tool_name(&self, server: &str, tool: &str) -> String {
-        // A function `tool` of the namespace tool `mcp__<server>`.
-        format!("mcp__{server}.{tool}")
+        // A function `tool` of the namespace tool `mcp__<server>` (the
+        // server name's `-` made `_`), read by the bridge as one name.
+        format!("mcp__{}__{tool}", server.replace('-', "_"))
     }
 
     fn launch(&self, cx: &LaunchContext<'_>) -> Launch {
         let quote = |s: &str| serde_json::Value::from(s).to_string();
         let mut config = format!(
             "model = {model}\nmodel_provider = \"{GATEWAY}\"\napproval_policy = \"never\"\n\
-             sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\n\
+             sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\
+             web_search = \"disabled\"\n\n\
              [model_providers.{GATEWAY}]\nname = \"{GATEWAY}\"\nbase_url = {base}\n\
              env_key = \"{KEY_ENV}\"\nwire_api = \"responses\"\n\n\
              [mcp_servers.{GATEWAY}]\nurl = {mcp}\n\n[analytics]\nenabled = false\n\n\
@@ -63,7 +65,7 @@ impl Agent for Codex {
             mcp = quote(cx.mcp_url),
         );
         if cx.mode == Mode::Leashed {
-            config.push_str("shell_tool = false\nweb_search_request = false\n");
+            config.push_str("shell_tool = false\n");
         }
         Launch {
             argv: vec![

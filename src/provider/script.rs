@@ -296,15 +296,14 @@ fn through(
     .map_err(lost)?;
     sent.stream = conversation.stream;
     sent.max_tokens = conversation.max_tokens;
-    if sent.turns.len() != conversation.turns.len() || sent.tools.len() != conversation.tools.len()
-    {
+    // Turns may merge (an API that wants one message per role), but no
+    // call, result or tool may be lost.
+    let (before, after) = (shape(conversation), shape(&sent));
+    if before != after {
         return Err(ProviderError::Fatal {
             message: format!(
-                "the script's dialect lost part of the conversation ({} of {} turns, {} of {} tools)",
-                sent.turns.len(),
-                conversation.turns.len(),
-                sent.tools.len(),
-                conversation.tools.len()
+                "the script's dialect lost part of the conversation: {before:?} became {after:?} \
+                 (calls, results, tools)"
             ),
         });
     }
@@ -317,6 +316,24 @@ fn through(
         }
     }
     .map_err(lost)
+}
+
+/// A conversation's calls, tool results and tools, counted.
+fn shape(conversation: &Conversation) -> (usize, usize, usize) {
+    let calls = conversation
+        .turns
+        .iter()
+        .map(|t| match t {
+            Turn::Assistant { calls, .. } => calls.len(),
+            _ => 0,
+        })
+        .sum();
+    let results = conversation
+        .turns
+        .iter()
+        .filter(|t| matches!(t, Turn::ToolResult { .. }))
+        .count();
+    (calls, results, conversation.tools.len())
 }
 
 /// The `kind` of a script line that is a raw call of an agent's own tool.

@@ -107,27 +107,35 @@ const LEASHED_SCRIPT: &[&str] = &[
     r#"{"kind":"finish","summary":"sum_up_to now includes n."}"#,
 ];
 
-#[test]
-fn claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway() {
-    let test = "claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway";
+/// `agent` leashed on the bundled job with [`LEASHED_SCRIPT`] (answered
+/// in `dialect`, when given): it succeeds, every tool call a decision
+/// event, the refusals too, and the job names the agent and its version.
+fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
     let sb = Sandbox::new();
     if require_layer(test, root()).is_none() {
         return;
     }
-    if require_tool(test, with_agent(&sb, "claude-code")).is_none() {
+    if require_tool(test, with_agent(&sb, agent)).is_none() {
         return;
     }
-    let job = job_with_script(&sb, LEASHED_SCRIPT, None);
+    let job = job_with_script(&sb, LEASHED_SCRIPT, dialect);
     let data = sb.data();
     let run = sb.run(&[
         "batch",
         data.to_str().unwrap(),
         job.to_str().unwrap(),
         "--agent",
-        "claude-code",
+        agent,
     ]);
-    let state = crate::harness::job_state(&sb, "off_by_one+claude-code");
-    assert_eq!(state, "succeeded", "{}\n{}", run.stdout, run.stderr);
+    let id = format!("off_by_one+{agent}");
+    let state = crate::harness::job_state(&sb, &id);
+    let agent_log =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/agent.log"))).unwrap_or_default();
+    assert_eq!(
+        state, "succeeded",
+        "{}\n{}\n{agent_log}",
+        run.stdout, run.stderr
+    );
     // Every tool call is a decision event, the refusals too.
     assert_eq!(
         decisions(&sb),
@@ -139,7 +147,8 @@ fn claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway()
             ("finish".to_string(), false),
             ("replace_text".to_string(), false),
             ("finish".to_string(), false),
-        ]
+        ],
+        "{agent_log}"
     );
     let lines = log_lines(&sb);
     // The finish with verify owed ran it twice: failed, then passed.
@@ -151,15 +160,42 @@ fn claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway()
     assert_eq!(verifies, [false, true], "{lines:#?}");
     // The job names its agent and the version it ran.
     let enqueued = lines.iter().find(|r| r["type"] == "enqueued").unwrap();
-    let agent = &enqueued["manifest"]["manifest"]["agent"];
-    assert_eq!(agent["name"], "claude-code", "{enqueued}");
-    assert_eq!(agent["version"], "2.1.197");
-    assert_eq!(agent["mode"], "leashed");
+    let named = &enqueued["manifest"]["manifest"]["agent"];
+    assert_eq!(named["name"], agent, "{enqueued}");
+    assert_eq!(named["version"], version);
+    assert_eq!(named["mode"], "leashed");
     // The refused edit wrote nothing: the patch is the fix alone.
-    let patch = std::fs::read_to_string(data.join("runs/off_by_one+claude-code/1/patch.diff"))
-        .unwrap_or_default();
+    let patch =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/patch.diff"))).unwrap_or_default();
     assert!(
         patch.contains("1..=n") && !patch.contains("Cargo.toml"),
         "{patch}"
     );
+}
+
+#[test]
+fn claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway() {
+    leashed_run(
+        "claude_code_leashed_reads_edits_is_refused_and_finishes_through_the_gateway",
+        "claude-code",
+        "2.1.197",
+        None,
+    );
+}
+
+#[test]
+fn codex_leashed_reads_edits_is_refused_and_finishes_through_the_gateway() {
+    leashed_run(
+        "codex_leashed_reads_edits_is_refused_and_finishes_through_the_gateway",
+        "codex",
+        "0.171.0",
+        None,
+    );
+}
+
+#[test]
+fn claude_code_runs_on_an_openai_provider_and_codex_on_an_anthropic_one() {
+    let test = "claude_code_runs_on_an_openai_provider_and_codex_on_an_anthropic_one";
+    leashed_run(test, "claude-code", "2.1.197", Some("openai"));
+    leashed_run(test, "codex", "0.171.0", Some("anthropic"));
 }
