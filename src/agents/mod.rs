@@ -243,6 +243,7 @@ impl AgentSpec {
                 let modes = self.agent().modes();
                 modes.first().copied().unwrap_or_default()
             }),
+            command: Vec::new(),
         })
     }
 

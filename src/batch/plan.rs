@@ -84,7 +84,16 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
                     instance.price = p.price;
                 }
                 if let Some(spec) = agent {
-                    instance.agent = spec.choice();
+                    // `--agent command` runs the manifest's own command.
+                    let command = instance
+                        .agent
+                        .as_ref()
+                        .map(|a| a.command.clone())
+                        .unwrap_or_default();
+                    instance.agent = spec.choice().map(|mut choice| {
+                        choice.command = command;
+                        choice
+                    });
                 }
                 // The stored job names the version it runs.
                 if let Some(choice) = &mut instance.agent

@@ -309,6 +309,37 @@ fn agent_choice(
     {
         return Err(fields.err("agent.version", format!("not a version: {version:?}")));
     }
+    let command = raw.command.unwrap_or_default();
+    match (name.as_str(), command.first()) {
+        ("command", None) => {
+            return Err(fields.err(
+                "agent.command",
+                "missing: the `command` agent runs the program it names",
+            ));
+        }
+        ("command", Some(program)) if program.contains('/') => {
+            let path = fields.path(program);
+            let found = path
+                .canonicalize()
+                .map_err(|e| fields.err("agent.command", format!("{}: {e}", path.display())))?;
+            let mut command = command.clone();
+            command[0] = found.display().to_string();
+            return Ok(Some(AgentChoice {
+                name,
+                version: raw.version,
+                mode: raw.mode.unwrap_or_default(),
+                command,
+            }));
+        }
+        ("command", Some(_)) => {}
+        (_, Some(_)) => {
+            return Err(fields.err(
+                "agent.command",
+                format!("only the `command` agent takes a command; `{name}` is launched as the table says"),
+            ));
+        }
+        _ => {}
+    }
     if name == "runtime" {
         return Ok(None);
     }
@@ -316,6 +347,7 @@ fn agent_choice(
         name,
         version: raw.version,
         mode: raw.mode.unwrap_or_default(),
+        command,
     }))
 }
 

@@ -105,6 +105,7 @@ pub(super) struct RawAgent {
     pub name: Option<String>,
     pub version: Option<String>,
     pub mode: Option<AgentMode>,
+    pub command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -253,6 +253,12 @@ pub(super) static AGENT: Shape = Shape {
         ),
         key("version", Kind::Text("a version, e.g. 2.1.197")),
         key("mode", Kind::Choice(&["leashed", "contained"])),
+        key(
+            "command",
+            Kind::Argv {
+                example: "python3 my_agent.py",
+            },
+        ),
     ],
 };
 

@@ -462,6 +462,10 @@ pub struct AgentChoice {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     pub mode: AgentMode,
+    /// The `command` agent's argv: its program (a path, absolute and
+    /// canonical, or a name looked up on the search path) and arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 /// How an external agent runs: `leashed`, its every action a call of the

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::agent::{AgentExit, AgentRun, Ask, ExternalEnd, serve_agent};
-use crate::agents::{AgentSpec, GATEWAY, LaunchContext, Mode};
+use crate::agents::{AgentSpec, GATEWAY, LaunchContext, Mode, Package};
 use crate::bridge::{Bridge, Naming};
 use crate::cancel::CancelToken;
 use crate::exec::{AllowList, ExecRequest, run};
@@ -79,14 +79,25 @@ pub(super) fn run_external(
             choice.mode.as_str()
         )));
     }
-    // The install: a trusted phase, shared by every job, made once.
-    let (installed, _) = crate::agents::install(&agents_dir, &spec, &mut |_| {})
-        .map_err(|e| ExternalError::Setup(format!("cannot install {}: {e}", agent.name())))?;
-    let Some(program) = agent.package().program(&installed.dir) else {
-        return Err(ExternalError::Setup(format!(
-            "{} has no program to run",
-            agent.name()
-        )));
+    // The install: a trusted phase, shared by every job, made once; the
+    // `command` agent's program is the manifest's.
+    let (program, install) = if agent.package() == Package::None {
+        let Some(first) = choice.command.first() else {
+            return Err(ExternalError::Setup(
+                "the `command` agent needs `[agent] command` in the manifest".into(),
+            ));
+        };
+        (PathBuf::from(first), None)
+    } else {
+        let (installed, _) = crate::agents::install(&agents_dir, &spec, &mut |_| {})
+            .map_err(|e| ExternalError::Setup(format!("cannot install {}: {e}", agent.name())))?;
+        let Some(program) = agent.package().program(&installed.dir) else {
+            return Err(ExternalError::Setup(format!(
+                "{} has no program to run",
+                agent.name()
+            )));
+        };
+        (program, Some(installed.dir))
     };
     // The agent's network: its own namespace with the bridge alone in it.
     let (network, listener) = OwnNetwork::with_listener()
@@ -125,11 +136,15 @@ pub(super) fn run_external(
         std::fs::write(&path, text)
             .map_err(|e| ExternalError::Setup(format!("cannot write {}: {e}", path.display())))?;
     }
+    let mut argv = launch.argv.clone();
+    if agent.package() == Package::None {
+        argv = choice.command.clone();
+    }
     let request = agent_request(
-        &launch.argv,
+        &argv,
         &launch.env,
         &program,
-        &installed.dir,
+        install.as_deref(),
         &agent_dir,
         &work,
         policy,
@@ -181,7 +196,7 @@ fn agent_request(
     argv: &[String],
     env: &[(String, String)],
     program: &Path,
-    install: &Path,
+    install: Option<&Path>,
     agent_dir: &Path,
     work: &Path,
     mut policy: SandboxPolicy,
@@ -201,8 +216,29 @@ fn agent_request(
     policy.mode = SandboxMode::Required;
     policy.network = true;
     policy.join_network = Some(network);
-    policy.readable.push(install.to_path_buf());
+    if let Some(install) = install {
+        policy.readable.push(install.to_path_buf());
+    }
+    // A program given by path: its directory readable too; by name: found
+    // on the search path like any command's.
+    let by_path = program.is_absolute();
+    if by_path
+        && install.is_none()
+        && let Some(dir) = program.parent()
+    {
+        policy.readable.push(dir.to_path_buf());
+    }
     policy.limits.memory = policy.limits.memory.map(|m| m.saturating_add(AGENT_MEMORY));
+    // A `command` agent's files named by absolute path (its script):
+    // readable, each file alone.
+    if install.is_none() {
+        for arg in argv.iter().skip(1) {
+            let path = Path::new(arg);
+            if path.is_absolute() && path.is_file() {
+                policy.readable.push(path.to_path_buf());
+            }
+        }
+    }
     let mut request = ExecRequest::new(argv, allow, work.to_path_buf());
     request.scratch = Some(agent_dir.to_path_buf());
     request.extra_env = env.iter().cloned().collect();
@@ -211,7 +247,7 @@ fn agent_request(
         .max(Duration::from_secs(1));
     request.output_cap = 256 * 1024;
     request.sandbox = policy;
-    request.program_path = Some(program.to_path_buf());
+    request.program_path = by_path.then(|| program.to_path_buf());
     Ok(request)
 }
 

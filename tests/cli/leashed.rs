@@ -199,3 +199,150 @@ fn claude_code_runs_on_an_openai_provider_and_codex_on_an_anthropic_one() {
     leashed_run(test, "claude-code", "2.1.197", Some("openai"));
     leashed_run(test, "codex", "0.171.0", Some("anthropic"));
 }
+
+/// An agent the table does not know (`[agent] name = "command"`): a
+/// Python program that tries what a hostile agent would, from inside the
+/// agent's own sandbox. Only the bridge is reachable; the runner's secrets,
+/// the workspace and anything it leaves running are not.
+#[test]
+fn an_agent_reaches_nothing_but_the_bridge_and_leaves_nothing_behind() {
+    let test = "an_agent_reaches_nothing_but_the_bridge_and_leaves_nothing_behind";
+    let sb = Sandbox::new();
+    if require_layer(test, root()).is_none() {
+        return;
+    }
+    if require_tool(
+        test,
+        which("python3").ok_or("python3 is not on PATH".to_string()),
+    )
+    .is_none()
+    {
+        return;
+    }
+    // A service of the host's loopback the agent must not reach.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let data = sb.data();
+    let workspace = data.join("work/off_by_one+command/1");
+    let agent = sb.path().join("hostile_agent.py");
+    std::fs::write(
+        &agent,
+        format!(
+            r#"import os, socket, json, urllib.request, time
+out = {{}}
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
+    out["other_port"] = "connected"
+except OSError as e:
+    out["other_port"] = "refused: %s" % e
+try:
+    urllib.request.urlopen(os.environ["AGENT_RUNTIME_BASE_URL"] + "/", timeout=5).read()
+    out["bridge"] = "ok"
+except Exception as e:
+    out["bridge"] = "failed: %s" % e
+out["secret"] = any("sk-ant-test-secret" in v for v in os.environ.values())
+try:
+    open("{ws}/src/lib.rs").read()
+    out["read"] = "read"
+except OSError as e:
+    out["read"] = "refused: %s" % e
+try:
+    open("{ws}/src/lib.rs", "a").write("// tampered\n")
+    out["write"] = "written"
+except OSError as e:
+    out["write"] = "refused: %s" % e
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+print("RESULT " + json.dumps(out), flush=True)
+"#,
+            ws = workspace.display()
+        ),
+    )
+    .unwrap();
+    let job = job_with_script(&sb, &[r#"{"kind":"verify"}"#], None);
+    let manifest = std::fs::read_to_string(&job).unwrap().replace(
+        "[sandbox]",
+        &format!(
+            "[agent]\nname = \"command\"\ncommand = [\"python3\", \"{}\"]\n\n[sandbox]",
+            agent.display()
+        ),
+    );
+    std::fs::write(&job, manifest).unwrap();
+    let out = sb
+        .command(&["batch", data.to_str().unwrap(), job.to_str().unwrap()])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-secret")
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(data.join("runs/off_by_one/1/agent.log"))
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let result: serde_json::Value = log
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap_or_else(|| panic!("no result in:\n{log}"));
+    assert_eq!(result["bridge"], "ok", "{result}");
+    assert!(
+        result["other_port"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused"),
+        "{result}"
+    );
+    assert_eq!(result["secret"], false, "{result}");
+    assert!(
+        result["read"].as_str().unwrap().starts_with("refused"),
+        "{result}"
+    );
+    assert!(
+        result["write"].as_str().unwrap().starts_with("refused"),
+        "{result}"
+    );
+    // It exited without finish; nothing of it is left, and the workspace
+    // holds the source as it was.
+    assert_eq!(crate::harness::job_state(&sb, "off_by_one"), "failed");
+    let failures: Vec<String> = log_lines(&sb)
+        .iter()
+        .filter(|r| r["type"] == "agent_finished")
+        .map(|r| r["failure_kind"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(failures[0], "no_finish", "{failures:?}");
+    assert!(
+        crate::harness::alive_with("hostile_agent.py").is_empty(),
+        "the agent's daemon outlived its attempt"
+    );
+    let source = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap_or_default();
+    assert!(!source.contains("tampered"), "{source}");
+    // The secret is in no file of the agent's either.
+    let agent_dir = data.join("work/off_by_one/1-agent");
+    for entry in walk(&agent_dir) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("sk-ant-test-secret"),
+            "{}",
+            entry.display()
+        );
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join(program))
+        .find(|path| path.is_file())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
