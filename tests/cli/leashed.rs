@@ -346,3 +346,46 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A budget that runs out mid-run: the bridge answers the agent an error,
+/// the runtime ends it, and the attempt is `step_limit`.
+#[test]
+fn an_agent_out_of_steps_is_ended_at_the_limit() {
+    let test = "an_agent_out_of_steps_is_ended_at_the_limit";
+    let sb = Sandbox::new();
+    if require_layer(test, root()).is_none() {
+        return;
+    }
+    if require_tool(test, with_agent(&sb, "claude-code")).is_none() {
+        return;
+    }
+    let job = job_with_script(&sb, LEASHED_SCRIPT, None);
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("max_steps = 16", "max_steps = 3")
+        .replace("attempts = 2", "attempts = 1");
+    std::fs::write(&job, manifest).unwrap();
+    let data = sb.data();
+    sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        job.to_str().unwrap(),
+        "--agent",
+        "claude-code",
+    ]);
+    let finished: Vec<(String, u64)> = log_lines(&sb)
+        .iter()
+        .filter(|r| r["type"] == "agent_finished")
+        .map(|r| {
+            (
+                r["failure_kind"].as_str().unwrap_or_default().to_string(),
+                r["steps"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(finished, [("step_limit".to_string(), 3)]);
+    assert!(
+        crate::harness::alive_with(&data.display().to_string()).is_empty(),
+        "something of the agent outlived its attempt"
+    );
+}
