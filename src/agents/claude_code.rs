@@ -72,6 +72,10 @@ impl Agent for ClaudeCode {
             ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
         ];
         match cx.mode {
+            Mode::Leashed if cx.builtins => {
+                let allowed = format!("mcp__{GATEWAY} Bash Read Write Edit");
+                argv.extend(["--allowedTools".into(), allowed]);
+            }
             Mode::Leashed => {
                 argv.extend(["--tools".into(), String::new()]);
                 argv.extend(["--allowedTools".into(), format!("mcp__{GATEWAY}")]);
@@ -101,6 +105,7 @@ mod tests {
             key: "dummy",
             mcp_url: "http://127.0.0.1:4000/mcp",
             home: Path::new("/home/agent"),
+            builtins: false,
         }
     }
 

@@ -64,7 +64,7 @@ impl Agent for Codex {
             base = quote(&format!("{}/v1", cx.base_url)),
             mcp = quote(cx.mcp_url),
         );
-        if cx.mode == Mode::Leashed {
+        if cx.mode == Mode::Leashed && !cx.builtins {
             config.push_str("shell_tool = false\n");
         }
         Launch {
@@ -104,6 +104,7 @@ mod tests {
                 key: "dummy",
                 mcp_url: "http://127.0.0.1:4000/mcp",
                 home: Path::new("/home/agent"),
+                builtins: false,
             });
             assert_eq!(launch.argv[1], "exec");
             assert_eq!(launch.argv.last().map(String::as_str), Some("Fix \"it\"."));

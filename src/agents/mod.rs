@@ -108,6 +108,10 @@ pub(crate) struct LaunchContext<'a> {
     pub mcp_url: &'a str,
     /// The agent's private HOME.
     pub home: &'a Path,
+    /// Leashed with its own tools left on: only where a test hook removes
+    /// the switch (`AGENT_RUNTIME_TEST_DISABLE_LAYERS=agent_builtins`),
+    /// to show the agent's sandbox holds without it.
+    pub builtins: bool,
 }
 
 /// How to start an agent: argv (`argv[0]` the program), the environment

@@ -9,8 +9,13 @@
 //! - `server.rs`: the endpoint (axum on a tokio runtime of its own thread),
 //!   passing each request on to the attempt's thread.
 //!
+//! - `bench.rs`: a model call's cost through the bridge and directly, for
+//!   `cargo bench --bench bridge`.
+//!
 //! The dialects themselves are `wire/`'s; this module serves them.
 
+#[doc(hidden)]
+pub(crate) mod bench;
 mod gateway;
 mod naming;
 mod server;

@@ -8,6 +8,7 @@
 //! observation after it a `tool_result` block; consecutive turns of one
 //! role are merged, as the API wants roles to alternate.
 
+use crate::protocol::{Conversation, DialectError, Reply};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -83,6 +84,19 @@ impl Dialect for Anthropic {
 
     fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError> {
         usage(response)
+    }
+
+    fn conversation_body(&self, conversation: &Conversation) -> Value {
+        let mut body = crate::wire::anthropic::anthropic_request(
+            conversation,
+            u64::from(self.config.max_tokens),
+        );
+        body["model"] = Value::String(self.config.model.clone());
+        body
+    }
+
+    fn conversation_reply(&self, response: &Value) -> Result<Reply, DialectError> {
+        crate::wire::anthropic::read_anthropic_reply(response)
     }
 }
 

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::api::{Provider, ProviderReply, ProviderRequest, ProviderRetry, Usage};
+use super::api::{
+    ConverseTurn, Conversed, Provider, ProviderReply, ProviderRequest, ProviderRetry, Usage,
+};
 use super::error::ProviderError;
 use super::http::HttpClient;
 use super::reply::ReplyError;
@@ -14,6 +16,7 @@ use super::retry::{RetryPolicy, run_with_retries};
 use super::tokens::{estimate_request, estimate_tokens};
 use super::usage::UsageError;
 use crate::cancel::CancelToken;
+use crate::protocol::{Conversation, DialectError, Reply};
 
 /// What one model API says differently.
 pub(crate) trait Dialect: Send + std::fmt::Debug {
@@ -30,6 +33,11 @@ pub(crate) trait Dialect: Send + std::fmt::Debug {
     /// The tokens the response reports, if it does; an error when a count
     /// is negative or more than one reply can use.
     fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError>;
+    /// The JSON body that asks this API to answer an agent's
+    /// conversation (its tools and calls as the API writes them).
+    fn conversation_body(&self, conversation: &Conversation) -> Value;
+    /// The reply to an agent's conversation in a response.
+    fn conversation_reply(&self, response: &Value) -> Result<Reply, DialectError>;
 }
 
 /// A model API over HTTP, spoken in dialect `D`.
@@ -62,6 +70,50 @@ impl<D: Dialect> HttpProvider<D> {
 }
 
 impl<D: Dialect> Provider for HttpProvider<D> {
+    fn converse(
+        &mut self,
+        conversation: &Conversation,
+        _turn: ConverseTurn,
+        cancel: &CancelToken,
+    ) -> Result<Conversed, ProviderError> {
+        let started = Instant::now();
+        let url = self.dialect.endpoint();
+        let body = self.dialect.conversation_body(conversation);
+        let headers = self.dialect.headers();
+        let (response, retries) = run_with_retries(&self.policy, cancel, &mut |_| {}, || {
+            self.client.post_json(&url, &headers, &body, cancel)
+        })?;
+        let reply =
+            self.dialect
+                .conversation_reply(&response)
+                .map_err(|why| ProviderError::Request {
+                    message: self.client.redact(&format!(
+                        "{} provider: unusable response from {url}: {why}",
+                        self.dialect.api()
+                    )),
+                    retryable: false,
+                    retries: retries.clone(),
+                    billed: None,
+                })?;
+        let billed = ProviderReply {
+            text: format!(
+                "{}{}",
+                reply.text,
+                reply
+                    .calls
+                    .iter()
+                    .map(|c| format!("\n{} {}", c.name, c.input))
+                    .collect::<String>()
+            ),
+            input_tokens: reply.input_tokens,
+            cached_input_tokens: 0,
+            output_tokens: reply.output_tokens,
+            latency: started.elapsed(),
+            retries,
+        };
+        Ok(Conversed { reply, billed })
+    }
+
     fn complete(
         &mut self,
         request: &ProviderRequest,

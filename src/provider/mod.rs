@@ -55,7 +55,7 @@ pub(crate) use api::{
 pub(crate) use error::ProviderError;
 pub(crate) use factory::build_provider;
 pub(crate) use preflight::preflight;
-pub(crate) use script::load_script;
+pub(crate) use script::{ScriptProvider, load_script};
 pub(crate) use tools::decision_tools;
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! The key, when configured, goes in `Authorization: Bearer`; it is never
 //! logged and never part of an error.
 
+use crate::protocol::{Conversation, DialectError, Reply};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -107,6 +108,22 @@ impl Dialect for OpenAi {
 
     fn usage(&self, response: &Value) -> Result<Option<Usage>, UsageError> {
         usage(response)
+    }
+
+    fn conversation_body(&self, conversation: &Conversation) -> Value {
+        let mut body = crate::wire::openai::chat_request(conversation);
+        body["model"] = Value::String(self.config.model.clone());
+        if let Some(temperature) = self.config.temperature {
+            body["temperature"] = temperature.into();
+        }
+        if let Some(max_tokens) = self.config.max_tokens {
+            body["max_tokens"] = max_tokens.into();
+        }
+        body
+    }
+
+    fn conversation_reply(&self, response: &Value) -> Result<Reply, DialectError> {
+        crate::wire::openai::read_chat_reply(response)
     }
 }
 

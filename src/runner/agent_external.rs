@@ -125,6 +125,7 @@ pub(super) fn run_external(
         key: DUMMY_KEY,
         mcp_url: &mcp_url,
         home: &home,
+        builtins: crate::sandbox::test_hooks().is_some_and(|h| h.removes("agent_builtins")),
     });
     for (relative, text) in &launch.files {
         let path = home.join(relative);

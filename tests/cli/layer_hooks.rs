@@ -18,7 +18,7 @@ const REQUIRE: &str = "AGENT_RUNTIME_REQUIRE_LAYERS";
 
 /// Whether this build has the hooks (a release-profile `cargo test`
 /// compiles them out); says why not.
-fn hooks_built(test: &str) -> bool {
+pub(crate) fn hooks_built(test: &str) -> bool {
     if test_hooks().is_none() {
         skip(
             Need::Layer,
@@ -139,7 +139,7 @@ fn doctor_says_the_hooks_are_on_and_what_they_removed() {
         lines.next(),
         Some(
             "test hooks: on in this build; AGENT_RUNTIME_TEST_DISABLE_LAYERS removed landlock; \
-             ignored cgroup (removable: landlock, network, rlimits, namespaces, seccomp, keyring)"
+             ignored cgroup (removable: landlock, network, rlimits, namespaces, seccomp, keyring, agent_builtins)"
         ),
         "{text}"
     );

@@ -389,3 +389,129 @@ fn an_agent_out_of_steps_is_ended_at_the_limit() {
         "something of the agent outlived its attempt"
     );
 }
+
+/// With the leash's switch of its own tools removed (a test hook), a
+/// leashed agent's built-in shell runs, but in the agent's own sandbox:
+/// a scripted call of it that reads the workspace by its absolute path and
+/// writes into it reads nothing and writes nothing; the gateway's
+/// `read_file` then shows the file as it was.
+fn builtin_shell_cannot_touch_the_workspace(test: &str, agent: &str, shell: &str, input: &str) {
+    let sb = Sandbox::new();
+    if !crate::layer_hooks::hooks_built(test) {
+        return;
+    }
+    if require_layer(test, root()).is_none() {
+        return;
+    }
+    if require_tool(test, with_agent(&sb, agent)).is_none() {
+        return;
+    }
+    let data = sb.data();
+    let id = format!("off_by_one+{agent}");
+    let lib = data.join(format!("work/{id}/1/src/lib.rs"));
+    let command = format!(
+        "cat {lib}; echo tampered >> {lib}; echo exit=$?",
+        lib = lib.display()
+    );
+    let call = serde_json::json!({
+        "kind": "agent_tool",
+        "name": shell,
+        "input": serde_json::from_str::<serde_json::Value>(&input.replace("COMMAND", &serde_json::Value::from(command).to_string())).unwrap(),
+    })
+    .to_string();
+    let read = r#"{"kind":"read_file","path":"src/lib.rs"}"#;
+    let job = job_with_script(&sb, &[&call, read, r#""Nothing more to do.""#], None);
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("trace = \"metadata\"", "trace = \"full\"")
+        .replace("attempts = 2", "attempts = 1");
+    std::fs::write(&job, manifest).unwrap();
+    let out = sb
+        .command(&[
+            "batch",
+            data.to_str().unwrap(),
+            job.to_str().unwrap(),
+            "--agent",
+            agent,
+        ])
+        .env(agent_runtime::sandbox::TEST_HOOKS_ENV, "agent_builtins")
+        .output()
+        .unwrap();
+    let records =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/bridge.jsonl"))).unwrap_or_default();
+    let agent_log =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/agent.log"))).unwrap_or_default();
+    let context = format!(
+        "{}\n{records}\n{agent_log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The shell ran (its exit line came back to the model), in a sandbox
+    // where the workspace does not exist: nothing of the file came back.
+    let shell_result = tool_results(&records)
+        .into_iter()
+        .find(|text| text.contains("exit="))
+        .unwrap_or_else(|| panic!("the shell did not run:\n{context}"));
+    assert!(
+        shell_result.contains("No such file or directory"),
+        "{shell_result}\n{context}"
+    );
+    assert!(!shell_result.contains("sum_up_to"), "{shell_result}");
+    let source = std::fs::read_to_string(&lib).unwrap_or_default();
+    assert!(source.contains("for i in 1..n"), "{source}");
+    assert!(!source.contains("tampered"), "{source}");
+    // The workspace changed by nothing: no edit, no patch.
+    assert!(
+        !log_lines(&sb).iter().any(|r| r["type"] == "edit"),
+        "{context}"
+    );
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(finished["failure_kind"], "no_finish", "{context}");
+}
+
+#[test]
+fn claude_code_s_own_bash_cannot_touch_the_workspace() {
+    builtin_shell_cannot_touch_the_workspace(
+        "claude_code_s_own_bash_cannot_touch_the_workspace",
+        "claude-code",
+        "Bash",
+        r#"{"command": COMMAND, "description": "look"}"#,
+    );
+}
+
+/// The text of every tool result the agent sent its model, from the
+/// bridge's records (Anthropic `tool_result` blocks, Responses
+/// `function_call_output` items).
+fn tool_results(records: &str) -> Vec<String> {
+    let text_of = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let mut out = Vec::new();
+    for line in records.lines() {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let request = &record["request"];
+        for message in request["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    out.push(text_of(&block["content"]));
+                }
+            }
+        }
+        for item in request["input"].as_array().into_iter().flatten() {
+            if item["type"] == "function_call_output" {
+                out.push(text_of(&item["output"]));
+            }
+        }
+    }
+    out
+}

@@ -123,3 +123,62 @@ fn a_reply_without_tool_use_is_its_text_and_errors_name_the_url() {
     assert!(err.retries().is_empty());
     server.finish();
 }
+
+/// An agent's conversation (through the model bridge) goes out with its
+/// own tools and history, and the reply's calls come back as calls.
+#[test]
+fn an_agent_s_conversation_is_answered_with_its_own_tools() {
+    use crate::protocol::{Conversation, Stop, Tool, ToolCall, Turn};
+    use crate::provider::ConverseTurn;
+    let input = json!({"path": "src/lib.rs"});
+    let server = MockServer::start(vec![Reply::json(200, &tool_use("read_file", input))]);
+    let mut provider = provider(server.root_url(), 0);
+    let conversation = Conversation {
+        model: "whatever-the-agent-asked".into(),
+        system: "You are an agent.".into(),
+        turns: vec![
+            Turn::User("Fix it.".into()),
+            Turn::Assistant {
+                text: String::new(),
+                calls: vec![ToolCall {
+                    id: "toolu_0".into(),
+                    name: "list_files".into(),
+                    input: json!({"path": "."}),
+                }],
+            },
+            Turn::ToolResult {
+                call_id: "toolu_0".into(),
+                text: "src/lib.rs".into(),
+                error: false,
+            },
+        ],
+        tools: vec![Tool {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            schema: json!({"type": "object"}),
+        }],
+        stream: true,
+        max_tokens: None,
+    };
+    let turn = ConverseTurn {
+        attempt: 1,
+        side: false,
+    };
+    let conversed = provider
+        .converse(&conversation, turn, &CancelToken::new())
+        .unwrap();
+    assert_eq!(conversed.reply.stop, Stop::ToolUse);
+    assert_eq!(conversed.reply.calls[0].name, "read_file");
+    assert_eq!(conversed.reply.calls[0].input["path"], "src/lib.rs");
+    assert_eq!(conversed.billed.input_tokens, 200);
+    let requests = server.finish();
+    let body = &requests[0].body;
+    assert_eq!(requests[0].header("x-api-key"), Some(KEY));
+    // The job's model, not the agent's; the agent's tools, not the
+    // decision kinds; its history as blocks.
+    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(body["system"], "You are an agent.");
+    assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
+    assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "toolu_0");
+}

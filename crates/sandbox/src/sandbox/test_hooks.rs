@@ -13,15 +13,18 @@
 /// The variable naming the layers to remove, separated by commas.
 pub const TEST_HOOKS_ENV: &str = "AGENT_RUNTIME_TEST_DISABLE_LAYERS";
 
-/// The layers a hook can remove: the probe's own. (`cgroup` is found by
-/// the cgroup module, apart from the probe, and cannot be removed.)
-pub const REMOVABLE_LAYERS: [&str; 6] = [
+/// The layers a hook can remove: the probe's own (`cgroup` is found by
+/// the cgroup module, apart from the probe, and cannot be removed), and
+/// `agent_builtins`, the leash's switch that turns a leashed agent's own
+/// tools off, so a test shows what holds without it (the agent's sandbox).
+pub const REMOVABLE_LAYERS: [&str; 7] = [
     "landlock",
     "network",
     "rlimits",
     "namespaces",
     "seccomp",
     "keyring",
+    "agent_builtins",
 ];
 
 /// What the hooks of this process do.
@@ -174,7 +177,7 @@ mod tests {
         assert_eq!(
             TestHooks::parse("landlock,mntns").describe(),
             "test hooks: on in this build; AGENT_RUNTIME_TEST_DISABLE_LAYERS removed landlock; \
-             ignored mntns (removable: landlock, network, rlimits, namespaces, seccomp, keyring)"
+             ignored mntns (removable: landlock, network, rlimits, namespaces, seccomp, keyring, agent_builtins)"
         );
     }
 }
