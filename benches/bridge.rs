@@ -19,7 +19,7 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let (bridged, direct) = agent_runtime::bench_bridge_model_calls(CALLS).unwrap();
+    let (bridged, direct) = agent_runtime::cli::bench::bridge_model_calls(CALLS).unwrap();
     let (bridged, direct) = (median(bridged), median(direct));
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     println!(

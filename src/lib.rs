@@ -52,7 +52,3 @@ pub(crate) mod words;
 // The executor, the sandbox and the cancel token live in their own crate
 // (where all unsafe code is); re-exported under their old paths.
 pub use agent_runtime_sandbox::{cancel, exec, sandbox, zygote};
-
-/// For `cargo bench --bench bridge` only: not part of the surface.
-#[doc(hidden)]
-pub use bridge::bench::model_calls as bench_bridge_model_calls;

@@ -103,6 +103,8 @@ pub(crate) struct AgentResult {
     /// could not be reached, after its retries), not for anything the model
     /// did: the runner restarts the job without using an attempt.
     pub(crate) infra: Option<String>,
+    /// How an external agent's process ended, when that ended the phase.
+    pub(crate) cause: Option<String>,
 }
 
 /// What a stage of the loop leaves: the next stage's input, or how the
@@ -238,6 +240,7 @@ pub(super) fn failed(kind: FailureKind, steps: u32) -> AgentResult {
         steps,
         summary: None,
         infra: None,
+        cause: None,
     }
 }
 

@@ -373,10 +373,24 @@ fn exit_result(exit: &AgentExit, steps: u32) -> AgentResult {
             ..failed(FailureKind::AgentError, steps)
         };
     }
-    if exit.code == Some(0) {
-        failed(FailureKind::NoFinish, steps)
+    let kind = if exit.code == Some(0) {
+        FailureKind::NoFinish
     } else {
-        failed(FailureKind::AgentError, steps)
+        FailureKind::AgentError
+    };
+    let status = match (exit.code, exit.signal) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "an unknown status".to_string(),
+    };
+    let mut cause = format!("the agent ended with {status} before finish");
+    if !exit.stderr_tail.trim().is_empty() {
+        cause.push_str(": ");
+        cause.push_str(exit.stderr_tail.trim());
+    }
+    AgentResult {
+        cause: Some(super::cause::cap_to(&cause, 400)),
+        ..failed(kind, steps)
     }
 }
 

@@ -297,6 +297,7 @@ impl<'a> Hands<'a> {
                     steps: step,
                     summary: Some(summary),
                     infra: None,
+                    cause: None,
                 };
                 if !self.debt.open {
                     return Ok(Acted::End(done));

@@ -83,6 +83,11 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
                     instance.provider = Some(p.provider.clone());
                     instance.price = p.price;
                 }
+                if let Some(file_agent) = provider.and_then(|p| p.agent.as_ref())
+                    && agent.is_none()
+                {
+                    instance.agent = Some(file_agent.clone());
+                }
                 if let Some(spec) = agent {
                     // `--agent command` runs the manifest's own command.
                     let command = instance

@@ -64,6 +64,7 @@ pub(crate) fn check_tasks(
                     dialect: None,
                 }),
                 price: None,
+                agent: None,
             }],
             agents: Vec::new(),
             // Repeats are numbered even for one run, so raising --runs

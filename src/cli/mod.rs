@@ -15,6 +15,8 @@
 //! - `status.rs`: `status` and `watch`, with the width tables fit (`COLUMNS`)
 //!   and the height `watch`'s frame fits (`LINES`).
 //! - `check.rs`: `check`, validating tasks with their oracles.
+//! - `bench.rs`: what `cargo bench --bench bridge` and `--bench agent`
+//!   measure, reached from the benches (not a command).
 //! - `demo.rs`: `demo`, with the bundled jobs that the crate's `build.rs`
 //!   embeds in the binary.
 //! - `doctor.rs`: `doctor`, its lines a pure function of what the sandbox probe
@@ -65,6 +67,8 @@ macro_rules! errln {
 mod agents;
 mod args;
 mod batch;
+#[doc(hidden)]
+pub mod bench;
 mod check;
 mod demo;
 mod doctor;

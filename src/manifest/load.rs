@@ -285,7 +285,7 @@ fn build(
 
 /// `[agent]`: a name of the table (`runtime` is the built-in loop, the
 /// same as no `[agent]`), a version, a mode.
-fn agent_choice(
+pub(super) fn agent_choice(
     fields: &Fields<'_>,
     raw: super::raw::RawAgent,
 ) -> Result<Option<AgentChoice>, ManifestError> {

@@ -26,6 +26,9 @@ pub(crate) struct ProviderFile {
     /// `[price]`, if the file declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<crate::protocol::Price>,
+    /// `[agent]`: the agent its jobs run under unless `--agent` names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::protocol::AgentChoice>,
 }
 
 /// Reads and validates the provider file at `path`.
@@ -72,11 +75,16 @@ pub(crate) fn parse_provider_file(path: &Path, text: &str) -> Result<ProviderFil
         Some(raw) => errors.keep(super::price::price(&fields, raw)).map(Some),
         None => Some(None),
     };
-    let file = match (name, provider, price) {
-        (Some(name), Some(provider), Some(price)) => Some(ProviderFile {
+    let agent = match raw.agent {
+        Some(raw) => errors.keep(super::load::agent_choice(&fields, raw)),
+        None => Some(None),
+    };
+    let file = match (name, provider, price, agent) {
+        (Some(name), Some(provider), Some(price), Some(agent)) => Some(ProviderFile {
             name,
             provider,
             price,
+            agent,
         }),
         _ => None,
     };

@@ -146,7 +146,7 @@ fn provider_files_share_the_provider_rules() {
         bad(
             "name = \"x\"\nprompt = \"hi\"\n[provider]\nkind = \"script\"\nscript = \"../replies.jsonl\"\n"
         ),
-        "jobs/p.toml:2:1: prompt: unknown key; a provider file takes name, [provider], [price]"
+        "jobs/p.toml:2:1: prompt: unknown key; a provider file takes name, [provider], [price], [agent]"
     );
     assert!(
         bad("[package]\nname = \"x\"\n")

@@ -178,4 +178,5 @@ pub(super) struct RawProviderFile {
     pub name: Option<String>,
     pub provider: Option<RawProvider>,
     pub price: Option<RawPrice>,
+    pub agent: Option<RawAgent>,
 }

@@ -333,6 +333,7 @@ pub(super) static PROVIDER_FILE: Shape = Shape {
         key("name", Kind::Text("a provider name")),
         key("provider", Kind::Table(&PROVIDER)),
         key("price", Kind::Table(&PRICE)),
+        key("agent", Kind::Table(&AGENT)),
     ],
 };
 

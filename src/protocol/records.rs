@@ -278,6 +278,11 @@ pub struct AgentFinishedRecord {
     /// the phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub integrity: Vec<Signal>,
+    /// How an external agent's process ended, when that ended the phase
+    /// (`agent_error`, `no_finish`): its exit status and its last lines of
+    /// output, bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 /// The agent's patch (editable files against the pristine source): the

@@ -224,6 +224,7 @@ fn job_result(job: &Job, timeline: &[Entry], files: &Files<'_>) -> JobResult {
     result.attempt_history = history(job);
     if let Some(manifest) = job.manifest.as_deref().and_then(|m| m.manifest()) {
         result.metadata = manifest.metadata.clone();
+        result.agent = manifest.agent.clone();
     }
     if let Some(manifest) = job.manifest.as_ref().and_then(|m| m.manifest()) {
         result.prompt = Some(crate::verdict::cap(&manifest.prompt, PROMPT_KEPT));

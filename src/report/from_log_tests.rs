@@ -446,6 +446,7 @@ fn timeline_snapshot() {
             failure_kind: kind,
             steps,
             integrity: Vec::new(),
+            cause: None,
         })
     };
     let mut log = Log::new("a");

@@ -89,6 +89,10 @@ pub struct JobResult {
     pub family: String,
     /// Provider name in a sweep; `None` when the manifest's provider ran.
     pub provider: Option<String>,
+    /// The external agent that drove it (name, version, mode); `None` for
+    /// the runtime's own loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::protocol::AgentChoice>,
     /// Run index within a `--repeat` sweep.
     pub repeat: Option<u32>,
     /// The hash of the manifest the job runs now.
@@ -213,6 +217,7 @@ impl JobResult {
             job: job.to_string(),
             family: family.to_string(),
             provider: None,
+            agent: None,
             repeat: None,
             manifest_hash: None,
             outcome: JobOutcome::Pending,

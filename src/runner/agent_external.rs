@@ -269,7 +269,20 @@ fn run_agent_process(
             outcome.exit_code, outcome.signal
         ),
     );
-    let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+    // Its last words: stderr's last lines, or stdout's last line when it
+    // wrote nothing to stderr (Claude Code reports errors on stdout).
+    let said = if stderr.trim().is_empty() {
+        &stdout
+    } else {
+        &stderr
+    };
+    let lines = if stderr.trim().is_empty() { 1 } else { 8 };
+    let tail: Vec<&str> = said
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .rev()
+        .take(lines)
+        .collect();
     Ok(AgentExit {
         not_started: None,
         sandbox_unavailable: false,
@@ -307,4 +320,119 @@ fn model_name(manifest: &Manifest) -> String {
         Some(ProviderConfig::Anthropic(c)) => c.model.clone(),
         _ => "agent-runtime-script".to_string(),
     }
+}
+
+/// For `cargo bench --bench agent`: the time from launching the agent
+/// installed in `install` (Claude Code) to its first model request at the
+/// bridge, in its own sandbox as an attempt runs it (`sandboxed`) or as a
+/// bare process on the host's loopback. Not part of the product's surface.
+pub(crate) fn bench_agent_start(install: &Path, sandboxed: bool) -> std::io::Result<Duration> {
+    let agent = crate::agents::lookup("claude-code").map_err(std::io::Error::other)?;
+    let program = agent
+        .package()
+        .program(install)
+        .ok_or_else(|| std::io::Error::other("no program"))?;
+    let dir = tempfile::tempdir()?;
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    for d in [&home, &work, &dir.path().join("tmp")] {
+        std::fs::create_dir_all(d)?;
+    }
+    let (network, listener) = if sandboxed {
+        let (network, listener) = OwnNetwork::with_listener()?;
+        (Some(network), listener)
+    } else {
+        (None, std::net::TcpListener::bind(("127.0.0.1", 0))?)
+    };
+    let base_url = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
+    let mcp_url = format!("{base_url}/mcp");
+    let launch = agent.launch(&LaunchContext {
+        mode: Mode::Leashed,
+        program: &program,
+        prompt: "Say hello.",
+        model: "agent-runtime-script",
+        base_url: &base_url,
+        key: DUMMY_KEY,
+        mcp_url: &mcp_url,
+        home: &home,
+        builtins: false,
+    });
+    for (relative, text) in &launch.files {
+        let path = home.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+    }
+    let (asks, requests) = mpsc::channel::<Ask>();
+    let naming = Naming::new(|kind| agent.mcp_tool_name(GATEWAY, kind), true);
+    let bridge = Bridge::start(listener, asks, naming, None)?;
+    let stop = CancelToken::new();
+    let started = Instant::now();
+    let process = match network {
+        Some(network) => {
+            let policy = SandboxPolicy {
+                mode: SandboxMode::Required,
+                ..SandboxPolicy::default()
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let request = agent_request(
+                &launch.argv,
+                &launch.env,
+                &program,
+                Some(install),
+                dir.path(),
+                &work,
+                policy,
+                network,
+                deadline,
+            )
+            .map_err(std::io::Error::other)?;
+            let stop = stop.clone();
+            Launched::Sandboxed(std::thread::spawn(move || {
+                let _ = run(&request, &stop);
+            }))
+        }
+        None => Launched::Bare(
+            std::process::Command::new(&program)
+                .args(launch.argv.iter().skip(1))
+                .env_clear()
+                .envs(launch.env.iter().cloned())
+                .env("HOME", &home)
+                .env("TMPDIR", dir.path().join("tmp"))
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .current_dir(&work)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()?,
+        ),
+    };
+    let first = loop {
+        match requests.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ask::Model { answer, .. }) => {
+                let elapsed = started.elapsed();
+                answer(Err("agent-runtime: the measurement is over".into()));
+                break Ok(elapsed);
+            }
+            Ok(_) => continue,
+            Err(_) => break Err(std::io::Error::other("no model request within 60 s")),
+        }
+    };
+    stop.cancel();
+    match process {
+        Launched::Sandboxed(thread) => {
+            let _ = thread.join();
+        }
+        Launched::Bare(mut child) => {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    drop(bridge);
+    first
+}
+
+enum Launched {
+    Sandboxed(std::thread::JoinHandle<()>),
+    Bare(std::process::Child),
 }

@@ -81,7 +81,7 @@ impl Phases<'_> {
                     input_tokens: 0,
                     output_tokens: 0,
                 }))?;
-                (fail(FailureKind::ProviderError), 0)
+                (fail(FailureKind::ProviderError), 0, None)
             }
             Ok(mut provider) => {
                 let allow = AllowList::parse(&manifest.allow).map_err(|e| self.setup_error(e))?;
@@ -183,10 +183,14 @@ impl Phases<'_> {
                 if let Some(cause) = result.infra {
                     return Err(RunError::Infra { job: id, cause });
                 }
-                ((result.outcome, result.failure_kind), result.steps)
+                (
+                    (result.outcome, result.failure_kind),
+                    result.steps,
+                    result.cause,
+                )
             }
         };
-        let ((outcome, failure_kind), steps) = verdict;
+        let ((outcome, failure_kind), steps, cause) = verdict;
         // Stopped by Ctrl-C: the agent did not finish, so nothing is recorded
         // and the attempt is redone (not resumed as a cancelled one).
         let interrupted = self
@@ -203,6 +207,7 @@ impl Phases<'_> {
             failure_kind,
             steps,
             integrity,
+            cause,
         }))?;
         Ok((outcome, failure_kind))
     }

@@ -100,6 +100,7 @@ mod setup;
 mod tamper;
 mod test_runs;
 
+pub(crate) use agent_external::bench_agent_start;
 pub(crate) use attempt::{RunOptions, job_manifest, run_job};
 pub(crate) use carried::{Carried, apply_patch};
 pub(crate) use commands::job_search_path;

@@ -91,6 +91,9 @@ pub struct Causes {
     pub patch: Option<String>,
     /// Why acceptance's tests did not run (they did not build or collect).
     pub acceptance: Option<String>,
+    /// How an external agent's process ended (`agent_error`, `no_finish`).
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// The patch an attempt recorded (`patch`).

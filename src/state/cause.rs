@@ -67,6 +67,10 @@ impl Job {
             }
             Some(FailureKind::NoEdit) => Some("the model finished without changing a file".into()),
             Some(FailureKind::Tampered) => attempt.and_then(tamper_cause),
+            Some(FailureKind::AgentError) => causes(|a| &a.causes.agent)
+                .or_else(|| Some("the agent crashed before finish".into())),
+            Some(FailureKind::NoFinish) => causes(|a| &a.causes.agent)
+                .or_else(|| Some("the agent exited without finish".into())),
             _ => None,
         };
         reason

@@ -67,6 +67,9 @@ pub(super) fn agent_finished(
     };
     attempt.steps = attempt.steps.max(event.steps);
     attempt.integrity.add(event.integrity.iter().cloned());
+    if let Some(cause) = &event.cause {
+        attempt.causes.agent = Some(cause.clone());
+    }
     Ok(())
 }
 

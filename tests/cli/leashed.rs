@@ -365,14 +365,30 @@ fn an_agent_out_of_steps_is_ended_at_the_limit() {
         .replace("max_steps = 16", "max_steps = 3")
         .replace("attempts = 2", "attempts = 1");
     std::fs::write(&job, manifest).unwrap();
+    // The agent named by a provider file's `[agent]`, not `--agent`.
+    let script = sb.path().join("script.jsonl");
+    let provider = sb.path().join("scripted.toml");
+    std::fs::write(
+        &provider,
+        format!(
+            "[provider]\nkind = \"script\"\nscript = \"{}\"\n\n[agent]\nname = \"claude-code\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
     let data = sb.data();
     sb.run(&[
         "batch",
         data.to_str().unwrap(),
         job.to_str().unwrap(),
-        "--agent",
-        "claude-code",
+        "--provider",
+        provider.to_str().unwrap(),
     ]);
+    assert!(
+        std::fs::read_to_string(data.join("runs/off_by_one@scripted/1/agent.log"))
+            .is_ok_and(|log| log.contains("claude_code_version")),
+        "Claude Code did not run"
+    );
     let finished: Vec<(String, u64)> = log_lines(&sb)
         .iter()
         .filter(|r| r["type"] == "agent_finished")

@@ -116,7 +116,7 @@ fn each_class_of_bad_manifest_fails_with_its_place_and_field() {
         (
             "unknown_key",
             "colour = \"red\"\n",
-            "jobs/unknown_key.toml:14:1: provider.colour: not a key for kind \"script\" (its keys: script)",
+            "jobs/unknown_key.toml:14:1: provider.colour: not a key for kind \"script\" (its keys: script, dialect)",
         ),
         (
             "wrong_type",

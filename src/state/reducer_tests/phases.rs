@@ -14,6 +14,7 @@ fn agent_done(outcome: Outcome) -> Event {
         failure_kind: None,
         steps: 3,
         integrity: Vec::new(),
+        cause: None,
     })
 }
 
@@ -514,6 +515,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
             failure_kind: None,
             steps: 2,
             integrity: vec![signal("tests/visible.rs")],
+            cause: None,
         }),
     );
     log.ok(
