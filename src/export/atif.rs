@@ -60,11 +60,24 @@ pub(crate) fn trajectory(job: &JobTrace<'_>, attempt: &AttemptTimeline) -> Value
     let mut value = json!({
         "schema_version": ATIF_VERSION,
         "session_id": format!("{}/{}", row.instance, attempt.attempt),
-        "agent": {
-            "name": "agent-runtime",
-            "version": env!("CARGO_PKG_VERSION"),
-            "model_name": job.model,
-            "extra": { "trace": if job.full { "full" } else { "metadata" } },
+        "agent": match &row.agent {
+            // An external agent, on the runtime's leash.
+            Some(agent) => json!({
+                "name": agent.name,
+                "version": agent.version,
+                "model_name": job.model,
+                "extra": {
+                    "trace": if job.full { "full" } else { "metadata" },
+                    "mode": agent.mode.as_str(),
+                    "harness": format!("agent-runtime {}", env!("CARGO_PKG_VERSION")),
+                },
+            }),
+            None => json!({
+                "name": "agent-runtime",
+                "version": env!("CARGO_PKG_VERSION"),
+                "model_name": job.model,
+                "extra": { "trace": if job.full { "full" } else { "metadata" } },
+            }),
         },
         "steps": steps,
         "final_metrics": final_metrics,

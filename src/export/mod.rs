@@ -3,7 +3,8 @@
 //! `inspect_ai.log.read_eval_log` reads and `inspect view` shows), a Harbor
 //! ATIF trajectory per attempt (`atif/<instance>/<attempt>.json`), and
 //! SWE-bench predictions (`predictions/<model>.jsonl`) for imported SWE-bench
-//! instances. Everything comes from the report's rows, the state's detail fold
+//! instances; an external agent's runs are logs of their own, `<model>+<agent>`
+//! (the ATIF `agent` names it and its version). Everything comes from the report's rows, the state's detail fold
 //! (each step's provider call and the log's words for what it did), the
 //! manifest snapshots (the prompt, `[metadata]`) and the attempts' artifacts
 //! (transcripts, patches).

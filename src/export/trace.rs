@@ -46,16 +46,28 @@ pub(crate) fn arguments(step: &ModelStep) -> serde_json::Map<String, serde_json:
 
 /// The name a job's model goes by in the exports.
 pub(crate) fn model_label(job: &Job) -> String {
-    if let Some(provider) = &job.provider {
-        return provider.clone();
-    }
     let manifest = job.manifest.as_deref().and_then(|m| m.manifest());
-    match manifest.and_then(|m| m.provider.as_ref()) {
-        Some(ProviderConfig::Openai(c)) => c.model.clone(),
-        Some(ProviderConfig::Anthropic(c)) => c.model.clone(),
-        Some(ProviderConfig::Command(c)) => c.model.clone().unwrap_or_else(|| c.program.clone()),
-        Some(other) => other.kind().as_str().to_string(),
-        None => "none".to_string(),
+    match (&job.provider, manifest.and_then(|m| m.provider.as_ref())) {
+        (Some(provider), _) => provider.clone(),
+        (None, Some(ProviderConfig::Openai(c))) => c.model.clone(),
+        (None, Some(ProviderConfig::Anthropic(c))) => c.model.clone(),
+        (None, Some(ProviderConfig::Command(c))) => {
+            c.model.clone().unwrap_or_else(|| c.program.clone())
+        }
+        (None, Some(other)) => other.kind().as_str().to_string(),
+        (None, None) => "none".to_string(),
+    }
+}
+
+/// The name of the log `job`'s runs go in: its model's, and an external
+/// agent's runs in a log of their own beside the runtime's on the same
+/// model (`<model>+<agent>`).
+pub(crate) fn log_label(job: &Job) -> String {
+    let model = model_label(job);
+    let manifest = job.manifest.as_deref().and_then(|m| m.manifest());
+    match manifest.and_then(|m| m.agent.as_ref()) {
+        Some(agent) => format!("{model}+{}", agent.name),
+        None => model,
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ExportError;
 use super::predictions::{Prediction, prediction_files};
-use super::trace::{job_trace, model_label};
+use super::trace::{job_trace, log_label};
 use super::{atif, file_name, inspect};
 use crate::lifecycle::DataDir;
 use crate::report::{
@@ -58,7 +58,7 @@ pub(crate) fn write_exports(
         else {
             continue;
         };
-        let key = (row.family.as_str(), model_label(job));
+        let key = (row.family.as_str(), log_label(job));
         groups
             .entry(key)
             .or_default()

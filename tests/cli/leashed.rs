@@ -164,6 +164,20 @@ fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
     assert_eq!(named["name"], agent, "{enqueued}");
     assert_eq!(named["version"], version);
     assert_eq!(named["mode"], "leashed");
+    // Reports and exports name the agent and its version.
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("report/results.json")).unwrap(),
+    )
+    .unwrap();
+    let row = &results["jobs"][0];
+    assert_eq!(row["agent"]["name"], agent, "{row}");
+    assert_eq!(row["agent"]["version"], version, "{row}");
+    let atif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join(format!("report/atif/{id}/1.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(atif["agent"]["name"], agent, "{}", atif["agent"]);
+    assert_eq!(atif["agent"]["version"], version);
     // The refused edit wrote nothing: the patch is the fix alone.
     let patch =
         std::fs::read_to_string(data.join(format!("runs/{id}/1/patch.diff"))).unwrap_or_default();
@@ -530,4 +544,89 @@ fn tool_results(records: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `job_with_script`'s job driven by a `command` agent running `argv`.
+fn job_with_command(sb: &Sandbox, argv: &[&str], limits: &str) -> PathBuf {
+    let job = job_with_script(sb, &[r#"{"kind":"verify"}"#], None);
+    let command: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("attempts = 2", limits)
+        .replace(
+            "[sandbox]",
+            &format!(
+                "[agent]\nname = \"command\"\ncommand = [{}]\n\n[sandbox]",
+                command.join(", ")
+            ),
+        );
+    std::fs::write(&job, manifest).unwrap();
+    job
+}
+
+#[test]
+fn an_agent_that_crashes_is_the_agent_s_error_with_its_last_words() {
+    let test = "an_agent_that_crashes_is_the_agent_s_error_with_its_last_words";
+    let sb = Sandbox::new();
+    if require_layer(test, root()).is_none() {
+        return;
+    }
+    let job = job_with_command(
+        &sb,
+        &["sh", "-c", "echo the agent fell over >&2; exit 3"],
+        "attempts = 1",
+    );
+    let data = sb.data();
+    sb.run(&["batch", data.to_str().unwrap(), job.to_str().unwrap()]);
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(finished["failure_kind"], "agent_error", "{finished}");
+    let cause = finished["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.contains("exit status 3") && cause.contains("the agent fell over"),
+        "{cause}"
+    );
+    // The report says why.
+    let status = sb.run(&["status", data.to_str().unwrap()]).stdout;
+    assert!(status.contains("agent_error"), "{status}");
+}
+
+#[test]
+fn an_agent_that_cannot_start_is_the_infrastructure_s_fault() {
+    let test = "an_agent_that_cannot_start_is_the_infrastructure_s_fault";
+    let sb = Sandbox::new();
+    if require_layer(test, root()).is_none() {
+        return;
+    }
+    let job = job_with_command(
+        &sb,
+        &["no-such-agent-program"],
+        "attempts = 1\nmax_restarts = 1",
+    );
+    let data = sb.data();
+    sb.run(&["batch", data.to_str().unwrap(), job.to_str().unwrap()]);
+    let lines = log_lines(&sb);
+    // No attempt was spent on it: interrupted and restarted, then the
+    // infrastructure's.
+    assert!(
+        !lines.iter().any(|r| r["type"] == "agent_finished"),
+        "{lines:#?}"
+    );
+    let interrupted: Vec<&str> = lines
+        .iter()
+        .filter(|r| r["type"] == "attempt_interrupted")
+        .map(|r| r["cause"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(interrupted.len(), 2, "{lines:#?}");
+    assert!(
+        interrupted
+            .iter()
+            .all(|c| c.contains("the agent could not be started")),
+        "{interrupted:?}"
+    );
+    assert_eq!(crate::harness::job_state(&sb, "off_by_one"), "failed");
+    let status = sb.run(&["status", data.to_str().unwrap()]).stdout;
+    assert!(status.contains("infra_error"), "{status}");
 }
