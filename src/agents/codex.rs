@@ -19,6 +19,11 @@ pub(super) struct Codex;
 /// Its home beneath the agent's HOME, and the variable holding the key.
 const CODEX_HOME: &str = ".codex";
 const KEY_ENV: &str = "AGENT_RUNTIME_BRIDGE_KEY";
+/// A model Codex knows, whose tools (its shell, `exec_command`) it offers;
+/// for a name it does not know it offers no shell at all. Asked for only
+/// where a test hook leaves a leashed agent its own tools: the bridge
+/// answers from the job's provider whatever the model's name.
+const KNOWN_MODEL: &str = "gpt-5-codex";
 
 impl Agent for Codex {
     fn name(&self) -> &'static str {
@@ -60,7 +65,7 @@ impl Agent for Codex {
              env_key = \"{KEY_ENV}\"\nwire_api = \"responses\"\n\n\
              [mcp_servers.{GATEWAY}]\nurl = {mcp}\n\n[analytics]\nenabled = false\n\n\
              [features]\nplugins = false\n",
-            model = quote(cx.model),
+            model = quote(if cx.builtins { KNOWN_MODEL } else { cx.model }),
             base = quote(&format!("{}/v1", cx.base_url)),
             mcp = quote(cx.mcp_url),
         );

@@ -165,10 +165,9 @@ fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
     assert_eq!(named["version"], version);
     assert_eq!(named["mode"], "leashed");
     // Reports and exports name the agent and its version.
-    let results: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(data.join("report/results.json")).unwrap(),
-    )
-    .unwrap();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("report/results.json")).unwrap())
+            .unwrap();
     let row = &results["jobs"][0];
     assert_eq!(row["agent"]["name"], agent, "{row}");
     assert_eq!(row["agent"]["version"], version, "{row}");
@@ -499,6 +498,16 @@ fn builtin_shell_cannot_touch_the_workspace(test: &str, agent: &str, shell: &str
         .find(|r| r["type"] == "agent_finished")
         .unwrap();
     assert_eq!(finished["failure_kind"], "no_finish", "{context}");
+}
+
+#[test]
+fn codex_s_own_shell_cannot_touch_the_workspace() {
+    builtin_shell_cannot_touch_the_workspace(
+        "codex_s_own_shell_cannot_touch_the_workspace",
+        "codex",
+        "exec_command",
+        r#"{"cmd": COMMAND}"#,
+    );
 }
 
 #[test]
