@@ -377,3 +377,76 @@ fn the_key_never_appears_in_an_error() {
     assert!(!format!("{provider:?}").contains(KEY));
     server.finish();
 }
+
+/// An agent's conversation (through the model bridge) goes out as a Chat
+/// Completions request with its own tools and history; a tool call comes
+/// back as a call; a transient failure is retried as for any call.
+#[test]
+fn an_agent_s_conversation_is_answered_with_its_own_tools() {
+    use crate::protocol::{Conversation, Stop, Tool, ToolCall, Turn};
+    use crate::provider::ConverseTurn;
+    let call = json!({
+        "id": "chatcmpl-2",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": null,
+            "tool_calls": [{ "id": "call_7", "type": "function",
+                "function": { "name": "read_file", "arguments": "{\"path\":\"src/lib.rs\"}" } }] },
+            "finish_reason": "tool_calls" }],
+        "usage": { "prompt_tokens": 300, "completion_tokens": 9, "total_tokens": 309 },
+    });
+    let server = MockServer::start(vec![
+        Reply::json(503, &json!({"error": {"message": "loading"}})),
+        Reply::json(200, &call),
+    ]);
+    let mut provider = provider(server.base_url(), OpenAiMode::JsonSchema, 2);
+    let conversation = Conversation {
+        model: "claude-sonnet-whatever".into(),
+        system: "You are Claude Code.".into(),
+        turns: vec![
+            Turn::User("Fix it.".into()),
+            Turn::Assistant {
+                text: "Looking.".into(),
+                calls: vec![ToolCall {
+                    id: "toolu_1".into(),
+                    name: "list_files".into(),
+                    input: json!({"path": "."}),
+                }],
+            },
+            Turn::ToolResult {
+                call_id: "toolu_1".into(),
+                text: "src/lib.rs".into(),
+                error: false,
+            },
+        ],
+        tools: vec![Tool {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+        stream: true,
+        max_tokens: Some(32000),
+    };
+    let turn = ConverseTurn {
+        attempt: 1,
+        side: false,
+    };
+    let conversed = provider
+        .converse(&conversation, turn, &CancelToken::new())
+        .unwrap();
+    assert_eq!(conversed.reply.stop, Stop::ToolUse);
+    assert_eq!(conversed.reply.calls[0].id, "call_7");
+    assert_eq!(conversed.reply.calls[0].input["path"], "src/lib.rs");
+    assert_eq!(conversed.billed.retries.len(), 1);
+    assert_eq!(conversed.billed.input_tokens, 300);
+    let requests = server.finish();
+    let body = &requests[1].body;
+    assert_eq!(requests[1].header("authorization"), Some(&*format!("Bearer {KEY}")));
+    // The job's model and limits; the agent's system prompt, history and
+    // tools in Chat Completions' shape.
+    assert_eq!(body["model"], "local-model");
+    assert_eq!(body["max_tokens"], 512);
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "toolu_1");
+    assert_eq!(body["messages"][3]["role"], "tool");
+    assert_eq!(body["messages"][3]["tool_call_id"], "toolu_1");
+    assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+}
