@@ -32,7 +32,10 @@ fn fill(writer: &mut LogWriter<State>, events: u64) {
                 tx.append(
                     id,
                     Some(1),
-                    Event::AttemptStarted(AttemptStartedRecord { pid: 4242 }),
+                    Event::AttemptStarted(AttemptStartedRecord {
+                        pid: 4242,
+                        agent: None,
+                    }),
                 )?;
                 tx.append(
                     id,

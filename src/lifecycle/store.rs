@@ -242,6 +242,12 @@ impl Store {
                 attempt: Some(attempt),
                 event: Event::AttemptStarted(AttemptStartedRecord {
                     pid: std::process::id(),
+                    agent: job
+                        .manifest
+                        .as_deref()
+                        .and_then(|m| m.manifest())
+                        .and_then(|m| m.agent.as_ref())
+                        .map(|a| format!("{}@{}", a.name, a.version.as_deref().unwrap_or("-"))),
                 }),
             };
             tx.state().check(&probe)?;

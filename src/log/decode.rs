@@ -161,7 +161,10 @@ mod tests {
         );
         assert_eq!(
             d.event,
-            Event::AttemptStarted(AttemptStartedRecord { pid: 7 })
+            Event::AttemptStarted(AttemptStartedRecord {
+                pid: 7,
+                agent: None
+            })
         );
     }
 

@@ -530,7 +530,10 @@ mod names_tests {
     fn a_type_name_is_the_tag_the_log_writes_and_is_known() {
         let events = [
             Event::bare_enqueued(1),
-            Event::AttemptStarted(AttemptStartedRecord { pid: 1 }),
+            Event::AttemptStarted(AttemptStartedRecord {
+                pid: 1,
+                agent: None,
+            }),
             Event::AttemptFinished(AttemptFinishedRecord {
                 outcome: Outcome::Succeeded,
                 failure_kind: None,

@@ -60,6 +60,10 @@ pub struct ReplacedRecord {
 pub struct AttemptStartedRecord {
     /// Process id of the runner holding the lease.
     pub pid: u32,
+    /// The external agent driving the attempt, `<name>@<version>`; none
+    /// for the runtime's own loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// The runner finished the attempt.

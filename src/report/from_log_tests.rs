@@ -47,7 +47,10 @@ impl Log {
 }
 
 fn started(n: u32) -> Event {
-    Event::AttemptStarted(AttemptStartedRecord { pid: 100 + n })
+    Event::AttemptStarted(AttemptStartedRecord {
+        pid: 100 + n,
+        agent: None,
+    })
 }
 
 fn finished(kind: Option<FailureKind>) -> Event {

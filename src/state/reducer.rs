@@ -353,7 +353,9 @@ fn transition(job: &mut Job, record: &Record) -> Result<(), Illegal> {
     match &record.event {
         Event::Enqueued(_) | Event::LogRepaired(_) => {}
         Event::Replaced(event) => lifecycle::replaced(job, &at, event)?,
-        Event::AttemptStarted(AttemptStartedRecord { pid }) => lifecycle::started(job, &at, *pid)?,
+        Event::AttemptStarted(AttemptStartedRecord { pid, .. }) => {
+            lifecycle::started(job, &at, *pid)?
+        }
         Event::AttemptFinished(event) => lifecycle::finished(job, &at, event)?,
         Event::AttemptInterrupted(event) => lifecycle::interrupted(job, &at, event)?,
         Event::Cancelled {} => lifecycle::cancelled(job, &at)?,

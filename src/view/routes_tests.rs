@@ -27,7 +27,10 @@ fn app() -> (tempfile::TempDir, App) {
             ts_ms: 2,
             job: Some("a".into()),
             attempt: Some(1),
-            event: Event::AttemptStarted(AttemptStartedRecord { pid: 9 }),
+            event: Event::AttemptStarted(AttemptStartedRecord {
+                pid: 9,
+                agent: None,
+            }),
         },
     ];
     let bytes: Vec<u8> = records.iter().flat_map(Record::encode).collect();

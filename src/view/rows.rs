@@ -251,7 +251,10 @@ mod tests {
                     3,
                     "a",
                     Some(1),
-                    Event::AttemptStarted(AttemptStartedRecord { pid: 7 }),
+                    Event::AttemptStarted(AttemptStartedRecord {
+                        pid: 7,
+                        agent: None,
+                    }),
                 ),
             ],
         );

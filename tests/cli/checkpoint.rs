@@ -30,7 +30,10 @@ fn fill(log: &Path, prefix: &str) {
                     tx.append(
                         id,
                         Some(1),
-                        Event::AttemptStarted(AttemptStartedRecord { pid: 4242 }),
+                        Event::AttemptStarted(AttemptStartedRecord {
+                            pid: 4242,
+                            agent: None,
+                        }),
                     )?;
                     tx.append(
                         id,

@@ -158,6 +158,12 @@ fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
         .map(|r| r["passed"].as_bool().unwrap_or(false))
         .collect();
     assert_eq!(verifies, [false, true], "{lines:#?}");
+    // The attempt names its agent and version.
+    let started = lines
+        .iter()
+        .find(|r| r["type"] == "attempt_started")
+        .unwrap();
+    assert_eq!(started["agent"], format!("{agent}@{version}"), "{started}");
     // The job names its agent and the version it ran.
     let enqueued = lines.iter().find(|r| r["type"] == "enqueued").unwrap();
     let named = &enqueued["manifest"]["manifest"]["agent"];

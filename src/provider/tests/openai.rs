@@ -439,7 +439,10 @@ fn an_agent_s_conversation_is_answered_with_its_own_tools() {
     assert_eq!(conversed.billed.input_tokens, 300);
     let requests = server.finish();
     let body = &requests[1].body;
-    assert_eq!(requests[1].header("authorization"), Some(&*format!("Bearer {KEY}")));
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
     // The job's model and limits; the agent's system prompt, history and
     // tools in Chat Completions' shape.
     assert_eq!(body["model"], "local-model");

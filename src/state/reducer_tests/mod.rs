@@ -60,7 +60,10 @@ impl Log {
         self.ok(
             job,
             Some(n),
-            Event::AttemptStarted(AttemptStartedRecord { pid: 100 + n }),
+            Event::AttemptStarted(AttemptStartedRecord {
+                pid: 100 + n,
+                agent: None,
+            }),
         )
     }
     fn finish(&mut self, job: &str, n: u32, outcome: Outcome, kind: Option<FailureKind>) -> &Job {
@@ -77,7 +80,10 @@ impl Log {
 }
 
 fn start(n: u32) -> Event {
-    Event::AttemptStarted(AttemptStartedRecord { pid: n })
+    Event::AttemptStarted(AttemptStartedRecord {
+        pid: n,
+        agent: None,
+    })
 }
 fn succeeded() -> Event {
     Event::AttemptFinished(AttemptFinishedRecord {

@@ -264,7 +264,10 @@ fn a_replaced_manifest_numbers_its_attempts_after_the_earlier_ones() {
         log.err(
             "a",
             Some(1),
-            Event::AttemptStarted(AttemptStartedRecord { pid: 1 })
+            Event::AttemptStarted(AttemptStartedRecord {
+                pid: 1,
+                agent: None
+            })
         ),
         Illegal::WrongAttempt { expected: 3, .. }
     ));
