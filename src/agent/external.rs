@@ -14,12 +14,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::agent_loop::{AgentError, AgentResult, AgentRun, Step, failed};
+use super::commands::verify;
 use super::hands::{Acted, Hands};
 use super::meter::Meter;
 use super::transcript::Transcript;
 use crate::cancel::CancelToken;
 use crate::decision::{KINDS, parse_decision};
-use crate::protocol::{Conversation, FailureKind, Outcome, Reply, TranscriptLine};
+use crate::protocol::{
+    AgentMode, Conversation, FailureKind, Outcome, Reply, TranscriptLine, VerifyTrigger,
+};
 use crate::provider::ConverseTurn;
 
 /// How an answer gets back to the request waiting for it.
@@ -73,50 +76,59 @@ pub(crate) struct AgentExit {
     pub(crate) signal: Option<i32>,
     /// The last lines it wrote to stderr.
     pub(crate) stderr_tail: String,
+    /// What it wrote to stdout (bounded): where an agent names its session.
+    pub(crate) stdout: String,
 }
 
 /// Time an agent is given to end on its own after an accepted `finish`.
 pub(crate) const FINISH_GRACE: Duration = Duration::from_secs(5);
 
-/// How an external agent's attempt ended.
+/// How an external agent's attempt (or round) ended.
 #[derive(Debug)]
 pub(crate) struct ExternalEnd {
     pub(crate) result: AgentResult,
+    /// Contained: the agent stopped on its own and the forced verify
+    /// failed with this output, which a next round tells it.
+    pub(crate) verify_failed: Option<String>,
+}
+
+impl ExternalEnd {
+    fn of(result: AgentResult) -> ExternalEnd {
+        ExternalEnd {
+            result,
+            verify_failed: None,
+        }
+    }
 }
 
 /// Serves `asks` until the attempt ends and the agent's process is gone.
 pub(crate) fn serve_agent(
-    run: AgentRun<'_>,
+    run: &mut AgentRun<'_>,
+    mode: AgentMode,
     stop_agent: &CancelToken,
     asks: &Receiver<Ask>,
 ) -> Result<ExternalEnd, AgentError> {
-    let AgentRun {
-        facts,
-        limits,
-        workspace,
-        provider,
-        commands,
-        recorder,
-        cancel,
-        transcript,
-        attempt,
-        budget,
-        guard,
-    } = run;
+    let (limits, cancel, attempt) = (run.limits, run.cancel, run.attempt);
     let meter = Meter {
         limits,
-        budget,
+        budget: run.budget,
         cancel,
     };
+    let provider = &mut *run.provider;
+    let recorder = &mut *run.recorder;
     let mut hands = Hands::new(
-        workspace,
-        commands,
-        &facts.verify,
+        run.workspace,
+        &mut *run.commands,
+        &run.facts.verify,
         limits.observation_cap,
         limits.deadline,
         cancel,
     );
-    hands.guard = guard;
+    hands.guard = match &mut run.guard {
+        Some(guard) => Some(&mut **guard),
+        None => None,
+    };
+    let transcript = run.transcript.as_deref_mut();
     let mut served = Served {
         transcript,
         pending: None,
@@ -146,12 +158,32 @@ pub(crate) fn serve_agent(
         match ask {
             Ask::Exited(exit) => {
                 let steps = recorder.used().steps;
-                let end = match served.ending.take() {
-                    Some((end, _)) => end,
-                    None => exit_result(&exit, steps),
-                };
                 served.flush(None);
-                return Ok(ExternalEnd { result: end });
+                if let Some((end, _)) = served.ending.take() {
+                    return Ok(ExternalEnd::of(end));
+                }
+                // Contained, an agent that stops on its own is verified:
+                // the runtime runs verify, and a failure is told back.
+                if mode == AgentMode::Contained && exit.code == Some(0) {
+                    return Ok(
+                        match verify(&mut hands, recorder, steps, VerifyTrigger::Finish)? {
+                            Step::Next((true, _)) => ExternalEnd::of(AgentResult {
+                                outcome: Outcome::Succeeded,
+                                failure_kind: None,
+                                steps,
+                                summary: None,
+                                infra: None,
+                                cause: None,
+                            }),
+                            Step::Next((false, text)) => ExternalEnd {
+                                result: failed(FailureKind::VerifyFailed, steps),
+                                verify_failed: Some(text),
+                            },
+                            Step::End(end) => ExternalEnd::of(end),
+                        },
+                    );
+                }
+                return Ok(ExternalEnd::of(exit_result(&exit, steps)));
             }
             Ask::Model {
                 conversation,
@@ -162,7 +194,12 @@ pub(crate) fn serve_agent(
                     continue;
                 }
                 let used = recorder.used();
-                let side = !offers_gateway(&conversation);
+                // Leashed, a step is a request that offers the gateway's
+                // tools; contained, one that offers any tool.
+                let side = match mode {
+                    AgentMode::Leashed => !offers_gateway(&conversation),
+                    AgentMode::Contained => conversation.tools.is_empty(),
+                };
                 if !side && let Err(end) = meter.admit(used, hands.last_verify_failed()) {
                     answer(Err(format!(
                         "agent-runtime: the attempt has ended ({})",

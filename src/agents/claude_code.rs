@@ -10,9 +10,11 @@
 //! lets its own tools run in contained mode. Nonessential traffic and
 //! telemetry off, it calls nothing but its base URL.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, Package};
+use serde_json::{Value, json};
+
+use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, shell_line};
 
 pub(super) struct ClaudeCode;
 
@@ -57,10 +59,18 @@ impl Agent for ClaudeCode {
             "--verbose".into(),
             "--model".into(),
             cx.model.into(),
-            "--mcp-config".into(),
-            config_path.display().to_string(),
-            "--strict-mcp-config".into(),
         ];
+        // Leashed, the gateway is its one way in; contained, it has its
+        // own tools and no other MCP server.
+        if cx.mode == Mode::Leashed {
+            argv.extend([
+                "--mcp-config".into(),
+                config_path.display().to_string(),
+                "--strict-mcp-config".into(),
+            ]);
+        } else {
+            argv.push("--strict-mcp-config".into());
+        }
         let mut env = vec![
             ("ANTHROPIC_BASE_URL".to_string(), cx.base_url.to_string()),
             ("ANTHROPIC_API_KEY".to_string(), cx.key.to_string()),
@@ -80,13 +90,86 @@ impl Agent for ClaudeCode {
                 argv.extend(["--tools".into(), String::new()]);
                 argv.extend(["--allowedTools".into(), format!("mcp__{GATEWAY}")]);
             }
-            Mode::Contained => env.push(("IS_SANDBOX".to_string(), "1".to_string())),
+            // Its own tools without asking: as root it takes
+            // `--dangerously-skip-permissions` only with IS_SANDBOX=1.
+            Mode::Contained => {
+                argv.push("--dangerously-skip-permissions".into());
+                env.push(("IS_SANDBOX".to_string(), "1".to_string()));
+            }
         }
         Launch {
             argv,
             env,
             files: vec![(PathBuf::from(MCP_CONFIG), config.to_string())],
         }
+    }
+
+    fn own_call(
+        &self,
+        kind: &str,
+        input: &Value,
+        workspace: &Path,
+        verify: &[String],
+    ) -> Option<OwnCall> {
+        let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
+        let path = || workspace.join(text("path")).display().to_string();
+        let bash = |argv: &[String], what: &str| OwnCall::Call {
+            name: "Bash".into(),
+            input: json!({ "command": shell_line(argv), "description": what }),
+        };
+        Some(match kind {
+            "read_file" => OwnCall::Call {
+                name: "Read".into(),
+                input: json!({ "file_path": path() }),
+            },
+            "write_file" => OwnCall::Call {
+                name: "Write".into(),
+                input: json!({ "file_path": path(), "content": text("content") }),
+            },
+            "replace_text" => OwnCall::Call {
+                name: "Edit".into(),
+                input: json!({
+                    "file_path": path(),
+                    "old_string": text("expected"),
+                    "new_string": text("replacement"),
+                }),
+            },
+            "list_files" => bash(
+                &["find".into(), path(), "-type".into(), "f".into()],
+                "List files",
+            ),
+            "run_tool" => {
+                let mut argv = vec![text("program").to_string()];
+                argv.extend(
+                    input
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(String::from),
+                );
+                bash(&argv, "Run a command")
+            }
+            "verify" => bash(verify, "Verify"),
+            "finish" => OwnCall::Say(text("summary").to_string()),
+            _ => return None,
+        })
+    }
+
+    fn resume(&self, first: &Launch, session: &str, message: &str) -> Option<Vec<String>> {
+        let mut argv = first.argv.clone();
+        let prompt = argv.iter().position(|a| a == "-p")? + 1;
+        *argv.get_mut(prompt)? = message.to_string();
+        argv.extend(["--resume".into(), session.to_string()]);
+        Some(argv)
+    }
+
+    fn session_id(&self, stdout: &str) -> Option<String> {
+        stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find_map(|event| event["session_id"].as_str().map(String::from))
     }
 }
 

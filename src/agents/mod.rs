@@ -140,6 +140,61 @@ pub(crate) trait Agent: Sync {
     }
     /// How to start it.
     fn launch(&self, context: &LaunchContext<'_>) -> Launch;
+    /// Contained: a decision (its kind and fields) as a call of the
+    /// agent's own tools, paths made absolute in `workspace`, `verify` the
+    /// job's verify command; `None` where it has no such tool. This is how
+    /// a script's decision lines drive an agent with its own tools.
+    fn own_call(
+        &self,
+        kind: &str,
+        input: &serde_json::Value,
+        workspace: &Path,
+        verify: &[String],
+    ) -> Option<OwnCall> {
+        let _ = (kind, input, workspace, verify);
+        None
+    }
+    /// Contained: the argv that resumes session `session` of a run
+    /// started with `first`, telling it `message` (the forced verify's
+    /// output); `None` where it cannot be resumed.
+    fn resume(&self, first: &Launch, session: &str, message: &str) -> Option<Vec<String>> {
+        let _ = (first, session, message);
+        None
+    }
+    /// The session its output (stdout) names, for [`Agent::resume`].
+    fn session_id(&self, stdout: &str) -> Option<String> {
+        let _ = stdout;
+        None
+    }
+}
+
+/// A decision as an agent's own tool call, or as what the model says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OwnCall {
+    Call {
+        name: String,
+        input: serde_json::Value,
+    },
+    /// Words that end the model's turn (`finish`: its summary).
+    Say(String),
+}
+
+/// `argv` as one POSIX shell command line.
+pub(crate) fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c));
+            if plain {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Every agent, in the order `agents` lists them.
@@ -248,6 +303,7 @@ impl AgentSpec {
                 modes.first().copied().unwrap_or_default()
             }),
             command: Vec::new(),
+            verify_rounds: None,
         })
     }
 

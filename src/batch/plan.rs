@@ -90,13 +90,12 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
                 }
                 if let Some(spec) = agent {
                     // `--agent command` runs the manifest's own command.
-                    let command = instance
-                        .agent
-                        .as_ref()
-                        .map(|a| a.command.clone())
-                        .unwrap_or_default();
+                    let own = instance.agent.take();
                     instance.agent = spec.choice().map(|mut choice| {
-                        choice.command = command;
+                        if let Some(own) = own {
+                            choice.command = own.command;
+                            choice.verify_rounds = own.verify_rounds;
+                        }
                         choice
                     });
                 }

@@ -139,7 +139,7 @@ fn through_bridge(
     };
     let cancel = CancelToken::new();
     let served = serve_agent(
-        AgentRun {
+        &mut AgentRun {
             facts: &facts,
             limits: &limits,
             workspace: &workspace,
@@ -152,6 +152,7 @@ fn through_bridge(
             budget: None,
             guard: None,
         },
+        crate::protocol::AgentMode::Leashed,
         &cancel,
         &requests,
     );

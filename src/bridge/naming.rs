@@ -5,16 +5,32 @@
 //! the gateway's is taken out of the request, so the model is never
 //! offered one.
 
+use crate::agents::OwnCall;
 use crate::decision::KINDS;
-use crate::protocol::{Conversation, Reply, Turn};
+use crate::protocol::{Conversation, Reply, Stop, Turn};
+
+/// A decision as a call of a contained agent's own tools.
+pub(crate) type OwnCalls =
+    std::sync::Arc<dyn Fn(&str, &serde_json::Value) -> Option<OwnCall> + Send + Sync>;
 
 /// One agent's names for the gateway's tools.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Naming {
     /// (the agent's name, the kind), one per decision kind.
     names: Vec<(String, &'static str)>,
     /// Leashed: only the gateway's tools are offered.
     leashed: bool,
+    /// Contained: a reply's decisions become the agent's own calls.
+    own: Option<OwnCalls>,
+}
+
+impl std::fmt::Debug for Naming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Naming")
+            .field("leashed", &self.leashed)
+            .field("own", &self.own.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Naming {
@@ -26,6 +42,16 @@ impl Naming {
                 .map(|spec| (name_of(spec.kind), spec.kind))
                 .collect(),
             leashed,
+            own: None,
+        }
+    }
+
+    /// Contained: every tool offered, and a reply's decisions (a script's
+    /// decision lines) made calls of the agent's own tools by `own`.
+    pub(crate) fn contained(name_of: impl Fn(&str) -> String, own: OwnCalls) -> Naming {
+        Naming {
+            own: Some(own),
+            ..Naming::new(name_of, false)
         }
     }
 
@@ -68,6 +94,36 @@ impl Naming {
 
     /// The reply as the agent names its tools.
     pub(crate) fn to_agent(&self, reply: &mut Reply) {
+        if let Some(own) = &self.own {
+            let mut said = Vec::new();
+            reply.calls.retain_mut(|call| {
+                if !KINDS.iter().any(|spec| spec.kind == call.name) {
+                    return true;
+                }
+                match own(&call.name, &call.input) {
+                    Some(OwnCall::Call { name, input }) => {
+                        call.name = name;
+                        call.input = input;
+                        true
+                    }
+                    Some(OwnCall::Say(text)) => {
+                        said.push(text);
+                        false
+                    }
+                    None => true,
+                }
+            });
+            if !said.is_empty() {
+                if !reply.text.is_empty() {
+                    said.insert(0, reply.text.clone());
+                }
+                reply.text = said.join("\n");
+            }
+            if reply.calls.is_empty() {
+                reply.stop = Stop::EndTurn;
+            }
+            return;
+        }
         for call in &mut reply.calls {
             if let Some(name) = self.agents(&call.name) {
                 call.name = name.to_string();
@@ -79,7 +135,7 @@ impl Naming {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Stop, Tool, ToolCall};
+    use crate::protocol::{Tool, ToolCall};
     use serde_json::json;
 
     fn tool(name: &str) -> Tool {

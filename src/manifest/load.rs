@@ -329,6 +329,7 @@ pub(super) fn agent_choice(
                 version: raw.version,
                 mode: raw.mode.unwrap_or_default(),
                 command,
+                verify_rounds: raw.verify_rounds,
             }));
         }
         ("command", Some(_)) => {}
@@ -348,6 +349,7 @@ pub(super) fn agent_choice(
         version: raw.version,
         mode: raw.mode.unwrap_or_default(),
         command,
+        verify_rounds: raw.verify_rounds,
     }))
 }
 

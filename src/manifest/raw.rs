@@ -106,6 +106,7 @@ pub(super) struct RawAgent {
     pub version: Option<String>,
     pub mode: Option<AgentMode>,
     pub command: Option<Vec<String>>,
+    pub verify_rounds: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

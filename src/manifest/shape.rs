@@ -259,6 +259,7 @@ pub(super) static AGENT: Shape = Shape {
                 example: "python3 my_agent.py",
             },
         ),
+        key("verify_rounds", U32),
     ],
 };
 

@@ -466,6 +466,10 @@ pub struct AgentChoice {
     /// canonical, or a name looked up on the search path) and arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// Contained: how many times a failed forced verify goes back to the
+    /// agent (`[agent] verify_rounds`, default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_rounds: Option<u32>,
 }
 
 /// How an external agent runs: `leashed`, its every action a call of the

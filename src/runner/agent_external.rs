@@ -54,7 +54,7 @@ pub(super) enum ExternalError {
 /// Runs the attempt's agent phase with an external agent.
 pub(super) fn run_external(
     external: External<'_>,
-    run: AgentRun<'_>,
+    mut run: AgentRun<'_>,
 ) -> Result<Result<ExternalEnd, crate::agent::AgentError>, ExternalError> {
     let External {
         choice,
@@ -72,11 +72,11 @@ pub(super) fn run_external(
         mode: Some(choice.mode),
     };
     let agent = spec.agent();
-    if choice.mode != Mode::Leashed {
+    let contained = choice.mode == Mode::Contained;
+    if contained && agent.package() != Package::None && agent.name() != "claude-code" {
         return Err(ExternalError::Setup(format!(
-            "{} runs {} in a later version of the runtime; use mode = \"leashed\"",
-            agent.name(),
-            choice.mode.as_str()
+            "{} runs contained in a later version of the runtime; use mode = \"leashed\"",
+            agent.name()
         )));
     }
     // The install: a trusted phase, shared by every job, made once; the
@@ -114,7 +114,11 @@ pub(super) fn run_external(
         .port();
     let base_url = format!("http://127.0.0.1:{port}");
     let mcp_url = format!("{base_url}/mcp");
-    let prompt = leash_prompt(manifest);
+    let prompt = if contained {
+        contained_prompt(manifest)
+    } else {
+        leash_prompt(manifest)
+    };
     let model = model_name(manifest);
     let launch = agent.launch(&LaunchContext {
         mode: choice.mode,
@@ -141,55 +145,116 @@ pub(super) fn run_external(
     if agent.package() == Package::None {
         argv = choice.command.clone();
     }
-    let request = agent_request(
-        &argv,
-        &launch.env,
-        &program,
-        install.as_deref(),
-        &agent_dir,
-        &work,
-        policy,
-        network,
-        deadline,
-    )
-    .map_err(ExternalError::Setup)?;
+    // Contained, the agent works in the workspace itself; leashed, in an
+    // empty directory of its own.
+    let workspace = run.workspace.root().to_path_buf();
+    let cwd = if contained { &workspace } else { &work };
+    let request = |argv: &[String]| {
+        agent_request(
+            argv,
+            &launch.env,
+            &program,
+            install.as_deref(),
+            &agent_dir,
+            cwd,
+            policy.clone(),
+            network.clone(),
+            deadline,
+        )
+        .map_err(ExternalError::Setup)
+    };
+    let mut next = request(&argv)?;
 
     let (asks, requests) = mpsc::channel::<Ask>();
-    let naming = Naming::new(
-        |kind| agent.mcp_tool_name(GATEWAY, kind),
-        choice.mode == Mode::Leashed,
-    );
+    let naming = if contained {
+        let verify = manifest.verify.clone();
+        let root = workspace.clone();
+        Naming::contained(
+            |kind| agent.mcp_tool_name(GATEWAY, kind),
+            std::sync::Arc::new(move |kind: &str, input: &serde_json::Value| {
+                agent.own_call(kind, input, &root, &verify)
+            }),
+        )
+    } else {
+        Naming::new(|kind| agent.mcp_tool_name(GATEWAY, kind), true)
+    };
     let records = full_trace.then(|| runs.join("bridge.jsonl"));
     let bridge = Bridge::start(listener, asks.clone(), naming, records)
         .map_err(|e| ExternalError::Setup(format!("cannot start the model bridge: {e}")))?;
-    // Stopped by the serving loop, the attempt's cancel, or its deadline.
-    let stop = run.cancel.child();
-    let agent_stop = stop.clone();
-    let log = runs.join("agent.log");
-    let process = std::thread::Builder::new()
-        .name("agent".into())
-        .spawn(move || {
-            let exit = match run_agent_process(&request, &agent_stop, &log) {
-                Ok(exit) => exit,
-                Err(e) => AgentExit {
-                    sandbox_unavailable: matches!(
-                        e,
-                        crate::exec::ExecError::SandboxUnavailable { .. }
+    let rounds = if contained {
+        choice.verify_rounds.unwrap_or(DEFAULT_VERIFY_ROUNDS)
+    } else {
+        0
+    };
+    let mut round = 0;
+    let served = loop {
+        // Stopped by the serving loop, the attempt's cancel, or its deadline.
+        let stop = run.cancel.child();
+        let agent_stop = stop.clone();
+        let log = runs.join(if round == 0 {
+            "agent.log".to_string()
+        } else {
+            format!("agent-{}.log", round + 1)
+        });
+        let asks = asks.clone();
+        let process = std::thread::Builder::new()
+            .name("agent".into())
+            .spawn(move || {
+                let exit = match run_agent_process(&next, &agent_stop, &log) {
+                    Ok(exit) => exit,
+                    Err(e) => AgentExit {
+                        sandbox_unavailable: matches!(
+                            e,
+                            crate::exec::ExecError::SandboxUnavailable { .. }
+                        ),
+                        not_started: Some(e.to_string()),
+                        ..AgentExit::default()
+                    },
+                };
+                let session = exit.stdout.clone();
+                let _ = asks.send(Ask::Exited(exit));
+                session
+            })
+            .map_err(|e| ExternalError::Setup(format!("cannot start the agent's thread: {e}")))?;
+        let served = serve_agent(&mut run, choice.mode, &stop, &requests);
+        // Whatever ended the round, nothing of the agent outlives it.
+        stop.cancel();
+        let stdout = process.join().unwrap_or_default();
+        let Ok(end) = &served else {
+            break served;
+        };
+        // Contained: a failed forced verify goes back to the agent, in
+        // the same session, while rounds are left.
+        let resumed = match (&end.verify_failed, round < rounds) {
+            (Some(output), true) => agent.session_id(&stdout).and_then(|session| {
+                agent.resume(
+                    &crate::agents::Launch {
+                        argv: argv.clone(),
+                        ..launch.clone()
+                    },
+                    &session,
+                    &format!(
+                        "The runtime ran the verify command and it failed:\n{output}\nFix \
+                             it, then stop."
                     ),
-                    not_started: Some(e.to_string()),
-                    ..AgentExit::default()
-                },
-            };
-            let _ = asks.send(Ask::Exited(exit));
-        })
-        .map_err(|e| ExternalError::Setup(format!("cannot start the agent's thread: {e}")))?;
-    let served = serve_agent(run, &stop, &requests);
-    // Whatever ended the attempt, nothing of the agent outlives it.
-    stop.cancel();
+                )
+            }),
+            _ => None,
+        };
+        match resumed {
+            Some(resume) => {
+                next = request(&resume)?;
+                round += 1;
+            }
+            None => break served,
+        }
+    };
     drop(bridge);
-    let _ = process.join();
     Ok(served)
 }
+
+/// Forced-verify rounds of a contained agent when `[agent]` names none.
+pub(crate) const DEFAULT_VERIFY_ROUNDS: u32 = 2;
 
 /// The executor's request for the agent's process.
 #[allow(clippy::too_many_arguments)]
@@ -289,7 +354,20 @@ fn run_agent_process(
         code: outcome.exit_code,
         signal: outcome.signal,
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        stdout,
     })
+}
+
+/// The prompt a contained agent is given: the task, what it may change,
+/// and that the runtime verifies when it stops.
+fn contained_prompt(manifest: &Manifest) -> String {
+    format!(
+        "{task}\n\nThe task's files are in your working directory; change only {editable}. \
+         When you stop, the runtime runs `{verify}`; if it fails you will be told its output.",
+        task = manifest.prompt.trim_end(),
+        editable = manifest.editable.join(", "),
+        verify = manifest.verify.join(" "),
+    )
 }
 
 /// The prompt a leashed agent is given: the task, and the leash.

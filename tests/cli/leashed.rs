@@ -42,6 +42,15 @@ fn with_agent(sb: &Sandbox, agent: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A sandbox for `test` with `agent` installed, where this machine can
+/// run it (root, the registry); else `None`, having said why.
+fn ready(test: &str, agent: &str) -> Option<Sandbox> {
+    let sb = Sandbox::new();
+    require_layer(test, root())?;
+    require_tool(test, with_agent(&sb, agent))?;
+    Some(sb)
+}
+
 /// The leash's own network namespace needs root.
 fn root() -> Result<(), String> {
     if nix::unistd::geteuid().is_root() {
@@ -111,13 +120,9 @@ const LEASHED_SCRIPT: &[&str] = &[
 /// in `dialect`, when given): it succeeds, every tool call a decision
 /// event, the refusals too, and the job names the agent and its version.
 fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
-    let sb = Sandbox::new();
-    if require_layer(test, root()).is_none() {
+    let Some(sb) = ready(test, agent) else {
         return;
-    }
-    if require_tool(test, with_agent(&sb, agent)).is_none() {
-        return;
-    }
+    };
     let job = job_with_script(&sb, LEASHED_SCRIPT, dialect);
     let data = sb.data();
     let run = sb.run(&[
@@ -371,13 +376,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn an_agent_out_of_steps_is_ended_at_the_limit() {
     let test = "an_agent_out_of_steps_is_ended_at_the_limit";
-    let sb = Sandbox::new();
-    if require_layer(test, root()).is_none() {
+    let Some(sb) = ready(test, "claude-code") else {
         return;
-    }
-    if require_tool(test, with_agent(&sb, "claude-code")).is_none() {
-        return;
-    }
+    };
     let job = job_with_script(&sb, LEASHED_SCRIPT, None);
     let manifest = std::fs::read_to_string(&job)
         .unwrap()
@@ -644,4 +645,86 @@ fn an_agent_that_cannot_start_is_the_infrastructure_s_fault() {
     assert_eq!(crate::harness::job_state(&sb, "off_by_one"), "failed");
     let status = sb.run(&["status", data.to_str().unwrap()]).stdout;
     assert!(status.contains("infra_error"), "{status}");
+}
+
+/// Contained: Claude Code with its own tools in the workspace (inside its
+/// sandbox), the script's decision lines made its own `Read` and `Edit`
+/// calls. It stops after a wrong fix; the runtime's forced verify fails
+/// and its output goes back to it in the same session (`--resume`); it
+/// fixes it, stops, and the verify passes.
+#[test]
+fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
+    let test = "claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let job = job_with_script(
+        &sb,
+        &[
+            r#"{"kind":"read_file","path":"src/lib.rs"}"#,
+            r#"{"kind":"replace_text","path":"src/lib.rs","expected":"1..n","replacement":"2..n"}"#,
+            r#"{"kind":"finish","summary":"Done, I think."}"#,
+            r#"{"kind":"replace_text","path":"src/lib.rs","expected":"2..n","replacement":"1..=n"}"#,
+            r#"{"kind":"finish","summary":"Fixed the range."}"#,
+        ],
+        None,
+    );
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("trace = \"metadata\"", "trace = \"full\"");
+    std::fs::write(&job, manifest).unwrap();
+    let data = sb.data();
+    let run = sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        job.to_str().unwrap(),
+        "--agent",
+        "claude-code:contained",
+    ]);
+    let id = "off_by_one+claude-code";
+    let logs: String = ["agent.log", "agent-2.log"]
+        .iter()
+        .map(|f| std::fs::read_to_string(data.join(format!("runs/{id}/1/{f}"))).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        crate::harness::job_state(&sb, id),
+        "succeeded",
+        "{}\n{}\n{logs}",
+        run.stdout,
+        run.stderr
+    );
+    let lines = log_lines(&sb);
+    // The runtime verified twice: after each time the agent stopped.
+    let verifies: Vec<(bool, String)> = lines
+        .iter()
+        .filter(|r| r["type"] == "verify")
+        .map(|r| {
+            (
+                r["passed"].as_bool().unwrap_or(false),
+                r["trigger"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verifies,
+        [(false, "finish".to_string()), (true, "finish".to_string())]
+    );
+    // The second round was the same session, told the verify's output.
+    let second = std::fs::read_to_string(data.join(format!("runs/{id}/1/agent-2.log"))).unwrap();
+    assert!(second.contains("claude_code_version"), "{second}");
+    let records = std::fs::read_to_string(data.join(format!("runs/{id}/1/bridge.jsonl"))).unwrap();
+    assert!(
+        records.contains("The runtime ran the verify command and it failed"),
+        "{records}"
+    );
+    // The edits were the agent's own tool's: no `edit` event, a patch.
+    assert!(!lines.iter().any(|r| r["type"] == "edit"));
+    let patch =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/patch.diff"))).unwrap_or_default();
+    assert!(patch.contains("1..=n"), "{patch}");
+    let enqueued = lines.iter().find(|r| r["type"] == "enqueued").unwrap();
+    assert_eq!(
+        enqueued["manifest"]["manifest"]["agent"]["mode"],
+        "contained"
+    );
 }
