@@ -10,9 +10,11 @@
 //! the one that says no), and in leashed mode its shell and other
 //! built-ins off.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, Package};
+use serde_json::{Value, json};
+
+use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, shell_line};
 
 pub(super) struct Codex;
 
@@ -57,17 +59,23 @@ impl Agent for Codex {
 
     fn launch(&self, cx: &LaunchContext<'_>) -> Launch {
         let quote = |s: &str| serde_json::Value::from(s).to_string();
+        // Its own tools come only with a model it knows.
+        let own_tools = cx.builtins || cx.mode == Mode::Contained;
+        let mcp = if cx.mode == Mode::Leashed {
+            format!("[mcp_servers.{GATEWAY}]\nurl = {}\n\n", quote(cx.mcp_url))
+        } else {
+            String::new()
+        };
         let mut config = format!(
             "model = {model}\nmodel_provider = \"{GATEWAY}\"\napproval_policy = \"never\"\n\
              sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\
              web_search = \"disabled\"\n\n\
              [model_providers.{GATEWAY}]\nname = \"{GATEWAY}\"\nbase_url = {base}\n\
              env_key = \"{KEY_ENV}\"\nwire_api = \"responses\"\n\n\
-             [mcp_servers.{GATEWAY}]\nurl = {mcp}\n\n[analytics]\nenabled = false\n\n\
+             {mcp}[analytics]\nenabled = false\n\n\
              [features]\nplugins = false\n",
-            model = quote(if cx.builtins { KNOWN_MODEL } else { cx.model }),
+            model = quote(if own_tools { KNOWN_MODEL } else { cx.model }),
             base = quote(&format!("{}/v1", cx.base_url)),
-            mcp = quote(cx.mcp_url),
         );
         if cx.mode == Mode::Leashed && !cx.builtins {
             config.push_str("shell_tool = false\n");
@@ -90,12 +98,121 @@ impl Agent for Codex {
             files: vec![(PathBuf::from(CODEX_HOME).join("config.toml"), config)],
         }
     }
+
+    fn own_call(
+        &self,
+        kind: &str,
+        input: &Value,
+        workspace: &Path,
+        verify: &[String],
+    ) -> Option<OwnCall> {
+        let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
+        let path = || workspace.join(text("path")).display().to_string();
+        let line =
+            |argv: &[&str]| shell_line(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        let cmd = match kind {
+            "read_file" => line(&["cat", &path()]),
+            "list_files" => line(&["find", &path(), "-type", "f"]),
+            "write_file" => format!(
+                "{} > {}",
+                line(&["printf", "%s", text("content")]),
+                line(&[&path()])
+            ),
+            // Its shell is its one editor here (`apply_patch` aside).
+            "replace_text" => line(&[
+                "python3",
+                "-c",
+                "import sys; p, a, b = sys.argv[1:]; t = open(p).read(); \
+                 open(p, 'w').write(t.replace(a, b, 1))",
+                &path(),
+                text("expected"),
+                text("replacement"),
+            ]),
+            "run_tool" => {
+                let mut argv = vec![text("program").to_string()];
+                argv.extend(
+                    input
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(String::from),
+                );
+                shell_line(&argv)
+            }
+            "verify" => shell_line(verify),
+            "finish" => return Some(OwnCall::Say(text("summary").to_string())),
+            _ => return None,
+        };
+        Some(OwnCall::Call {
+            name: "exec_command".into(),
+            input: json!({ "cmd": cmd }),
+        })
+    }
+
+    fn resume(&self, first: &Launch, session: &str, message: &str) -> Option<Vec<String>> {
+        let program = first.argv.first()?.clone();
+        Some(vec![
+            program,
+            "exec".into(),
+            "resume".into(),
+            "--skip-git-repo-check".into(),
+            "--json".into(),
+            session.to_string(),
+            message.to_string(),
+        ])
+    }
+
+    fn session_id(&self, stdout: &str) -> Option<String> {
+        stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|event| event["type"] == "thread.started")
+            .and_then(|event| event["thread_id"].as_str().map(String::from))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn contained_a_decision_is_a_shell_command_and_a_session_resumes() {
+        let ws = Path::new("/ws");
+        let call = Codex
+            .own_call(
+                "replace_text",
+                &json!({"path": "src/lib.rs", "expected": "1..n", "replacement": "1..=n"}),
+                ws,
+                &[],
+            )
+            .unwrap();
+        let OwnCall::Call { name, input } = call else {
+            panic!("{call:?}");
+        };
+        assert_eq!(name, "exec_command");
+        let cmd = input["cmd"].as_str().unwrap();
+        assert!(cmd.starts_with("python3 -c 'import sys;"), "{cmd}");
+        assert!(cmd.ends_with("/ws/src/lib.rs 1..n 1..=n"), "{cmd}");
+        assert_eq!(
+            Codex.own_call("finish", &json!({"summary": "done"}), ws, &[]),
+            Some(OwnCall::Say("done".into()))
+        );
+        let out =
+            "{\"type\":\"thread.started\",\"thread_id\":\"abc-1\"}\n{\"type\":\"turn.started\"}";
+        assert_eq!(Codex.session_id(out).as_deref(), Some("abc-1"));
+        let first = Launch {
+            argv: vec!["/agents/codex".into(), "exec".into(), "go".into()],
+            ..Launch::default()
+        };
+        let resume = Codex.resume(&first, "abc-1", "verify failed").unwrap();
+        assert_eq!(
+            resume.join(" "),
+            "/agents/codex exec resume --skip-git-repo-check --json abc-1 verify failed"
+        );
+    }
 
     #[test]
     fn its_configuration_names_the_bridge_and_the_gateway_and_is_toml() {
@@ -122,10 +239,25 @@ mod tests {
                 Some("http://127.0.0.1:4000/v1")
             );
             assert_eq!(provider["wire_api"].as_str(), Some("responses"));
-            assert_eq!(
-                config["mcp_servers"]["agent-runtime"]["url"].as_str(),
-                Some("http://127.0.0.1:4000/mcp")
-            );
+            // Leashed, the gateway is its MCP server and the model's name
+            // is the job's; contained, no MCP server, and a model it knows
+            // (its own tools come with it).
+            let gateway = config
+                .get("mcp_servers")
+                .and_then(|m| m.get("agent-runtime"))
+                .and_then(|g| g.get("url"))
+                .and_then(|u| u.as_str());
+            let model = config["model"].as_str();
+            match mode {
+                Mode::Leashed => {
+                    assert_eq!(gateway, Some("http://127.0.0.1:4000/mcp"));
+                    assert_eq!(model, Some("local"));
+                }
+                Mode::Contained => {
+                    assert_eq!(gateway, None);
+                    assert_eq!(model, Some(KNOWN_MODEL));
+                }
+            }
             assert_eq!(config["features"]["plugins"].as_bool(), Some(false));
             let shell = config["features"]
                 .get("shell_tool")

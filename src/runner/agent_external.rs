@@ -73,9 +73,16 @@ pub(super) fn run_external(
     };
     let agent = spec.agent();
     let contained = choice.mode == Mode::Contained;
-    if contained && agent.package() != Package::None && agent.name() != "claude-code" {
+    // An agent of the table runs contained once the table says how a
+    // decision maps to its own tools (which is how scripts and oracles
+    // drive it); a `command` agent is its own affair.
+    let mapped = agent.package() == Package::None
+        || agent
+            .own_call("finish", &serde_json::json!({}), Path::new("/"), &[])
+            .is_some();
+    if contained && (!agent.modes().contains(&Mode::Contained) || !mapped) {
         return Err(ExternalError::Setup(format!(
-            "{} runs contained in a later version of the runtime; use mode = \"leashed\"",
+            "{} does not run contained yet; use mode = \"leashed\"",
             agent.name()
         )));
     }

@@ -647,15 +647,13 @@ fn an_agent_that_cannot_start_is_the_infrastructure_s_fault() {
     assert!(status.contains("infra_error"), "{status}");
 }
 
-/// Contained: Claude Code with its own tools in the workspace (inside its
-/// sandbox), the script's decision lines made its own `Read` and `Edit`
-/// calls. It stops after a wrong fix; the runtime's forced verify fails
+/// Contained: `agent` with its own tools in the workspace (inside its
+/// sandbox), the script's decision lines made calls of its own tools
+/// (Claude Code's `Read` and `Edit`, Codex's `exec_command`). It stops after a wrong fix; the runtime's forced verify fails
 /// and its output goes back to it in the same session (`--resume`); it
 /// fixes it, stops, and the verify passes.
-#[test]
-fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
-    let test = "claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails";
-    let Some(sb) = ready(test, "claude-code") else {
+fn contained_run(test: &str, agent: &str) {
+    let Some(sb) = ready(test, agent) else {
         return;
     };
     let job = job_with_script(
@@ -679,9 +677,9 @@ fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
         data.to_str().unwrap(),
         job.to_str().unwrap(),
         "--agent",
-        "claude-code:contained",
+        &format!("{agent}:contained"),
     ]);
-    let id = "off_by_one+claude-code";
+    let id = &format!("off_by_one+{agent}");
     let logs: String = ["agent.log", "agent-2.log"]
         .iter()
         .map(|f| std::fs::read_to_string(data.join(format!("runs/{id}/1/{f}"))).unwrap_or_default())
@@ -711,7 +709,7 @@ fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
     );
     // The second round was the same session, told the verify's output.
     let second = std::fs::read_to_string(data.join(format!("runs/{id}/1/agent-2.log"))).unwrap();
-    assert!(second.contains("claude_code_version"), "{second}");
+    assert!(second.contains("== exit Some(0)"), "{second}");
     let records = std::fs::read_to_string(data.join(format!("runs/{id}/1/bridge.jsonl"))).unwrap();
     assert!(
         records.contains("The runtime ran the verify command and it failed"),
@@ -726,5 +724,21 @@ fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
     assert_eq!(
         enqueued["manifest"]["manifest"]["agent"]["mode"],
         "contained"
+    );
+}
+
+#[test]
+fn claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails() {
+    contained_run(
+        "claude_code_contained_is_verified_when_it_stops_and_told_when_it_fails",
+        "claude-code",
+    );
+}
+
+#[test]
+fn codex_contained_is_verified_when_it_stops_and_told_when_it_fails() {
+    contained_run(
+        "codex_contained_is_verified_when_it_stops_and_told_when_it_fails",
+        "codex",
     );
 }
