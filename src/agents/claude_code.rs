@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, shell_line};
+use super::{
+    Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, run_tool_argv,
+    shell_line,
+};
 
 pub(super) struct ClaudeCode;
 
@@ -138,19 +141,7 @@ impl Agent for ClaudeCode {
                 &["find".into(), path(), "-type".into(), "f".into()],
                 "List files",
             ),
-            "run_tool" => {
-                let mut argv = vec![text("program").to_string()];
-                argv.extend(
-                    input
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(String::from),
-                );
-                bash(&argv, "Run a command")
-            }
+            "run_tool" => bash(&run_tool_argv(input), "Run a command"),
             "verify" => bash(verify, "Verify"),
             "finish" => OwnCall::Say(text("summary").to_string()),
             _ => return None,

@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, shell_line};
+use super::{
+    Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, run_tool_argv,
+    shell_line,
+};
 
 pub(super) struct Codex;
 
@@ -128,19 +131,7 @@ impl Agent for Codex {
                 text("expected"),
                 text("replacement"),
             ]),
-            "run_tool" => {
-                let mut argv = vec![text("program").to_string()];
-                argv.extend(
-                    input
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(String::from),
-                );
-                shell_line(&argv)
-            }
+            "run_tool" => shell_line(&run_tool_argv(input)),
             "verify" => shell_line(verify),
             "finish" => return Some(OwnCall::Say(text("summary").to_string())),
             _ => return None,

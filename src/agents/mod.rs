@@ -179,6 +179,20 @@ pub(crate) enum OwnCall {
     Say(String),
 }
 
+/// The argv of a `run_tool` decision's fields (`program`, `args`).
+pub(crate) fn run_tool_argv(input: &serde_json::Value) -> Vec<String> {
+    let mut argv = vec![input["program"].as_str().unwrap_or_default().to_string()];
+    argv.extend(
+        input["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(String::from),
+    );
+    argv
+}
+
 /// `argv` as one POSIX shell command line.
 pub(crate) fn shell_line(argv: &[String]) -> String {
     argv.iter()

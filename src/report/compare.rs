@@ -55,9 +55,10 @@ impl Comparison {
 /// with fewer than two providers. Jobs without a provider are left out.
 pub fn comparisons(report: &Report) -> Vec<Comparison> {
     // provider -> job -> (finished, succeeded)
-    let mut runs: BTreeMap<&str, BTreeMap<&str, (u32, u32)>> = BTreeMap::new();
+    let mut runs: BTreeMap<String, BTreeMap<&str, (u32, u32)>> = BTreeMap::new();
+    let with_agents = report.with_agents();
     for j in &report.jobs {
-        let Some(provider) = j.provider.as_deref() else {
+        let Some(provider) = j.arm(with_agents) else {
             continue;
         };
         let entry = runs.entry(provider).or_default().entry(&j.job).or_default();
@@ -68,7 +69,7 @@ pub fn comparisons(report: &Report) -> Vec<Comparison> {
             entry.1 += 1;
         }
     }
-    let fractions: Vec<(&str, BTreeMap<&str, f64>)> = runs
+    let fractions: Vec<(String, BTreeMap<&str, f64>)> = runs
         .into_iter()
         .map(|(provider, jobs)| {
             let fractions = jobs

@@ -50,7 +50,11 @@ impl Artifacts for NoArtifacts {
 /// The logs an attempt may have, in the order a job runs them; `verify-<k>`
 /// logs follow the setup and baseline ones.
 const LOGS_BEFORE: [&str; 2] = ["setup.log", "baseline.log"];
-const LOGS_AFTER: [&str; 5] = [
+const LOGS_AFTER: [&str; 9] = [
+    "agent.log",
+    "agent-2.log",
+    "agent-3.log",
+    "bridge.jsonl",
     "acceptance.log",
     crate::verdict::HARNESS_OUTPUT_FILE,
     "patch.diff",

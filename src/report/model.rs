@@ -49,6 +49,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether any instance ran an external agent (then the others ran the
+    /// runtime's loop, an arm of their own).
+    pub fn with_agents(&self) -> bool {
+        self.jobs.iter().any(|j| j.agent.is_some())
+    }
+
     /// An empty report at schema version [`REPORT_SCHEMA_VERSION`].
     pub fn new(generated_at_ms: u64, sources: Vec<String>) -> Report {
         Report {
@@ -210,6 +216,25 @@ pub struct JobResult {
 }
 
 impl JobResult {
+    /// The arm of a sweep this instance ran in, as tables, pass@k and the
+    /// paired comparisons name it: its provider and its external agent
+    /// (`<provider>+<agent>`); where other instances of the report ran an
+    /// agent (`with_agents`), one without is `runtime`'s. `None` for a job
+    /// run as its manifest says, outside any sweep.
+    pub fn arm(&self, with_agents: bool) -> Option<String> {
+        let agent = match &self.agent {
+            Some(agent) => Some(agent.name.as_str()),
+            None if with_agents => Some("runtime"),
+            None => None,
+        };
+        match (&self.provider, agent) {
+            (Some(provider), Some(agent)) => Some(format!("{provider}+{agent}")),
+            (Some(provider), None) => Some(provider.clone()),
+            (None, Some(agent)) => Some(agent.to_string()),
+            (None, None) => None,
+        }
+    }
+
     /// A pending job with every figure at zero; fixtures and builders fill in the rest.
     pub fn new(instance: &str, job: &str, family: &str) -> JobResult {
         JobResult {

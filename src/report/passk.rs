@@ -116,10 +116,11 @@ impl PassAtK {
     pub fn of(report: &Report) -> Option<PassAtK> {
         let mut groups: BTreeMap<(String, Option<String>), (u32, u32, u32)> = BTreeMap::new();
         let mut family: BTreeMap<&str, &str> = BTreeMap::new();
+        let with_agents = report.with_agents();
         for job in report.jobs.iter().filter(|j| j.repeat.is_some()) {
             family.entry(&job.job).or_insert(&job.family);
             let g = groups
-                .entry((job.job.clone(), job.provider.clone()))
+                .entry((job.job.clone(), job.arm(with_agents)))
                 .or_default();
             // Each repeat's sample is its first attempt (restarts after a
             // fault of the infrastructure are the same attempt; retries

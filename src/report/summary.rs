@@ -174,12 +174,13 @@ pub struct Summary {
 impl Summary {
     pub fn of(report: &Report) -> Summary {
         let mut families: BTreeMap<&str, Vec<&JobResult>> = BTreeMap::new();
-        let mut providers: BTreeMap<&str, Vec<&JobResult>> = BTreeMap::new();
+        let mut providers: BTreeMap<String, Vec<&JobResult>> = BTreeMap::new();
         let mut failures: BTreeMap<FailureKind, Vec<String>> = BTreeMap::new();
+        let with_agents = report.with_agents();
         for j in &report.jobs {
             families.entry(&j.family).or_default().push(j);
-            if let Some(p) = &j.provider {
-                providers.entry(p).or_default().push(j);
+            if let Some(arm) = j.arm(with_agents) {
+                providers.entry(arm).or_default().push(j);
             }
             if let Some(kind) = j.failure_kind
                 && j.outcome != JobOutcome::Succeeded
@@ -210,7 +211,7 @@ impl Summary {
             providers: providers
                 .into_iter()
                 .map(|(provider, jobs)| ProviderSummary {
-                    provider: provider.to_string(),
+                    provider,
                     figures: Figures::of(jobs),
                 })
                 .collect(),

@@ -91,7 +91,10 @@ pub(super) fn compare_view(
         .enumerate()
         .flat_map(|(i, run)| run.report.jobs.iter().map(move |j| (i, j)))
         .collect();
-    let mut providers: Vec<String> = all.iter().filter_map(|(_, j)| j.provider.clone()).collect();
+    // The arms of the sweeps: a provider, and an external agent with it
+    // (`<provider>+<agent>`), compared like providers.
+    let with_agents = model.runs.iter().any(|run| run.report.with_agents());
+    let mut providers: Vec<String> = all.iter().filter_map(|(_, j)| j.arm(with_agents)).collect();
     providers.sort();
     providers.dedup();
     let runs: Vec<String> = model.runs.iter().map(|r| r.label.clone()).collect();
@@ -111,7 +114,7 @@ pub(super) fn compare_view(
             let side = |chosen: &str| -> Vec<(usize, &JobResult)> {
                 all.iter()
                     .filter(|(run, j)| match kind {
-                        Kind::Provider => j.provider.as_deref() == Some(chosen),
+                        Kind::Provider => j.arm(with_agents).as_deref() == Some(chosen),
                         Kind::Run => run.to_string() == chosen,
                     })
                     .copied()
@@ -147,8 +150,8 @@ fn provider_key(j: &JobResult) -> String {
 /// Data dirs are compared per job and provider: the same instance, less
 /// its repeat.
 fn run_key(j: &JobResult) -> String {
-    match &j.provider {
-        Some(p) => format!("{}@{p}", j.job),
+    match j.arm(j.agent.is_some()) {
+        Some(arm) => format!("{}@{arm}", j.job),
         None => j.job.clone(),
     }
 }

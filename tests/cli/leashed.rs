@@ -742,3 +742,52 @@ fn codex_contained_is_verified_when_it_stops_and_told_when_it_fails() {
         "codex",
     );
 }
+
+/// An agents sweep (`--agent runtime --agent claude-code`): each agent is
+/// an arm, tabled and compared like a provider, and an agent's own log is
+/// linked from its job.
+#[test]
+fn an_agents_sweep_tables_and_compares_agents_like_providers() {
+    let test = "an_agents_sweep_tables_and_compares_agents_like_providers";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let job = job_with_script(&sb, LEASHED_SCRIPT, None);
+    let data = sb.data();
+    sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        job.to_str().unwrap(),
+        "--agent",
+        "runtime",
+        "--agent",
+        "claude-code",
+    ]);
+    assert_eq!(
+        crate::harness::job_state(&sb, "off_by_one+claude-code"),
+        "succeeded"
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("report/results.json")).unwrap())
+            .unwrap();
+    let arms: Vec<&str> = results["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(arms, ["claude-code", "runtime"], "{}", results["providers"]);
+    let comparison = &results["comparisons"][0];
+    assert_eq!(
+        (comparison["a"].as_str(), comparison["b"].as_str()),
+        (Some("claude-code"), Some("runtime")),
+        "{comparison}"
+    );
+    let md = std::fs::read_to_string(data.join("report/report.md")).unwrap();
+    assert!(md.contains("claude-code"), "{md}");
+    let html = std::fs::read_to_string(data.join("report/report.html")).unwrap();
+    assert!(
+        html.contains("runs/off_by_one+claude-code/1/agent.log"),
+        "no link to the agent's log"
+    );
+}
