@@ -86,17 +86,24 @@ impl Meter<'_> {
         self.charge(recorder, step, &result, live)?;
         Ok(match result {
             Ok(reply) => Step::Next(reply),
-            Err(ProviderError::Cancelled) => Step::End(self.ended(step)),
-            // Precedence: an unreachable provider is the machine's fault;
-            // a verify that failed before the provider ran out is the
-            // model's; otherwise the provider's.
-            Err(e) if e.is_retryable() => Step::End(AgentResult {
+            Err(e) => Step::End(self.failed_call(&e, step, last_verify_failed)),
+        })
+    }
+
+    /// How a model call that failed with `e` ends the attempt. Precedence:
+    /// a cancel is the attempt's; an unreachable provider is the machine's
+    /// fault; a verify that failed before the provider ran out is the
+    /// model's; otherwise the provider's.
+    fn failed_call(&self, e: &ProviderError, step: u32, last_verify_failed: bool) -> AgentResult {
+        match e {
+            ProviderError::Cancelled => self.ended(step),
+            e if e.is_retryable() => AgentResult {
                 infra: Some(e.to_string()),
                 ..failed(FailureKind::ProviderError, step)
-            }),
-            Err(_) if last_verify_failed => Step::End(failed(FailureKind::VerifyFailed, step)),
-            Err(_) => Step::End(failed(FailureKind::ProviderError, step)),
-        })
+            },
+            _ if last_verify_failed => failed(FailureKind::VerifyFailed, step),
+            _ => failed(FailureKind::ProviderError, step),
+        }
     }
 
     /// Asks `provider` to answer an agent's model call at `step` (a step
@@ -118,13 +125,8 @@ impl Meter<'_> {
         self.charge(recorder, step, &billed, 0)?;
         Ok(match (billed, reply) {
             (Ok(_), Some(reply)) => Step::Next(reply),
-            (Err(ProviderError::Cancelled), _) => Step::End(self.ended(step)),
-            (Err(e), _) if e.is_retryable() => Step::End(AgentResult {
-                infra: Some(e.to_string()),
-                ..failed(FailureKind::ProviderError, step)
-            }),
-            (Err(_), _) if last_verify_failed => Step::End(failed(FailureKind::VerifyFailed, step)),
-            _ => Step::End(failed(FailureKind::ProviderError, step)),
+            (Err(e), _) => Step::End(self.failed_call(&e, step, last_verify_failed)),
+            (Ok(_), None) => Step::End(failed(FailureKind::ProviderError, step)),
         })
     }
 
