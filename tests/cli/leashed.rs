@@ -791,3 +791,56 @@ fn an_agents_sweep_tables_and_compares_agents_like_providers() {
         "no link to the agent's log"
     );
 }
+
+/// Contained, an agent whose every stop fails the forced verify is told
+/// `verify_rounds` times, then the attempt is `verify_failed`.
+#[test]
+fn a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds() {
+    let test = "a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let job = job_with_script(
+        &sb,
+        &[
+            r#"{"kind":"read_file","path":"src/lib.rs"}"#,
+            r#"{"kind":"replace_text","path":"src/lib.rs","expected":"1..n","replacement":"2..n"}"#,
+            r#"{"kind":"finish","summary":"Done."}"#,
+            r#"{"kind":"finish","summary":"Still done."}"#,
+            r#"{"kind":"finish","summary":"Really done."}"#,
+        ],
+        None,
+    );
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("attempts = 2", "attempts = 1");
+    std::fs::write(&job, manifest).unwrap();
+    let data = sb.data();
+    sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        job.to_str().unwrap(),
+        "--agent",
+        "claude-code:contained",
+    ]);
+    let lines = log_lines(&sb);
+    let verifies = lines
+        .iter()
+        .filter(|r| r["type"] == "verify" && r["passed"] == false)
+        .count();
+    // The first stop and the 2 default rounds after it.
+    assert_eq!(verifies, 3, "{lines:#?}");
+    let finished = lines
+        .iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(finished["failure_kind"], "verify_failed", "{finished}");
+    for round in ["agent.log", "agent-2.log", "agent-3.log"] {
+        assert!(
+            data.join("runs/off_by_one+claude-code/1")
+                .join(round)
+                .exists(),
+            "{round}"
+        );
+    }
+}
