@@ -844,3 +844,104 @@ fn a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds() {
         );
     }
 }
+
+/// The bundled job driven by Claude Code contained (its own shell), with
+/// no forced-verify round, answered by `lines`, with the full trace.
+fn contained_job(sb: &Sandbox, lines: &[&str]) -> PathBuf {
+    let job = job_with_script(sb, lines, None);
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("trace = \"metadata\"", "trace = \"full\"")
+        .replace("attempts = 2", "attempts = 1")
+        .replace(
+            "[sandbox]",
+            "[agent]\nname = \"claude-code\"\nmode = \"contained\"\nverify_rounds = 0\n\n[sandbox]",
+        );
+    std::fs::write(&job, manifest).unwrap();
+    job
+}
+
+/// A contained agent's own shell, as an attacker would use it: a connect
+/// to another local port, the host's secrets, a write outside the
+/// workspace and a daemon left behind all fail.
+#[test]
+fn a_contained_agent_s_shell_reaches_nothing_outside_and_leaves_nothing() {
+    let test = "a_contained_agent_s_shell_reaches_nothing_outside_and_leaves_nothing";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let outside = sb.path().join("outside.txt");
+    let command = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3)\" \
+         && echo CONNECTED || echo NO_CONNECT; \
+         cat /etc/shadow && echo SHADOW_READ || echo NO_SHADOW; \
+         echo x > {outside} && echo WROTE_OUTSIDE || echo NO_WRITE; \
+         (setsid sleep 3917 < /dev/null > /dev/null 2>&1 &); echo STARTED",
+        outside = outside.display()
+    );
+    let call = serde_json::json!({
+        "kind": "agent_tool",
+        "name": "Bash",
+        "input": {"command": command, "description": "try"},
+    })
+    .to_string();
+    let job = contained_job(&sb, &[&call, r#""Done.""#]);
+    let data = sb.data();
+    sb.run(&["batch", data.to_str().unwrap(), job.to_str().unwrap()]);
+    let records =
+        std::fs::read_to_string(data.join("runs/off_by_one/1/bridge.jsonl")).unwrap_or_default();
+    let result = tool_results(&records)
+        .into_iter()
+        .find(|text| text.contains("STARTED"))
+        .unwrap_or_else(|| panic!("the shell did not run:\n{records}"));
+    for refused in ["NO_CONNECT", "NO_SHADOW", "NO_WRITE"] {
+        assert!(result.contains(refused), "{refused}: {result}");
+    }
+    assert!(!outside.exists());
+    assert!(
+        crate::harness::alive_with("sleep 3917").is_empty(),
+        "the agent's daemon outlived its attempt"
+    );
+    // It stopped with the tests failing and no round left.
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(finished["failure_kind"], "verify_failed", "{finished}");
+}
+
+/// Contained on a host made to lack Landlock (the test hook): the agent
+/// does not run in a weaker sandbox; the attempt is `sandbox_unavailable`.
+#[test]
+fn a_contained_agent_without_landlock_is_sandbox_unavailable() {
+    let test = "a_contained_agent_without_landlock_is_sandbox_unavailable";
+    if !crate::layer_hooks::hooks_built(test) {
+        return;
+    }
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let job = contained_job(&sb, &[r#""Done.""#]);
+    let data = sb.data();
+    sb.command(&["batch", data.to_str().unwrap(), job.to_str().unwrap()])
+        .env(agent_runtime::sandbox::TEST_HOOKS_ENV, "landlock")
+        .output()
+        .unwrap();
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(
+        finished["failure_kind"], "sandbox_unavailable",
+        "{finished}"
+    );
+    assert!(
+        !data.join("runs/off_by_one/1/bridge.jsonl").exists()
+            || std::fs::read_to_string(data.join("runs/off_by_one/1/bridge.jsonl"))
+                .unwrap_or_default()
+                .is_empty(),
+        "the agent ran"
+    );
+}
