@@ -110,13 +110,15 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
                     instance.limits.attempts = attempts;
                 }
                 let name = provider.map(|p| p.name.as_str());
+                // `--agent` names the instance: `+claude-code`, or
+                // `+claude-code-contained` when it runs contained.
                 let agent_name = agent
-                    .filter(|spec| spec.name != crate::agents::RUNTIME)
-                    .map(|spec| spec.name.as_str());
+                    .and(instance.agent.as_ref())
+                    .map(crate::protocol::AgentChoice::label);
                 for k in 1..=repeat {
                     let k = (repeat > 1).then_some(k);
                     out.push(NewJob {
-                        id: instance_id(&manifest.id, name, agent_name, k),
+                        id: instance_id(&manifest.id, name, agent_name.as_deref(), k),
                         family: manifest.family.clone(),
                         max_attempts: instance.limits.attempts,
                         snapshot: instance.to_snapshot(),

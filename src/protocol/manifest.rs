@@ -483,6 +483,17 @@ pub enum AgentMode {
     Contained,
 }
 
+impl AgentChoice {
+    /// How instance ids and reports name the agent: its name, with
+    /// `-contained` when it runs contained (so one sweep can hold both).
+    pub fn label(&self) -> String {
+        match self.mode {
+            AgentMode::Leashed => self.name.clone(),
+            AgentMode::Contained => format!("{}-contained", self.name),
+        }
+    }
+}
+
 impl AgentMode {
     pub fn as_str(self) -> &'static str {
         match self {

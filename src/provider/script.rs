@@ -140,6 +140,19 @@ impl ScriptProvider {
 }
 
 impl ScriptProvider {
+    /// The line after the last one read, if the script has one.
+    fn peek_line(&self) -> Option<String> {
+        let (_, script, next) = self.current.as_ref()?;
+        script.replies.get(*next).cloned()
+    }
+
+    /// Passes over the line [`ScriptProvider::peek_line`] showed.
+    fn skip_line(&mut self) {
+        if let Some((_, _, next)) = self.current.as_mut() {
+            *next += 1;
+        }
+    }
+
     /// The next line of attempt `attempt`'s script.
     fn next_line(&mut self, attempt: u32) -> Result<String, ProviderError> {
         let fresh = !matches!(&self.current, Some((a, _, _)) if *a == attempt);
@@ -207,6 +220,23 @@ impl Provider for ScriptProvider {
             self.next_line(turn.attempt)?
         };
         let mut reply = reply_of_line(&line, self.calls);
+        // Words before a call are the model's narration of it: a string
+        // line followed by a decision is one reply, text and call, so a
+        // script written for the runtime's loop (where prose is refused
+        // and the model goes on) does not end an agent's turn.
+        if reply.calls.is_empty()
+            && !turn.side
+            && let Some(next) = self.peek_line()
+        {
+            let then = reply_of_line(&next, self.calls);
+            if !then.calls.is_empty() {
+                self.skip_line();
+                reply = Reply {
+                    text: reply.text,
+                    ..then
+                };
+            }
+        }
         self.calls += reply.calls.len();
         reply.input_tokens = conversation_tokens(conversation);
         reply.output_tokens = estimate_tokens(&line);
@@ -488,6 +518,47 @@ mod tests {
             Err(ProviderError::Cancelled)
         ));
         assert!(ScriptProvider::new(vec![]).is_err());
+    }
+
+    #[test]
+    fn behind_the_bridge_prose_before_a_decision_is_its_narration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "s.jsonl",
+            "\"Let me look.\"\n{\"kind\":\"read_file\",\"path\":\"a\"}\n\"All done.\"\n",
+        );
+        let mut provider = ScriptProvider::new(vec![path]).unwrap();
+        let conversation = crate::protocol::Conversation {
+            model: "m".into(),
+            system: String::new(),
+            turns: Vec::new(),
+            tools: Vec::new(),
+            stream: false,
+            max_tokens: None,
+        };
+        let turn = ConverseTurn {
+            attempt: 1,
+            side: false,
+        };
+        let cancel = CancelToken::new();
+        let first = provider
+            .converse(&conversation, turn, &cancel)
+            .unwrap()
+            .reply;
+        assert_eq!(first.text, "Let me look.");
+        assert_eq!(first.calls[0].name, "read_file");
+        assert_eq!(first.stop, Stop::ToolUse);
+        // Prose with no decision after it ends the turn.
+        let last = provider
+            .converse(&conversation, turn, &cancel)
+            .unwrap()
+            .reply;
+        assert_eq!(
+            (last.text.as_str(), last.stop),
+            ("All done.", Stop::EndTurn)
+        );
+        assert!(last.calls.is_empty());
     }
 
     #[test]

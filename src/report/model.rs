@@ -223,14 +223,14 @@ impl JobResult {
     /// run as its manifest says, outside any sweep.
     pub fn arm(&self, with_agents: bool) -> Option<String> {
         let agent = match &self.agent {
-            Some(agent) => Some(agent.name.as_str()),
-            None if with_agents => Some("runtime"),
+            Some(agent) => Some(agent.label()),
+            None if with_agents => Some("runtime".to_string()),
             None => None,
         };
         match (&self.provider, agent) {
             (Some(provider), Some(agent)) => Some(format!("{provider}+{agent}")),
             (Some(provider), None) => Some(provider.clone()),
-            (None, Some(agent)) => Some(agent.to_string()),
+            (None, Some(agent)) => Some(agent),
             (None, None) => None,
         }
     }

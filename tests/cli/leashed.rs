@@ -679,7 +679,7 @@ fn contained_run(test: &str, agent: &str) {
         "--agent",
         &format!("{agent}:contained"),
     ]);
-    let id = &format!("off_by_one+{agent}");
+    let id = &format!("off_by_one+{agent}-contained");
     let logs: String = ["agent.log", "agent-2.log"]
         .iter()
         .map(|f| std::fs::read_to_string(data.join(format!("runs/{id}/1/{f}"))).unwrap_or_default())
@@ -837,7 +837,7 @@ fn a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds() {
     assert_eq!(finished["failure_kind"], "verify_failed", "{finished}");
     for round in ["agent.log", "agent-2.log", "agent-3.log"] {
         assert!(
-            data.join("runs/off_by_one+claude-code/1")
+            data.join("runs/off_by_one+claude-code-contained/1")
                 .join(round)
                 .exists(),
             "{round}"
