@@ -945,3 +945,68 @@ fn a_contained_agent_without_landlock_is_sandbox_unavailable() {
         "the agent ran"
     );
 }
+
+/// Every bundled job's `[oracle]` drives both agents in both modes: the 9
+/// bundled jobs × {claude-code, codex} × {leashed, contained} under the
+/// `oracle` provider all succeed, and the report tables and compares the
+/// four arms.
+#[test]
+fn every_bundled_oracle_drives_both_agents_in_both_modes() {
+    let test = "every_bundled_oracle_drives_both_agents_in_both_modes";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    if require_tool(test, with_agent(&sb, "codex")).is_none() {
+        return;
+    }
+    let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+    let oracle = sb.path().join("oracle.toml");
+    std::fs::write(
+        &oracle,
+        "name = \"oracle\"\n\n[provider]\nkind = \"oracle\"\n",
+    )
+    .unwrap();
+    let data = sb.data();
+    let run = sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        jobs.to_str().unwrap(),
+        "--provider",
+        oracle.to_str().unwrap(),
+        "--agent",
+        "claude-code",
+        "--agent",
+        "codex",
+        "--agent",
+        "claude-code:contained",
+        "--agent",
+        "codex:contained",
+        "-j",
+        "2",
+    ]);
+    assert!(
+        run.stdout.contains("36 jobs: 36 succeeded"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("report/results.json")).unwrap())
+            .unwrap();
+    let arms: Vec<&str> = results["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        arms,
+        [
+            "oracle+claude-code",
+            "oracle+claude-code-contained",
+            "oracle+codex",
+            "oracle+codex-contained"
+        ]
+    );
+    assert_eq!(results["comparisons"].as_array().unwrap().len(), 6);
+}
