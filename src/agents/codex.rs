@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, run_tool_argv,
-    shell_line,
+    Agent, Dialect, GATEWAY, Launch, LaunchContext, Mode, OwnCall, Package, shell_command,
 };
 
 pub(super) struct Codex;
@@ -109,33 +108,14 @@ impl Agent for Codex {
         workspace: &Path,
         verify: &[String],
     ) -> Option<OwnCall> {
-        let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
-        let path = || workspace.join(text("path")).display().to_string();
-        let line =
-            |argv: &[&str]| shell_line(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>());
-        let cmd = match kind {
-            "read_file" => line(&["cat", &path()]),
-            "list_files" => line(&["find", &path(), "-type", "f"]),
-            "write_file" => format!(
-                "{} > {}",
-                line(&["printf", "%s", text("content")]),
-                line(&[&path()])
-            ),
-            // Its shell is its one editor here (`apply_patch` aside).
-            "replace_text" => line(&[
-                "python3",
-                "-c",
-                "import sys; p, a, b = sys.argv[1:]; t = open(p).read(); \
-                 open(p, 'w').write(t.replace(a, b, 1))",
-                &path(),
-                text("expected"),
-                text("replacement"),
-            ]),
-            "run_tool" => shell_line(&run_tool_argv(input)),
-            "verify" => shell_line(verify),
-            "finish" => return Some(OwnCall::Say(text("summary").to_string())),
-            _ => return None,
-        };
+        if kind == "finish" {
+            let summary = input
+                .get("summary")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return Some(OwnCall::Say(summary.to_string()));
+        }
+        let cmd = shell_command(kind, input, workspace, verify)?;
         Some(OwnCall::Call {
             name: "exec_command".into(),
             input: json!({ "cmd": cmd }),

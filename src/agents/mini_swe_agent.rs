@@ -4,7 +4,14 @@
 //! `mini -m MODEL -t TASK --yolo --exit-immediately` runs without a
 //! prompt; `MSWEA_CONFIGURED` skips its first-run setup.
 
-use super::{Agent, Dialect, Launch, LaunchContext, Mode, Package};
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{Agent, Dialect, Launch, LaunchContext, Mode, OwnCall, Package, shell_command};
+
+/// The command that ends its run (its output's first line, exit 0).
+const SUBMIT: &str = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
 
 pub(super) struct MiniSweAgent;
 
@@ -16,7 +23,7 @@ impl Agent for MiniSweAgent {
     fn package(&self) -> Package {
         Package::Pypi {
             name: "mini-swe-agent",
-            bin: "mini",
+            module: "minisweagent.run.mini",
         }
     }
 
@@ -36,6 +43,8 @@ impl Agent for MiniSweAgent {
         Launch {
             argv: vec![
                 cx.program.display().to_string(),
+                "-m".into(),
+                "minisweagent.run.mini".into(),
                 "--model".into(),
                 format!("openai/{}", cx.model),
                 "--task".into(),
@@ -57,8 +66,32 @@ impl Agent for MiniSweAgent {
                 // Past its first-run setup wizard, quietly.
                 ("MSWEA_CONFIGURED".to_string(), "true".to_string()),
                 ("MSWEA_SILENT_STARTUP".to_string(), "1".to_string()),
+                // litellm prices no local model; the runtime charges.
+                (
+                    "MSWEA_COST_TRACKING".to_string(),
+                    "ignore_errors".to_string(),
+                ),
             ],
             files: Vec::new(),
         }
+    }
+
+    fn own_call(
+        &self,
+        kind: &str,
+        input: &Value,
+        workspace: &Path,
+        verify: &[String],
+    ) -> Option<OwnCall> {
+        // Its one tool is `bash`; it stops when a command prints its
+        // submit line, and words without a call are a format error to it.
+        let command = match kind {
+            "finish" => SUBMIT.to_string(),
+            _ => shell_command(kind, input, workspace, verify)?,
+        };
+        Some(OwnCall::Call {
+            name: "bash".into(),
+            input: json!({ "command": command }),
+        })
     }
 }

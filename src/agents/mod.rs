@@ -63,10 +63,13 @@ pub(crate) enum Package {
         bin: &'static str,
     },
     /// A PyPI package installed into a virtual environment of its own;
-    /// `bin` its console script.
+    /// `module` the module its console script runs. It is run as the
+    /// venv's `python3 -m MODULE`: a venv's scripts name the interpreter
+    /// by the path it was made at, and an install is made in a staging
+    /// directory and renamed into place.
     Pypi {
         name: &'static str,
-        bin: &'static str,
+        module: &'static str,
     },
     /// Nothing to install: the manifest names the program.
     None,
@@ -85,7 +88,7 @@ impl Package {
     pub(crate) fn program(self, install: &Path) -> Option<PathBuf> {
         match self {
             Package::Npm { bin, .. } => Some(install.join("node_modules/.bin").join(bin)),
-            Package::Pypi { bin, .. } => Some(install.join("venv/bin").join(bin)),
+            Package::Pypi { .. } => Some(install.join("venv/bin/python3")),
             Package::None => None,
         }
     }
@@ -177,6 +180,42 @@ pub(crate) enum OwnCall {
     },
     /// Words that end the model's turn (`finish`: its summary).
     Say(String),
+}
+
+/// A decision as one shell command line, for an agent whose one tool is
+/// a shell: `cat`, `find`, `printf`, a `python3` one-line replace, the
+/// command itself, the verify command; `None` for `finish` and any other
+/// kind.
+pub(crate) fn shell_command(
+    kind: &str,
+    input: &serde_json::Value,
+    workspace: &Path,
+    verify: &[String],
+) -> Option<String> {
+    let text = |key: &str| input[key].as_str().unwrap_or_default();
+    let path = || workspace.join(text("path")).display().to_string();
+    let line = |argv: &[&str]| shell_line(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    Some(match kind {
+        "read_file" => line(&["cat", &path()]),
+        "list_files" => line(&["find", &path(), "-type", "f"]),
+        "write_file" => format!(
+            "{} > {}",
+            line(&["printf", "%s", text("content")]),
+            line(&[&path()])
+        ),
+        "replace_text" => line(&[
+            "python3",
+            "-c",
+            "import sys; p, a, b = sys.argv[1:]; t = open(p).read(); \
+             open(p, 'w').write(t.replace(a, b, 1))",
+            &path(),
+            text("expected"),
+            text("replacement"),
+        ]),
+        "run_tool" => shell_line(&run_tool_argv(input)),
+        "verify" => shell_line(verify),
+        _ => return None,
+    })
 }
 
 /// The argv of a `run_tool` decision's fields (`program`, `args`).

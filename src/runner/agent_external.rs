@@ -321,6 +321,17 @@ fn agent_request(
     request.output_cap = 256 * 1024;
     request.sandbox = policy;
     request.program_path = by_path.then(|| program.to_path_buf());
+    // A virtual environment's interpreter finds its environment by the
+    // path it is run as: by name, first on the search path.
+    if let Some(bin) = program.parent()
+        && bin
+            .parent()
+            .is_some_and(|venv| venv.join("pyvenv.cfg").is_file())
+    {
+        request.search_path =
+            crate::exec::SearchPath::for_job(&[bin.to_path_buf()], &request.toolchain);
+        request.program_path = None;
+    }
     Ok(request)
 }
 

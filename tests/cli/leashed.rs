@@ -89,6 +89,18 @@ fn job_with_script(sb: &Sandbox, lines: &[&str], dialect: Option<&str>) -> PathB
     path
 }
 
+/// `batch DATA JOB --agent AGENT` in `sb`.
+fn batch_with(sb: &Sandbox, job: &Path, agent: &str) -> crate::harness::Run {
+    let data = sb.data();
+    sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        job.to_str().unwrap(),
+        "--agent",
+        agent,
+    ])
+}
+
 /// Decision events of the agent's attempt: (kind, refused).
 fn decisions(sb: &Sandbox) -> Vec<(String, bool)> {
     log_lines(sb)
@@ -125,13 +137,7 @@ fn leashed_run(test: &str, agent: &str, version: &str, dialect: Option<&str>) {
     };
     let job = job_with_script(&sb, LEASHED_SCRIPT, dialect);
     let data = sb.data();
-    let run = sb.run(&[
-        "batch",
-        data.to_str().unwrap(),
-        job.to_str().unwrap(),
-        "--agent",
-        agent,
-    ]);
+    let run = batch_with(&sb, &job, agent);
     let id = format!("off_by_one+{agent}");
     let state = crate::harness::job_state(&sb, &id);
     let agent_log =
@@ -672,13 +678,7 @@ fn contained_run(test: &str, agent: &str) {
         .replace("trace = \"metadata\"", "trace = \"full\"");
     std::fs::write(&job, manifest).unwrap();
     let data = sb.data();
-    let run = sb.run(&[
-        "batch",
-        data.to_str().unwrap(),
-        job.to_str().unwrap(),
-        "--agent",
-        &format!("{agent}:contained"),
-    ]);
+    let run = batch_with(&sb, &job, &format!("{agent}:contained"));
     let id = &format!("off_by_one+{agent}-contained");
     let logs: String = ["agent.log", "agent-2.log"]
         .iter()
@@ -1009,4 +1009,44 @@ fn every_bundled_oracle_drives_both_agents_in_both_modes() {
         ]
     );
     assert_eq!(results["comparisons"].as_array().unwrap().len(), 6);
+}
+
+/// mini-swe-agent (PyPI), contained: the job's decision script drives its
+/// one `bash` tool (a decision as a shell command, `finish` its submit
+/// command), and the runtime's verify passes once it stops.
+#[test]
+fn mini_swe_agent_contained_fixes_the_bundled_job() {
+    let test = "mini_swe_agent_contained_fixes_the_bundled_job";
+    let Some(sb) = ready(test, "mini-swe-agent") else {
+        return;
+    };
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let oracle = std::fs::read_to_string(repo.join("evaluation/scripts/off_by_one.jsonl")).unwrap();
+    let lines: Vec<&str> = oracle
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    let job = job_with_script(&sb, &lines, None);
+    let data = sb.data();
+    let run = batch_with(&sb, &job, "mini-swe-agent");
+    let id = "off_by_one+mini-swe-agent-contained";
+    let log =
+        std::fs::read_to_string(data.join(format!("runs/{id}/1/agent.log"))).unwrap_or_default();
+    assert_eq!(
+        crate::harness::job_state(&sb, id),
+        "succeeded",
+        "{}\n{}\n{log}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        log.contains("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
+        "{log}"
+    );
+    let verifies: Vec<bool> = log_lines(&sb)
+        .iter()
+        .filter(|r| r["type"] == "verify")
+        .map(|r| r["passed"].as_bool().unwrap_or(false))
+        .collect();
+    assert_eq!(verifies, [true]);
 }
