@@ -201,10 +201,7 @@ pub(crate) fn serve_agent(
                     AgentMode::Contained => conversation.tools.is_empty(),
                 };
                 if !side && let Err(end) = meter.admit(used, hands.last_verify_failed()) {
-                    answer(Err(format!(
-                        "agent-runtime: the attempt has ended ({})",
-                        end.failure_kind.map_or("ended", FailureKind::as_str)
-                    )));
+                    answer(Err(ended(&end)));
                     served.end(end, Duration::ZERO);
                     continue;
                 }
@@ -275,10 +272,7 @@ pub(crate) fn serve_agent(
                         let text = if accepted {
                             "finish accepted: the attempt is over".to_string()
                         } else {
-                            format!(
-                                "agent-runtime: the attempt has ended ({})",
-                                end.failure_kind.map_or("ended", FailureKind::as_str)
-                            )
+                            ended(&end)
                         };
                         served.observe(&text);
                         answer(ToolAnswer {
@@ -326,13 +320,7 @@ impl Served<'_> {
     }
 
     fn ended_message(&self) -> Option<String> {
-        self.ending.as_ref().map(|(end, _)| {
-            format!(
-                "agent-runtime: the attempt has ended ({})",
-                end.failure_kind
-                    .map_or("finish accepted", FailureKind::as_str)
-            )
-        })
+        self.ending.as_ref().map(|(end, _)| ended(end))
     }
 
     fn observe(&mut self, observation: &str) {
@@ -358,6 +346,15 @@ impl Served<'_> {
         }
         self.pending = next;
     }
+}
+
+/// What the agent is told of a call made once the attempt has ended.
+fn ended(end: &AgentResult) -> String {
+    format!(
+        "agent-runtime: the attempt has ended ({})",
+        end.failure_kind
+            .map_or("finish accepted", FailureKind::as_str)
+    )
 }
 
 /// Whether a model request offers any of the gateway's tools (named by

@@ -127,6 +127,20 @@ pub(crate) struct Launch {
     pub files: Vec<(PathBuf, String)>,
 }
 
+impl Launch {
+    /// Writes its files beneath `home`.
+    pub(crate) fn write_files(&self, home: &Path) -> std::io::Result<()> {
+        for (relative, text) in &self.files {
+            let path = home.join(relative);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&path, text)?;
+        }
+        Ok(())
+    }
+}
+
 /// One agent of the table.
 pub(crate) trait Agent: Sync {
     /// Its name in manifests and on the command line (`claude-code`).

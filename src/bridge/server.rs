@@ -193,13 +193,7 @@ const MESSAGES: Api = Api {
     path: "/v1/messages",
     read: read_anthropic,
     whole: |reply, model, id| anthropic_reply(id, model, reply),
-    stream: |reply, model, id| {
-        let mut text = String::new();
-        for (name, data) in anthropic_events(id, model, reply) {
-            text.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-        }
-        text
-    },
+    stream: |reply, model, id| named_events(anthropic_events(id, model, reply)),
     error: anthropic_error,
 };
 
@@ -207,13 +201,7 @@ const RESPONSES: Api = Api {
     path: "/v1/responses",
     read: openai::read_responses,
     whole: openai::responses_reply,
-    stream: |reply, model, id| {
-        let mut text = String::new();
-        for (name, data) in openai::responses_events(reply, model, id) {
-            text.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-        }
-        text
-    },
+    stream: |reply, model, id| named_events(openai::responses_events(reply, model, id)),
     error: openai_error,
 };
 
@@ -231,6 +219,14 @@ const CHAT: Api = Api {
     },
     error: openai_error,
 };
+
+/// Server-sent events, each named.
+fn named_events<N: std::fmt::Display>(events: Vec<(N, Value)>) -> String {
+    events
+        .into_iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
 
 /// `POST /v1/messages`: the Anthropic Messages API.
 async fn messages(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {

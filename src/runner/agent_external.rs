@@ -73,17 +73,11 @@ pub(super) fn run_external(
     };
     let agent = spec.agent();
     let contained = choice.mode == Mode::Contained;
-    // An agent of the table runs contained once the table says how a
-    // decision maps to its own tools (which is how scripts and oracles
-    // drive it); a `command` agent is its own affair.
-    let mapped = agent.package() == Package::None
-        || agent
-            .own_call("finish", &serde_json::json!({}), Path::new("/"), &[])
-            .is_some();
-    if contained && (!agent.modes().contains(&Mode::Contained) || !mapped) {
+    if !agent.modes().contains(&choice.mode) {
         return Err(ExternalError::Setup(format!(
-            "{} does not run contained yet; use mode = \"leashed\"",
-            agent.name()
+            "{} does not run {}",
+            agent.name(),
+            choice.mode.as_str()
         )));
     }
     // The install: a trusted phase, shared by every job, made once; the
@@ -138,16 +132,12 @@ pub(super) fn run_external(
         home: &home,
         builtins: crate::sandbox::test_hooks().is_some_and(|h| h.removes("agent_builtins")),
     });
-    for (relative, text) in &launch.files {
-        let path = home.join(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                ExternalError::Setup(format!("cannot create {}: {e}", parent.display()))
-            })?;
-        }
-        std::fs::write(&path, text)
-            .map_err(|e| ExternalError::Setup(format!("cannot write {}: {e}", path.display())))?;
-    }
+    launch.write_files(&home).map_err(|e| {
+        ExternalError::Setup(format!(
+            "cannot write the agent's files in {}: {e}",
+            home.display()
+        ))
+    })?;
     let mut argv = launch.argv.clone();
     if agent.package() == Package::None {
         argv = choice.command.clone();
@@ -452,13 +442,7 @@ pub(crate) fn bench_agent_start(install: &Path, sandboxed: bool) -> std::io::Res
         home: &home,
         builtins: false,
     });
-    for (relative, text) in &launch.files {
-        let path = home.join(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text)?;
-    }
+    launch.write_files(&home)?;
     let (asks, requests) = mpsc::channel::<Ask>();
     let naming = Naming::new(|kind| agent.mcp_tool_name(GATEWAY, kind), true);
     let bridge = Bridge::start(listener, asks, naming, None)?;
