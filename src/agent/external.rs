@@ -43,6 +43,10 @@ pub(crate) enum Ask {
         input: Value,
         answer: Answer<ToolAnswer>,
     },
+    /// A contained agent's driver says the agent has stopped and waits:
+    /// answered with verify's output for the agent to go on with, or
+    /// `None` for it to end.
+    Stopped { answer: Answer<Option<String>> },
     /// The agent's process ended.
     Exited(AgentExit),
 }
@@ -52,6 +56,7 @@ impl std::fmt::Debug for Ask {
         match self {
             Ask::Model { .. } => f.write_str("Ask::Model"),
             Ask::Tool { name, .. } => write!(f, "Ask::Tool({name})"),
+            Ask::Stopped { .. } => f.write_str("Ask::Stopped"),
             Ask::Exited(exit) => write!(f, "Ask::Exited({exit:?})"),
         }
     }
@@ -102,11 +107,14 @@ impl ExternalEnd {
 }
 
 /// Serves `asks` until the attempt ends and the agent's process is gone.
+/// `rounds`: the forced-verify rounds left to a contained agent, spent
+/// here when its driver asks before it ends ([`Ask::Stopped`]).
 pub(crate) fn serve_agent(
     run: &mut AgentRun<'_>,
     mode: AgentMode,
     stop_agent: &CancelToken,
     asks: &Receiver<Ask>,
+    rounds: &mut u32,
 ) -> Result<ExternalEnd, AgentError> {
     let (limits, cancel, attempt) = (run.limits, run.cancel, run.attempt);
     let meter = Meter {
@@ -167,14 +175,7 @@ pub(crate) fn serve_agent(
                 if mode == AgentMode::Contained && exit.code == Some(0) {
                     return Ok(
                         match verify(&mut hands, recorder, steps, VerifyTrigger::Finish)? {
-                            Step::Next((true, _)) => ExternalEnd::of(AgentResult {
-                                outcome: Outcome::Succeeded,
-                                failure_kind: None,
-                                steps,
-                                summary: None,
-                                infra: None,
-                                cause: None,
-                            }),
+                            Step::Next((true, _)) => ExternalEnd::of(succeeded(steps)),
                             Step::Next((false, text)) => ExternalEnd {
                                 result: failed(FailureKind::VerifyFailed, steps),
                                 verify_failed: Some(text),
@@ -184,6 +185,33 @@ pub(crate) fn serve_agent(
                     );
                 }
                 return Ok(ExternalEnd::of(exit_result(&exit, steps)));
+            }
+            // Contained, a driver that asks before its agent ends: verify
+            // now, and a failure goes back while rounds are left.
+            Ask::Stopped { answer } => {
+                if served.ending.is_some() || mode != AgentMode::Contained {
+                    answer(None);
+                    continue;
+                }
+                let steps = recorder.used().steps;
+                match verify(&mut hands, recorder, steps, VerifyTrigger::Finish)? {
+                    Step::Next((true, _)) => {
+                        answer(None);
+                        served.end(succeeded(steps), FINISH_GRACE);
+                    }
+                    Step::Next((false, text)) if *rounds > 0 => {
+                        *rounds -= 1;
+                        answer(Some(verify_failed_message(&text)));
+                    }
+                    Step::Next((false, _)) => {
+                        answer(None);
+                        served.end(failed(FailureKind::VerifyFailed, steps), FINISH_GRACE);
+                    }
+                    Step::End(end) => {
+                        answer(None);
+                        served.end(end, Duration::ZERO);
+                    }
+                }
             }
             Ask::Model {
                 conversation,
@@ -290,6 +318,23 @@ pub(crate) fn serve_agent(
             }
         }
     }
+}
+
+/// A contained agent's attempt that ends with its verify passing.
+fn succeeded(steps: u32) -> AgentResult {
+    AgentResult {
+        outcome: Outcome::Succeeded,
+        failure_kind: None,
+        steps,
+        summary: None,
+        infra: None,
+        cause: None,
+    }
+}
+
+/// What a contained agent is told when the forced verify fails.
+pub(crate) fn verify_failed_message(output: &str) -> String {
+    format!("The runtime ran the verify command and it failed:\n{output}\nFix it, then stop.")
 }
 
 /// What the serving loop keeps between requests.

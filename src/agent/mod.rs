@@ -52,6 +52,7 @@ pub(crate) use cause::{cap as cap_cause, first_cause};
 pub(crate) use commands::{command_event, command_event_of_tests};
 pub(crate) use external::{
     AgentExit, Ask, ExternalEnd, ToolAnswer, serve_agent, unavailable_sandbox,
+    verify_failed_message,
 };
 pub(crate) use prompt::PromptFacts;
 pub(crate) use transcript::{Transcript, secret_values_from_env};

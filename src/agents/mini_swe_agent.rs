@@ -3,6 +3,12 @@
 //! Completions at its base URL, offline with litellm's local cost map.
 //! `mini -m MODEL -t TASK --yolo --exit-immediately` runs without a
 //! prompt; `MSWEA_CONFIGURED` skips its first-run setup.
+//!
+//! The forced verify: its agent class is the driver beside this file
+//! (`mini_swe_agent.py`, written into its HOME and put on its module
+//! path), which on submit asks the runtime through the bridge and, when
+//! verify fails, hands its output to the same agent object as the next
+//! user message. Nothing is relaunched, so [`Agent::resume`] stays `None`.
 
 use std::path::Path;
 
@@ -12,6 +18,14 @@ use super::{Agent, Dialect, Launch, LaunchContext, Mode, OwnCall, Package, shell
 
 /// The command that ends its run (its output's first line, exit 0).
 const SUBMIT: &str = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
+
+/// The driver, and where beneath HOME it is written.
+const DRIVER: &str = include_str!("mini_swe_agent.py");
+const DRIVER_DIR: &str = ".agent-runtime";
+const DRIVER_FILE: &str = "agent_runtime_mini.py";
+
+/// Its trajectory, beneath HOME.
+const TRAJECTORY: &str = "trajectory.json";
 
 pub(super) struct MiniSweAgent;
 
@@ -55,6 +69,10 @@ impl Agent for MiniSweAgent {
                 // and litellm prices no local model.
                 "--cost-limit".into(),
                 "0".into(),
+                "--agent-class".into(),
+                "agent_runtime_mini.VerifiedAgent".into(),
+                "--output".into(),
+                cx.home.join(TRAJECTORY).display().to_string(),
             ],
             env: vec![
                 ("OPENAI_API_BASE".to_string(), format!("{}/v1", cx.base_url)),
@@ -71,9 +89,21 @@ impl Agent for MiniSweAgent {
                     "MSWEA_COST_TRACKING".to_string(),
                     "ignore_errors".to_string(),
                 ),
+                (
+                    "PYTHONPATH".to_string(),
+                    cx.home.join(DRIVER_DIR).display().to_string(),
+                ),
+                (
+                    "AGENT_RUNTIME_STOPPED_URL".to_string(),
+                    format!("{}{}", cx.base_url, super::STOPPED_PATH),
+                ),
             ],
-            files: Vec::new(),
+            files: vec![(Path::new(DRIVER_DIR).join(DRIVER_FILE), DRIVER.to_string())],
         }
+    }
+
+    fn own_log(&self) -> Option<&'static str> {
+        Some(TRAJECTORY)
     }
 
     fn own_call(

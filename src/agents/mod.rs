@@ -34,6 +34,10 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use install::{install, installed};
 
+/// Where on the bridge an agent's driver says it has stopped (`POST`):
+/// the answer is verify's output to go on with, or nothing.
+pub(crate) const STOPPED_PATH: &str = "/agent-runtime/stopped";
+
 /// The MCP server name the runtime's tool gateway goes by.
 pub(crate) const GATEWAY: &str = "agent-runtime";
 
@@ -173,9 +177,16 @@ pub(crate) trait Agent: Sync {
     }
     /// Contained: the argv that resumes session `session` of a run
     /// started with `first`, telling it `message` (the forced verify's
-    /// output); `None` where it cannot be resumed.
+    /// output); `None` where it is not relaunched to go on (it cannot be
+    /// resumed, or its driver asks the bridge at [`STOPPED_PATH`] before
+    /// it exits and goes on in the same process).
     fn resume(&self, first: &Launch, session: &str, message: &str) -> Option<Vec<String>> {
         let _ = (first, session, message);
+        None
+    }
+    /// The log it keeps of its own (beneath its HOME), kept with the
+    /// attempt's artifacts as `agent-trajectory.json`.
+    fn own_log(&self) -> Option<&'static str> {
         None
     }
     /// The session its output (stdout) names, for [`Agent::resume`].

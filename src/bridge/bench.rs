@@ -155,6 +155,7 @@ fn through_bridge(
         crate::protocol::AgentMode::Leashed,
         &cancel,
         &requests,
+        &mut 0,
     );
     drop(bridge);
     let times = client

@@ -128,6 +128,7 @@ async fn serve(
         .route("/v1/messages/count_tokens", post(count_tokens))
         .route("/v1/responses", post(responses))
         .route("/v1/chat/completions", post(chat))
+        .route(crate::agents::STOPPED_PATH, post(agent_stopped))
         .nest_service("/mcp", mcp)
         .fallback(not_found)
         .with_state(shared);
@@ -272,6 +273,26 @@ async fn model_call(api: &Api, shared: &Shared, body: &[u8]) -> Response {
             (api.error)(StatusCode::BAD_REQUEST, &message)
         }
     }
+}
+
+/// `POST /agent-runtime/stopped`: a contained agent's driver says its
+/// agent has stopped, and waits for the forced verify; the answer's
+/// `message` is verify's output to go on with, or null to end.
+async fn agent_stopped(State(shared): State<Shared>) -> Response {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let ask = Ask::Stopped {
+        answer: Box::new(move |answer| {
+            let _ = tx.send(answer);
+        }),
+    };
+    let message = if shared.asks.send(ask).is_err() {
+        None
+    } else {
+        rx.await.unwrap_or(None)
+    };
+    let answer = json!({ "message": message });
+    shared.record(crate::agents::STOPPED_PATH, &json!({}), &answer);
+    axum::Json(answer).into_response()
 }
 
 /// `POST /v1/messages/count_tokens`: an estimate, as the script provider

@@ -88,6 +88,20 @@ pub(crate) struct WorkspaceGuard {
     /// Changes already reported and left in place (not restored).
     reported: BTreeSet<(PathBuf, Change)>,
     signals: Vec<Signal>,
+    /// Contained: the files created outside `editable` that are no
+    /// harness or startup file, a note rather than a signal (an agent
+    /// with its own tools writes scratch files); `None`: every creation is
+    /// a signal.
+    strays: Option<BTreeSet<String>>,
+}
+
+/// What a guard found by the end of the agent phase.
+#[derive(Debug, Default)]
+pub(crate) struct GuardEnd {
+    /// Every signal, in order.
+    pub(crate) signals: Vec<Signal>,
+    /// New files outside `editable` noted, not signalled (contained runs).
+    pub(crate) stray_files: Vec<String>,
 }
 
 impl WorkspaceGuard {
@@ -106,7 +120,17 @@ impl WorkspaceGuard {
             checked_at: 0,
             reported: BTreeSet::new(),
             signals: Vec::new(),
+            strays: None,
         }
+    }
+
+    /// Notes rather than signals the new files outside `editable` that
+    /// are no harness or startup file: a contained agent's own tools
+    /// write scratch files (a reproduction script) the patch never
+    /// carries.
+    pub(crate) fn noting_strays(mut self) -> Self {
+        self.strays = Some(BTreeSet::new());
+        self
     }
 
     /// The check before the verify of `step` (restoring, when asked).
@@ -115,10 +139,13 @@ impl WorkspaceGuard {
     }
 
     /// The check at the end of the agent phase (`steps` taken); every
-    /// signal found, in order.
-    pub(crate) fn finish(mut self, steps: u32) -> Vec<Signal> {
+    /// signal found, in order, and the stray files noted.
+    pub(crate) fn finish(mut self, steps: u32) -> GuardEnd {
         self.check(steps, false);
-        self.signals
+        GuardEnd {
+            signals: self.signals,
+            stray_files: self.strays.unwrap_or_default().into_iter().collect(),
+        }
     }
 
     fn check(&mut self, step: u32, restore: bool) {
@@ -139,6 +166,16 @@ impl WorkspaceGuard {
             }
         };
         for (rel, change) in found {
+            if !restore
+                && change == Change::Created
+                && let Some(strays) = &mut self.strays
+            {
+                let name = beneath::escape_name(rel.as_os_str());
+                if !crate::lang::is_harness_file(&name) && !crate::lang::is_startup_file(&name) {
+                    strays.insert(name);
+                    continue;
+                }
+            }
             let mut evidence = change.describe().to_string();
             if restore {
                 match self.restore(&rel, change) {
@@ -421,6 +458,7 @@ mod tests {
         fs::write(work.join("Cargo.lock"), "version = 4\n").unwrap();
         let lines: Vec<String> = WorkspaceGuard::new(&source, &work, editable(&["src/**"]), false)
             .finish(1)
+            .signals
             .iter()
             .map(Signal::line)
             .collect();
@@ -442,7 +480,7 @@ mod tests {
         fs::remove_file(work.join("Cargo.toml")).unwrap();
         guard.before_verify(5);
         guard.before_verify(6);
-        let signals = guard.finish(7);
+        let signals = guard.finish(7).signals;
         let lines: Vec<String> = signals.iter().map(Signal::line).collect();
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(lines[0].starts_with("workspace_changed Cargo.toml: deleted"));
@@ -454,6 +492,36 @@ mod tests {
         );
         // Nothing was put back.
         assert!(work.join("planted.txt").exists());
+    }
+
+    #[test]
+    fn contained_new_files_are_strays_but_harness_files_and_changes_are_signals() {
+        let (_tmp, source, work) = trees();
+        let mut guard =
+            WorkspaceGuard::new(&source, &work, editable(&["src/**"]), false).noting_strays();
+        fs::write(work.join("reproduce.py"), "print(1)\n").unwrap();
+        fs::create_dir_all(work.join("notes")).unwrap();
+        fs::write(work.join("notes/plan.md"), "x").unwrap();
+        fs::write(work.join("conftest.py"), "# forge\n").unwrap();
+        fs::write(work.join("sitecustomize.py"), "# forge\n").unwrap();
+        fs::write(work.join("tests/visible.rs"), "// rewritten\n").unwrap();
+        guard.before_verify(1);
+        let end = guard.finish(2);
+        let lines: Vec<String> = end.signals.iter().map(Signal::line).collect();
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(lines[0].contains("conftest.py: created"), "{lines:#?}");
+        assert!(lines[1].contains("sitecustomize.py: created"), "{lines:#?}");
+        assert!(lines[2].contains("tests/visible.rs: changed"), "{lines:#?}");
+        assert!(
+            end.stray_files.contains(&"reproduce.py".to_string()),
+            "{:?}",
+            end.stray_files
+        );
+        assert!(
+            end.stray_files.iter().any(|f| f.starts_with("notes")),
+            "{:?}",
+            end.stray_files
+        );
     }
 
     #[test]
@@ -479,7 +547,7 @@ mod tests {
             "[package]\n"
         );
         assert_eq!(fs::read_to_string(outside.join("keep")).unwrap(), "outside");
-        let signals = guard.finish(4);
+        let signals = guard.finish(4).signals;
         assert_eq!(signals.len(), 3, "{signals:#?}");
         assert!(signals.iter().all(|s| s.evidence.contains("restored")));
         // A directory replaced by a symlink is made a directory again.

@@ -181,6 +181,10 @@ pub struct Integrity {
     /// attempt `tampered`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forged: Vec<String>,
+    /// A contained agent's new files outside `editable` that are no
+    /// harness file: a note, not a signal (at most [`SIGNALS_KEPT`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stray_files: Vec<String>,
 }
 
 impl Integrity {

@@ -287,6 +287,11 @@ pub struct AgentFinishedRecord {
     /// output, bounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// Contained: files the agent's own tools created outside `editable`
+    /// that are no harness or startup file; a note, not a signal (the
+    /// patch never carries them). At most [`super::SIGNALS_KEPT`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stray_files: Vec<String>,
 }
 
 /// The agent's patch (editable files against the pristine source): the

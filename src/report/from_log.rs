@@ -50,10 +50,11 @@ impl Artifacts for NoArtifacts {
 /// The logs an attempt may have, in the order a job runs them; `verify-<k>`
 /// logs follow the setup and baseline ones.
 const LOGS_BEFORE: [&str; 2] = ["setup.log", "baseline.log"];
-const LOGS_AFTER: [&str; 9] = [
+const LOGS_AFTER: [&str; 10] = [
     "agent.log",
     "agent-2.log",
     "agent-3.log",
+    "agent-trajectory.json",
     "bridge.jsonl",
     "acceptance.log",
     crate::verdict::HARNESS_OUTPUT_FILE,

@@ -450,6 +450,7 @@ fn timeline_snapshot() {
             steps,
             integrity: Vec::new(),
             cause: None,
+            stray_files: Vec::new(),
         })
     };
     let mut log = Log::new("a");

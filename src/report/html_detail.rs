@@ -189,6 +189,11 @@ pub(super) const NOT_AVAILABLE: &str = "Their own output is not available here: 
      beside this log (a shard merged without its runs/ directory, or a log written before \
      excerpts were kept)";
 
+/// Said of a contained agent's job, beside its mode.
+pub(crate) const CONTAINED_CAVEAT: &str = "its own tools ran inside the sandbox: `allow` and \
+     `editable` were not checked per action, and its commands show only as tool calls in \
+     bridge.jsonl (trace = \"full\"); the patch is judged on `editable` alone";
+
 /// Said of a job whose trace is `metadata`, above its trajectory.
 pub(super) const TRACE_HINT: &str = "trace = metadata: decisions kept, model text not. With \
      trace = \"full\" in its manifest, each step also shows the model call's input and output, \
@@ -236,6 +241,17 @@ pub(super) fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
     .collect();
     if !parts.is_empty() {
         out.push(Block::Time(parts));
+    }
+    if let Some((agent, mode)) = j.agent_words() {
+        let mut note = vec![
+            Cell::styled("muted", "agent:"),
+            Cell::styled("mono", &agent),
+            Cell::text(&format!("mode: {mode}")),
+        ];
+        if mode == "contained" {
+            note.push(Cell::styled("muted", CONTAINED_CAVEAT));
+        }
+        out.push(Block::Note(note));
     }
     if let Some(cause) = j.cause.as_ref().filter(|_| j.outcome == JobOutcome::Failed) {
         out.push(Block::Note(vec![
@@ -467,6 +483,15 @@ pub(super) fn href(base: &str, path: &str) -> String {
 
 /// The last attempt's tamper signals and canary evidence, if any.
 fn integrity(out: &mut Vec<Block>, j: &JobResult) {
+    if !j.stray_files().is_empty() {
+        out.push(Block::Note(vec![
+            Cell::styled(
+                "muted",
+                "stray files (a note, not a signal; not in the patch):",
+            ),
+            Cell::styled("mono", &j.stray_files().join(" ")),
+        ]));
+    }
     let Some(record) = j.integrity.as_ref().filter(|r| !r.is_clean()) else {
         return;
     };

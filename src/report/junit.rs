@@ -71,6 +71,20 @@ fn case(job: &JobResult) -> TestCase {
     case.set_classname(escape::line(&job.family).into_owned());
     case.set_time(Duration::from_millis(job.wall_ms));
     case.set_system_out(line(job));
+    if let Some((agent, mode)) = job.agent_words() {
+        case.add_property(quick_junit::Property::new(
+            "agent",
+            escape::line(&agent).into_owned(),
+        ));
+        case.add_property(quick_junit::Property::new("agent_mode", mode));
+    }
+    if !job.stray_files().is_empty() {
+        let strays = job.stray_files().join(" ");
+        case.add_property(quick_junit::Property::new(
+            "stray_files",
+            escape::line(&strays).into_owned(),
+        ));
+    }
     case
 }
 

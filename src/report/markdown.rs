@@ -33,6 +33,7 @@ pub fn render_markdown(report: &Report) -> String {
     integrity(&mut out, report, &summary);
     families(&mut out, &summary);
     providers(&mut out, &summary);
+    agents(&mut out, report);
     comparisons(&mut out, &summary);
     failures(&mut out, &summary);
     out
@@ -175,9 +176,49 @@ fn integrity(out: &mut String, report: &Report, summary: &Summary) {
     for line in lines {
         let _ = writeln!(out, "- {line}");
     }
+    for j in report.jobs.iter().filter(|j| !j.stray_files().is_empty()) {
+        let files: Vec<String> = j
+            .stray_files()
+            .iter()
+            .map(|f| format!("`{}`", cell(f)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "- **{}** stray files (a note, not a signal; not in the patch): {}",
+            cell(&j.instance),
+            files.join(", ")
+        );
+    }
     if !report.jobs.is_empty() {
         out.push('\n');
     }
+}
+
+/// The external agents that drove jobs, each with its mode and how many
+/// jobs it drove; a contained one with what the runtime did not check.
+fn agents(out: &mut String, report: &Report) {
+    let mut seen: std::collections::BTreeMap<(String, &'static str), usize> =
+        std::collections::BTreeMap::new();
+    for (name, mode) in report.jobs.iter().filter_map(JobResult::agent_words) {
+        *seen.entry((name, mode)).or_default() += 1;
+    }
+    if seen.is_empty() {
+        return;
+    }
+    out.push_str("## Agents\n\n");
+    for ((name, mode), jobs) in seen {
+        let _ = write!(
+            out,
+            "- **{}**, mode: {mode}: {}",
+            cell(&name),
+            crate::words::count(jobs, "job")
+        );
+        if mode == "contained" {
+            let _ = write!(out, "; {}", super::html_detail::CONTAINED_CAVEAT);
+        }
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 /// Where each job's time went.
@@ -575,6 +616,35 @@ mod tests {
         // names), where Markdown shows it literally.
         assert_eq!(md.matches("<script>").count(), 1);
         assert!(md.contains("``render::`tick` & <script>\\u{a}next``"));
+    }
+
+    #[test]
+    fn a_contained_agent_s_jobs_say_their_mode_and_their_stray_files() {
+        let mut report = sample();
+        assert!(!render_markdown(&report).contains("## Agents"));
+        let job = &mut report.jobs[0];
+        job.agent = Some(crate::protocol::AgentChoice {
+            name: "claude-code".into(),
+            version: Some("2.1.197".into()),
+            mode: crate::protocol::AgentMode::Contained,
+            command: Vec::new(),
+            verify_rounds: None,
+        });
+        job.integrity
+            .get_or_insert_with(Default::default)
+            .stray_files = vec!["reproduce.py".into()];
+        let md = render_markdown(&report);
+        assert!(
+            md.contains("- **claude-code@2.1.197**, mode: contained: 1 job; its own tools"),
+            "{md}"
+        );
+        assert!(
+            md.contains("stray files (a note, not a signal; not in the patch): `reproduce.py`")
+        );
+        let html = crate::report::html_detail::details(&report.jobs[0], None);
+        let text = serde_json::to_string(&html).unwrap();
+        assert!(text.contains("mode: contained"), "{text}");
+        assert!(text.contains("reproduce.py"), "{text}");
     }
 
     #[test]

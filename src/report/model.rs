@@ -235,6 +235,25 @@ impl JobResult {
         }
     }
 
+    /// The external agent as `name@version`, and its mode, when one drove
+    /// the job.
+    pub fn agent_words(&self) -> Option<(String, &'static str)> {
+        self.agent.as_ref().map(|a| {
+            let name = match &a.version {
+                Some(version) => format!("{}@{version}", a.name),
+                None => a.name.clone(),
+            };
+            (name, a.mode.as_str())
+        })
+    }
+
+    /// A contained agent's new files outside `editable` (a note).
+    pub fn stray_files(&self) -> &[String] {
+        self.integrity
+            .as_ref()
+            .map_or(&[], |r| r.stray_files.as_slice())
+    }
+
     /// A pending job with every figure at zero; fixtures and builders fill in the rest.
     pub fn new(instance: &str, job: &str, family: &str) -> JobResult {
         JobResult {

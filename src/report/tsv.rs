@@ -7,7 +7,7 @@ use super::model::{JobResult, Report};
 pub(super) const NAME_SEPARATOR: &str = ";";
 
 /// Column names, in order.
-pub const TSV_COLUMNS: [&str; 45] = [
+pub const TSV_COLUMNS: [&str; 48] = [
     "instance",
     "job",
     "family",
@@ -53,6 +53,9 @@ pub const TSV_COLUMNS: [&str; 45] = [
     "cpu_ms",
     "peak_memory_bytes",
     "pids_peak",
+    "agent",
+    "agent_mode",
+    "stray_files",
 ];
 
 /// Renders `results.tsv`.
@@ -66,9 +69,10 @@ pub fn render_tsv(report: &Report) -> String {
     out
 }
 
-fn row(j: &JobResult) -> [String; 45] {
+fn row(j: &JobResult) -> [String; 48] {
     let t = &j.tests;
     let integrity = j.integrity.as_ref();
+    let agent = j.agent_words();
     let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     // Counts of tests only mean something for a job verified per test.
     let tally = |n: u32| {
@@ -130,6 +134,14 @@ fn row(j: &JobResult) -> [String; 45] {
         figure(j.resources.cpu_ms),
         figure(j.resources.peak_memory_bytes),
         figure(j.resources.pids_peak),
+        field(
+            &agent
+                .as_ref()
+                .map(|(name, _)| name.clone())
+                .unwrap_or_default(),
+        ),
+        agent.map(|(_, mode)| mode).unwrap_or_default().to_string(),
+        names(j.stray_files()),
     ]
 }
 

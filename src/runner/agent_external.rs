@@ -178,7 +178,9 @@ pub(super) fn run_external(
     let records = full_trace.then(|| runs.join("bridge.jsonl"));
     let bridge = Bridge::start(listener, asks.clone(), naming, records)
         .map_err(|e| ExternalError::Setup(format!("cannot start the model bridge: {e}")))?;
-    let rounds = if contained {
+    // Forced-verify rounds left: spent by relaunching the agent to resume
+    // its session, or by its driver going on in the same process.
+    let mut rounds = if contained {
         choice.verify_rounds.unwrap_or(DEFAULT_VERIFY_ROUNDS)
     } else {
         0
@@ -213,7 +215,7 @@ pub(super) fn run_external(
                 session
             })
             .map_err(|e| ExternalError::Setup(format!("cannot start the agent's thread: {e}")))?;
-        let served = serve_agent(&mut run, choice.mode, &stop, &requests);
+        let served = serve_agent(&mut run, choice.mode, &stop, &requests, &mut rounds);
         // Whatever ended the round, nothing of the agent outlives it.
         stop.cancel();
         let stdout = process.join().unwrap_or_default();
@@ -222,7 +224,7 @@ pub(super) fn run_external(
         };
         // Contained: a failed forced verify goes back to the agent, in
         // the same session, while rounds are left.
-        let resumed = match (&end.verify_failed, round < rounds) {
+        let resumed = match (&end.verify_failed, rounds > 0) {
             (Some(output), true) => agent.session_id(&stdout).and_then(|session| {
                 agent.resume(
                     &crate::agents::Launch {
@@ -230,10 +232,7 @@ pub(super) fn run_external(
                         ..launch.clone()
                     },
                     &session,
-                    &format!(
-                        "The runtime ran the verify command and it failed:\n{output}\nFix \
-                             it, then stop."
-                    ),
+                    &crate::agent::verify_failed_message(output),
                 )
             }),
             _ => None,
@@ -241,12 +240,18 @@ pub(super) fn run_external(
         match resumed {
             Some(resume) => {
                 next = request(&resume)?;
+                rounds -= 1;
                 round += 1;
             }
             None => break served,
         }
     };
     drop(bridge);
+    // The agent's own log, kept beside its output: a diagnostic, so a
+    // failure to copy it does not fail the attempt.
+    if let Some(own) = agent.own_log() {
+        let _ = std::fs::copy(home.join(own), runs.join("agent-trajectory.json"));
+    }
     Ok(served)
 }
 

@@ -73,6 +73,13 @@ impl Phases<'_> {
         let deadline = Instant::now() + manifest.limits.wall_time;
         let mut guard =
             workspace_guard(manifest, workspace_dir).map_err(|e| self.setup_error(e))?;
+        if manifest
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.mode == crate::protocol::AgentMode::Contained)
+        {
+            guard = guard.noting_strays();
+        }
         let verdict = match self.build_provider() {
             Err(why) => {
                 self.record(Event::ProviderFailed(ProviderFailedRecord {
@@ -201,13 +208,16 @@ impl Phases<'_> {
         if interrupted && failure_kind == Some(FailureKind::Cancelled) {
             return Ok((outcome, failure_kind));
         }
-        let integrity = guard.finish(steps);
+        let end = guard.finish(steps);
+        let mut stray_files = end.stray_files;
+        stray_files.truncate(crate::protocol::SIGNALS_KEPT);
         self.record(Event::AgentFinished(AgentFinishedRecord {
             outcome,
             failure_kind,
             steps,
-            integrity,
+            integrity: end.signals,
             cause,
+            stray_files,
         }))?;
         Ok((outcome, failure_kind))
     }

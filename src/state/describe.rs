@@ -374,17 +374,28 @@ pub(super) fn integrity_evidence(record: &Record) -> Vec<Said> {
     else {
         return Vec::new();
     };
-    integrity
+    let said = |text: String, ok: bool| Said {
+        kind: EntryKind::Integrity,
+        step: 0,
+        text,
+        ok,
+        status: None,
+    };
+    let mut all: Vec<Said> = integrity
         .forged
         .iter()
         .cloned()
         .chain(integrity.signals.iter().map(crate::protocol::Signal::line))
-        .map(|text| Said {
-            kind: EntryKind::Integrity,
-            step: 0,
-            text,
-            ok: false,
-            status: None,
-        })
-        .collect()
+        .map(|text| said(text, false))
+        .collect();
+    if !integrity.stray_files.is_empty() {
+        all.push(said(
+            format!(
+                "stray files (a note, not a signal; not in the patch): {}",
+                integrity.stray_files.join(" ")
+            ),
+            true,
+        ));
+    }
+    all
 }

@@ -67,6 +67,12 @@ pub(super) fn agent_finished(
     };
     attempt.steps = attempt.steps.max(event.steps);
     attempt.integrity.add(event.integrity.iter().cloned());
+    attempt.integrity.stray_files = event
+        .stray_files
+        .iter()
+        .take(crate::protocol::SIGNALS_KEPT)
+        .cloned()
+        .collect();
     if let Some(cause) = &event.cause {
         attempt.causes.agent = Some(cause.clone());
     }

@@ -655,9 +655,11 @@ fn an_agent_that_cannot_start_is_the_infrastructure_s_fault() {
 
 /// Contained: `agent` with its own tools in the workspace (inside its
 /// sandbox), the script's decision lines made calls of its own tools
-/// (Claude Code's `Read` and `Edit`, Codex's `exec_command`). It stops after a wrong fix; the runtime's forced verify fails
-/// and its output goes back to it in the same session (`--resume`); it
-/// fixes it, stops, and the verify passes.
+/// (Claude Code's `Read` and `Edit`, Codex's `exec_command`,
+/// mini-swe-agent's `bash`). It stops after a wrong fix; the runtime's
+/// forced verify fails and its output goes back to it in the same session
+/// (`--resume`, `exec resume`, or mini-swe-agent's driver in the same
+/// process); it fixes it, stops, and the verify passes.
 fn contained_run(test: &str, agent: &str) {
     let Some(sb) = ready(test, agent) else {
         return;
@@ -707,9 +709,40 @@ fn contained_run(test: &str, agent: &str) {
         verifies,
         [(false, "finish".to_string()), (true, "finish".to_string())]
     );
-    // The second round was the same session, told the verify's output.
-    let second = std::fs::read_to_string(data.join(format!("runs/{id}/1/agent-2.log"))).unwrap();
-    assert!(second.contains("== exit Some(0)"), "{second}");
+    // The second round was the same session, told the verify's output:
+    // relaunched to resume it, or (mini-swe-agent) the same process, its
+    // trajectory one conversation holding both stops.
+    let second = data.join(format!("runs/{id}/1/agent-2.log"));
+    if agent == "mini-swe-agent" {
+        assert!(!second.exists());
+        let trajectory: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("runs/{id}/1/agent-trajectory.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        let told = trajectory["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| {
+                m["role"] == "user"
+                    && m["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("verify command and it failed"))
+            })
+            .count();
+        assert_eq!(told, 1, "{trajectory}");
+        assert_eq!(trajectory["info"]["exit_status"], "Submitted");
+        // Kept, and linked from the report.
+        let html = std::fs::read_to_string(data.join("report/report.html")).unwrap();
+        assert!(
+            html.contains(&format!("runs/{id}/1/agent-trajectory.json")),
+            "no link to the trajectory"
+        );
+    } else {
+        let second = std::fs::read_to_string(second).unwrap();
+        assert!(second.contains("== exit Some(0)"), "{second}");
+    }
     let records = std::fs::read_to_string(data.join(format!("runs/{id}/1/bridge.jsonl"))).unwrap();
     assert!(
         records.contains("The runtime ran the verify command and it failed"),
@@ -740,6 +773,14 @@ fn codex_contained_is_verified_when_it_stops_and_told_when_it_fails() {
     contained_run(
         "codex_contained_is_verified_when_it_stops_and_told_when_it_fails",
         "codex",
+    );
+}
+
+#[test]
+fn mini_swe_agent_contained_is_verified_when_it_stops_and_told_when_it_fails() {
+    contained_run(
+        "mini_swe_agent_contained_is_verified_when_it_stops_and_told_when_it_fails",
+        "mini-swe-agent",
     );
 }
 
@@ -794,10 +835,8 @@ fn an_agents_sweep_tables_and_compares_agents_like_providers() {
 
 /// Contained, an agent whose every stop fails the forced verify is told
 /// `verify_rounds` times, then the attempt is `verify_failed`.
-#[test]
-fn a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds() {
-    let test = "a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds";
-    let Some(sb) = ready(test, "claude-code") else {
+fn never_passes(test: &str, agent: &str) {
+    let Some(sb) = ready(test, agent) else {
         return;
     };
     let job = job_with_script(
@@ -816,33 +855,58 @@ fn a_contained_agent_that_never_passes_is_verify_failed_after_its_rounds() {
         .replace("attempts = 2", "attempts = 1");
     std::fs::write(&job, manifest).unwrap();
     let data = sb.data();
-    sb.run(&[
-        "batch",
-        data.to_str().unwrap(),
-        job.to_str().unwrap(),
-        "--agent",
-        "claude-code:contained",
-    ]);
+    let run = batch_with(&sb, &job, &format!("{agent}:contained"));
     let lines = log_lines(&sb);
     let verifies = lines
         .iter()
         .filter(|r| r["type"] == "verify" && r["passed"] == false)
         .count();
     // The first stop and the 2 default rounds after it.
-    assert_eq!(verifies, 3, "{lines:#?}");
+    assert_eq!(verifies, 3, "{}\n{lines:#?}", run.stderr);
     let finished = lines
         .iter()
         .find(|r| r["type"] == "agent_finished")
         .unwrap();
     assert_eq!(finished["failure_kind"], "verify_failed", "{finished}");
-    for round in ["agent.log", "agent-2.log", "agent-3.log"] {
-        assert!(
-            data.join("runs/off_by_one+claude-code-contained/1")
-                .join(round)
-                .exists(),
-            "{round}"
+    let runs = data.join(format!("runs/off_by_one+{agent}-contained/1"));
+    if agent == "mini-swe-agent" {
+        // One process told twice, then ended on its third stop.
+        assert!(!runs.join("agent-2.log").exists());
+        let trajectory = std::fs::read_to_string(runs.join("agent-trajectory.json")).unwrap();
+        assert_eq!(
+            trajectory.matches("verify command and it failed").count(),
+            2,
+            "{trajectory}"
         );
+    } else {
+        for round in ["agent.log", "agent-2.log", "agent-3.log"] {
+            assert!(runs.join(round).exists(), "{round}");
+        }
     }
+}
+
+#[test]
+fn claude_code_contained_that_never_passes_is_verify_failed_after_its_rounds() {
+    never_passes(
+        "claude_code_contained_that_never_passes_is_verify_failed_after_its_rounds",
+        "claude-code",
+    );
+}
+
+#[test]
+fn codex_contained_that_never_passes_is_verify_failed_after_its_rounds() {
+    never_passes(
+        "codex_contained_that_never_passes_is_verify_failed_after_its_rounds",
+        "codex",
+    );
+}
+
+#[test]
+fn mini_swe_agent_contained_that_never_passes_is_verify_failed_after_its_rounds() {
+    never_passes(
+        "mini_swe_agent_contained_that_never_passes_is_verify_failed_after_its_rounds",
+        "mini-swe-agent",
+    );
 }
 
 /// The bundled job driven by Claude Code contained (its own shell), with
@@ -912,6 +976,79 @@ fn a_contained_agent_s_shell_reaches_nothing_outside_and_leaves_nothing() {
     assert_eq!(finished["failure_kind"], "verify_failed", "{finished}");
 }
 
+/// Contained, the agent's own tools may leave scratch files: a new file
+/// outside `editable` is a stray file (a note, not a signal), a new
+/// harness file stays a tamper signal, and every report says the job ran
+/// `mode: contained`.
+#[test]
+fn a_contained_agent_s_scratch_files_are_strays_and_its_harness_files_signals() {
+    let test = "a_contained_agent_s_scratch_files_are_strays_and_its_harness_files_signals";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let call = serde_json::json!({
+        "kind": "agent_tool",
+        "name": "Bash",
+        "input": {
+            "command": "echo 'print(1)' > reproduce.py && echo '# x' > conftest.py && echo WROTE",
+            "description": "scratch",
+        },
+    })
+    .to_string();
+    let job = contained_job(
+        &sb,
+        &[
+            &call,
+            r#"{"kind":"read_file","path":"src/lib.rs"}"#,
+            r#"{"kind":"replace_text","path":"src/lib.rs","expected":"1..n","replacement":"1..=n"}"#,
+            r#""Fixed.""#,
+        ],
+    );
+    let data = sb.data();
+    let run = sb.run(&["batch", data.to_str().unwrap(), job.to_str().unwrap()]);
+    assert_eq!(
+        crate::harness::job_state(&sb, "off_by_one"),
+        "succeeded",
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert_eq!(
+        finished["stray_files"],
+        serde_json::json!(["reproduce.py"]),
+        "{finished}"
+    );
+    let signals: Vec<String> = finished["integrity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["subject"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(signals, ["conftest.py"], "{finished}");
+    let md = std::fs::read_to_string(data.join("report/report.md")).unwrap();
+    assert!(md.contains("mode: contained: 1 job"), "{md}");
+    assert!(md.contains("`reproduce.py`"), "{md}");
+    let tsv = std::fs::read_to_string(data.join("report/results.tsv")).unwrap();
+    assert!(tsv.contains("\tcontained\treproduce.py\n"), "{tsv}");
+    let junit = std::fs::read_to_string(data.join("report/junit.xml")).unwrap();
+    assert!(
+        junit.contains(r#"name="agent_mode" value="contained""#),
+        "{junit}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("report/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["jobs"][0]["agent"]["mode"], "contained");
+    assert_eq!(
+        results["jobs"][0]["integrity"]["stray_files"],
+        serde_json::json!(["reproduce.py"])
+    );
+}
+
 /// Contained on a host made to lack Landlock (the test hook): the agent
 /// does not run in a weaker sandbox; the attempt is `sandbox_unavailable`.
 #[test]
@@ -946,18 +1083,20 @@ fn a_contained_agent_without_landlock_is_sandbox_unavailable() {
     );
 }
 
-/// Every bundled job's `[oracle]` drives both agents in both modes: the 9
-/// bundled jobs × {claude-code, codex} × {leashed, contained} under the
-/// `oracle` provider all succeed, and the report tables and compares the
-/// four arms.
+/// Every bundled job's `[oracle]` drives every agent in every mode it
+/// runs: the 9 bundled jobs × {claude-code, codex} × {leashed,
+/// contained} and × mini-swe-agent (contained) under the `oracle`
+/// provider all succeed, and the report tables and compares the five arms.
 #[test]
-fn every_bundled_oracle_drives_both_agents_in_both_modes() {
+fn every_bundled_oracle_drives_every_agent_in_every_mode() {
     let test = "every_bundled_oracle_drives_both_agents_in_both_modes";
     let Some(sb) = ready(test, "claude-code") else {
         return;
     };
-    if require_tool(test, with_agent(&sb, "codex")).is_none() {
-        return;
+    for agent in ["codex", "mini-swe-agent"] {
+        if require_tool(test, with_agent(&sb, agent)).is_none() {
+            return;
+        }
     }
     let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
     let oracle = sb.path().join("oracle.toml");
@@ -981,11 +1120,13 @@ fn every_bundled_oracle_drives_both_agents_in_both_modes() {
         "claude-code:contained",
         "--agent",
         "codex:contained",
+        "--agent",
+        "mini-swe-agent",
         "-j",
         "2",
     ]);
     assert!(
-        run.stdout.contains("36 jobs: 36 succeeded"),
+        run.stdout.contains("45 jobs: 45 succeeded"),
         "{}\n{}",
         run.stdout,
         run.stderr
@@ -1005,10 +1146,11 @@ fn every_bundled_oracle_drives_both_agents_in_both_modes() {
             "oracle+claude-code",
             "oracle+claude-code-contained",
             "oracle+codex",
-            "oracle+codex-contained"
+            "oracle+codex-contained",
+            "oracle+mini-swe-agent-contained"
         ]
     );
-    assert_eq!(results["comparisons"].as_array().unwrap().len(), 6);
+    assert_eq!(results["comparisons"].as_array().unwrap().len(), 10);
 }
 
 /// mini-swe-agent (PyPI), contained: the job's decision script drives its

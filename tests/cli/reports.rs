@@ -205,7 +205,7 @@ fn wrong_fix_is_named_in_every_format(dir: &std::path::Path) {
 
     let tsv = read("results.tsv");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
-    assert_eq!(header.len(), 45);
+    assert_eq!(header.len(), 48);
     let row: Vec<&str> = tsv
         .lines()
         .find(|l| l.starts_with("wrong_fix\t"))

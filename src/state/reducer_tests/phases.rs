@@ -15,6 +15,7 @@ fn agent_done(outcome: Outcome) -> Event {
         steps: 3,
         integrity: Vec::new(),
         cause: None,
+        stray_files: Vec::new(),
     })
 }
 
@@ -519,6 +520,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
             steps: 2,
             integrity: vec![signal("tests/visible.rs")],
             cause: None,
+            stray_files: Vec::new(),
         }),
     );
     log.ok(
