@@ -95,6 +95,8 @@ pub(crate) struct ExternalEnd {
     /// Contained: the agent stopped on its own and the forced verify
     /// failed with this output, which a next round tells it.
     pub(crate) verify_failed: Option<String>,
+    /// How long the agent's process ran, every round's (set by the runner).
+    pub(crate) agent_ms: u64,
 }
 
 impl ExternalEnd {
@@ -102,6 +104,7 @@ impl ExternalEnd {
         ExternalEnd {
             result,
             verify_failed: None,
+            agent_ms: 0,
         }
     }
 }
@@ -179,6 +182,7 @@ pub(crate) fn serve_agent(
                             Step::Next((false, text)) => ExternalEnd {
                                 result: failed(FailureKind::VerifyFailed, steps),
                                 verify_failed: Some(text),
+                                agent_ms: 0,
                             },
                             Step::End(end) => ExternalEnd::of(end),
                         },

@@ -10,8 +10,18 @@ pub fn bridge_model_calls(calls: usize) -> std::io::Result<(Vec<Duration>, Vec<D
     crate::bridge::bench::model_calls(calls)
 }
 
-/// The time from launching the Claude Code installed in `install` to its
-/// first model request, in its own sandbox or bare.
-pub fn agent_start(install: &Path, sandboxed: bool) -> std::io::Result<Duration> {
-    crate::runner::bench_agent_start(install, sandboxed)
+/// The time from launching agent `name` installed in `install` (leashed,
+/// or `contained`) to its first model request, in its own sandbox or bare.
+pub fn agent_start(
+    name: &str,
+    contained: bool,
+    install: &Path,
+    sandboxed: bool,
+) -> std::io::Result<Duration> {
+    let mode = if contained {
+        crate::agents::Mode::Contained
+    } else {
+        crate::agents::Mode::Leashed
+    };
+    crate::runner::bench_agent_start(name, mode, install, sandboxed)
 }

@@ -292,6 +292,11 @@ pub struct AgentFinishedRecord {
     /// patch never carries them). At most [`super::SIGNALS_KEPT`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stray_files: Vec<String>,
+    /// An external agent's: how long its process ran, in milliseconds
+    /// (every round's), beside which the rest of the attempt is the
+    /// runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_ms: Option<u64>,
 }
 
 /// The agent's patch (editable files against the pristine source): the

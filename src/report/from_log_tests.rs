@@ -451,6 +451,7 @@ fn timeline_snapshot() {
             integrity: Vec::new(),
             cause: None,
             stray_files: Vec::new(),
+            agent_ms: None,
         })
     };
     let mut log = Log::new("a");

@@ -186,6 +186,7 @@ pub(super) fn run_external(
         0
     };
     let mut round = 0;
+    let mut agent_time = Duration::ZERO;
     let served = loop {
         // Stopped by the serving loop, the attempt's cancel, or its deadline.
         let stop = run.cancel.child();
@@ -199,6 +200,7 @@ pub(super) fn run_external(
         let process = std::thread::Builder::new()
             .name("agent".into())
             .spawn(move || {
+                let started = Instant::now();
                 let exit = match run_agent_process(&next, &agent_stop, &log) {
                     Ok(exit) => exit,
                     Err(e) => AgentExit {
@@ -211,14 +213,19 @@ pub(super) fn run_external(
                     },
                 };
                 let session = exit.stdout.clone();
+                let ran = started.elapsed();
                 let _ = asks.send(Ask::Exited(exit));
-                session
+                (session, ran)
             })
             .map_err(|e| ExternalError::Setup(format!("cannot start the agent's thread: {e}")))?;
-        let served = serve_agent(&mut run, choice.mode, &stop, &requests, &mut rounds);
+        let mut served = serve_agent(&mut run, choice.mode, &stop, &requests, &mut rounds);
         // Whatever ended the round, nothing of the agent outlives it.
         stop.cancel();
-        let stdout = process.join().unwrap_or_default();
+        let (stdout, ran) = process.join().unwrap_or_default();
+        agent_time += ran;
+        if let Ok(end) = &mut served {
+            end.agent_ms = u64::try_from(agent_time.as_millis()).unwrap_or(u64::MAX);
+        }
         let Ok(end) = &served else {
             break served;
         };
@@ -413,12 +420,17 @@ fn model_name(manifest: &Manifest) -> String {
     }
 }
 
-/// For `cargo bench --bench agent`: the time from launching the agent
-/// installed in `install` (Claude Code) to its first model request at the
+/// For `cargo bench --bench agent`: the time from launching agent `name`
+/// installed in `install`, in `mode`, to its first model request at the
 /// bridge, in its own sandbox as an attempt runs it (`sandboxed`) or as a
 /// bare process on the host's loopback. Not part of the product's surface.
-pub(crate) fn bench_agent_start(install: &Path, sandboxed: bool) -> std::io::Result<Duration> {
-    let agent = crate::agents::lookup("claude-code").map_err(std::io::Error::other)?;
+pub(crate) fn bench_agent_start(
+    name: &str,
+    mode: Mode,
+    install: &Path,
+    sandboxed: bool,
+) -> std::io::Result<Duration> {
+    let agent = crate::agents::lookup(name).map_err(std::io::Error::other)?;
     let program = agent
         .package()
         .program(install)
@@ -437,7 +449,7 @@ pub(crate) fn bench_agent_start(install: &Path, sandboxed: bool) -> std::io::Res
     let base_url = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
     let mcp_url = format!("{base_url}/mcp");
     let launch = agent.launch(&LaunchContext {
-        mode: Mode::Leashed,
+        mode,
         program: &program,
         prompt: "Say hello.",
         model: "agent-runtime-script",
@@ -455,10 +467,15 @@ pub(crate) fn bench_agent_start(install: &Path, sandboxed: bool) -> std::io::Res
     let started = Instant::now();
     let process = match network {
         Some(network) => {
-            let policy = SandboxPolicy {
+            let mut policy = SandboxPolicy {
                 mode: SandboxMode::Required,
                 ..SandboxPolicy::default()
             };
+            // Contained, its working directory is the (here empty)
+            // workspace, writable.
+            if mode == Mode::Contained {
+                policy.writable.push(work.clone());
+            }
             let deadline = Instant::now() + Duration::from_secs(60);
             let request = agent_request(
                 &launch.argv,

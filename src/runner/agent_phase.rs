@@ -88,7 +88,7 @@ impl Phases<'_> {
                     input_tokens: 0,
                     output_tokens: 0,
                 }))?;
-                (fail(FailureKind::ProviderError), 0, None)
+                (fail(FailureKind::ProviderError), 0, None, None)
             }
             Ok(mut provider) => {
                 let allow = AllowList::parse(&manifest.allow).map_err(|e| self.setup_error(e))?;
@@ -153,6 +153,7 @@ impl Phases<'_> {
                     budget: self.options.budget.as_deref().zip(manifest.price),
                     guard: Some(&mut guard),
                 };
+                let mut agent_ms = None;
                 let result = match &manifest.agent {
                     None => run_agent(run),
                     Some(choice) => {
@@ -167,7 +168,10 @@ impl Phases<'_> {
                             full_trace: manifest.trace == Trace::Full,
                         };
                         match run_external(external, run) {
-                            Ok(served) => served.map(|end| end.result),
+                            Ok(served) => served.map(|end| {
+                                agent_ms = Some(end.agent_ms);
+                                end.result
+                            }),
                             Err(ExternalError::Sandbox(_)) => {
                                 Ok(crate::agent::unavailable_sandbox())
                             }
@@ -194,10 +198,11 @@ impl Phases<'_> {
                     (result.outcome, result.failure_kind),
                     result.steps,
                     result.cause,
+                    agent_ms,
                 )
             }
         };
-        let ((outcome, failure_kind), steps, cause) = verdict;
+        let ((outcome, failure_kind), steps, cause, agent_ms) = verdict;
         // Stopped by Ctrl-C: the agent did not finish, so nothing is recorded
         // and the attempt is redone (not resumed as a cancelled one).
         let interrupted = self
@@ -218,6 +223,7 @@ impl Phases<'_> {
             integrity: end.signals,
             cause,
             stray_files,
+            agent_ms,
         }))?;
         Ok((outcome, failure_kind))
     }

@@ -748,6 +748,15 @@ fn contained_run(test: &str, agent: &str) {
         records.contains("The runtime ran the verify command and it failed"),
         "{records}"
     );
+    // How long the agent's process ran, both rounds.
+    let finished = lines
+        .iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap();
+    assert!(
+        finished["agent_ms"].as_u64().is_some_and(|ms| ms > 0),
+        "{finished}"
+    );
     // The edits were the agent's own tool's: no `edit` event, a patch.
     assert!(!lines.iter().any(|r| r["type"] == "edit"));
     let patch =

@@ -16,6 +16,7 @@ fn agent_done(outcome: Outcome) -> Event {
         integrity: Vec::new(),
         cause: None,
         stray_files: Vec::new(),
+        agent_ms: None,
     })
 }
 
@@ -521,6 +522,7 @@ fn the_phases_signals_add_up_to_the_attempts_integrity_and_a_new_attempt_starts_
             integrity: vec![signal("tests/visible.rs")],
             cause: None,
             stray_files: Vec::new(),
+            agent_ms: None,
         }),
     );
     log.ok(
