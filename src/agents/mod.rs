@@ -382,6 +382,7 @@ impl AgentSpec {
             }),
             command: Vec::new(),
             verify_rounds: None,
+            memory: None,
         })
     }
 

@@ -95,6 +95,7 @@ pub(crate) fn plan(manifests: &[Manifest], options: &PlanOptions) -> Vec<NewJob>
                         if let Some(own) = own {
                             choice.command = own.command;
                             choice.verify_rounds = own.verify_rounds;
+                            choice.memory = own.memory;
                         }
                         choice
                     });

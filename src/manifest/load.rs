@@ -309,6 +309,19 @@ pub(super) fn agent_choice(
     {
         return Err(fields.err("agent.version", format!("not a version: {version:?}")));
     }
+    let memory = match raw.memory.as_ref() {
+        None => None,
+        Some(value) => {
+            let size = fields.size("agent.memory", Some(value), MIN_MEMORY)?;
+            if size < MIN_MEMORY {
+                return Err(fields.err(
+                    "agent.memory",
+                    format!("must be at least {MIN_MEMORY} (no program runs in less)"),
+                ));
+            }
+            Some(size.bytes())
+        }
+    };
     let command = raw.command.unwrap_or_default();
     match (name.as_str(), command.first()) {
         ("command", None) => {
@@ -330,6 +343,7 @@ pub(super) fn agent_choice(
                 mode: raw.mode.unwrap_or_default(),
                 command,
                 verify_rounds: raw.verify_rounds,
+                memory,
             }));
         }
         ("command", Some(_)) => {}
@@ -350,6 +364,7 @@ pub(super) fn agent_choice(
         mode: raw.mode.unwrap_or_default(),
         command,
         verify_rounds: raw.verify_rounds,
+        memory,
     }))
 }
 

@@ -590,3 +590,28 @@ fn snapshot_refusals_say_why() {
             .contains("unknown field `surprise`")
     );
 }
+
+#[test]
+fn an_agent_s_memory_is_a_size_of_at_least_a_mebibyte() {
+    let fx = Fixture::new();
+    let m = fx
+        .load(&with(
+            "\n[agent]\nname = \"claude-code\"\nmode = \"contained\"\nmemory = \"3GiB\"\n",
+        ))
+        .unwrap();
+    assert_eq!(m.agent.unwrap().memory, Some(3 << 30));
+    let m = fx
+        .load(&with("\n[agent]\nname = \"claude-code\"\n"))
+        .unwrap();
+    assert_eq!(m.agent.unwrap().memory, None);
+    fx.assert_errors(&[
+        (
+            "\n[agent]\nname = \"codex\"\nmemory = \"1KiB\"\n",
+            "jobs/job.toml:9:10: agent.memory: must be at least 1MiB",
+        ),
+        (
+            "\n[agent]\nname = \"codex\"\nmemory = \"lots\"\n",
+            "jobs/job.toml:9:",
+        ),
+    ]);
+}

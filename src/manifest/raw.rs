@@ -107,6 +107,7 @@ pub(super) struct RawAgent {
     pub mode: Option<AgentMode>,
     pub command: Option<Vec<String>>,
     pub verify_rounds: Option<u32>,
+    pub memory: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -260,6 +260,7 @@ pub(super) static AGENT: Shape = Shape {
             },
         ),
         key("verify_rounds", U32),
+        key("memory", Kind::Size),
     ],
 };
 

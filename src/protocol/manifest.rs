@@ -470,6 +470,11 @@ pub struct AgentChoice {
     /// agent (`[agent] verify_rounds`, default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_rounds: Option<u32>,
+    /// Memory of the agent's whole tree in bytes (`[agent] memory`);
+    /// `None`: the job's `memory` plus 1 GiB, as the agent's own runtime
+    /// shares it with the builds it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
 }
 
 /// How an external agent runs: `leashed`, its every action a call of the

@@ -629,6 +629,7 @@ mod tests {
             mode: crate::protocol::AgentMode::Contained,
             command: Vec::new(),
             verify_rounds: None,
+            memory: None,
         });
         job.integrity
             .get_or_insert_with(Default::default)

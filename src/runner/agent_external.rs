@@ -22,7 +22,8 @@ use crate::sandbox::{OwnNetwork, SandboxMode, SandboxPolicy};
 /// real one never leaves the runner.
 const DUMMY_KEY: &str = "agent-runtime-bridge";
 
-/// Memory an agent's own runtime is given on top of the job's `memory`.
+/// Memory an agent's own runtime is given on top of the job's `memory`
+/// unless `[agent] memory` says how much its whole tree gets.
 const AGENT_MEMORY: u64 = 1 << 30;
 
 /// What the runner knows of an external agent's attempt.
@@ -157,6 +158,7 @@ pub(super) fn run_external(
             policy.clone(),
             network.clone(),
             deadline,
+            choice.memory,
         )
         .map_err(ExternalError::Setup)
     };
@@ -277,6 +279,7 @@ fn agent_request(
     mut policy: SandboxPolicy,
     network: OwnNetwork,
     deadline: Instant,
+    memory: Option<u64>,
 ) -> Result<ExecRequest, String> {
     let name = program
         .file_name()
@@ -303,7 +306,10 @@ fn agent_request(
     {
         policy.readable.push(dir.to_path_buf());
     }
-    policy.limits.memory = policy.limits.memory.map(|m| m.saturating_add(AGENT_MEMORY));
+    policy.limits.memory = match memory {
+        Some(memory) => Some(memory),
+        None => policy.limits.memory.map(|m| m.saturating_add(AGENT_MEMORY)),
+    };
     // A `command` agent's files named by absolute path (its script):
     // readable, each file alone.
     if install.is_none() {
@@ -487,6 +493,7 @@ pub(crate) fn bench_agent_start(
                 policy,
                 network,
                 deadline,
+                None,
             )
             .map_err(std::io::Error::other)?;
             let stop = stop.clone();

@@ -1058,6 +1058,43 @@ fn a_contained_agent_s_scratch_files_are_strays_and_its_harness_files_signals() 
     );
 }
 
+/// `[agent] memory` bounds the agent's whole tree for real: a contained
+/// Claude Code given 32 MiB cannot start its runtime, and the attempt is
+/// the agent's error, its end said.
+#[test]
+fn a_contained_agent_past_its_memory_is_killed_and_its_error() {
+    let test = "a_contained_agent_past_its_memory_is_killed_and_its_error";
+    let Some(sb) = ready(test, "claude-code") else {
+        return;
+    };
+    let job = contained_job(&sb, &[r#""Done.""#]);
+    let manifest = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("verify_rounds = 0", "verify_rounds = 0\nmemory = \"32MiB\"");
+    std::fs::write(&job, manifest).unwrap();
+    let data = sb.data();
+    let run = sb.run(&["batch", data.to_str().unwrap(), job.to_str().unwrap()]);
+    let finished = log_lines(&sb)
+        .into_iter()
+        .find(|r| r["type"] == "agent_finished")
+        .unwrap_or_else(|| panic!("{}\n{}", run.stdout, run.stderr));
+    assert_eq!(finished["failure_kind"], "agent_error", "{finished}");
+    // Killed by the kernel (SIGKILL), not refused by anything else.
+    assert!(
+        finished["cause"]
+            .as_str()
+            .is_some_and(|c| c.contains("signal 9")),
+        "{finished}"
+    );
+    assert!(
+        !data.join("runs/off_by_one/1/bridge.jsonl").exists()
+            || !std::fs::read_to_string(data.join("runs/off_by_one/1/bridge.jsonl"))
+                .unwrap_or_default()
+                .contains("/v1/messages"),
+        "the agent reached its model"
+    );
+}
+
 /// Contained on a host made to lack Landlock (the test hook): the agent
 /// does not run in a weaker sandbox; the attempt is `sandbox_unavailable`.
 #[test]
