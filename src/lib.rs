@@ -25,6 +25,7 @@ pub(crate) mod bridge;
 pub(crate) mod cache;
 pub(crate) mod check;
 pub mod cli;
+pub(crate) mod decide;
 pub(crate) mod decision;
 pub(crate) mod escape;
 pub(crate) mod export;

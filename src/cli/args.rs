@@ -172,12 +172,28 @@ pub enum Command {
     #[command(display_order = 7, after_long_help = help_text::REPORT)]
     Report {
         /// Data directories whose logs to read (several merge, e.g. shards).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "compare")]
         data: Vec<PathBuf>,
         /// Directory for report.md, results.tsv, results.json, junit.xml,
         /// report.html [default: DATA/report, with one DATA].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Compare two finished runs of the same tasks instead: is A
+        /// better than B? Prints where the paired difference A − B stands
+        /// (a confidence sequence over the tasks both ran, in a random
+        /// order from --seed) and writes nothing.
+        #[arg(long, value_name = "DATA_A,DATA_B", value_delimiter = ',', conflicts_with_all = ["data", "out"])]
+        compare: Vec<PathBuf>,
+        /// Confidence level of the comparison.
+        #[arg(long, default_value_t = 0.95, value_parser = level, requires = "compare")]
+        level: f64,
+        /// Also decide "no difference larger than M" when the interval
+        /// lies inside ±M.
+        #[arg(long, value_name = "M", value_parser = margin, requires = "compare")]
+        margin: Option<f64>,
+        /// Seed of the order the pairs are taken in.
+        #[arg(long, default_value_t = 0, requires = "compare")]
+        seed: u64,
     },
     /// Show one row per job, replayed from the log. Never writes.
     #[command(display_order = 5, after_long_help = help_text::STATUS)]
@@ -439,6 +455,26 @@ fn parse_memory(text: &str) -> Result<ByteSize, String> {
         return Err(format!("must be at least {MIN_MEMORY}"));
     }
     Ok(size)
+}
+
+/// A confidence level strictly between 0 and 1, e.g. `0.95`.
+fn level(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value > 0.0 && value < 1.0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a level between 0 and 1 (e.g. 0.95)"
+        )),
+    }
+}
+
+/// A margin of a difference of success rates, in (0, 1), e.g. `0.05`.
+fn margin(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value > 0.0 && value < 1.0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a margin between 0 and 1 (e.g. 0.05)"
+        )),
+    }
 }
 
 /// A positive amount of US dollars, e.g. `2.50`.

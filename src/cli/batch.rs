@@ -418,6 +418,42 @@ fn summary_text(view: &StatusView, summary: &BatchSummary, width: Option<usize>)
     out
 }
 
+/// `report --compare DATA_A,DATA_B`: where A − B stands over the tasks
+/// both runs finished.
+pub(super) fn compare(
+    data: &[PathBuf],
+    level: f64,
+    margin: Option<f64>,
+    seed: u64,
+) -> anyhow::Result<Completion> {
+    let [a, b] = data else {
+        anyhow::bail!(
+            "--compare takes two data dirs, DATA_A,DATA_B; got {}",
+            data.len()
+        );
+    };
+    let arm = |dir: &PathBuf| -> anyhow::Result<_> {
+        let logs = fold_logs(std::slice::from_ref(dir))?;
+        Ok(report_of(&logs, None).finished_by_task())
+    };
+    let (results_a, results_b) = (arm(a)?, arm(b)?);
+    let rule = match margin {
+        Some(m) => crate::decide::Rule::Within(m),
+        None => crate::decide::Rule::Differs,
+    };
+    let standing = crate::decide::posthoc::compare(&results_a, &results_b, level, rule, seed);
+    outln!("A: {}", a.display());
+    outln!("B: {}", b.display());
+    outln!(
+        "{}",
+        crate::decide::posthoc::words(&standing, level, margin)
+    );
+    if standing.pairs == 0 {
+        outln!("no task finished in both: nothing to compare");
+    }
+    Ok(Completion::Success)
+}
+
 pub(super) fn report(data: &[PathBuf], out: &Path) -> anyhow::Result<Completion> {
     // Each log is folded once, for the report and the exports.
     let logs = fold_logs(data)?;

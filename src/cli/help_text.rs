@@ -87,6 +87,7 @@ pub(super) const REPORT: &str = "Examples:
   agent-runtime report ./runtime-data                      reports in ./runtime-data/report/
   agent-runtime report ./shard-1 ./shard-2 --out merged-report
   agent-runtime report ./runtime-data --out /tmp/report
+  agent-runtime report --compare ./sweep-a,./sweep-b        A − B = +0.12 [+0.04, +0.20] at 95%, ...
 
 Exit codes:
   0    the reports were written (whatever the jobs' outcomes: gate on results.json or junit.xml)

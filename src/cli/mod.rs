@@ -129,7 +129,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Completion> {
         Command::Gc { data, keep } => jobs::gc(&data, keep),
         Command::Status { data, json, full } => status::status(&data, json, full),
         Command::Batch(args) => batch::batch(args),
-        Command::Report { data, out } => {
+        Command::Report {
+            compare,
+            level,
+            margin,
+            seed,
+            ..
+        } if !compare.is_empty() => batch::compare(&compare, level, margin, seed),
+        Command::Report { data, out, .. } => {
             let out = match (out, data.as_slice()) {
                 (Some(out), _) => out,
                 (None, [one]) => one.join("report"),

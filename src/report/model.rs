@@ -51,6 +51,23 @@ pub struct Report {
 impl Report {
     /// Whether any instance ran an external agent (then the others ran the
     /// runtime's loop, an arm of their own).
+    /// Each finished job's outcome by task: its job and repeat (1 without
+    /// `--repeat`) to whether it succeeded; pending and cancelled jobs
+    /// are left out. What a paired comparison of two runs reads.
+    pub fn finished_by_task(&self) -> std::collections::BTreeMap<(String, u32), bool> {
+        self.jobs
+            .iter()
+            .filter_map(|j| {
+                let succeeded = match j.outcome {
+                    JobOutcome::Succeeded => true,
+                    JobOutcome::Failed => false,
+                    JobOutcome::Cancelled | JobOutcome::Pending => return None,
+                };
+                Some(((j.job.clone(), j.repeat.unwrap_or(1)), succeeded))
+            })
+            .collect()
+    }
+
     pub fn with_agents(&self) -> bool {
         self.jobs.iter().any(|j| j.agent.is_some())
     }

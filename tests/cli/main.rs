@@ -11,6 +11,7 @@ mod carried;
 mod causes;
 mod check;
 mod checkpoint;
+mod compare;
 mod containment;
 mod controls;
 mod cost;

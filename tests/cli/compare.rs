@@ -1,0 +1,72 @@
+//! `report --compare DATA_A,DATA_B`: two finished runs of the same tasks,
+//! paired task by task, and where A − B stands.
+
+use std::path::Path;
+
+use crate::harness::Sandbox;
+
+/// The bundled jobs twice each under `provider` into `data`.
+fn sweep(sb: &Sandbox, data: &Path, provider: &str) {
+    let file = sb.path().join(format!("{provider}.toml"));
+    std::fs::write(
+        &file,
+        format!("name = \"{provider}\"\n\n[provider]\nkind = \"{provider}\"\n"),
+    )
+    .unwrap();
+    let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+    sb.run(&[
+        "batch",
+        data.to_str().unwrap(),
+        jobs.to_str().unwrap(),
+        "--provider",
+        file.to_str().unwrap(),
+        "--repeat",
+        "2",
+        "--attempts",
+        "1",
+        "-j",
+        "2",
+    ]);
+}
+
+#[test]
+fn report_compare_pairs_two_runs_and_says_where_the_difference_stands() {
+    let sb = Sandbox::new();
+    let (a, b) = (sb.path().join("a"), sb.path().join("b"));
+    sweep(&sb, &a, "oracle");
+    sweep(&sb, &b, "noop");
+    let pair = format!("{},{}", a.display(), b.display());
+    let run = sb.run(&["report", "--compare", &pair]).ok();
+    // The oracle solves every task and noop none: 18 pairs of +1.
+    assert!(
+        run.stdout.contains("A − B = +1.00 [+0.")
+            && run
+                .stdout
+                .contains("at 95%, over 18 paired tasks: A is better (decided after 1"),
+        "{}",
+        run.stdout
+    );
+    // The other way round, B is better; a run against itself, undecided,
+    // unless a margin lets it say there is no difference past it.
+    let reversed = format!("{},{}", b.display(), a.display());
+    sb.run(&["report", "--compare", &reversed])
+        .ok()
+        .stdout_has("B is better");
+    let same = format!("{},{}", a.display(), a.display());
+    sb.run(&["report", "--compare", &same])
+        .ok()
+        .stdout_has("A − B = +0.00 [")
+        .stdout_has(": undecided");
+    sb.run(&["report", "--compare", &same, "--margin", "0.5"])
+        .ok()
+        .stdout_has("no difference larger than 0.50");
+    // Nothing is written.
+    assert!(!a.join("report").join("compare").exists());
+    // Bad input: one dir, a level out of range.
+    sb.run(&["report", "--compare", a.to_str().unwrap()])
+        .code(2)
+        .stderr_has("two data dirs");
+    sb.run(&["report", "--compare", &pair, "--level", "1.5"])
+        .code(2)
+        .stderr_has("not a level between 0 and 1");
+}
