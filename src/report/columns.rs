@@ -65,7 +65,21 @@ pub(super) fn passk_jobs(at_k: &str) -> Vec<Column> {
 
 /// The paired comparison of providers (`jobs` to `p` are figures).
 pub(super) fn comparisons() -> Vec<Column> {
-    columns(&COMPARISON_HEADERS, 2..=10)
+    columns(&COMPARISON_HEADERS, 2..=11)
+}
+
+/// Each provider's flip rates.
+pub(super) fn noise() -> Vec<Column> {
+    columns(
+        &[
+            "provider",
+            "jobs run twice+",
+            "flipping",
+            "flip rate",
+            "flipping jobs (succeeded/runs, rate)",
+        ],
+        1..=3,
+    )
 }
 
 /// Each failure kind, its count and its instances.

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::model::{JobOutcome, Report};
+use super::noise::{Noise, Runs, minimum_detectable, noise_error, noise_interval};
 use super::stats::{Interval, SIGNIFICANCE_LEVEL, bootstrap_mean, mean, sign_test};
 
 /// Provider `a` against provider `b` (`a` sorts first).
@@ -37,6 +38,20 @@ pub struct Comparison {
     pub p_value: f64,
     /// `p_value < 0.05`.
     pub significant: bool,
+    /// The smallest difference the run-to-run noise lets this comparison
+    /// tell (α = 0.05, power 0.8), from each shared job's flip rate under
+    /// both providers; `None` unless every shared job ran at least twice
+    /// under both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mde: Option<f64>,
+    /// The 95% interval the runs' noise gives `difference` (from the same
+    /// flip rates as `mde`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_ci: Option<Interval>,
+    /// The difference's interval holds 0 (`noise_ci`, or without repeats
+    /// `difference_ci`): within noise.
+    #[serde(default)]
+    pub within_noise: bool,
 }
 
 impl Comparison {
@@ -54,8 +69,55 @@ impl Comparison {
 /// Every pair of providers in the report, sorted by `a`, then `b`; empty
 /// with fewer than two providers. Jobs without a provider are left out.
 pub fn comparisons(report: &Report) -> Vec<Comparison> {
-    // provider -> job -> (finished, succeeded)
-    let mut runs: BTreeMap<String, BTreeMap<&str, (u32, u32)>> = BTreeMap::new();
+    let runs = runs_by_provider(report);
+    let fractions: Vec<(String, BTreeMap<&str, f64>)> = runs
+        .iter()
+        .map(|(provider, jobs)| {
+            let fractions = jobs
+                .iter()
+                .filter(|(_, (n, _))| *n > 0)
+                .map(|(job, (n, c))| (*job, f64::from(*c) / f64::from(*n)))
+                .collect();
+            (provider.clone(), fractions)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, (a, a_jobs)) in fractions.iter().enumerate() {
+        for (b, b_jobs) in fractions.iter().skip(i + 1) {
+            let (a_runs, b_runs) = (runs.get(a), runs.get(b));
+            let mut pairs: Vec<(f64, f64)> = Vec::new();
+            let mut counts: Vec<(Runs, Runs)> = Vec::new();
+            for (job, fa) in a_jobs {
+                let Some(fb) = b_jobs.get(job) else {
+                    continue;
+                };
+                pairs.push((*fa, *fb));
+                let count = |arm: Option<&BTreeMap<&str, Runs>>| {
+                    arm.and_then(|r| r.get(job)).copied().unwrap_or_default()
+                };
+                counts.push((count(a_runs), count(b_runs)));
+            }
+            let mut comparison = compare(a, b, &pairs);
+            if let Some(se) = noise_error(&counts) {
+                let interval = noise_interval(comparison.difference, se);
+                comparison.mde = Some(minimum_detectable(se));
+                comparison.within_noise = interval.low <= 0.0 && 0.0 <= interval.high;
+                comparison.noise_ci = Some(interval);
+            }
+            out.push(comparison);
+        }
+    }
+    out
+}
+
+/// Each provider's noise (flip rates) over the jobs it ran more than once.
+pub(super) fn noise(report: &Report) -> Vec<Noise> {
+    super::noise::noise(&runs_by_provider(report))
+}
+
+/// provider -> job -> (finished, succeeded), each arm of a sweep.
+fn runs_by_provider(report: &Report) -> BTreeMap<String, BTreeMap<&str, Runs>> {
+    let mut runs: BTreeMap<String, BTreeMap<&str, Runs>> = BTreeMap::new();
     let with_agents = report.with_agents();
     for j in &report.jobs {
         let Some(provider) = j.arm(with_agents) else {
@@ -69,28 +131,7 @@ pub fn comparisons(report: &Report) -> Vec<Comparison> {
             entry.1 += 1;
         }
     }
-    let fractions: Vec<(String, BTreeMap<&str, f64>)> = runs
-        .into_iter()
-        .map(|(provider, jobs)| {
-            let fractions = jobs
-                .into_iter()
-                .filter(|(_, (n, _))| *n > 0)
-                .map(|(job, (n, c))| (job, f64::from(c) / f64::from(n)))
-                .collect();
-            (provider, fractions)
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (i, (a, a_jobs)) in fractions.iter().enumerate() {
-        for (b, b_jobs) in fractions.iter().skip(i + 1) {
-            let pairs: Vec<(f64, f64)> = a_jobs
-                .iter()
-                .filter_map(|(job, fa)| b_jobs.get(job).map(|fb| (*fa, *fb)))
-                .collect();
-            out.push(compare(a, b, &pairs));
-        }
-    }
-    out
+    runs
 }
 
 /// The comparison of `a` and `b` from their pass fractions on each shared job.
@@ -107,6 +148,7 @@ pub fn compare(a: &str, b: &str, pairs: &[(f64, f64)]) -> Comparison {
     let b_fractions: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     let differences: Vec<f64> = pairs.iter().map(|(fa, fb)| fa - fb).collect();
     let p_value = sign_test(a_wins, b_wins);
+    let difference_ci = bootstrap_mean(&differences);
     Comparison {
         a: a.to_string(),
         b: b.to_string(),
@@ -117,9 +159,12 @@ pub fn compare(a: &str, b: &str, pairs: &[(f64, f64)]) -> Comparison {
         a_pass_at_1: mean(&a_fractions).unwrap_or(0.0),
         b_pass_at_1: mean(&b_fractions).unwrap_or(0.0),
         difference: mean(&differences).unwrap_or(0.0),
-        difference_ci: bootstrap_mean(&differences),
+        difference_ci,
         p_value,
         significant: p_value < SIGNIFICANCE_LEVEL,
+        mde: None,
+        noise_ci: None,
+        within_noise: difference_ci.is_none_or(|ci| ci.low <= 0.0 && 0.0 <= ci.high),
     }
 }
 

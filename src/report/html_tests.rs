@@ -284,7 +284,7 @@ fn intervals_and_the_comparison_are_shown() {
     assert!(html.contains("<div class=\"k\">95% CI</div><div class=\"n\">[5.7%, 51.0%]</div>"));
     assert!(html.contains("<td class=\"num\">12.5%</td><td class=\"num\">[2.2%, 47.1%]</td>"));
     assert!(html.contains("<h2>Paired comparison</h2>"));
-    assert!(html.contains("<td class=\"num\">1.0000</td><td><span class=\"muted\">no significant difference</span></td>"));
+    assert!(html.contains("<td class=\"num\">1.0000</td><td class=\"num\">0.934</td><td>within noise</td><td><span class=\"muted\">no significant difference</span></td>"));
     assert!(html.contains("<h3>Per family</h3>"));
     assert!(html.contains("class=\"ci\""));
 }

@@ -21,6 +21,9 @@ struct Document<'a> {
     failures: &'a [FailureSummary],
     pass_at_k: Option<&'a PassAtK>,
     comparisons: &'a [Comparison],
+    /// Each provider's flip rates, from a `--repeat` sweep.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    noise: &'a [super::noise::Noise],
     jobs: &'a [JobResult],
 }
 
@@ -46,6 +49,7 @@ pub(super) fn write_json(report: &Report, out: &mut dyn std::io::Write) -> std::
         failures: &summary.failures,
         pass_at_k: summary.pass_at_k.as_ref(),
         comparisons: &summary.comparisons,
+        noise: &summary.noise,
         jobs: &report.jobs,
     };
     // Exact values; control and bidi characters written as `\uXXXX`.
@@ -83,7 +87,7 @@ mod tests {
     #[test]
     fn schema_version_comes_first_and_summaries_are_present() {
         let text = render_json(&sample());
-        assert!(text.starts_with("{\n  \"schema_version\": 10,"));
+        assert!(text.starts_with("{\n  \"schema_version\": 11,"));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let job = &value["jobs"][0];
         assert_eq!(job["resources"]["cpu_ms"], 9_870);

@@ -35,6 +35,7 @@ pub fn render_markdown(report: &Report) -> String {
     providers(&mut out, &summary);
     agents(&mut out, report);
     comparisons(&mut out, &summary);
+    noise(&mut out, &summary);
     failures(&mut out, &summary);
     out
 }
@@ -451,7 +452,7 @@ pub(super) fn means_cells(m: &PassMeans) -> [String; 6] {
 }
 
 /// Column names of the paired comparison.
-pub(super) const COMPARISON_HEADERS: [&str; 12] = [
+pub(super) const COMPARISON_HEADERS: [&str; 14] = [
     "a",
     "b",
     "jobs",
@@ -463,12 +464,14 @@ pub(super) const COMPARISON_HEADERS: [&str; 12] = [
     "difference",
     "95% CI",
     "p",
+    "MDE",
+    "noise",
     "verdict",
 ];
 
 /// The plain figures of a comparison (columns `jobs` to `p`), shared by
 /// the Markdown and HTML tables; they hold no markup.
-pub(super) fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] {
+pub(super) fn comparison_figures(c: &super::compare::Comparison) -> [String; 11] {
     [
         c.jobs.to_string(),
         c.a_wins.to_string(),
@@ -479,6 +482,12 @@ pub(super) fn comparison_figures(c: &super::compare::Comparison) -> [String; 9] 
         signed(c.difference),
         ratio_ci(c.difference_ci),
         p_value(c.p_value),
+        c.mde.map_or_else(|| "-".to_string(), |m| format!("{m:.3}")),
+        if c.within_noise {
+            "within noise".to_string()
+        } else {
+            "-".to_string()
+        },
     ]
 }
 
@@ -487,7 +496,10 @@ pub(super) const COMPARISON_NOTE: &str = "Each pair of providers on the jobs bot
      a provider wins a job when its pass fraction over the job's runs is higher. \
      p is the two-sided exact sign test (McNemar's exact test) on wins against losses, \
      ties left out; significant below 0.05. The difference is the mean per-job \
-     difference in pass@1 (a − b), with a 95% paired bootstrap interval over the jobs.";
+     difference in pass@1 (a − b), with a 95% paired bootstrap interval over the jobs; \
+     \"within noise\" when that interval holds 0. MDE is the smallest difference the \
+     runs' own noise lets the comparison tell (α = 0.05, power 0.8, from each job's flip \
+     rate under both; it needs every shared job run at least twice, `--repeat`).";
 
 fn comparisons(out: &mut String, summary: &Summary) {
     if summary.comparisons.is_empty() {
@@ -505,6 +517,48 @@ fn comparisons(out: &mut String, summary: &Summary) {
         })
         .collect();
     table(out, columns::comparisons(), &rows);
+}
+
+/// Each provider's flip rates over the jobs it ran more than once.
+fn noise(out: &mut String, summary: &Summary) {
+    if summary.noise.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Noise\n\nHow often a job's outcome flips between identical runs of one provider \
+         (the rate two of its runs disagree), over the jobs it ran at least twice.\n\n",
+    );
+    let rows: Vec<Vec<String>> = summary
+        .noise
+        .iter()
+        .map(|n| {
+            let flips: Vec<String> = n
+                .flips
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}/{} ({:.2})",
+                        code(&f.job),
+                        f.succeeded,
+                        f.runs,
+                        f.flip_rate
+                    )
+                })
+                .collect();
+            vec![
+                cell(&n.provider),
+                n.tasks.to_string(),
+                n.flipping.to_string(),
+                format!("{:.3}", n.flip_rate),
+                if flips.is_empty() {
+                    "-".to_string()
+                } else {
+                    flips.join(", ")
+                },
+            ]
+        })
+        .collect();
+    table(out, columns::noise(), &rows);
 }
 
 fn failures(out: &mut String, summary: &Summary) {
@@ -709,7 +763,7 @@ mod tests {
             .join("\n");
         assert!(rows.contains("| 12.5% | [2.2%, 47.1%] |"), "{md}");
         assert!(rows.contains(
-            "| alpha | beta | 1 | 1 | 0 | 0 | 0.333 | 0.000 | +0.333 | [0.333, 0.333] | 1.0000 | no significant difference |"
+            "| alpha | beta | 1 | 1 | 0 | 0 | 0.333 | 0.000 | +0.333 | [0.333, 0.333] | 1.0000 | 0.934 | within noise | no significant difference |"
         ));
     }
 

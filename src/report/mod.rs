@@ -58,6 +58,7 @@ mod json;
 mod junit;
 mod markdown;
 mod model;
+mod noise;
 mod passk;
 mod stats;
 mod style;
@@ -81,6 +82,7 @@ pub use model::{
     AttemptRun, CheckResult, JobOutcome, JobResult, REPORT_SCHEMA_VERSION, Report, TEST_NAMES_KEPT,
     TestVerdict,
 };
+pub use noise::{Noise, TaskFlip};
 pub use passk::{FamilyPass, PassAtK, PassGroup, PassMeans, ProviderPass, pass_at_k};
 pub use stats::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, SIGNIFICANCE_LEVEL, Z_95, bootstrap_mean,

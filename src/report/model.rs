@@ -30,7 +30,7 @@ use crate::protocol::{FailureKind, Resources};
 /// `phase` (one action) or a model `step` (its call, cost, headline, a full
 /// trace's key fields, reply, observation and diff as excerpts, and its
 /// actions); it was one flat list of entries.
-pub const REPORT_SCHEMA_VERSION: u32 = 10;
+pub const REPORT_SCHEMA_VERSION: u32 = 11;
 
 /// Test names kept per list (failing, missing) in a [`JobResult`]; the
 /// counts say how many there are in all.

@@ -169,6 +169,8 @@ pub struct Summary {
     pub pass_at_k: Option<PassAtK>,
     /// Every pair of providers of a sweep, compared on their shared jobs.
     pub comparisons: Vec<Comparison>,
+    /// Each provider's flip rates over the jobs it ran more than once.
+    pub noise: Vec<super::noise::Noise>,
 }
 
 impl Summary {
@@ -218,6 +220,7 @@ impl Summary {
             failures,
             pass_at_k: PassAtK::of(report),
             comparisons: comparisons(report),
+            noise: super::compare::noise(report),
         }
     }
 }

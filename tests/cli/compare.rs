@@ -60,8 +60,32 @@ fn report_compare_pairs_two_runs_and_says_where_the_difference_stands() {
     sb.run(&["report", "--compare", &same, "--margin", "0.5"])
         .ok()
         .stdout_has("no difference larger than 0.50");
-    // Nothing is written.
-    assert!(!a.join("report").join("compare").exists());
+    // Both runs in one report: the noise of each arm (none: the oracle
+    // and noop end the same every time), the comparison's floor (0) and
+    // its difference outside the noise.
+    let out = sb.path().join("merged");
+    sb.run(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .ok();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let tables = crate::harness::md_tables(&md);
+    assert!(md.contains("## Noise"), "{md}");
+    assert!(tables.contains("| noop | 9 | 0 | 0.000 | - |"), "{tables}");
+    assert!(
+        tables.contains("| 0.000 | - | noop better |")
+            || tables.contains("| 0.000 | - | oracle better |"),
+        "{tables}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["comparisons"][0]["mde"], 0.0);
+    assert_eq!(results["comparisons"][0]["within_noise"], false);
+    assert_eq!(results["noise"][1]["provider"], "oracle");
     // Bad input: one dir, a level out of range.
     sb.run(&["report", "--compare", a.to_str().unwrap()])
         .code(2)

@@ -81,7 +81,7 @@ fn controls_in_one_batch_and_reports_regenerated_from_the_log() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runtime.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 10);
+    assert_eq!(results["schema_version"], 11);
     let jobs = results["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), expected.len());
     for (id, outcome, kind) in expected {

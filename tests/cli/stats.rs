@@ -200,7 +200,7 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["schema_version"], 10);
+    assert_eq!(results["schema_version"], 11);
 
     // The outcomes are the ones designed: count them from the jobs.
     let mut succeeded: BTreeMap<(String, String), u32> = BTreeMap::new();
@@ -373,8 +373,14 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
     );
     let diff = ratio_range(&c["difference_ci"]);
     let row = format!(
-        "| alpha | beta | 10 | 8 | 1 | 1 | 0.900 | 0.200 | +0.700 | {diff} | 0.0391 | alpha better |"
+        "| alpha | beta | 10 | 8 | 1 | 1 | 0.900 | 0.200 | +0.700 | {diff} | 0.0391 | 0.000 | - | alpha better |"
     );
+    // Every job ends the same in each of its runs: no noise, so no floor
+    // under the difference, which is outside it.
+    assert_eq!(c["mde"], 0.0);
+    assert_eq!(c["within_noise"], false);
+    assert_eq!(results["noise"][0]["flipping"], 0);
+    must(&md, "| alpha | 10 | 0 | 0.000 | - |");
     must(&md, "## Paired comparison");
     must(&md, &row);
 
@@ -399,7 +405,7 @@ fn a_two_provider_sweep_reports_intervals_and_a_significant_paired_difference() 
         &html,
         &format!(
             "<td class=\"num\">+0.700</td><td class=\"num\">{diff}</td><td class=\"num\">0.0391</td>\
-             <td><span class=\"badge passed\">alpha better</span></td>"
+             <td class=\"num\">0.000</td><td>-</td><td><span class=\"badge passed\">alpha better</span></td>"
         ),
     );
     must(&html, &format!("<td class=\"num\">{alpha_ci}</td>"));
