@@ -364,6 +364,7 @@ mod tests {
             fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
             pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
             from: None,
+            flaky: Vec::new(),
         })
     }
 

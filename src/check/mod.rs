@@ -15,6 +15,8 @@
 //!   remotes, the oracle's distinctive lines elsewhere (verdict `leaky`).
 //! - `copies.rs`: whole copies of the oracle's files anywhere in the task
 //!   (working tree, every object and file under `.git`).
+//! - `write_flaky.rs`: `check --write-flaky`, the flaky tests written into
+//!   each manifest's `[acceptance] flaky`, in place.
 //!
 //! Never calls a model.
 
@@ -23,11 +25,13 @@ mod judge;
 mod leaks;
 mod oracle;
 mod run;
+mod write_flaky;
 
 pub(crate) use judge::TaskVerdict;
 pub(crate) use leaks::source_files;
 pub(crate) use oracle::offline_provider;
 pub(crate) use run::{TaskCheck, check_tasks};
+pub(crate) use write_flaky::write_flaky;
 
 #[cfg(test)]
 pub(crate) use judge::{Count, TaskJudgement};

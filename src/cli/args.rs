@@ -523,6 +523,11 @@ pub struct CheckArgs {
     /// finding is listed as waived and decides nothing. Repeatable.
     #[arg(long, value_name = "FINDING", value_parser = parse_waiver)]
     pub waive: Vec<crate::protocol::Waiver>,
+    /// Write the tests found flaky into each job's manifest as
+    /// `[acceptance] flaky = [...]` (merged, in place), so its verdicts
+    /// leave them out.
+    #[arg(long)]
+    pub write_flaky: bool,
 }
 
 fn parse_waiver(text: &str) -> Result<crate::protocol::Waiver, String> {

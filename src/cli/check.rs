@@ -23,6 +23,7 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<Completion> {
         replace,
         strict,
         waive,
+        write_flaky,
     } = args;
     let (runs, json, strict) = (*runs, *json, *strict);
     let files = expand_jobs(jobs)?;
@@ -55,6 +56,28 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<Completion> {
         outln!("{}", crate::escape::to_json_pretty(&doc)?);
     } else {
         out!("{}", render_table(&checks, super::status::table_width()));
+    }
+    if *write_flaky {
+        for check in checks
+            .iter()
+            .filter(|c| !c.judgement.flaky_tests.is_empty())
+        {
+            let Some(file) = manifests
+                .iter()
+                .find(|m| m.id == check.job)
+                .and_then(|m| m.file())
+            else {
+                continue;
+            };
+            let flaky = &check.judgement.flaky_tests;
+            if crate::check::write_flaky(file, flaky)? {
+                errln!(
+                    "wrote {}: [acceptance] flaky names {}",
+                    file.display(),
+                    crate::words::count(flaky.len(), "test")
+                );
+            }
+        }
     }
     Ok(if options.interrupt.is_cancelled() {
         Completion::Interrupted

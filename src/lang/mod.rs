@@ -515,6 +515,7 @@ mod tests {
             test_timeout: None,
             fail_to_pass: Vec::new(),
             pass_to_pass: Vec::new(),
+            flaky: Vec::new(),
             canary: true,
             twins: true,
             plugins: Vec::new(),

@@ -489,6 +489,7 @@ fn acceptance(
         test_timeout: test_timeout?,
         fail_to_pass,
         pass_to_pass,
+        flaky: raw.flaky.unwrap_or_default(),
         canary: raw.canary.unwrap_or(true),
         twins: raw.twins.unwrap_or(true),
         plugins: raw.plugins.unwrap_or_default(),

@@ -68,6 +68,7 @@ pub(super) struct RawAcceptance {
     pub results: Option<String>,
     pub test_timeout: Option<toml::Value>,
     pub fail_to_pass: Option<Vec<String>>,
+    pub flaky: Option<Vec<String>>,
     pub pass_to_pass: Option<Vec<String>>,
     pub canary: Option<bool>,
     pub twins: Option<bool>,

@@ -175,6 +175,14 @@ pub(super) static ACCEPTANCE: Shape = Shape {
         ),
         key("strict_integrity", Kind::Bool),
         key(
+            "flaky",
+            Kind::List {
+                noun: "test names",
+                example: "tests::sometimes",
+                split: false,
+            },
+        ),
+        key(
             "fail_to_pass",
             Kind::List {
                 noun: "test names",

@@ -198,6 +198,12 @@ pub struct Acceptance {
     /// With `fail_to_pass`: tests that must pass before and after.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_to_pass: Vec<String>,
+    /// Tests known to flip between identical runs (`check --write-flaky`
+    /// writes them): left out of the inventory, so no verdict counts
+    /// them. Left out of the stored form when empty, so manifests that do
+    /// not set it keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
     /// Plant a must-fail canary test in each hidden test file before the
     /// baseline and every acceptance run (where the language table can).
     /// Left out of the stored form at its default (`true`), so manifests

@@ -37,9 +37,33 @@ pub struct Inventory {
     /// names came from elsewhere; absent when the baseline listed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<InventorySource>,
+    /// Tests left out of both lists because `[acceptance] flaky` names
+    /// them: verdicts never count them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
 }
 
 impl Inventory {
+    /// Leaves out of both lists every test `flaky` names (by its exact
+    /// name), keeping which were left out.
+    pub fn leave_out(&mut self, flaky: &[String]) {
+        if flaky.is_empty() {
+            return;
+        }
+        let mut left = Vec::new();
+        for list in [&mut self.fail_to_pass, &mut self.pass_to_pass] {
+            list.retain(|name| {
+                let out = flaky.contains(name);
+                if out {
+                    left.push(name.clone());
+                }
+                !out
+            });
+        }
+        left.sort();
+        self.flaky = left;
+    }
+
     /// Every name, F2P first.
     pub fn names(&self) -> impl Iterator<Item = &String> {
         self.fail_to_pass.iter().chain(&self.pass_to_pass)
@@ -72,5 +96,27 @@ impl Verdict {
     /// Every F2P test passed and every P2P test still passes, each by name.
     pub fn passed(&self) -> bool {
         self.failing.is_empty() && self.missing.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod flaky_tests {
+    use super::*;
+
+    #[test]
+    fn flaky_tests_leave_both_lists_and_are_kept_apart() {
+        let mut inventory = Inventory {
+            fail_to_pass: vec!["a".into(), "coin".into()],
+            pass_to_pass: vec!["b".into(), "dice".into()],
+            ..Inventory::default()
+        };
+        inventory.leave_out(&["dice".into(), "coin".into(), "absent".into()]);
+        assert_eq!(inventory.fail_to_pass, ["a"]);
+        assert_eq!(inventory.pass_to_pass, ["b"]);
+        assert_eq!(inventory.flaky, ["coin", "dice"]);
+        // Nothing named: nothing changes, nothing recorded.
+        let mut same = inventory.clone();
+        same.leave_out(&[]);
+        assert_eq!(same, inventory);
     }
 }

@@ -72,6 +72,7 @@ fn baseline() -> Event {
             fail_to_pass: vec!["t::a".into(), "t::b".into()],
             pass_to_pass: vec!["t::c".into(), "t::d".into(), "t::e".into()],
             from: None,
+            flaky: Vec::new(),
         }),
         reason: None,
         timed_out: Vec::new(),

@@ -80,7 +80,8 @@ impl Phases<'_> {
             baseline_declared(&run, acceptance, crate::lang::tooling_for(acceptance))
         } else {
             baseline_of(&run)
-        };
+        }
+        .leaving_out(&acceptance.flaky);
         self.record(facts.into_event(Some(key), None))?;
         Ok(Step::Next(()))
     }

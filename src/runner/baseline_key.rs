@@ -69,6 +69,9 @@ struct AcceptanceParts<'a> {
     canary: bool,
     twins: bool,
     plugins: &'a [String],
+    /// Left out when empty, so keys of jobs that name none are unchanged.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    flaky: &'a [String],
 }
 
 /// The limits a baseline's commands run under.
@@ -126,6 +129,7 @@ pub(super) fn baseline_key(
             canary: acceptance.canary,
             twins: acceptance.twins,
             plugins: &acceptance.plugins,
+            flaky: &acceptance.flaky,
         },
         setup: manifest.setup.as_ref(),
         env: &manifest.env,

@@ -41,6 +41,31 @@ impl BaselineFacts {
         }
     }
 
+    /// The facts with the tests `flaky` names left out of the inventory;
+    /// one whose every fail-to-pass test is flaky is no baseline (the job
+    /// is `invalid_baseline`).
+    pub(super) fn leaving_out(mut self, flaky: &[String]) -> BaselineFacts {
+        let Some(inventory) = &mut self.inventory else {
+            return self;
+        };
+        inventory.leave_out(flaky);
+        if inventory.flaky.is_empty() {
+            return self;
+        }
+        self.timed_out.retain(|name| !flaky.contains(name));
+        if inventory.fail_to_pass.is_empty() {
+            let names = inventory.flaky.join(", ");
+            return BaselineFacts {
+                result: CheckResult::Passed,
+                inventory: None,
+                reason: Some(format!("every fail-to-pass test is flaky ({names})")),
+                timed_out: Vec::new(),
+                ..self
+            };
+        }
+        self
+    }
+
     /// `baseline = "skip"`: nothing ran.
     pub(super) fn skipped() -> BaselineFacts {
         BaselineFacts::new(CheckResult::Skipped, None, None)
@@ -385,6 +410,7 @@ fn verdict_of(
                 fail_to_pass: inventory.fail_to_pass.iter().map(resolve).collect(),
                 pass_to_pass: inventory.pass_to_pass.iter().map(resolve).collect(),
                 from: None,
+                flaky: Vec::new(),
             };
             let mut verdict = judge(&resolved, results, &function_of);
             // Report the inventory's own names.
@@ -426,6 +452,7 @@ mod tests {
             test_timeout: None,
             fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
             pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+            flaky: Vec::new(),
             canary: true,
             twins: true,
             plugins: Vec::new(),

@@ -271,6 +271,7 @@ mod tests {
             fail_to_pass: vec!["f1".into(), "f2".into()],
             pass_to_pass: vec!["p1".into()],
             from: None,
+            flaky: Vec::new(),
         };
         let v = judge_exact(
             &inv,
@@ -353,6 +354,7 @@ mod tests {
             fail_to_pass: vec!["m::f".into(), "m::g".into(), "m::h".into()],
             pass_to_pass: Vec::new(),
             from: Some(InventorySource::HiddenFiles),
+            flaky: Vec::new(),
         };
         let strip = |name: &str| name.split('[').next().unwrap_or(name).to_string();
         let run = results(&[

@@ -216,6 +216,73 @@ fn a_test_that_fails_one_run_in_two_is_flaky_and_named() {
     );
 }
 
+/// `check --write-flaky` records the flaky test in the job's manifest, in
+/// place; verdicts then leave it out (the baseline keeps it as
+/// `inventory.flaky`), and the same task checks valid. A manifest whose
+/// every fail-to-pass test is flaky gives no baseline.
+#[test]
+fn a_flaky_test_written_into_the_manifest_is_left_out_of_every_verdict() {
+    let sb = Sandbox::new();
+    let coin = shell_job(&sb, "coin", true, GOOD_FIX);
+    let before = std::fs::read_to_string(&coin).unwrap();
+    let run = sb.run(&[
+        "check",
+        "--data",
+        "CHECK",
+        "--runs",
+        "10",
+        "-j",
+        "2",
+        "--write-flaky",
+        coin.to_str().unwrap(),
+    ]);
+    assert!(
+        run.stderr.contains("[acceptance] flaky names 1 test"),
+        "{run:#?}"
+    );
+    let after = std::fs::read_to_string(&coin).unwrap();
+    assert!(after.contains("flaky = [\"t::coin\"]"), "{after}");
+    // Only the key was added: every line of the file is still there.
+    assert!(before.lines().all(|l| after.contains(l)), "{after}");
+    // Checked again (a fresh data dir): valid, the coin left out.
+    let mut all = vec![
+        "check", "--json", "--data", "CHECK2", "--runs", "4", "-j", "2",
+    ];
+    all.push(coin.to_str().unwrap());
+    let doc: serde_json::Value = serde_json::from_str(&sb.run(&all).stdout).unwrap();
+    assert_eq!(verdict(&doc, "coin")["verdict"], "valid", "{doc:#}");
+    let log = std::fs::read_to_string(sb.path().join("CHECK2/events.log")).unwrap();
+    let baseline = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["type"] == "baseline")
+        .unwrap();
+    assert_eq!(
+        baseline["inventory"]["flaky"],
+        serde_json::json!(["t::coin"]),
+        "{baseline}"
+    );
+    assert_eq!(
+        baseline["inventory"]["fail_to_pass"],
+        serde_json::json!(["t::fixed"])
+    );
+    // The one fail-to-pass test named flaky: no baseline to judge by.
+    let steady = shell_job(&sb, "steady", false, GOOD_FIX);
+    let text = std::fs::read_to_string(&steady)
+        .unwrap()
+        .replace("[acceptance]\n", "[acceptance]\nflaky = [\"t::fixed\"]\n");
+    std::fs::write(&steady, text).unwrap();
+    let (_, doc) = check_json(&sb, &["--runs", "1", steady.to_str().unwrap()]);
+    let job = verdict(&doc, "steady");
+    assert_eq!(job["verdict"], "invalid_baseline", "{doc:#}");
+    assert!(
+        job["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("every fail-to-pass test is flaky (t::fixed)")),
+        "{job:#}"
+    );
+}
+
 /// What `check` prints: the table, the count of valid jobs, the integrity
 /// line and why each other job is not valid.
 #[test]

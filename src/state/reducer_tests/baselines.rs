@@ -14,6 +14,7 @@ fn keyed_baseline(
             fail_to_pass: vec!["t::a".into()],
             pass_to_pass: vec!["t::b".into()],
             from: None,
+            flaky: Vec::new(),
         }),
         reason: None,
         timed_out: vec!["t::a".into()],
