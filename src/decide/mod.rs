@@ -9,7 +9,8 @@
 //!   than a margin).
 //! - `posthoc.rs`: two finished runs of the same tasks compared
 //!   (`report --compare`).
-//! - `sim.rs`: simulated comparisons, for the tests of the level.
+//! - `sim.rs`: simulated comparisons, for the tests of the level and
+//!   `cargo bench --bench decide`.
 //!
 //! A paired difference `D = X_A − X_B ∈ {−1, 0, 1}` is observed as
 //! `(D + 1) / 2 ∈ [0, 1]`; its interval maps back by `2x − 1`. The
@@ -22,8 +23,7 @@
 pub(crate) mod betting;
 pub(crate) mod decision;
 pub(crate) mod posthoc;
-#[cfg(test)]
-mod sim;
+pub(crate) mod sim;
 
 pub(crate) use betting::{BettingCs, Interval};
 pub(crate) use decision::{Decision, Rule};
