@@ -21,6 +21,8 @@ pub(crate) enum WriteFlakyError {
         #[source]
         source: toml_edit::TomlError,
     },
+    #[error(transparent)]
+    Write(#[from] crate::report::ReportError),
 }
 
 /// `text` with `flaky` merged into `[acceptance] flaky`; `None` when it
@@ -74,10 +76,9 @@ pub(crate) fn write_flaky(path: &Path, flaky: &[String]) -> Result<bool, WriteFl
     else {
         return Ok(false);
     };
-    // Whole or not at all: a sibling written, then renamed over it.
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, updated).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
+    // Whole or not at all, as the reports are written.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::report::write_atomic(path, dir, updated.as_bytes())?;
     Ok(true)
 }
 

@@ -53,8 +53,8 @@ pub(crate) struct BettingCs {
     population: Option<u64>,
     t: u64,
     sum: f64,
-    /// Plug-in mean and variance after the observations so far.
-    mean: f64,
+    /// Plug-in variance after the observations so far (its mean is
+    /// derived from `sum` when needed).
     variance: f64,
     squares: f64,
     /// Each candidate's capital, betting up and down; `None` once its
@@ -73,7 +73,6 @@ impl BettingCs {
             population,
             t: 0,
             sum: 0.0,
-            mean: PRIOR_MEAN,
             variance: PRIOR_VARIANCE,
             squares: 0.0,
             capital: vec![Some((1.0, 1.0)); BREAKS + 1],
@@ -128,7 +127,6 @@ impl BettingCs {
         // The plug-in estimates after it, for the next bet.
         let mean = ((PRIOR_MEAN + self.sum) / (t + 1.0)).min(1.0);
         self.squares += (x - mean).powi(2);
-        self.mean = mean;
         self.variance = (PRIOR_VARIANCE + self.squares) / (t + 1.0);
         self.interval = self.next_interval();
         self.interval

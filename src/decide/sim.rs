@@ -75,22 +75,15 @@ pub(crate) fn run(
 /// `pairs` pairs drawn as [`run`] draws them, with no stopping: how many
 /// only A solved and how many only B (McNemar's discordant pairs).
 pub(crate) fn discordant(rng: &mut fastrand::Rng, arms: &Arms, pairs: usize) -> (u32, u32) {
-    let tasks = arms.a.len();
-    let mut order: Vec<usize> = (0..tasks).collect();
-    let (mut a_only, mut b_only, mut drawn) = (0, 0, 0);
-    while drawn < pairs && tasks > 0 {
-        rng.shuffle(&mut order);
-        for &task in order.iter().take(pairs - drawn) {
-            let a = rng.f64() < arms.a[task];
-            let b = rng.f64() < arms.b[task];
-            match (a, b) {
-                (true, false) => a_only += 1,
-                (false, true) => b_only += 1,
-                _ => {}
-            }
-            drawn += 1;
+    let (mut a_only, mut b_only) = (0, 0);
+    draw(rng, arms, pairs, |a, b| {
+        match (a, b) {
+            (true, false) => a_only += 1,
+            (false, true) => b_only += 1,
+            _ => {}
         }
-    }
+        true
+    });
     (a_only, b_only)
 }
 
@@ -104,21 +97,42 @@ fn run_with(
     rule: Rule,
     population: Option<u64>,
 ) -> Option<(Decision, u64)> {
-    let tasks = arms.a.len();
     let mut cs = BettingCs::new(alpha, population);
+    let mut decided = None;
+    draw(rng, arms, passes * arms.a.len(), |a, b| {
+        let d = f64::from(u8::from(a)) - f64::from(u8::from(b));
+        let interval = cs.update((d + 1.0) / 2.0);
+        decided = rule
+            .decide(super::difference(interval))
+            .map(|decision| (decision, cs.count()));
+        decided.is_none()
+    });
+    decided
+}
+
+/// Draws up to `pairs` pairs, the tasks in a fresh random order each pass,
+/// each pair's two runs independent, handing each to `each` (whether
+/// A and B succeeded) until it says to stop.
+fn draw(
+    rng: &mut fastrand::Rng,
+    arms: &Arms,
+    pairs: usize,
+    mut each: impl FnMut(bool, bool) -> bool,
+) {
+    let tasks = arms.a.len();
     let mut order: Vec<usize> = (0..tasks).collect();
-    for _ in 0..passes {
+    let mut drawn = 0;
+    while drawn < pairs && tasks > 0 {
         rng.shuffle(&mut order);
-        for &task in &order {
-            let a = f64::from(u8::from(rng.f64() < arms.a[task]));
-            let b = f64::from(u8::from(rng.f64() < arms.b[task]));
-            let interval = cs.update((a - b + 1.0) / 2.0);
-            if let Some(decision) = rule.decide(super::difference(interval)) {
-                return Some((decision, cs.count()));
+        for &task in order.iter().take(pairs - drawn) {
+            let a = rng.f64() < arms.a[task];
+            let b = rng.f64() < arms.b[task];
+            drawn += 1;
+            if !each(a, b) {
+                return;
             }
         }
     }
-    None
 }
 
 #[cfg(test)]

@@ -486,7 +486,7 @@ pub struct AgentChoice {
 /// How an external agent runs: `leashed`, its every action a call of the
 /// runtime's tool gateway; `contained`, with its own tools in the
 /// attempt's sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentMode {
     #[default]

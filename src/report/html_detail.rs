@@ -246,9 +246,9 @@ pub(super) fn details(j: &JobResult, base: Option<&str>) -> Vec<Block> {
         let mut note = vec![
             Cell::styled("muted", "agent:"),
             Cell::styled("mono", &agent),
-            Cell::text(&format!("mode: {mode}")),
+            Cell::text(&format!("mode: {}", mode.as_str())),
         ];
-        if mode == "contained" {
+        if mode == crate::protocol::AgentMode::Contained {
             note.push(Cell::styled("muted", CONTAINED_CAVEAT));
         }
         out.push(Block::Note(note));

@@ -76,7 +76,7 @@ fn case(job: &JobResult) -> TestCase {
             "agent",
             escape::line(&agent).into_owned(),
         ));
-        case.add_property(quick_junit::Property::new("agent_mode", mode));
+        case.add_property(quick_junit::Property::new("agent_mode", mode.as_str()));
     }
     if !job.stray_files().is_empty() {
         let strays = job.stray_files().join(" ");

@@ -13,6 +13,7 @@ use super::model::{JobOutcome, JobResult, Report};
 use super::passk::PassMeans;
 use super::summary::{Figures, Summary};
 use super::{columns, integrity_text, verdict_text};
+use crate::protocol::AgentMode;
 use crate::table::{Column, Table};
 
 /// Renders `report.md`.
@@ -198,10 +199,10 @@ fn integrity(out: &mut String, report: &Report, summary: &Summary) {
 /// The external agents that drove jobs, each with its mode and how many
 /// jobs it drove; a contained one with what the runtime did not check.
 fn agents(out: &mut String, report: &Report) {
-    let mut seen: std::collections::BTreeMap<(String, &'static str), usize> =
+    let mut seen: std::collections::BTreeMap<(String, AgentMode), usize> =
         std::collections::BTreeMap::new();
-    for (name, mode) in report.jobs.iter().filter_map(JobResult::agent_words) {
-        *seen.entry((name, mode)).or_default() += 1;
+    for key in report.jobs.iter().filter_map(JobResult::agent_words) {
+        *seen.entry(key).or_default() += 1;
     }
     if seen.is_empty() {
         return;
@@ -210,11 +211,12 @@ fn agents(out: &mut String, report: &Report) {
     for ((name, mode), jobs) in seen {
         let _ = write!(
             out,
-            "- **{}**, mode: {mode}: {}",
+            "- **{}**, mode: {}: {}",
             cell(&name),
+            mode.as_str(),
             crate::words::count(jobs, "job")
         );
-        if mode == "contained" {
+        if mode == AgentMode::Contained {
             let _ = write!(out, "; {}", super::html_detail::CONTAINED_CAVEAT);
         }
         out.push('\n');

@@ -254,13 +254,13 @@ impl JobResult {
 
     /// The external agent as `name@version`, and its mode, when one drove
     /// the job.
-    pub fn agent_words(&self) -> Option<(String, &'static str)> {
+    pub fn agent_words(&self) -> Option<(String, crate::protocol::AgentMode)> {
         self.agent.as_ref().map(|a| {
             let name = match &a.version {
                 Some(version) => format!("{}@{version}", a.name),
                 None => a.name.clone(),
             };
-            (name, a.mode.as_str())
+            (name, a.mode)
         })
     }
 

@@ -18,8 +18,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::stats::Z_95;
+
 /// `z` of the two-sided 5% level plus `z` of 80% power.
-const DETECTABLE_Z: f64 = 1.959_964 + 0.841_621;
+const DETECTABLE_Z: f64 = Z_95 + 0.841_621;
 
 /// Most flipping tasks a provider's noise names.
 const NAMED: usize = 20;
@@ -116,8 +118,8 @@ pub(super) fn minimum_detectable(se: f64) -> f64 {
 /// The 95% interval the noise gives `difference`.
 pub(super) fn noise_interval(difference: f64, se: f64) -> super::stats::Interval {
     super::stats::Interval {
-        low: (difference - 1.959_964 * se).max(-1.0),
-        high: (difference + 1.959_964 * se).min(1.0),
+        low: (difference - Z_95 * se).max(-1.0),
+        high: (difference + Z_95 * se).min(1.0),
     }
 }
 

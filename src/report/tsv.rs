@@ -140,7 +140,7 @@ fn row(j: &JobResult) -> [String; 48] {
                 .map(|(name, _)| name.clone())
                 .unwrap_or_default(),
         ),
-        agent.map(|(_, mode)| mode).unwrap_or_default().to_string(),
+        agent.map_or("", |(_, mode)| mode.as_str()).to_string(),
         names(j.stray_files()),
     ]
 }
